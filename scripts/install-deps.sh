@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs every Debian package (and the npm test peer) that the build, the tests, the demo and the benchmarks need.
+# Idempotent: a second run installs nothing and takes well under a second.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+PACKAGES=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config clang-14 libclang-rt-14-dev
+  # libraries
+  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
+  libcpp-httplib-dev libcurl4-openssl-dev libprotobuf-dev protobuf-compiler zlib1g-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # real peers for the integration tests and the demo
+  prometheus curl time procps
+)
+# Node.js runs the npm OTLP receiver. Images that ship their own Node.js (with npm) keep it; elsewhere Debian's.
+if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The OTLP receiver used by the integration tests and the demo (@elastic/mockotlpserver), pinned by package-lock.json.
+OTLP_DIR="$ROOT/tests/integration/otlp_receiver"
+if [ -f "$OTLP_DIR/package.json" ] && [ ! -d "$OTLP_DIR/node_modules/@elastic/mockotlpserver" ]; then
+  echo "install-deps: installing the npm OTLP receiver" >&2
+  (cd "$OTLP_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi

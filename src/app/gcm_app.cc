@@ -1,0 +1,175 @@
+// `gcm`: the collectors, each a subcommand with the shared options, its own options and a [gcm.<name>] config table.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "app/commands.h"
+#include "app/option_binder.h"
+#include "collectors/collector.h"
+#include "collectors/loop.h"
+#include "collectors/shared_options.h"
+#include "core/config.h"
+#include "core/logging.h"
+#include "slurm/cluster_name.h"
+
+namespace gcm {
+
+namespace {
+
+const std::vector<std::string> kDefaultConfigPaths = {"/etc/gcm/config.toml", "/etc/fb-gcm/config.toml"};
+
+struct CollectorCommand {
+  const CollectorSpec* spec;
+  CLI::App* app;
+  std::unique_ptr<OptionBinder> binder;
+  SharedOptions shared;
+  std::unique_ptr<Collector> collector;
+};
+
+// Detaches from the terminal (the reference's --detach): fork, setsid, fork, stdio to /dev/null. The working
+// directory is kept so relative paths given on the command line keep their meaning.
+void detach() {
+  if (pid_t p = ::fork(); p < 0) {
+    throw std::runtime_error(fmt::format("fork failed: {}", std::strerror(errno)));
+  } else if (p > 0) {
+    ::_exit(0);
+  }
+  ::setsid();
+  if (pid_t p = ::fork(); p > 0) ::_exit(0);
+  int fd = ::open("/dev/null", O_RDWR);
+  if (fd >= 0) {
+    ::dup2(fd, 0);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    if (fd > 2) ::close(fd);
+  }
+}
+
+int usage_error(const std::string& msg) {
+  std::cerr << "Error: " << msg << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int gcm_main(int argc, char** argv) {
+  CLI::App app{"GCM: GPU cluster monitoring. Collectors turn Slurm's and the hosts' state into records for a sink."};
+  app.name("gcm");
+  app.option_defaults()->always_capture_default(false);
+  app.footer(fmt::format("GCM Version: {}", GCM_VERSION));
+  std::optional<std::string> config_path;
+  bool detach_flag = false;
+  OptionBinder root(app);
+  app.add_option("--config", config_path,
+                 "TOML config file: [gcm.<subcommand>] tables keyed by parameter name (default: "
+                 "/etc/gcm/config.toml, else /etc/fb-gcm/config.toml)");
+  root.flag("-d,--detach", "detach", detach_flag, "Run in the background, detached from the terminal.");
+  app.set_version_flag("--version", fmt::format("gcm, version {}", GCM_VERSION));
+
+  std::map<std::string, std::unique_ptr<CollectorCommand>> commands;  // stable addresses: CLI11 binds to members
+  std::vector<std::string> sub_names;
+  for (const auto& [name, spec] : collector_registry()) {
+    auto c = std::make_unique<CollectorCommand>();
+    c->spec = &spec;
+    c->app = app.add_subcommand(name, spec.help);
+    c->app->footer(sinks_help());
+    c->binder = std::make_unique<OptionBinder>(*c->app);
+    c->shared.add_to(*c->binder, spec.default_interval);
+    c->collector = spec.setup(*c->binder);
+    sub_names.push_back(name);
+    commands.emplace(name, std::move(c));
+  }
+  CLI::App* schemas_cmd = app.add_subcommand("schemas", "Print every record schema (fields, types, roles, units, "
+                                                        "Prometheus names) as Markdown.");
+  CLI::App* hc_cmd = app.add_subcommand("health_checks", "The health checks (same as the `health_checks` command).");
+  hc_cmd->prefix_command();
+
+  if (argc <= 1) {
+    std::cout << app.help();
+    return 0;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "Error: " << e.what() << "\nTry 'gcm --help' (or 'gcm <command> --help') for help.\n";
+    return 2;
+  }
+
+  if (hc_cmd->parsed()) {
+    std::vector<std::string> rest = hc_cmd->remaining();
+    std::vector<char*> hc_argv = {const_cast<char*>("health_checks")};
+    for (auto& s : rest) hc_argv.push_back(s.data());
+    return health_checks_main(static_cast<int>(hc_argv.size()), hc_argv.data());
+  }
+  if (schemas_cmd->parsed()) {
+    for (const Schema* s : schema_registry()) std::cout << schema_markdown(*s) << "\n";
+    return 0;
+  }
+
+  CollectorCommand* cmd = nullptr;
+  for (auto& [name, c] : commands) {
+    if (c->app->parsed()) cmd = c.get();
+  }
+  if (!cmd) {
+    std::cout << app.help();
+    return 0;
+  }
+
+  std::vector<std::string> warnings;
+  try {
+    ConfigFile cfg = ConfigFile::load(config_path, "gcm", kDefaultConfigPaths);
+    if (config_path && !cfg.path().empty() && cfg.empty() && *config_path != "/dev/null" &&
+        ::access(config_path->c_str(), F_OK) != 0)
+      warnings.push_back(fmt::format("config file '{}' does not exist; using defaults", *config_path));
+    auto warn = [&](const std::string& w) { warnings.push_back(w); };
+    apply_config(cfg, {}, root, sub_names, warn);
+    apply_config(cfg, {cmd->spec->name}, *cmd->binder, {}, warn);
+  } catch (const ConfigError& e) {
+    return usage_error(e.what());
+  }
+
+  std::shared_ptr<spdlog::logger> log;
+  try {
+    log = setup_logging({cmd->spec->logger_name, "", cmd->shared.log_folder, cmd->shared.log_level,
+                         cmd->shared.log_stdout});
+  } catch (const std::invalid_argument& e) {
+    return usage_error(e.what());
+  }
+  for (const auto& w : warnings) {
+    std::cerr << "Warning: " << w << "\n";
+    log->warn("{}", w);
+  }
+
+  try {
+    if (detach_flag) detach();
+    CollectorContext ctx;
+    ctx.cluster = cmd->shared.cluster ? *cmd->shared.cluster : detect_cluster();
+    ctx.heterogeneous_cluster_v1 = cmd->shared.heterogeneous_cluster_v1;
+    ctx.interval = cmd->shared.interval;
+    ctx.log = log;
+    return run_collection_loop(cmd->spec->name, cmd->shared, *cmd->collector, ctx);
+  } catch (const UsageError& e) {
+    log->warn("exiting on a usage error: {}", e.what());  // stderr gets the message once, below
+    return usage_error(e.what());
+  } catch (const SinkUsageError& e) {
+    log->warn("exiting on a usage error: {}", e.what());
+    return usage_error(e.what());
+  } catch (const std::exception& e) {
+    log->critical("{}: {}", cmd->spec->name, e.what());
+    return 1;
+  }
+}
+
+}  // namespace gcm

@@ -1,0 +1,53 @@
+#include "app/option_binder.h"
+
+#include <fmt/format.h>
+
+#include "core/config.h"
+
+namespace gcm {
+
+void apply_config(const ConfigFile& cfg, const std::vector<std::string>& command_path, const OptionBinder& binder,
+                  const std::vector<std::string>& subcommand_names,
+                  const std::function<void(const std::string&)>& warn) {
+  const toml::table* table = cfg.table_for(command_path);
+  if (!table) return;
+  std::string table_name = cfg.table_name(command_path);
+  for (const auto& [key_node, node] : *table) {
+    std::string key(key_node.str());
+    CLI::Option* opt = nullptr;
+    for (const auto& [param, o] : binder.bindings()) {
+      if (param == key) opt = o;
+    }
+    if (!opt) {
+      bool is_sub = std::find(subcommand_names.begin(), subcommand_names.end(), key) != subcommand_names.end();
+      if (!(is_sub && node.is_table()))
+        warn(fmt::format("config {}: unknown key '{}' in [{}] (ignored)", cfg.path(), key, table_name));
+      continue;
+    }
+    if (opt->count() > 0) continue;  // the command line wins, and its list replaces the config's
+    std::vector<std::string> args;
+    if (const toml::array* arr = node.as_array()) {
+      for (const auto& e : *arr) {
+        auto s = toml_scalar_to_arg(e);
+        if (!s) throw ConfigError(fmt::format("{}: [{}] {}: list items must be strings or numbers", cfg.path(),
+                                              table_name, key));
+        args.push_back(*s);
+      }
+    } else {
+      auto s = toml_scalar_to_arg(node);
+      if (!s) throw ConfigError(fmt::format("{}: [{}] {}: expected a string, number or boolean", cfg.path(),
+                                            table_name, key));
+      args.push_back(*s);
+    }
+    if (args.empty()) continue;
+    try {
+      opt->add_result(args);
+      opt->run_callback();
+    } catch (const CLI::Error& e) {
+      throw ConfigError(fmt::format("{}: [{}] {} = {}: {}", cfg.path(), table_name, key,
+                                    fmt::join(args, ", "), e.what()));
+    }
+  }
+}
+
+}  // namespace gcm

@@ -1,0 +1,46 @@
+// Registers CLI options under the reference's parameter names (sink_opts, log_folder, ...) so that a TOML config
+// table can fill whatever the command line did not give.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace gcm {
+
+class ConfigFile;
+
+class OptionBinder {
+ public:
+  explicit OptionBinder(CLI::App& app) : app_(app) {}
+
+  template <typename T>
+  CLI::Option* option(const std::string& flags, const std::string& param, T& var, const std::string& help) {
+    CLI::Option* o = app_.add_option(flags, var, help);
+    bind(param, o);
+    return o;
+  }
+  CLI::Option* flag(const std::string& flags, const std::string& param, bool& var, const std::string& help) {
+    CLI::Option* o = app_.add_flag(flags, var, help);
+    bind(param, o);
+    return o;
+  }
+  void bind(const std::string& param, CLI::Option* o) { bindings_.emplace_back(param, o); }
+  CLI::App& app() { return app_; }
+  const std::vector<std::pair<std::string, CLI::Option*>>& bindings() const { return bindings_; }
+
+ private:
+  CLI::App& app_;
+  std::vector<std::pair<std::string, CLI::Option*>> bindings_;
+};
+
+// Fills options not given on the command line from the command's config table. Warns (through `warn`) about keys
+// that are neither an option nor a subcommand table. Throws ConfigError naming the file, table and key when a value
+// does not convert.
+void apply_config(const ConfigFile& cfg, const std::vector<std::string>& command_path, const OptionBinder& binder,
+                  const std::vector<std::string>& subcommand_names,
+                  const std::function<void(const std::string&)>& warn);
+
+}  // namespace gcm

@@ -1,0 +1,66 @@
+// The collector plug-in interface and registry. A collector adds its own options to its subcommand, then produces
+// records for one or more tasks per round through a RecordOut; it never knows which sink receives them.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "app/option_binder.h"
+#include "core/record.h"
+
+namespace gcm {
+
+class RecordOut {
+ public:
+  virtual ~RecordOut() = default;
+  virtual void emit(const Record& r) = 0;
+};
+
+struct CollectorContext {
+  std::string cluster;
+  bool heterogeneous_cluster_v1 = false;
+  int64_t interval = 0;
+  std::shared_ptr<spdlog::logger> log;
+};
+
+// One kind of data a collector produces each round (the reference's (get_data, SinkAdditionalParams) pairs).
+struct CollectorTask {
+  std::string name;
+  const Schema* schema = nullptr;  // data type and identifier come from the schema
+  std::function<void(const CollectorContext&, RecordOut&)> collect;
+};
+
+class Collector {
+ public:
+  virtual ~Collector() = default;
+  // Called once after options are parsed (and the cluster is known); validates options and returns the tasks.
+  // Throws UsageError for bad option values.
+  virtual std::vector<CollectorTask> tasks(const CollectorContext& ctx) = 0;
+};
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct CollectorSpec {
+  std::string name;           // subcommand name, e.g. "storage"
+  std::string help;           // one paragraph for --help
+  int64_t default_interval;   // seconds
+  std::string logger_name;    // the reference's LOGGER_NAME
+  // Adds the collector's own options to its subcommand and returns the collector that will hold their values.
+  std::function<std::unique_ptr<Collector>(OptionBinder&)> setup;
+};
+
+bool register_collector(CollectorSpec spec);
+const std::map<std::string, CollectorSpec>& collector_registry();
+
+// Every record schema the project emits, for `gcm schemas` and generated documentation.
+bool register_schema(const Schema* schema);
+const std::vector<const Schema*>& schema_registry();
+
+}  // namespace gcm

@@ -1,0 +1,133 @@
+#include "collectors/loop.h"
+
+#include <chrono>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "core/json.h"
+#include "core/shutdown.h"
+#include "core/si_size.h"
+
+namespace gcm {
+
+void ChunkWriter::emit(const Record& r) {
+  if (limit_ > 0) {
+    int64_t size = static_cast<int64_t>(compact_json_size(r));
+    if (open_ && bytes_ + 1 + size > limit_) {
+      sink_.end_chunk();
+      open_ = false;
+    }
+    if (size + 2 > limit_) ++oversized_;
+    bytes_ = open_ ? bytes_ + 1 + size : 2 + size;
+  }
+  if (!open_) {
+    sink_.begin_chunk(info_);
+    open_ = true;
+    in_chunk_ = 0;
+    ++chunks_;
+  }
+  sink_.write(r);
+  ++in_chunk_;
+  ++records_;
+}
+
+void ChunkWriter::finish() {
+  if (open_) sink_.end_chunk();
+  open_ = false;
+}
+
+std::unique_ptr<Sink> make_sink_for(const std::string& command, const SharedOptions& opts,
+                                    std::shared_ptr<spdlog::logger> log) {
+  SinkContext ctx;
+  ctx.command = command;
+  ctx.retry.retries = opts.retries;
+  ctx.retry.initial_backoff_s = opts.retry_backoff;
+  ctx.log = log;
+  if (opts.dry_run) {
+    if (!opts.sink_opts.empty() && log) log->warn("--dry-run: ignoring the sink options of sink '{}'", opts.sink);
+    return make_sink("stdout", {}, ctx);
+  }
+  return make_sink(opts.sink, opts.sink_opts, ctx);
+}
+
+int run_collection_loop(const std::string& command, const SharedOptions& opts, Collector& collector,
+                        const CollectorContext& ctx, LoopStats* stats_out) {
+  auto log = ctx.log;
+  LoopStats stats;
+  int64_t chunk_size;
+  try {
+    chunk_size = parse_si_size(opts.chunk_size);
+  } catch (const SiSizeError& e) {
+    throw UsageError(fmt::format("Invalid value for '--chunk-size': {}", e.what()));
+  }
+  std::vector<CollectorTask> tasks = collector.tasks(ctx);
+  std::unique_ptr<Sink> sink = make_sink_for(command, opts, log);
+  install_shutdown_handlers();
+
+  using Clock = std::chrono::steady_clock;
+  bool failed_once = false;
+  while (!shutdown_requested()) {
+    auto t0 = Clock::now();
+    int64_t log_time = static_cast<int64_t>(std::time(nullptr));
+    for (const auto& task : tasks) {
+      BatchInfo info;
+      info.ts = log_time;
+      info.schema = task.schema;
+      info.data_type = task.schema->data_type;
+      info.identifier = task.schema->identifier;
+      info.heterogeneous_cluster_v1 = opts.heterogeneous_cluster_v1;
+      ChunkWriter writer(*sink, info, chunk_size);
+      bool ok = true;
+      try {
+        sink->begin_round(info);
+        try {
+          task.collect(ctx, writer);
+        } catch (const SinkError&) {
+          throw;
+        } catch (const std::exception& e) {
+          ok = false;
+          // Records produced before the failure are still delivered below.
+          log->error("{}: collecting {} failed: {}", command, task.name, e.what());
+        }
+        writer.finish();
+        if (ok) sink->end_round(info);
+      } catch (const SinkError& e) {
+        ok = false;
+        log->error("{}: writing {} records to sink '{}' failed: {}", command, task.name,
+                   opts.dry_run ? "stdout" : opts.sink, e.what());
+      }
+      if (writer.oversized())
+        log->warn("{}: {} record(s) of {} were larger than --chunk-size {} and were sent alone", command,
+                  writer.oversized(), task.name, opts.chunk_size);
+      stats.records += writer.records();
+      if (!ok) {
+        ++stats.failures;
+        failed_once = true;
+      }
+      log->debug("{}: {} records of {} in {} chunk(s)", command, writer.records(), task.name, writer.chunks());
+    }
+    ++stats.rounds;
+    if (opts.once) break;
+    if (stats.failures) log->info("{}: {} failure(s) so far in {} round(s)", command, stats.failures, stats.rounds);
+    auto elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+    double wait = std::max(0.0, static_cast<double>(opts.interval) - elapsed);
+    if (!sleep_unless_shutdown(std::chrono::duration<double>(wait))) break;
+  }
+  int rc = 0;
+  try {
+    sink->flush();
+  } catch (const std::exception& e) {
+    log->error("{}: flushing sink '{}' failed: {}", command, opts.sink, e.what());
+    rc = 1;
+  }
+  if (stats_out) *stats_out = stats;
+  if (shutdown_requested()) {
+    log->info("{}: stopped by signal after {} round(s)", command, stats.rounds);
+    return rc;
+  }
+  if (opts.once && failed_once) return 1;
+  return rc;
+}
+
+}  // namespace gcm

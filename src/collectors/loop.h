@@ -1,0 +1,53 @@
+// The collection loop (the reference's run_data_collection_loop): build the sink, then every --interval seconds
+// run each task, cut its records into chunks of at most --chunk-size bytes of compact JSON and hand them to the sink.
+// Failures are reported, never lost: with --once any failure gives exit 1; as a daemon it is logged, counted, and
+// the next round runs. SIGTERM/SIGINT end the loop after the write in progress; sinks are flushed; exit 0.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "collectors/collector.h"
+#include "collectors/shared_options.h"
+#include "sinks/sink.h"
+
+namespace gcm {
+
+// Chunks records for a sink: a chunk's records, as a compact JSON list, stay within chunk_size bytes (0: one chunk
+// per round). A single record larger than the limit goes alone in its own chunk (the reference raises instead).
+class ChunkWriter : public RecordOut {
+ public:
+  ChunkWriter(Sink& sink, const BatchInfo& info, int64_t chunk_size) : sink_(sink), info_(info), limit_(chunk_size) {}
+  void emit(const Record& r) override;
+  void finish();
+  uint64_t records() const { return records_; }
+  uint64_t chunks() const { return chunks_; }
+  uint64_t oversized() const { return oversized_; }
+
+ private:
+  Sink& sink_;
+  BatchInfo info_;
+  int64_t limit_;
+  bool open_ = false;
+  int64_t bytes_ = 0;
+  uint64_t in_chunk_ = 0;
+  uint64_t records_ = 0;
+  uint64_t chunks_ = 0;
+  uint64_t oversized_ = 0;
+};
+
+struct LoopStats {
+  uint64_t rounds = 0;
+  uint64_t records = 0;
+  uint64_t failures = 0;  // task or sink failures
+};
+
+// Runs the loop; returns the process exit code (0 ok, 1 runtime failure with --once, 2 usage error).
+int run_collection_loop(const std::string& command, const SharedOptions& opts, Collector& collector,
+                        const CollectorContext& ctx, LoopStats* stats = nullptr);
+
+// Builds the sink for the shared options (dry-run -> stdout). Throws SinkUsageError.
+std::unique_ptr<Sink> make_sink_for(const std::string& command, const SharedOptions& opts,
+                                    std::shared_ptr<spdlog::logger> log);
+
+}  // namespace gcm

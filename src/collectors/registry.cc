@@ -1,0 +1,38 @@
+#include <cstdio>
+#include <cstdlib>
+
+#include "collectors/collector.h"
+
+namespace gcm {
+
+namespace {
+std::map<std::string, CollectorSpec>& collectors() {
+  static std::map<std::string, CollectorSpec> r;
+  return r;
+}
+std::vector<const Schema*>& schemas() {
+  static std::vector<const Schema*> r;
+  return r;
+}
+}  // namespace
+
+bool register_collector(CollectorSpec spec) {
+  if (collectors().count(spec.name)) {
+    std::fprintf(stderr, "collector '%s' is registered twice\n", spec.name.c_str());
+    std::abort();
+  }
+  std::string name = spec.name;
+  collectors().emplace(name, std::move(spec));
+  return true;
+}
+
+const std::map<std::string, CollectorSpec>& collector_registry() { return collectors(); }
+
+bool register_schema(const Schema* schema) {
+  schemas().push_back(schema);
+  return true;
+}
+
+const std::vector<const Schema*>& schema_registry() { return schemas(); }
+
+}  // namespace gcm

@@ -1,0 +1,25 @@
+// A record: one row of a schema, values positional with the schema's fields.
+#pragma once
+
+#include <vector>
+
+#include "core/schema.h"
+#include "core/value.h"
+
+namespace gcm {
+
+struct Record {
+  const Schema* schema = nullptr;
+  std::vector<Value> values;  // values[i] belongs to schema->fields[i]; null means "absent" (Python None)
+
+  Record() = default;
+  explicit Record(const Schema& s) : schema(&s), values(s.fields.size()) {}
+
+  Value& operator[](size_t i) { return values[i]; }
+  const Value& operator[](size_t i) const { return values[i]; }
+  // By name (slow path; tests and rarely used fields). Throws std::out_of_range for an unknown field.
+  Value& at(std::string_view field);
+  const Value& at(std::string_view field) const;
+};
+
+}  // namespace gcm

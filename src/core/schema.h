@@ -1,0 +1,67 @@
+// Record schemas: the one description of a record type that drives JSON output, Prometheus HELP/TYPE/labels,
+// OTLP names, units and attributes, and the generated documentation.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gcm {
+
+// GCM's two kinds of data: LOG is tabular (one row per entity), METRIC is a time series.
+enum class DataType { Log, Metric };
+// Which table a LOG record belongs to; the file sink routes on it.
+enum class DataIdentifier { Generic, Job, Node, Statvfs, Pure };
+
+enum class FieldType { String, Int, Double, Bool, Object, List };
+
+enum class FieldRole {
+  Attribute,  // carried in logs and JSON, neither a label nor a measurement
+  Identity,   // identifies the entity: becomes a Prometheus label and an OTLP data-point attribute
+  Gauge,      // a measurement that goes up and down
+  Counter,    // a monotonically increasing measurement (Prometheus `_total`, OTLP cumulative sum)
+};
+
+struct FieldSpec {
+  std::string name;  // the reference's field name (Appendix C): JSON key and flattened-attribute key
+  FieldType type = FieldType::String;
+  FieldRole role = FieldRole::Attribute;
+  std::string unit;  // base unit: "bytes", "seconds", "celsius", "watts", "joules", "hertz", "ratio", "percent" or ""
+  std::string help;
+  std::string metric_name;  // overrides the metric's base name (without `gcm_` and unit suffix)
+};
+
+struct Schema {
+  std::string name;         // the reference's record class name, e.g. "Statvfs"
+  std::string description;  // one line
+  std::string metric_prefix;  // e.g. "statvfs" -> gcm_statvfs_<field>
+  DataType data_type = DataType::Log;
+  DataIdentifier identifier = DataIdentifier::Generic;
+  std::vector<FieldSpec> fields;
+
+  // Index of a field by name, or -1.
+  int index_of(std::string_view field) const;
+  bool is_measurement(size_t i) const {
+    return fields[i].role == FieldRole::Gauge || fields[i].role == FieldRole::Counter;
+  }
+  bool has_measurements() const;
+};
+
+const char* to_string(DataType t);
+const char* to_string(DataIdentifier id);
+const char* to_string(FieldType t);
+const char* to_string(FieldRole r);
+
+// Prometheus metric name of a measurement field: gcm_<prefix>_<name>[_<unit suffix>][_total].
+std::string prometheus_metric_name(const Schema& s, const FieldSpec& f);
+// OTLP metric name: gcm.<prefix>.<name>.
+std::string otlp_metric_name(const Schema& s, const FieldSpec& f);
+// UCUM unit for OTLP ("By", "s", "Cel", "W", "J", "Hz", "1", "%"); empty when the field has none.
+std::string otlp_unit(const FieldSpec& f);
+// A valid Prometheus label or metric name component: [a-zA-Z_][a-zA-Z0-9_]*.
+std::string sanitize_metric_name(std::string_view name);
+
+// Markdown table of a schema's fields (used by `gcm schema` and the README's field lists).
+std::string schema_markdown(const Schema& s);
+
+}  // namespace gcm

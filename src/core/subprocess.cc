@@ -1,0 +1,332 @@
+#include "core/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+extern char** environ;
+
+namespace gcm {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string current_path() {
+  const char* p = std::getenv("PATH");
+  return p ? p : "";
+}
+
+struct Pipe {
+  int fd[2] = {-1, -1};
+  Pipe() {
+    if (pipe2(fd, O_CLOEXEC) != 0) throw CommandError(fmt::format("pipe2 failed: {}", std::strerror(errno)));
+  }
+  ~Pipe() { close_both(); }
+  void close_read() { close_fd(fd[0]); }
+  void close_write() { close_fd(fd[1]); }
+  void close_both() {
+    close_read();
+    close_write();
+  }
+  static void close_fd(int& f) {
+    if (f >= 0) ::close(f);
+    f = -1;
+  }
+};
+
+std::vector<std::string> build_env(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    std::string_view key = kv.substr(0, kv.find('='));
+    bool replaced = false;
+    for (const auto& x : extra) {
+      if (std::string_view(x).substr(0, x.find('=')) == key) replaced = true;
+    }
+    if (!replaced) env.emplace_back(kv);
+  }
+  for (const auto& x : extra) env.push_back(x);
+  return env;
+}
+
+// A started child in its own process group, with pipes for stdin/stdout/stderr.
+class Child {
+ public:
+  explicit Child(const CommandSpec& spec) : spec_(spec) {
+    if (spec.argv.empty()) throw CommandError("empty command line");
+    std::string exe = spec.argv[0].find('/') == std::string::npos ? find_executable(spec.argv[0]) : spec.argv[0];
+    if (exe.empty() || ::access(exe.c_str(), X_OK) != 0) {
+      throw CommandError(fmt::format("could not find executable '{}' (command: {}; PATH={})", spec.argv[0],
+                                     command_line(spec.argv), current_path()));
+    }
+    std::vector<char*> argv;
+    for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    std::vector<std::string> env_storage = build_env(spec.extra_env);
+    std::vector<char*> envp;
+    for (auto& e : env_storage) envp.push_back(e.data());
+    envp.push_back(nullptr);
+
+    Pipe in, out, err, exec_err;
+    pid_ = ::fork();
+    if (pid_ < 0) throw CommandError(fmt::format("fork failed for {}: {}", command_line(spec.argv), strerror(errno)));
+    if (pid_ == 0) {
+      // Child: only async-signal-safe calls from here on.
+      ::setpgid(0, 0);
+      if (spec.stdin_data) {
+        ::dup2(in.fd[0], 0);
+      } else {
+        int devnull = ::open("/dev/null", O_RDONLY);
+        ::dup2(devnull, 0);
+      }
+      ::dup2(out.fd[1], 1);
+      ::dup2(err.fd[1], 2);
+      sigset_t none;
+      sigemptyset(&none);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      ::signal(SIGPIPE, SIG_DFL);
+      ::execve(exe.c_str(), argv.data(), envp.data());
+      int e = errno;
+      [[maybe_unused]] auto n = ::write(exec_err.fd[1], &e, sizeof e);
+      ::_exit(127);
+    }
+    ::setpgid(pid_, pid_);  // also from the parent, so the group exists before any kill
+    exec_err.close_write();
+    int child_errno = 0;
+    ssize_t n;
+    do {
+      n = ::read(exec_err.fd[0], &child_errno, sizeof child_errno);
+    } while (n < 0 && errno == EINTR);
+    if (n == sizeof child_errno) {
+      ::waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+      throw CommandError(fmt::format("could not execute '{}': {} (command: {}; PATH={})", exe,
+                                     std::strerror(child_errno), command_line(spec.argv), current_path()));
+    }
+    in.close_read();
+    out.close_write();
+    err.close_write();
+    stdin_fd_ = in.fd[1];
+    in.fd[1] = -1;
+    stdout_fd_ = out.fd[0];
+    out.fd[0] = -1;
+    stderr_fd_ = err.fd[0];
+    err.fd[0] = -1;
+    for (int fd : {stdin_fd_, stdout_fd_, stderr_fd_}) {
+      if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    }
+    if (!spec.stdin_data) Pipe::close_fd(stdin_fd_);
+    deadline_ = Clock::now() + spec.timeout;
+  }
+
+  ~Child() {
+    if (pid_ > 0) {
+      ::kill(-pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    Pipe::close_fd(stdin_fd_);
+    Pipe::close_fd(stdout_fd_);
+    Pipe::close_fd(stderr_fd_);
+  }
+
+  // Pumps the pipes until both outputs reach EOF or the deadline passes; stdout chunks go to on_out.
+  template <typename OnOut>
+  void pump(CommandResult& r, OnOut&& on_out) {
+    char buf[65536];
+    size_t stdin_off = 0;
+    while (stdout_fd_ >= 0 || stderr_fd_ >= 0) {
+      auto now = Clock::now();
+      if (now >= deadline_) {
+        r.timed_out = true;
+        ::kill(-pid_, SIGKILL);  // the whole group: grandchildren holding the pipes die too
+        break;
+      }
+      int wait_ms = static_cast<int>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now).count() + 1);
+      pollfd fds[3];
+      int nfds = 0;
+      int idx_out = -1, idx_err = -1, idx_in = -1;
+      if (stdout_fd_ >= 0) {
+        idx_out = nfds;
+        fds[nfds++] = {stdout_fd_, POLLIN, 0};
+      }
+      if (stderr_fd_ >= 0) {
+        idx_err = nfds;
+        fds[nfds++] = {stderr_fd_, POLLIN, 0};
+      }
+      if (stdin_fd_ >= 0) {
+        idx_in = nfds;
+        fds[nfds++] = {stdin_fd_, POLLOUT, 0};
+      }
+      int rc = ::poll(fds, static_cast<nfds_t>(nfds), wait_ms);
+      if (rc < 0) {
+        if (errno == EINTR) continue;
+        throw CommandError(fmt::format("poll failed: {}", std::strerror(errno)));
+      }
+      if (idx_in >= 0 && fds[idx_in].revents) {
+        const std::string& data = *spec_.stdin_data;
+        ssize_t w = ::write(stdin_fd_, data.data() + stdin_off, data.size() - stdin_off);
+        if (w > 0) stdin_off += static_cast<size_t>(w);
+        if (w < 0 && errno != EAGAIN && errno != EINTR) stdin_off = data.size();  // EPIPE: the child stopped reading
+        if (stdin_off >= data.size()) Pipe::close_fd(stdin_fd_);
+      }
+      if (idx_out >= 0 && fds[idx_out].revents) {
+        ssize_t n = ::read(stdout_fd_, buf, sizeof buf);
+        if (n > 0)
+          on_out(std::string_view(buf, static_cast<size_t>(n)));
+        else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+          Pipe::close_fd(stdout_fd_);
+      }
+      if (idx_err >= 0 && fds[idx_err].revents) {
+        ssize_t n = ::read(stderr_fd_, buf, sizeof buf);
+        if (n > 0) {
+          r.err.append(buf, static_cast<size_t>(n));
+          if (r.err.size() > spec_.max_stderr) r.err.erase(0, r.err.size() - spec_.max_stderr);
+        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+          Pipe::close_fd(stderr_fd_);
+        }
+      }
+    }
+    Pipe::close_fd(stdin_fd_);
+    reap(r);
+  }
+
+ private:
+  void reap(CommandResult& r) {
+    int status = 0;
+    // The outputs are closed; the child normally exits at once. Bound the wait by the deadline anyway.
+    while (true) {
+      pid_t w = ::waitpid(pid_, &status, WNOHANG);
+      if (w == pid_) break;
+      if (w < 0 && errno != EINTR) break;
+      if (Clock::now() >= deadline_) {
+        r.timed_out = true;
+        ::kill(-pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        break;
+      }
+      ::usleep(1000);
+    }
+    ::kill(-pid_, SIGKILL);  // leftovers of the group (background grandchildren) never outlive the command
+    pid_ = -1;
+    if (WIFEXITED(status)) {
+      r.exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+      r.exit_code = -1;
+      r.term_signal = WTERMSIG(status);
+    }
+  }
+
+  const CommandSpec& spec_;
+  pid_t pid_ = -1;
+  int stdin_fd_ = -1, stdout_fd_ = -1, stderr_fd_ = -1;
+  Clock::time_point deadline_;
+};
+
+}  // namespace
+
+std::string find_executable(std::string_view name) {
+  std::string path = current_path();
+  if (path.empty()) path = "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/" + std::string(name);
+    struct stat st;
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+    start = end + 1;
+  }
+  return {};
+}
+
+std::string command_line(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out.push_back(' ');
+    bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\|&;<>()$`*?[]#~") == std::string::npos;
+    if (plain) {
+      out += a;
+    } else {
+      out.push_back('\'');
+      for (char c : a) {
+        if (c == '\'')
+          out += "'\\''";
+        else
+          out.push_back(c);
+      }
+      out.push_back('\'');
+    }
+  }
+  return out;
+}
+
+std::string describe_failure(const CommandSpec& spec, const CommandResult& r) {
+  std::string why;
+  if (r.timed_out)
+    why = fmt::format("timed out after {} ms and was killed", spec.timeout.count());
+  else if (r.term_signal)
+    why = fmt::format("was killed by signal {}", r.term_signal);
+  else
+    why = fmt::format("exited with status {}", r.exit_code);
+  std::string err = r.err;
+  while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+  return fmt::format("command `{}` {}{}{}", command_line(spec.argv), why, err.empty() ? "" : ": ", err);
+}
+
+CommandResult run_command(const CommandSpec& spec) {
+  CommandResult r;
+  Child child(spec);
+  child.pump(r, [&](std::string_view chunk) {
+    size_t room = spec.max_stdout > r.out.size() ? spec.max_stdout - r.out.size() : 0;
+    if (chunk.size() > room) r.stdout_truncated = true;
+    r.out.append(chunk.substr(0, room));
+  });
+  return r;
+}
+
+size_t stream_command_lines(const CommandSpec& spec, const std::function<void(std::string_view line)>& on_line) {
+  CommandResult r;
+  Child child(spec);
+  std::string pending;
+  size_t lines = 0;
+  child.pump(r, [&](std::string_view chunk) {
+    size_t start = 0;
+    while (true) {
+      size_t nl = chunk.find('\n', start);
+      if (nl == std::string_view::npos) {
+        pending.append(chunk.substr(start));
+        break;
+      }
+      if (pending.empty()) {
+        on_line(chunk.substr(start, nl - start));
+      } else {
+        pending.append(chunk.substr(start, nl - start));
+        on_line(pending);
+        pending.clear();
+      }
+      ++lines;
+      start = nl + 1;
+    }
+  });
+  if (!pending.empty() && !r.timed_out) {
+    on_line(pending);
+    ++lines;
+  }
+  if (!r.ok()) throw CommandError(describe_failure(spec, r));
+  return lines;
+}
+
+}  // namespace gcm

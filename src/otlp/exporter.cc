@@ -1,0 +1,173 @@
+#include "otlp/exporter.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/shutdown.h"
+#include "otlp/encode.h"
+#include "logs_service.pb.h"
+#include "metrics_service.pb.h"
+#include "sinks/sink.h"
+#include "status.pb.h"
+
+namespace gcm::otlp {
+
+namespace {
+
+std::string url_decode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out.push_back(static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16)));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return std::string(s);
+}
+
+bool retryable_status(long status) { return status == 429 || status == 502 || status == 503 || status == 504; }
+
+// The receiver's explanation in an error answer: a google.rpc.Status (protobuf or JSON), else the raw text.
+std::string error_message(const HttpResponse& res) {
+  std::string ct = res.header("content-type");
+  if (ct.find("application/x-protobuf") != std::string::npos) {
+    gcm::otlp::Status st;
+    if (st.ParseFromString(res.body) && !st.message().empty()) return st.message();
+  }
+  if (ct.find("json") != std::string::npos) {
+    auto j = nlohmann::json::parse(res.body, nullptr, false);
+    if (j.is_object() && j.contains("message") && j["message"].is_string()) return j["message"].get<std::string>();
+  }
+  std::string body = res.body.substr(0, 512);
+  for (char& c : body) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return trim(body);
+}
+
+}  // namespace
+
+std::string signal_url(const std::string& base, const std::string& path) {
+  if (!base.empty() && base.back() == '/') return base + path;
+  return base + "/" + path;
+}
+
+std::vector<std::string> parse_headers_env(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view item(text.data() + start, end - start);
+    size_t eq = item.find('=');
+    if (eq != std::string_view::npos) {
+      std::string key = trim(item.substr(0, eq));
+      if (!key.empty()) out.push_back(key + ": " + trim(url_decode(item.substr(eq + 1))));
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+Exporter::Exporter(ExporterConfig cfg, std::shared_ptr<spdlog::logger> log) : cfg_(std::move(cfg)), log_(std::move(log)) {}
+
+void Exporter::attempt(Signal signal, const std::string& url, const std::string& body) {
+  std::vector<std::string> headers = cfg_.headers;
+  headers.push_back(cfg_.protocol == Protocol::HttpJson ? "Content-Type: application/json"
+                                                        : "Content-Type: application/x-protobuf");
+  const std::string* payload = &body;
+  std::string compressed;
+  if (cfg_.gzip) {
+    compressed = gzip_compress(body);
+    payload = &compressed;
+    headers.push_back("Content-Encoding: gzip");
+  }
+  HttpResponse res;
+  try {
+    res = http_.post(url, *payload, headers, cfg_.timeout);
+  } catch (const HttpTransportError& e) {
+    throw RetryableError(e.what());
+  }
+  ++stats_.requests;
+  if (res.status >= 200 && res.status < 300) {
+    // Partial success: the receiver accepted the request but rejected some items. Not retryable (per OTLP).
+    int64_t rejected = 0;
+    std::string msg;
+    if (cfg_.protocol == Protocol::HttpProtobuf && !res.body.empty()) {
+      if (signal == Signal::Logs) {
+        opentelemetry::proto::collector::logs::v1::ExportLogsServiceResponse r;
+        if (r.ParseFromString(res.body) && r.has_partial_success()) {
+          rejected = r.partial_success().rejected_log_records();
+          msg = r.partial_success().error_message();
+        }
+      } else {
+        opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceResponse r;
+        if (r.ParseFromString(res.body) && r.has_partial_success()) {
+          rejected = r.partial_success().rejected_data_points();
+          msg = r.partial_success().error_message();
+        }
+      }
+    } else if (!res.body.empty()) {
+      auto j = nlohmann::json::parse(res.body, nullptr, false);
+      if (j.is_object() && j.contains("partialSuccess") && j["partialSuccess"].is_object()) {
+        const auto& ps = j["partialSuccess"];
+        for (const char* k : {"rejectedLogRecords", "rejectedDataPoints"}) {
+          if (ps.contains(k)) {
+            rejected = ps[k].is_string() ? std::stoll(ps[k].get<std::string>()) : ps[k].get<int64_t>();
+          }
+        }
+        if (ps.contains("errorMessage") && ps["errorMessage"].is_string()) msg = ps["errorMessage"];
+      }
+    }
+    if (rejected > 0 || !msg.empty()) {
+      stats_.rejected += static_cast<uint64_t>(rejected);
+      if (log_)
+        log_->error("OTLP receiver {} rejected {} {}: {}", url, rejected,
+                    signal == Signal::Logs ? "log records" : "data points", msg);
+    }
+    return;
+  }
+  std::string why = fmt::format("POST {} answered HTTP {}: {}", url, res.status, error_message(res));
+  if (retryable_status(res.status)) throw RetryableError(why, parse_retry_after(res.header("retry-after")));
+  throw SinkError(why);
+}
+
+void Exporter::send(Signal signal, const google::protobuf::Message& request) {
+  const std::string& url = signal == Signal::Logs ? cfg_.logs_url : cfg_.metrics_url;
+  std::string body = cfg_.protocol == Protocol::HttpJson ? to_json(request) : request.SerializeAsString();
+  for (int retry = 0;; ++retry) {
+    try {
+      attempt(signal, url, body);
+      return;
+    } catch (const RetryableError& e) {
+      if (retry >= cfg_.retry.retries) {
+        throw SinkError(fmt::format("{} (gave up after {} retr{})", e.what(), cfg_.retry.retries,
+                                    cfg_.retry.retries == 1 ? "y" : "ies"));
+      }
+      double delay = cfg_.retry.delay_for(retry);
+      if (e.retry_after) delay = std::min(std::max(delay, *e.retry_after), cfg_.retry.max_backoff_s);
+      ++stats_.retries;
+      if (log_) log_->warn("{}; retry {}/{} in {:.1f} s", e.what(), retry + 1, cfg_.retry.retries, delay);
+      if (!sleep_unless_shutdown(std::chrono::duration<double>(delay))) {
+        // Shutting down: one last immediate attempt, so a flush at exit still delivers when the receiver is back.
+        try {
+          attempt(signal, url, body);
+          return;
+        } catch (const RetryableError& last) {
+          throw SinkError(fmt::format("{} (shutting down, not retried further)", last.what()));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace gcm::otlp

@@ -1,0 +1,58 @@
+// Sends OTLP export requests over HTTP (protobuf or JSON, optional gzip) with retries: 429, 502, 503, 504 and
+// connection failures are retried with exponential backoff, honouring Retry-After; any other failure (400, 401,
+// 413, 500, ...) is reported at once with the receiver's message. Partial success is logged and counted.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <google/protobuf/message.h>
+#include <spdlog/logger.h>
+
+#include "core/http_client.h"
+#include "core/retry.h"
+
+namespace gcm::otlp {
+
+enum class Protocol { HttpProtobuf, HttpJson };
+enum class Signal { Logs, Metrics };
+
+struct ExporterConfig {
+  std::string logs_url;     // full URL, e.g. http://127.0.0.1:4318/v1/logs
+  std::string metrics_url;  // full URL, e.g. http://127.0.0.1:4318/v1/metrics
+  Protocol protocol = Protocol::HttpProtobuf;
+  bool gzip = false;
+  std::vector<std::string> headers;  // "Name: value"
+  std::chrono::milliseconds timeout{10000};
+  RetryPolicy retry;
+};
+
+struct ExportStats {
+  uint64_t requests = 0;
+  uint64_t retries = 0;
+  uint64_t rejected = 0;  // items the receiver reported as rejected (partial success)
+};
+
+class Exporter {
+ public:
+  Exporter(ExporterConfig cfg, std::shared_ptr<spdlog::logger> log);
+  // Sends one request; throws SinkError after the retries are exhausted or on a non-retryable answer.
+  void send(Signal signal, const google::protobuf::Message& request);
+  const ExportStats& stats() const { return stats_; }
+
+ private:
+  void attempt(Signal signal, const std::string& url, const std::string& body);
+  ExporterConfig cfg_;
+  std::shared_ptr<spdlog::logger> log_;
+  HttpClient http_;
+  ExportStats stats_;
+};
+
+// Joins a base endpoint and a signal path the way OTLP exporters do: "http://h:4318" + "v1/logs".
+std::string signal_url(const std::string& base, const std::string& path);
+// Parses OTEL_EXPORTER_OTLP_HEADERS ("k1=v1,k2=v2", values URL-encoded) into "Name: value" lines.
+std::vector<std::string> parse_headers_env(const std::string& text);
+
+}  // namespace gcm::otlp

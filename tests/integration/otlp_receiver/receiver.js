@@ -1,0 +1,31 @@
+// Starts @elastic/mockotlpserver on ephemeral loopback ports for the integration tests and the demo.
+// Prints one JSON line with the URLs, then one JSON line per received request:
+//   {"signal": "metrics"|"logs"|"traces", "data": <the request, attributes normalised to objects>}
+// Stops on SIGTERM/SIGINT or when its stdin closes (so a crashed test never leaves it running).
+'use strict';
+const {MockOtlpServer, normalizeMetrics, normalizeLogs, normalizeTrace} = require('@elastic/mockotlpserver');
+
+const out = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
+
+async function main() {
+    const server = new MockOtlpServer({
+        logLevel: 'warn',
+        services: ['http', 'grpc'],
+        hostname: '127.0.0.1',
+        httpPort: Number(process.env.OTLP_HTTP_PORT || 0),
+        grpcPort: Number(process.env.OTLP_GRPC_PORT || 0),
+        onMetrics: (m) => out({signal: 'metrics', data: normalizeMetrics(m)}),
+        onLogs: (l) => out({signal: 'logs', data: normalizeLogs(l)}),
+        onTrace: (t) => out({signal: 'traces', data: normalizeTrace(t)}),
+    });
+    await server.start();
+    out({ready: true, http: server.httpUrl, grpc: server.grpcUrl});
+    const stop = async () => { try { await server.close(); } finally { process.exit(0); } };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+    if (!process.env.OTLP_RECEIVER_DETACHED) {
+        process.stdin.on('end', stop);
+        process.stdin.resume();
+    }
+}
+main().catch((err) => { console.error(err); process.exit(1); });

@@ -1,0 +1,103 @@
+#include "core/json.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/flatten.h"
+
+namespace gcm {
+namespace {
+
+Schema two_fields() {
+  Schema s;
+  s.name = "T";
+  s.fields = {{"a", FieldType::String}, {"b", FieldType::Int}};
+  return s;
+}
+
+TEST(Json, PythonFormMatchesJsonDumps) {
+  Schema s = two_fields();
+  Record r(s);
+  r[0] = "x\u00e9\"\\\n";
+  r[1] = 5;
+  // Python: json.dumps({"a": "xé\"\\\n", "b": 5})
+  EXPECT_EQ(to_json(r, false, JsonStyle::Python), R"({"a": "x\u00e9\"\\\n", "b": 5})");
+  EXPECT_EQ(to_json(r, false, JsonStyle::Compact), "{\"a\":\"x\u00e9\\\"\\\\\\n\",\"b\":5}");
+}
+
+TEST(Json, DropsNullTopLevelFieldsOnlyWhenAsked) {
+  Schema s = two_fields();
+  Record r(s);
+  r[1] = 1;
+  EXPECT_EQ(to_json(r, true), R"({"b":1})");
+  EXPECT_EQ(to_json(r, false), R"({"a":null,"b":1})");
+}
+
+TEST(Json, AstralCharactersBecomeSurrogatePairsInPythonForm) {
+  EXPECT_EQ(to_json(Value("\xF0\x9F\x98\x80"), JsonStyle::Python), R"("\ud83d\ude00")");
+  EXPECT_EQ(to_json(Value("\xF0\x9F\x98\x80"), JsonStyle::Compact), "\"\xF0\x9F\x98\x80\"");
+}
+
+TEST(Json, InvalidUtf8IsReplacedNeverEmittedRaw) {
+  std::string bad = "a\xff" "b\xc3(\xed\xa0\x80";  // stray byte, truncated sequence, encoded surrogate
+  std::string compact = to_json(Value(bad), JsonStyle::Compact);
+  EXPECT_EQ(compact, "\"a\xEF\xBF\xBD" "b\xEF\xBF\xBD(\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
+  EXPECT_EQ(to_json(Value(bad), JsonStyle::Python), R"("a\ufffdb\ufffd(\ufffd\ufffd\ufffd")");
+  std::string out;
+  EXPECT_EQ(append_valid_utf8(out, bad), 5u);
+}
+
+TEST(Json, ControlCharactersAreEscaped) {
+  EXPECT_EQ(to_json(Value(std::string("\x01\t\x1f", 3))), R"("\u0001\t\u001f")");
+}
+
+TEST(Json, FloatsFollowPythonRepr) {
+  EXPECT_EQ(python_float_repr(1.0), "1.0");
+  EXPECT_EQ(python_float_repr(0.1), "0.1");
+  EXPECT_EQ(python_float_repr(-2.5), "-2.5");
+  EXPECT_EQ(python_float_repr(1e16), "1e+16");
+  EXPECT_EQ(python_float_repr(1234567890123456.0), "1234567890123456.0");
+  EXPECT_EQ(python_float_repr(0.0001), "0.0001");
+  EXPECT_EQ(python_float_repr(0.00001), "1e-05");
+  EXPECT_EQ(python_float_repr(1.5e-07), "1.5e-07");
+  EXPECT_EQ(python_float_repr(123.456), "123.456");
+  EXPECT_EQ(python_float_repr(1e100), "1e+100");
+  EXPECT_EQ(to_json(Value(std::nan("")), JsonStyle::Python), "NaN");
+  EXPECT_EQ(to_json(Value(std::numeric_limits<double>::infinity()), JsonStyle::Python), "Infinity");
+  EXPECT_EQ(to_json(Value(std::nan("")), JsonStyle::Compact), "null");
+}
+
+TEST(Json, NestedValuesKeepOrder) {
+  Value v(Object{{"z", Value(1)}, {"a", Value(List{Value(true), Value(), Value("s")})}});
+  EXPECT_EQ(to_json(v, JsonStyle::Python), R"({"z": 1, "a": [true, null, "s"]})");
+}
+
+TEST(Json, CompactSizeEqualsEncodedLength) {
+  Schema s;
+  s.name = "S";
+  s.fields = {{"a"}, {"b"}, {"c"}, {"d"}, {"e"}};
+  Record r(s);
+  r[0] = "quote\" back\\ nl\n ctl\x01 \xc3\xa9 bad\xff";
+  r[1] = -42;
+  r[2] = 3.25;
+  r[3] = Value(Object{{"k", Value(List{Value(1), Value("x")})}});
+  EXPECT_EQ(compact_json_size(r), to_json(r, false, JsonStyle::Compact).size());
+}
+
+TEST(Flatten, NestedKeysIndexesAndNames) {
+  Schema s;
+  s.name = "F";
+  s.fields = {{"obj1"}, {"list"}, {"plain"}, {"gone"}};
+  Record r(s);
+  r[0] = Value(Object{{"name", Value("TestModelName")}, {"test_obj", Value(1)}});
+  r[1] = Value(List{Value(5), Value(Object{{"x", Value(2)}})});
+  r[2] = "p";
+  std::string out;
+  JsonWriter(out, JsonStyle::Python).flat_record(r);
+  EXPECT_EQ(out, R"({"obj1.TestModelName.test_obj": 1, "list.0": 5, "list.1.x": 2, "plain": "p"})");
+}
+
+}  // namespace
+}  // namespace gcm
