@@ -53,12 +53,7 @@ void fill_scope(pb_common::InstrumentationScope* scope) {
 
 }  // namespace
 
-LogsBuilder::LogsBuilder(const Object& resource_attributes) {
-  auto* rl = req_.add_resource_logs();
-  fill_resource(rl->mutable_resource(), resource_attributes);
-  scope_ = rl->add_scope_logs();
-  fill_scope(scope_->mutable_scope());
-}
+LogsBuilder::LogsBuilder(const Object& resource_attributes) : resource_(resource_attributes) { clear(); }
 
 void LogsBuilder::add(const Record& r, int64_t ts_seconds, uint64_t observed_unix_nano) {
   auto* lr = scope_->add_log_records();
@@ -75,26 +70,36 @@ void LogsBuilder::add(const Record& r, int64_t ts_seconds, uint64_t observed_uni
 }
 
 void LogsBuilder::clear() {
-  scope_->clear_log_records();
+  req_ = nullptr;
+  arena_ = std::make_unique<google::protobuf::Arena>();
+  req_ = google::protobuf::Arena::CreateMessage<
+      opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest>(arena_.get());
+  auto* rl = req_->add_resource_logs();
+  fill_resource(rl->mutable_resource(), resource_);
+  scope_ = rl->add_scope_logs();
+  fill_scope(scope_->mutable_scope());
   records_ = 0;
   bytes_ = 0;
 }
 
-MetricsBuilder::MetricsBuilder(const Object& resource_attributes) {
-  auto* rm = req_.add_resource_metrics();
-  fill_resource(rm->mutable_resource(), resource_attributes);
-  scope_ = rm->add_scope_metrics();
-  fill_scope(scope_->mutable_scope());
-}
+MetricsBuilder::MetricsBuilder(const Object& resource_attributes) : resource_(resource_attributes) { clear(); }
 
 size_t MetricsBuilder::add(const Record& r, int64_t ts_seconds) {
   const Schema& s = *r.schema;
-  google::protobuf::RepeatedPtrField<pb_common::KeyValue> attrs;
-  for (size_t i = 0; i < s.fields.size(); ++i) {
-    if (s.fields[i].role != FieldRole::Identity || r.values[i].is_null()) continue;
-    flatten_value(s.fields[i].name, r.values[i],
-                  [&](std::string_view key, const Value& v) { add_attribute(&attrs, std::string(key), v); });
-  }
+  // The identity attributes are built once, into the record's first data point, and copied to the others.
+  const google::protobuf::RepeatedPtrField<pb_common::KeyValue>* first_attrs = nullptr;
+  auto fill_attrs = [&](google::protobuf::RepeatedPtrField<pb_common::KeyValue>* attrs) {
+    if (first_attrs) {
+      *attrs = *first_attrs;
+      return;
+    }
+    for (size_t i = 0; i < s.fields.size(); ++i) {
+      if (s.fields[i].role != FieldRole::Identity || r.values[i].is_null()) continue;
+      flatten_value(s.fields[i].name, r.values[i],
+                    [&](std::string_view key, const Value& v) { add_attribute(attrs, std::string(key), v); });
+    }
+    first_attrs = attrs;
+  };
   bool declared = s.has_measurements();
   uint64_t t = static_cast<uint64_t>(ts_seconds) * 1000000000ull;
   size_t added = 0;
@@ -123,7 +128,7 @@ size_t MetricsBuilder::add(const Record& r, int64_t ts_seconds) {
       m = it->second;
     }
     auto* dp = m->has_sum() ? m->mutable_sum()->add_data_points() : m->mutable_gauge()->add_data_points();
-    *dp->mutable_attributes() = attrs;
+    fill_attrs(dp->mutable_attributes());
     dp->set_time_unix_nano(t);
     if (v.is_int())
       dp->set_as_int(v.as_int());
@@ -139,8 +144,15 @@ size_t MetricsBuilder::add(const Record& r, int64_t ts_seconds) {
 }
 
 void MetricsBuilder::clear() {
-  scope_->clear_metrics();
   by_name_.clear();
+  req_ = nullptr;
+  arena_ = std::make_unique<google::protobuf::Arena>();
+  req_ = google::protobuf::Arena::CreateMessage<
+      opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest>(arena_.get());
+  auto* rm = req_->add_resource_metrics();
+  fill_resource(rm->mutable_resource(), resource_);
+  scope_ = rm->add_scope_metrics();
+  fill_scope(scope_->mutable_scope());
   points_ = 0;
   bytes_ = 0;
 }

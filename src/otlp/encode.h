@@ -8,6 +8,10 @@
 #include <map>
 #include <string>
 
+#include <memory>
+
+#include <google/protobuf/arena.h>
+
 #include "core/record.h"
 #include "logs_service.pb.h"
 #include "metrics_service.pb.h"
@@ -27,11 +31,15 @@ class LogsBuilder {
   void add(const Record& r, int64_t ts_seconds, uint64_t observed_unix_nano);
   size_t records() const { return records_; }
   size_t approx_bytes() const { return bytes_; }
-  const opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest& request() const { return req_; }
+  const opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest& request() const { return *req_; }
   void clear();
 
  private:
-  opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest req_;
+  // Requests live on an arena: tens of thousands of small messages per request would otherwise be dominated by
+  // malloc/free. clear() drops the whole arena at once.
+  Object resource_;
+  std::unique_ptr<google::protobuf::Arena> arena_;
+  opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest* req_ = nullptr;
   opentelemetry::proto::logs::v1::ScopeLogs* scope_ = nullptr;
   size_t records_ = 0;
   size_t bytes_ = 0;
@@ -44,11 +52,13 @@ class MetricsBuilder {
   size_t add(const Record& r, int64_t ts_seconds);
   size_t points() const { return points_; }
   size_t approx_bytes() const { return bytes_; }
-  const opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest& request() const { return req_; }
+  const opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest& request() const { return *req_; }
   void clear();
 
  private:
-  opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest req_;
+  Object resource_;
+  std::unique_ptr<google::protobuf::Arena> arena_;
+  opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest* req_ = nullptr;
   opentelemetry::proto::metrics::v1::ScopeMetrics* scope_ = nullptr;
   std::map<std::string, opentelemetry::proto::metrics::v1::Metric*> by_name_;
   size_t points_ = 0;

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs every test: unit + golden + integration on the normal build, then the unit tests under ASan/UBSan (clang 14)
+# and a short run of every fuzz target on its seed corpus. Prints one closing summary line.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${1:-build}"
+ASAN="${2:-build-asan}"
+FUZZ_SECONDS="${FUZZ_SECONDS:-10}"
+JOBS="$(nproc)"
+cd "$ROOT"
+
+if [ ! -d ../shared/fixtures/gcm ]; then
+  echo "note: ../shared/fixtures/gcm is absent; the golden tests on the reference corpus will be skipped" >&2
+fi
+
+status=0
+echo "== unit, golden and integration tests ($BUILD)"
+# Integration tests start real services (Prometheus, the OTLP receiver); they run one at a time.
+ctest --test-dir "$BUILD" --output-on-failure -L unit -j "$JOBS" || status=1
+ctest --test-dir "$BUILD" --output-on-failure -L integration || status=1
+
+echo "== sanitizer build: unit tests under AddressSanitizer + UndefinedBehaviorSanitizer ($ASAN)"
+cmake -S . -B "$ASAN" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \
+  -DGCM_SANITIZE=ON -DGCM_BUILD_BENCH=OFF -DGCM_WERROR=ON >/dev/null
+ninja -C "$ASAN" -j "$JOBS" unit_tests fuzz_targets
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir "$ASAN" --output-on-failure -L unit -j "$JOBS" || status=1
+
+echo "== fuzz targets, ${FUZZ_SECONDS}s each"
+./scripts/run-fuzzers.sh "$ASAN" "$FUZZ_SECONDS" || status=1
+
+if [ "$status" = 0 ]; then echo "make test: all test stages passed"; else echo "make test: FAILED (see above)"; fi
+exit "$status"

@@ -1,0 +1,193 @@
+// The gcm binary as an operator runs it: exit codes, messages, config files, signals, and the storage collector on
+// the reference's mountinfo fixture.
+#include <signal.h>
+#include <sys/statvfs.h>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "helpers.h"
+#include "process.h"
+
+namespace gcm::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(Cli, HelpListsOptionsWithDefaultsAndSinks) {
+  auto r = run_gcm({"storage", "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--chunk-size TEXT=1M"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--interval INT:NONNEGATIVE=86400"), std::string::npos);
+  EXPECT_NE(r.out.find("otel_endpoint=<str>"), std::string::npos);
+  EXPECT_NE(r.out.find("max_bytes=<int>"), std::string::npos);
+  auto root = run_gcm({"--help"});
+  EXPECT_EQ(root.exit_code, 0);
+  EXPECT_NE(root.out.find("storage"), std::string::npos);
+  auto v = run_gcm({"--version"});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.out.find("gcm, version"), std::string::npos);
+}
+
+TEST(Cli, HealthChecksIsTheSameProgramUnderASecondName) {
+  CommandSpec spec;
+  spec.argv = {std::filesystem::path(gcm_binary()).parent_path() / "health_checks", "--version"};
+  auto r = run_command(spec);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("health_checks, version"), std::string::npos);
+}
+
+TEST(Cli, UsageErrorsExit2AndNameTheProblem) {
+  auto dir = temp_dir("cli");
+  auto bad_option = run_gcm({"storage", "--no-such-option"});
+  EXPECT_EQ(bad_option.exit_code, 2);
+  EXPECT_NE(bad_option.err.find("--no-such-option"), std::string::npos);
+
+  auto bad_sink = run_gcm({"storage", "--once", "--sink", "nope", "--log-folder", dir, "--cluster", "c",
+                           "--statvfs-patterns", "c=^/$"});
+  EXPECT_EQ(bad_sink.exit_code, 2);
+  EXPECT_NE(bad_sink.err.find("Sink 'nope' could not be found"), std::string::npos) << bad_sink.err;
+
+  auto bad_opt = run_gcm({"storage", "--once", "--sink", "file", "-o", "file_path=/tmp/x", "-o", "colour=red",
+                          "--log-folder", dir, "--cluster", "c", "--statvfs-patterns", "c=^/$"});
+  EXPECT_EQ(bad_opt.exit_code, 2);
+  EXPECT_NE(bad_opt.err.find("does not accept option colour"), std::string::npos) << bad_opt.err;
+  EXPECT_NE(bad_opt.err.find("file_path, job_file_path"), std::string::npos) << bad_opt.err;
+
+  auto bad_chunk = run_gcm({"storage", "--once", "--chunk-size", "3G", "--log-folder", dir, "--cluster", "c",
+                            "--statvfs-patterns", "c=^/$"});
+  EXPECT_EQ(bad_chunk.exit_code, 2);
+  EXPECT_NE(bad_chunk.err.find("Unrecognized SI symbol 'G'"), std::string::npos) << bad_chunk.err;
+
+  auto bad_level = run_gcm({"storage", "--log-level", "LOUD"});
+  EXPECT_EQ(bad_level.exit_code, 2);
+}
+
+TEST(Cli, ConfigFileErrorsAndWarnings) {
+  auto dir = temp_dir("cli-config");
+  std::ofstream(dir + "/bad.toml") << "[gcm.storage]\ninterval = 5\nsink = \n";
+  auto bad = run_gcm({"--config", dir + "/bad.toml", "storage", "--once"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find(dir + "/bad.toml:3:"), std::string::npos) << bad.err;
+
+  std::ofstream(dir + "/ok.toml") << "[gcm.storage]\nverbose = true\nsink = 'do_nothing'\ncluster = 'c'\n"
+                                  << "statvfs_patterns = ['c=^/$']\nlog_folder = '" << dir << "'\n";
+  auto ok = run_gcm({"--config", dir + "/ok.toml", "storage", "--once"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.err.find("unknown key 'verbose' in [gcm.storage]"), std::string::npos) << ok.err;
+  EXPECT_EQ(ok.out, "");  // sink do_nothing came from the config
+
+  auto cli_wins = run_gcm({"--config", dir + "/ok.toml", "storage", "--once", "--sink", "stdout"});
+  EXPECT_EQ(cli_wins.exit_code, 0);
+  EXPECT_NE(cli_wins.out.find("\"directory\": \"/\""), std::string::npos) << cli_wins.out;
+}
+
+// The reference's test_storage: pattern ^/logs.*$|^/public$ on its mountinfo sample gives two Statvfs records.
+TEST(Cli, StorageOnTheReferenceMountinfoFixture) {
+  std::string fixture = std::string(GCM_SOURCE_DIR) + "/../shared/fixtures/gcm/sample-proc-self-mountinfo-output.txt";
+  if (!std::filesystem::exists(fixture)) GTEST_SKIP() << "shared fixtures not present: " << fixture;
+  auto dir = temp_dir("storage");
+  std::filesystem::create_directories(dir + "/proc/self");
+  std::filesystem::copy_file(fixture, dir + "/proc/self/mountinfo");
+  for (const char* d : {"/root/logs", "/root/le/cmd", "/root/public"}) std::filesystem::create_directories(dir + d);
+  auto r = run_gcm({"storage", "--once", "--cluster", "fair_cluster", "--statvfs-patterns",
+                    "fair_cluster=^/logs.*$|^/public$", "--path.procfs", dir + "/proc", "--path.rootfs",
+                    dir + "/root", "--log-folder", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2u) << r.out;
+  EXPECT_EQ(j[0]["cluster"], "fair_cluster");
+  EXPECT_EQ(j[0]["directory"], "/logs");
+  EXPECT_EQ(j[0]["file_system"], "node101:/syslog");
+  EXPECT_EQ(j[1]["directory"], "/public");
+  EXPECT_EQ(j[1]["file_system"], "node101:/public");
+  struct statvfs st;
+  ASSERT_EQ(statvfs((dir + "/root/public").c_str(), &st), 0);
+  EXPECT_EQ(j[1]["f_blocks"], static_cast<int64_t>(st.f_blocks));
+  EXPECT_EQ(j[1]["f_namemax"], static_cast<int64_t>(st.f_namemax));
+}
+
+TEST(Cli, StorageMissingMountIsReportedAndExitsOneWithTheOthersDelivered) {
+  std::string fixture = std::string(GCM_SOURCE_DIR) + "/../shared/fixtures/gcm/sample-proc-self-mountinfo-output.txt";
+  if (!std::filesystem::exists(fixture)) GTEST_SKIP() << "shared fixtures not present";
+  auto dir = temp_dir("storage-missing");
+  std::filesystem::create_directories(dir + "/proc/self");
+  std::filesystem::copy_file(fixture, dir + "/proc/self/mountinfo");
+  std::filesystem::create_directories(dir + "/root/logs");  // /public is missing
+  auto r = run_gcm({"storage", "--once", "--cluster", "c", "--statvfs-patterns", "c=^/logs.*$|^/public$",
+                    "--path.procfs", dir + "/proc", "--path.rootfs", dir + "/root", "--log-folder", dir});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("statvfs of /public"), std::string::npos) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["directory"], "/logs");
+}
+
+TEST(Cli, PureUsageFiles) {
+  auto dir = temp_dir("pure");
+  std::ofstream(dir + "/usage.jsonl") << "{\"user\": 0, \"used\": 1024, \"sample_time\": 1700000000, "
+                                         "\"directory\": \"//a/./b//\"}\n"
+                                      << "{\"user\": 4000321, \"used\": 7, \"sample_time\": 1700000001, "
+                                         "\"directory\": \"/x\"}\n";
+  auto r = run_gcm({"storage", "--once", "--cluster", "c", "--pure-json-file-path", dir + "/usage.jsonl",
+                    "--log-folder", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["user"], 0);
+  EXPECT_EQ(j[0]["used_bytes"], 1024);
+  EXPECT_EQ(j[0]["directory"], "//a/b");
+  EXPECT_EQ(j[0]["username"], "root");
+  EXPECT_FALSE(j[1].contains("username"));  // unknown uid: null, dropped from the stdout form
+
+  std::ofstream(dir + "/bad.jsonl") << "{\"user\": 1, \"used\": 2, \"sample_time\": 3, \"directory\": \"/ok\"}\n"
+                                    << "not json\n";
+  auto bad = run_gcm({"storage", "--once", "--cluster", "c", "--pure-json-file-path", dir + "/bad.jsonl",
+                      "--log-folder", dir});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find(dir + "/bad.jsonl:2: not a JSON object"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.out.find("\"/ok\""), std::string::npos);  // the good line was still delivered
+}
+
+TEST(Cli, SigtermFinishesFlushesAndExitsZero) {
+  auto dir = temp_dir("sigterm");
+  BackgroundProcess p({gcm_binary(), "storage", "--cluster", "c", "--statvfs-patterns", "c=^/$", "--interval", "3600",
+                       "--log-folder", dir},
+                      dir + "/stderr");
+  auto line = p.read_line(20s);
+  ASSERT_TRUE(line.has_value());
+  EXPECT_NE(line->find("\"directory\": \"/\""), std::string::npos);
+  EXPECT_EQ(p.stop(SIGTERM, 10s), 0);
+  EXPECT_NE(read_text(dir + "/storage_logs/storage.log").find("stopped by signal"), std::string::npos);
+}
+
+TEST(Cli, LogsGoToTheReferenceLayout) {
+  auto dir = temp_dir("logs");
+  auto r = run_gcm({"storage", "--once", "--cluster", "c", "--statvfs-patterns", "c=^/$", "--log-folder", dir,
+                    "--log-level", "debug"});
+  ASSERT_EQ(r.exit_code, 0);
+  std::string log = read_text(dir + "/storage_logs/storage.log");
+  EXPECT_NE(log.find("] - [DEBUG] - [storage] - "), std::string::npos) << log;
+}
+
+TEST(Cli, DryRunForcesStdout) {
+  auto dir = temp_dir("dry");
+  auto r = run_gcm({"storage", "--once", "-n", "--sink", "otel", "-o", "otel_endpoint=http://127.0.0.1:1",
+                    "--cluster", "c", "--statvfs-patterns", "c=^/$", "--log-folder", dir});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("[{\"cluster\": \"c\"", 0), 0u) << r.out;
+}
+
+TEST(Cli, UnreachableOtlpEndpointFailsWithExitOneAndSaysWhy) {
+  auto dir = temp_dir("otel-down");
+  auto r = run_gcm({"storage", "--once", "--sink", "otel", "-o", "otel_endpoint=http://127.0.0.1:1", "--retries",
+                    "1", "--retry-backoff", "0.01", "--cluster", "c", "--statvfs-patterns", "c=^/$", "--log-folder",
+                    dir});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("http://127.0.0.1:1/v1/logs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gave up after 1 retry"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace gcm::testing

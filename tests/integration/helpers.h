@@ -1,0 +1,69 @@
+// Shared helpers of the integration tests: temp dirs, free ports, running the gcm binary, polling with a deadline.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "core/subprocess.h"
+
+namespace gcm::testing {
+
+inline std::string temp_dir(const std::string& name) {
+  std::string tmpl = "/tmp/gcm-" + name + "-XXXXXX";
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp");
+  return tmpl;
+}
+
+inline int free_port() {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  int port = ntohs(a.sin_port);
+  close(s);
+  return port;
+}
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline std::string gcm_binary() { return GCM_BINARY; }
+
+inline CommandResult run_gcm(std::vector<std::string> args, std::chrono::seconds timeout = std::chrono::seconds(60),
+                             std::vector<std::string> env = {}) {
+  CommandSpec spec;
+  spec.argv = {gcm_binary()};
+  for (auto& a : args) spec.argv.push_back(a);
+  spec.timeout = timeout;
+  spec.extra_env = std::move(env);
+  return run_command(spec);
+}
+
+// Polls until pred() is true or the deadline passes (real services need a moment; never a blind sleep).
+inline bool eventually(const std::function<bool()>& pred, std::chrono::seconds deadline) {
+  auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return pred();
+}
+
+}  // namespace gcm::testing
