@@ -20,21 +20,22 @@ class Value {
  public:
   enum class Kind { Null, Bool, Int, Double, String, List, Object };
 
-  Value() = default;
-  Value(std::nullptr_t) {}
-  Value(bool b) : v_(b) {}
-  Value(int i) : v_(static_cast<int64_t>(i)) {}
-  Value(long i) : v_(static_cast<int64_t>(i)) {}
-  Value(long long i) : v_(static_cast<int64_t>(i)) {}
-  Value(unsigned i) : v_(static_cast<int64_t>(i)) {}
-  Value(unsigned long i) : v_(static_cast<int64_t>(i)) {}
-  Value(unsigned long long i) : v_(static_cast<int64_t>(i)) {}
-  Value(double d) : v_(d) {}
-  Value(const char* s) : v_(std::string(s)) {}
-  Value(std::string s) : v_(std::move(s)) {}
-  Value(std::string_view s) : v_(std::string(s)) {}
-  Value(List l) : v_(std::move(l)) {}
-  Value(Object o) : v_(std::move(o)) {}
+  // Constructors are defined after Member below: clang needs Member complete wherever the variant is built.
+  Value();
+  Value(std::nullptr_t);
+  Value(bool b);
+  Value(int i);
+  Value(long i);
+  Value(long long i);
+  Value(unsigned i);
+  Value(unsigned long i);
+  Value(unsigned long long i);
+  Value(double d);
+  Value(const char* s);
+  Value(std::string s);
+  Value(std::string_view s);
+  Value(List l);
+  Value(Object o);
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
   bool is_null() const { return kind() == Kind::Null; }
@@ -78,6 +79,22 @@ struct Member {
   Value value;
   friend bool operator==(const Member& a, const Member& b) { return a.key == b.key && a.value == b.value; }
 };
+
+inline Value::Value() = default;
+inline Value::Value(std::nullptr_t) {}
+inline Value::Value(bool b) : v_(b) {}
+inline Value::Value(int i) : v_(static_cast<int64_t>(i)) {}
+inline Value::Value(long i) : v_(static_cast<int64_t>(i)) {}
+inline Value::Value(long long i) : v_(static_cast<int64_t>(i)) {}
+inline Value::Value(unsigned i) : v_(static_cast<int64_t>(i)) {}
+inline Value::Value(unsigned long i) : v_(static_cast<int64_t>(i)) {}
+inline Value::Value(unsigned long long i) : v_(static_cast<int64_t>(i)) {}
+inline Value::Value(double d) : v_(d) {}
+inline Value::Value(const char* s) : v_(std::string(s)) {}
+inline Value::Value(std::string s) : v_(std::move(s)) {}
+inline Value::Value(std::string_view s) : v_(std::string(s)) {}
+inline Value::Value(List l) : v_(std::move(l)) {}
+inline Value::Value(Object o) : v_(std::move(o)) {}
 
 const char* kind_name(Value::Kind k);
 
