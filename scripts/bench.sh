@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Benchmarks: the sinks' encoders (Google Benchmark, with nlohmann::json as the in-run baseline) and whole-process
+# figures of the binary (wall time and peak RSS, median of several runs, with /usr/bin/time -v).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="$(cd "${1:-$ROOT/build}" && pwd)"
+RUNS="${RUNS:-9}"
+WORK="$(mktemp -d /tmp/gcm-bench-XXXXXX)"
+
+echo "== encoders: 10 000 series (1 250 hosts x 8 GPUs, 5 measurements each)"
+"$BUILD/bench/sink_bench" --benchmark_min_time=0.5 --benchmark_format=console | tee "$WORK/sink_bench.txt"
+node -e '
+  const t=require("fs").readFileSync(process.argv[1],"utf8");
+  const ips=n=>{const m=t.match(new RegExp(n+"\\s.*items_per_second=([0-9.]+)([kM]?)/s"));if(!m)return NaN;return +m[1]*({k:1e3,M:1e6}[m[2]]||1);};
+  const base=ips("BM_BaselineNlohmannJsonLines");
+  for(const n of ["BM_JsonLinesCompact","BM_StdoutPythonForm"]) console.log(`ratio ${n} / nlohmann baseline: ${(ips(n)/base).toFixed(2)}x`);
+' "$WORK/sink_bench.txt"
+
+# median of RUNS whole-process runs: prints "wall_ms max_rss_kib"
+measure() {
+  local walls=() rss=()
+  for _ in $(seq 1 "$RUNS"); do
+    /usr/bin/time -v -o "$WORK/time.txt" "$@" >/dev/null 2>"$WORK/err.txt" || true
+    walls+=("$(awk -F': ' '/Elapsed \(wall clock\)/{split($2,a,":"); printf "%.3f", (a[1]*60+a[2])*1000}' "$WORK/time.txt")")
+    rss+=("$(awk -F': ' '/Maximum resident set size/{print $2}' "$WORK/time.txt")")
+  done
+  local w r
+  w="$(printf '%s\n' "${walls[@]}" | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p")"
+  r="$(printf '%s\n' "${rss[@]}" | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p")"
+  echo "$w $r"
+}
+
+echo
+echo "== whole process (median of $RUNS runs)"
+read -r base_w base_r < <(measure /bin/true)
+printf '%-62s %9s ms %8s KiB\n' "baseline: /bin/true (process start-up floor)" "$base_w" "$base_r"
+for args in "--help" "storage --once --cluster b --statvfs-patterns b=^/ --sink stdout --log-folder $WORK" \
+            "storage --once --cluster b --statvfs-patterns b=^/ --sink do_nothing --log-folder $WORK" \
+            "storage --once --cluster b --statvfs-patterns b=^/ --sink prometheus -o textfile=$WORK/x.prom --log-folder $WORK"; do
+  # shellcheck disable=SC2086
+  read -r w r < <(measure "$BUILD/gcm" $args)
+  printf '%-62s %9s ms %8s KiB  (%.1fx the start-up floor)\n' "gcm ${args%% --log-folder*}" "$w" "$r" \
+    "$(awk -v a="$w" -v b="$base_w" 'BEGIN{print (b>0? a/b : 0)}')"
+done
+rm -rf "$WORK"
