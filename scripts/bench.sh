@@ -20,8 +20,12 @@ node -e '
 measure() {
   local walls=() rss=()
   for _ in $(seq 1 "$RUNS"); do
+    local t0 t1
+    t0="$(date +%s%N)"
+    "$@" >/dev/null 2>"$WORK/err.txt" || true
+    t1="$(date +%s%N)"
+    walls+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", (b-a)/1e6}')")
     /usr/bin/time -v -o "$WORK/time.txt" "$@" >/dev/null 2>"$WORK/err.txt" || true
-    walls+=("$(awk -F': ' '/Elapsed \(wall clock\)/{split($2,a,":"); printf "%.3f", (a[1]*60+a[2])*1000}' "$WORK/time.txt")")
     rss+=("$(awk -F': ' '/Maximum resident set size/{print $2}' "$WORK/time.txt")")
   done
   local w r

@@ -1,6 +1,7 @@
 #include "core/http_client.h"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <zlib.h>
 
 #include <cctype>
@@ -13,10 +14,48 @@ namespace gcm {
 
 namespace {
 
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+// libcurl is loaded on first use rather than linked: it pulls in some twenty libraries (TLS, LDAP, Kerberos, ...)
+// whose loading would otherwise dominate the start-up of every command, including the many that never send HTTP.
+struct Curl {
+  CURLcode (*global_init)(long);
+  CURL* (*easy_init)();
+  void (*easy_cleanup)(CURL*);
+  void (*easy_reset)(CURL*);
+  CURLcode (*easy_setopt)(CURL*, CURLoption, ...);
+  CURLcode (*easy_perform)(CURL*);
+  CURLcode (*easy_getinfo)(CURL*, CURLINFO, ...);
+  const char* (*easy_strerror)(CURLcode);
+  curl_slist* (*slist_append)(curl_slist*, const char*);
+  void (*slist_free_all)(curl_slist*);
+};
+
+const Curl& curl() {
+  static const Curl api = [] {
+    void* h = ::dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!h) throw HttpTransportError(fmt::format("cannot load libcurl.so.4 (install libcurl4): {}", ::dlerror()));
+    auto sym = [h](const char* name) {
+      void* p = ::dlsym(h, name);
+      if (!p) throw HttpTransportError(fmt::format("libcurl.so.4 lacks {}", name));
+      return p;
+    };
+    Curl c;
+    c.global_init = reinterpret_cast<decltype(c.global_init)>(sym("curl_global_init"));
+    c.easy_init = reinterpret_cast<decltype(c.easy_init)>(sym("curl_easy_init"));
+    c.easy_cleanup = reinterpret_cast<decltype(c.easy_cleanup)>(sym("curl_easy_cleanup"));
+    c.easy_reset = reinterpret_cast<decltype(c.easy_reset)>(sym("curl_easy_reset"));
+    c.easy_setopt = reinterpret_cast<decltype(c.easy_setopt)>(sym("curl_easy_setopt"));
+    c.easy_perform = reinterpret_cast<decltype(c.easy_perform)>(sym("curl_easy_perform"));
+    c.easy_getinfo = reinterpret_cast<decltype(c.easy_getinfo)>(sym("curl_easy_getinfo"));
+    c.easy_strerror = reinterpret_cast<decltype(c.easy_strerror)>(sym("curl_easy_strerror"));
+    c.slist_append = reinterpret_cast<decltype(c.slist_append)>(sym("curl_slist_append"));
+    c.slist_free_all = reinterpret_cast<decltype(c.slist_free_all)>(sym("curl_slist_free_all"));
+    c.global_init(CURL_GLOBAL_DEFAULT);
+    return c;
+  }();
+  return api;
 }
+
+void global_init() { (void)curl(); }
 
 size_t on_body(char* data, size_t size, size_t n, void* user) {
   static_cast<HttpResponse*>(user)->body.append(data, size * n);
@@ -42,41 +81,42 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
 
 HttpClient::HttpClient() {
   global_init();
-  curl_ = curl_easy_init();
+  curl_ = curl().easy_init();
   if (!curl_) throw HttpTransportError("curl_easy_init failed");
 }
 
-HttpClient::~HttpClient() { curl_easy_cleanup(static_cast<CURL*>(curl_)); }
+HttpClient::~HttpClient() { curl().easy_cleanup(static_cast<CURL*>(curl_)); }
 
 HttpResponse HttpClient::perform(const std::string& url, const std::string* body,
                                  const std::vector<std::string>& headers, std::chrono::milliseconds timeout) {
+  const Curl& api = curl();
   CURL* c = static_cast<CURL*>(curl_);
-  curl_easy_reset(c);
+  api.easy_reset(c);
   HttpResponse res;
   curl_slist* hdrs = nullptr;
-  for (const auto& h : headers) hdrs = curl_slist_append(hdrs, h.c_str());
-  hdrs = curl_slist_append(hdrs, "Expect:");  // no 100-continue round trip for large bodies
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeout.count()));
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &res);
-  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, &res);
-  curl_easy_setopt(c, CURLOPT_USERAGENT, "gcm/" GCM_VERSION);
+  for (const auto& h : headers) hdrs = api.slist_append(hdrs, h.c_str());
+  hdrs = api.slist_append(hdrs, "Expect:");  // no 100-continue round trip for large bodies
+  api.easy_setopt(c, CURLOPT_URL, url.c_str());
+  api.easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+  api.easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  api.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeout.count()));
+  api.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  api.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+  api.easy_setopt(c, CURLOPT_WRITEDATA, &res);
+  api.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+  api.easy_setopt(c, CURLOPT_HEADERDATA, &res);
+  api.easy_setopt(c, CURLOPT_USERAGENT, "gcm/" GCM_VERSION);
   if (body) {
-    curl_easy_setopt(c, CURLOPT_POST, 1L);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body->data());
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+    api.easy_setopt(c, CURLOPT_POST, 1L);
+    api.easy_setopt(c, CURLOPT_POSTFIELDS, body->data());
+    api.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
   }
-  CURLcode rc = curl_easy_perform(c);
-  curl_slist_free_all(hdrs);
+  CURLcode rc = api.easy_perform(c);
+  api.slist_free_all(hdrs);
   if (rc != CURLE_OK) {
-    throw HttpTransportError(fmt::format("{} {}: {}", body ? "POST" : "GET", url, curl_easy_strerror(rc)));
+    throw HttpTransportError(fmt::format("{} {}: {}", body ? "POST" : "GET", url, api.easy_strerror(rc)));
   }
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &res.status);
+  api.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &res.status);
   return res;
 }
 

@@ -7,8 +7,8 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <httplib.h>
 
+#include "core/tiny_http_server.h"
 #include "sinks/prometheus_store.h"
 #include "sinks/sink.h"
 
@@ -27,7 +27,6 @@ class PrometheusSink : public Sink {
 
   ~PrometheusSink() override {
     if (server_) server_->stop();
-    if (thread_.joinable()) thread_.join();
   }
 
   void begin_round(const BatchInfo& info) override { store_.begin_round(*info.schema); }
@@ -51,17 +50,17 @@ class PrometheusSink : public Sink {
     } catch (...) {
       throw SinkUsageError(fmt::format("sink 'prometheus': listen='{}' has no valid port", listen));
     }
-    server_ = std::make_unique<httplib::Server>();
-    server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-      res.set_content(store_.render(), "text/plain; version=0.0.4; charset=utf-8");
-    });
-    server_->Get("/", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content("<html><body><a href=\"/metrics\">/metrics</a></body></html>", "text/html");
-    });
-    bool bound = port == 0 ? (port = server_->bind_to_any_port(host), port > 0) : server_->bind_to_port(host, port);
-    if (!bound) throw SinkError(fmt::format("sink 'prometheus': cannot listen on {}", listen));
-    if (log_) log_->info("prometheus sink: serving http://{}:{}/metrics", host, port);
-    thread_ = std::thread([this] { server_->listen_after_bind(); });
+    try {
+      server_ = std::make_unique<TinyHttpServer>(host, port, [this](std::string_view, std::string_view path) {
+        if (path == "/metrics") return HttpAnswer{200, "text/plain; version=0.0.4; charset=utf-8", store_.render()};
+        if (path == "/") return HttpAnswer{200, "text/html", "<html><body><a href=\"/metrics\">/metrics</a></body></html>\n"};
+        return HttpAnswer{404, "text/plain; charset=utf-8", "not found; metrics are on /metrics\n"};
+      });
+    } catch (const std::runtime_error& e) {
+      throw SinkError(fmt::format("sink 'prometheus': {}", e.what()));
+    }
+    server_->start();
+    if (log_) log_->info("prometheus sink: serving http://{}:{}/metrics", host, server_->port());
   }
 
   void write_textfile() {
@@ -80,8 +79,7 @@ class PrometheusSink : public Sink {
   std::shared_ptr<spdlog::logger> log_;
   PrometheusStore store_;
   std::string textfile_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  std::unique_ptr<TinyHttpServer> server_;
 };
 
 const bool registered = register_sink({
