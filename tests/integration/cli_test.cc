@@ -162,6 +162,26 @@ TEST(Cli, SigtermFinishesFlushesAndExitsZero) {
   EXPECT_NE(read_text(dir + "/storage_logs/storage.log").find("stopped by signal"), std::string::npos);
 }
 
+// Without --cluster the name comes from `scontrol show config` (a fake one first on PATH here), and is
+// "local-node" when scontrol fails or is missing.
+TEST(Cli, ClusterIsDetectedFromScontrolOrFallsBackToLocalNode) {
+  auto dir = temp_dir("cluster");
+  std::filesystem::create_directories(dir + "/bin");
+  std::ofstream(dir + "/bin/scontrol") << "#!/bin/sh\n[ \"$1 $2\" = \"show config\" ] || exit 1\n"
+                                       << "echo 'Configuration data as of 2026-01-01T00:00:00'\n"
+                                       << "echo 'ClusterName             = fake_cluster'\n";
+  std::filesystem::permissions(dir + "/bin/scontrol", std::filesystem::perms::owner_all);
+  std::string path = "PATH=" + dir + "/bin:/usr/bin:/bin";
+  auto r = run_gcm({"storage", "--once", "--statvfs-patterns", "fake_cluster=^/$", "--log-folder", dir}, 60s, {path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"cluster\": \"fake_cluster\""), std::string::npos) << r.out;
+
+  std::ofstream(dir + "/bin/scontrol", std::ios::trunc) << "#!/bin/sh\necho 'slurm_load_ctl_conf error' >&2\nexit 1\n";
+  auto down = run_gcm({"storage", "--once", "--statvfs-patterns", "local-node=^/$", "--log-folder", dir}, 60s, {path});
+  ASSERT_EQ(down.exit_code, 0) << down.err;
+  EXPECT_NE(down.out.find("\"cluster\": \"local-node\""), std::string::npos) << down.out;
+}
+
 TEST(Cli, LogsGoToTheReferenceLayout) {
   auto dir = temp_dir("logs");
   auto r = run_gcm({"storage", "--once", "--cluster", "c", "--statvfs-patterns", "c=^/$", "--log-folder", dir,
