@@ -130,8 +130,7 @@ int gcm_main(int argc, char** argv) {
   std::vector<std::string> warnings;
   try {
     ConfigFile cfg = ConfigFile::load(config_path, "gcm", kDefaultConfigPaths);
-    if (config_path && !cfg.path().empty() && cfg.empty() && *config_path != "/dev/null" &&
-        ::access(config_path->c_str(), F_OK) != 0)
+    if (config_path && *config_path != "/dev/null" && ::access(config_path->c_str(), F_OK) != 0)
       warnings.push_back(fmt::format("config file '{}' does not exist; using defaults", *config_path));
     auto warn = [&](const std::string& w) { warnings.push_back(w); };
     apply_config(cfg, {}, root, sub_names, warn);

@@ -24,11 +24,9 @@ void ChunkWriter::emit(const Record& r) {
   if (!open_) {
     sink_.begin_chunk(info_);
     open_ = true;
-    in_chunk_ = 0;
     ++chunks_;
   }
   sink_.write(r);
-  ++in_chunk_;
   ++records_;
 }
 

@@ -30,7 +30,6 @@ class ChunkWriter : public RecordOut {
   int64_t limit_;
   bool open_ = false;
   int64_t bytes_ = 0;
-  uint64_t in_chunk_ = 0;
   uint64_t records_ = 0;
   uint64_t chunks_ = 0;
   uint64_t oversized_ = 0;

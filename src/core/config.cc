@@ -18,11 +18,6 @@ bool file_exists(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0;
 }
 
-ConfigFile parse(const std::string& text, const std::string& root_table, const std::string& source) {
-  ConfigFile cfg = ConfigFile::from_string(text, root_table, source);
-  return cfg;
-}
-
 }  // namespace
 
 ConfigFile ConfigFile::from_string(const std::string& text, const std::string& root_table,
@@ -78,7 +73,7 @@ ConfigFile ConfigFile::load(const std::optional<std::string>& explicit_path, con
   if (!in) throw ConfigError(fmt::format("{}: cannot read the config file", path));
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse(ss.str(), root_table, path);
+  return from_string(ss.str(), root_table, path);
 }
 
 const toml::table* ConfigFile::table_for(const std::vector<std::string>& path) const {

@@ -51,6 +51,20 @@ void fill_scope(pb_common::InstrumentationScope* scope) {
   scope->set_version(GCM_VERSION);
 }
 
+// A fresh request on a fresh arena with one resource (its attributes) and one scope named "gcm"; returns the scope.
+// Both builders start every request this way.
+template <typename Request, typename AddResource, typename AddScope>
+auto start_request(std::unique_ptr<google::protobuf::Arena>& arena, Request*& req, const Object& resource,
+                   AddResource add_resource, AddScope add_scope) {
+  arena = std::make_unique<google::protobuf::Arena>();
+  req = google::protobuf::Arena::CreateMessage<Request>(arena.get());
+  auto* res = add_resource(req);
+  fill_resource(res->mutable_resource(), resource);
+  auto* scope = add_scope(res);
+  fill_scope(scope->mutable_scope());
+  return scope;
+}
+
 }  // namespace
 
 LogsBuilder::LogsBuilder(const Object& resource_attributes) : resource_(resource_attributes) { clear(); }
@@ -70,14 +84,9 @@ void LogsBuilder::add(const Record& r, int64_t ts_seconds, uint64_t observed_uni
 }
 
 void LogsBuilder::clear() {
-  req_ = nullptr;
-  arena_ = std::make_unique<google::protobuf::Arena>();
-  req_ = google::protobuf::Arena::CreateMessage<
-      opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest>(arena_.get());
-  auto* rl = req_->add_resource_logs();
-  fill_resource(rl->mutable_resource(), resource_);
-  scope_ = rl->add_scope_logs();
-  fill_scope(scope_->mutable_scope());
+  scope_ = start_request(
+      arena_, req_, resource_, [](auto* req) { return req->add_resource_logs(); },
+      [](auto* rl) { return rl->add_scope_logs(); });
   records_ = 0;
   bytes_ = 0;
 }
@@ -145,14 +154,9 @@ size_t MetricsBuilder::add(const Record& r, int64_t ts_seconds) {
 
 void MetricsBuilder::clear() {
   by_name_.clear();
-  req_ = nullptr;
-  arena_ = std::make_unique<google::protobuf::Arena>();
-  req_ = google::protobuf::Arena::CreateMessage<
-      opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest>(arena_.get());
-  auto* rm = req_->add_resource_metrics();
-  fill_resource(rm->mutable_resource(), resource_);
-  scope_ = rm->add_scope_metrics();
-  fill_scope(scope_->mutable_scope());
+  scope_ = start_request(
+      arena_, req_, resource_, [](auto* req) { return req->add_resource_metrics(); },
+      [](auto* rm) { return rm->add_scope_metrics(); });
   points_ = 0;
   bytes_ = 0;
 }

@@ -15,10 +15,12 @@ namespace {
 class FileSink : public Sink {
  public:
   FileSink(const SinkOptions& o) {
-    uint64_t max_bytes = static_cast<uint64_t>(o.get_int("max_bytes", 1 << 20));
-    int backups = static_cast<int>(o.get_int("backup_count", 2));
-    if (o.get_int("max_bytes", 0) < 0 || backups < 0)
+    int64_t max_bytes_opt = o.get_int("max_bytes", 1 << 20);
+    int64_t backups_opt = o.get_int("backup_count", 2);
+    if (max_bytes_opt < 0 || backups_opt < 0)
       throw SinkUsageError("sink 'file': max_bytes and backup_count must not be negative");
+    auto max_bytes = static_cast<uint64_t>(max_bytes_opt);
+    auto backups = static_cast<int>(backups_opt);
     if (o.has("file_path")) generic_ = std::make_unique<RotatingFile>(o.get_string("file_path"), max_bytes, backups);
     if (o.has("job_file_path")) job_ = std::make_unique<RotatingFile>(o.get_string("job_file_path"), max_bytes, backups);
     if (o.has("node_file_path"))
