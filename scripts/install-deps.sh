@@ -10,7 +10,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config clang-14 libclang-rt-14-dev
   # libraries
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
-  libcpp-httplib-dev libcurl4-openssl-dev libprotobuf-dev protobuf-compiler zlib1g-dev
+  libcpp-httplib-dev libcurl4-openssl-dev libprotobuf-dev protobuf-compiler zlib1g-dev libgrpc++-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # real peers for the integration tests and the demo

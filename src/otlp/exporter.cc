@@ -5,6 +5,7 @@
 
 #include "core/shutdown.h"
 #include "otlp/encode.h"
+#include "otlp/grpc_loader.h"
 #include "logs_service.pb.h"
 #include "metrics_service.pb.h"
 #include "sinks/sink.h"
@@ -99,24 +100,13 @@ void Exporter::attempt(Signal signal, const std::string& url, const std::string&
   }
   ++stats_.requests;
   if (res.status >= 200 && res.status < 300) {
-    // Partial success: the receiver accepted the request but rejected some items. Not retryable (per OTLP).
+    if (cfg_.protocol == Protocol::HttpProtobuf) {
+      report_partial_success(signal, url, res.body);
+      return;
+    }
     int64_t rejected = 0;
     std::string msg;
-    if (cfg_.protocol == Protocol::HttpProtobuf && !res.body.empty()) {
-      if (signal == Signal::Logs) {
-        opentelemetry::proto::collector::logs::v1::ExportLogsServiceResponse r;
-        if (r.ParseFromString(res.body) && r.has_partial_success()) {
-          rejected = r.partial_success().rejected_log_records();
-          msg = r.partial_success().error_message();
-        }
-      } else {
-        opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceResponse r;
-        if (r.ParseFromString(res.body) && r.has_partial_success()) {
-          rejected = r.partial_success().rejected_data_points();
-          msg = r.partial_success().error_message();
-        }
-      }
-    } else if (!res.body.empty()) {
+    if (!res.body.empty()) {
       auto j = nlohmann::json::parse(res.body, nullptr, false);
       if (j.is_object() && j.contains("partialSuccess") && j["partialSuccess"].is_object()) {
         const auto& ps = j["partialSuccess"];
@@ -141,12 +131,96 @@ void Exporter::attempt(Signal signal, const std::string& url, const std::string&
   throw SinkError(why);
 }
 
+// Partial success: the receiver accepted the request but rejected some items. Not retryable (per OTLP).
+void Exporter::report_partial_success(Signal signal, const std::string& target, const std::string& response) {
+  if (response.empty()) return;
+  int64_t rejected = 0;
+  std::string msg;
+  if (signal == Signal::Logs) {
+    opentelemetry::proto::collector::logs::v1::ExportLogsServiceResponse r;
+    if (r.ParseFromString(response) && r.has_partial_success()) {
+      rejected = r.partial_success().rejected_log_records();
+      msg = r.partial_success().error_message();
+    }
+  } else {
+    opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceResponse r;
+    if (r.ParseFromString(response) && r.has_partial_success()) {
+      rejected = r.partial_success().rejected_data_points();
+      msg = r.partial_success().error_message();
+    }
+  }
+  if (rejected > 0 || !msg.empty()) {
+    stats_.rejected += static_cast<uint64_t>(rejected);
+    if (log_)
+      log_->error("OTLP receiver {} rejected {} {}: {}", target, rejected,
+                  signal == Signal::Logs ? "log records" : "data points", msg);
+  }
+}
+
+std::pair<std::string, bool> grpc_target_of(const std::string& endpoint) {
+  std::string t = endpoint;
+  bool tls = false;
+  if (t.rfind("https://", 0) == 0) {
+    tls = true;
+    t = t.substr(8);
+  } else if (t.rfind("http://", 0) == 0) {
+    t = t.substr(7);
+  }
+  t = t.substr(0, t.find('/'));
+  if (tls && t.find(':') == std::string::npos) t += ":443";
+  return {t, tls};
+}
+
+void Exporter::attempt_grpc(Signal signal, const std::string& body) {
+  gcm_otlp_grpc_call_fn call;
+  try {
+    call = load_grpc_transport();
+  } catch (const std::runtime_error& e) {
+    throw SinkError(e.what());
+  }
+  const char* method = signal == Signal::Logs ? "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
+                                              : "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export";
+  std::vector<const char*> headers;
+  for (const auto& h : cfg_.headers) headers.push_back(h.c_str());
+  headers.push_back(nullptr);
+  std::string response(65536, '\0');
+  size_t response_len = 0;
+  char message[1024] = {};
+  int code = call(cfg_.grpc_target.c_str(), cfg_.grpc_tls ? 1 : 0, method, body.data(), body.size(),
+                  static_cast<long>(cfg_.timeout.count()), headers.data(), cfg_.gzip ? 1 : 0, response.data(),
+                  response.size(), &response_len, message, sizeof message);
+  ++stats_.requests;
+  if (code == 0) {
+    response.resize(std::min(response_len, response.size()));
+    report_partial_success(signal, cfg_.grpc_target, response);
+    return;
+  }
+  static const char* names[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+                                "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+                                "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+                                "UNAUTHENTICATED"};
+  std::string why = fmt::format("gRPC {} to {} failed: {} ({})", method, cfg_.grpc_target,
+                                code >= 0 && code <= 16 ? names[code] : "status " + std::to_string(code), message);
+  // The codes OTLP calls retryable: CANCELLED, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED, OUT_OF_RANGE,
+  // UNAVAILABLE, DATA_LOSS.
+  switch (code) {
+    case 1: case 4: case 8: case 10: case 11: case 14: case 15: throw RetryableError(why);
+    default: throw SinkError(why);
+  }
+}
+
 void Exporter::send(Signal signal, const google::protobuf::Message& request) {
   const std::string& url = signal == Signal::Logs ? cfg_.logs_url : cfg_.metrics_url;
   std::string body = cfg_.protocol == Protocol::HttpJson ? to_json(request) : request.SerializeAsString();
+  auto once = [&] {
+    if (cfg_.protocol == Protocol::Grpc)
+      attempt_grpc(signal, body);
+    else
+      attempt(signal, url, body);
+  };
   for (int retry = 0;; ++retry) {
     try {
-      attempt(signal, url, body);
+      once();
       return;
     } catch (const RetryableError& e) {
       if (retry >= cfg_.retry.retries) {
@@ -160,7 +234,7 @@ void Exporter::send(Signal signal, const google::protobuf::Message& request) {
       if (!sleep_unless_shutdown(std::chrono::duration<double>(delay))) {
         // Shutting down: one last immediate attempt, so a flush at exit still delivers when the receiver is back.
         try {
-          attempt(signal, url, body);
+          once();
           return;
         } catch (const RetryableError& last) {
           throw SinkError(fmt::format("{} (shutting down, not retried further)", last.what()));

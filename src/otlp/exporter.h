@@ -16,12 +16,14 @@
 
 namespace gcm::otlp {
 
-enum class Protocol { HttpProtobuf, HttpJson };
+enum class Protocol { HttpProtobuf, HttpJson, Grpc };
 enum class Signal { Logs, Metrics };
 
 struct ExporterConfig {
   std::string logs_url;     // full URL, e.g. http://127.0.0.1:4318/v1/logs
   std::string metrics_url;  // full URL, e.g. http://127.0.0.1:4318/v1/metrics
+  std::string grpc_target;  // host:port for Protocol::Grpc
+  bool grpc_tls = false;    // an https:// endpoint
   Protocol protocol = Protocol::HttpProtobuf;
   bool gzip = false;
   std::vector<std::string> headers;  // "Name: value"
@@ -44,6 +46,8 @@ class Exporter {
 
  private:
   void attempt(Signal signal, const std::string& url, const std::string& body);
+  void attempt_grpc(Signal signal, const std::string& body);
+  void report_partial_success(Signal signal, const std::string& target, const std::string& response);
   ExporterConfig cfg_;
   std::shared_ptr<spdlog::logger> log_;
   HttpClient http_;
@@ -52,6 +56,8 @@ class Exporter {
 
 // Joins a base endpoint and a signal path the way OTLP exporters do: "http://h:4318" + "v1/logs".
 std::string signal_url(const std::string& base, const std::string& path);
+// "http://host:4317/" -> ("host:4317", tls=false); "https://h" -> ("h:443", tls=true); "host:4317" as is.
+std::pair<std::string, bool> grpc_target_of(const std::string& endpoint);
 // Parses OTEL_EXPORTER_OTLP_HEADERS ("k1=v1,k2=v2", values URL-encoded) into "Name: value" lines.
 std::vector<std::string> parse_headers_env(const std::string& text);
 

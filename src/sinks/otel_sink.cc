@@ -6,11 +6,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "otlp/encode.h"
 #include "otlp/exporter.h"
+#include "otlp/grpc_loader.h"
 #include "sinks/sink.h"
 
 namespace gcm {
@@ -76,9 +78,20 @@ class OtelSink : public Sink {
     else if (protocol == "http/json")
       cfg.protocol = otlp::Protocol::HttpJson;
     else if (protocol == "grpc")
-      throw SinkUsageError("sink 'otel': protocol=grpc is not available in this build; use http/protobuf or http/json");
+      cfg.protocol = otlp::Protocol::Grpc;
     else
-      throw SinkUsageError(fmt::format("sink 'otel': protocol '{}' is not one of http/protobuf, http/json", protocol));
+      throw SinkUsageError(
+          fmt::format("sink 'otel': protocol '{}' is not one of http/protobuf, http/json, grpc", protocol));
+    if (cfg.protocol == otlp::Protocol::Grpc) {
+      // gRPC takes the endpoint as a target (no /v1/... paths); signal-specific endpoints, if set, must agree.
+      std::string grpc_endpoint = endpoint.empty() ? logs_url : endpoint;
+      std::tie(cfg.grpc_target, cfg.grpc_tls) = otlp::grpc_target_of(grpc_endpoint);
+      try {
+        otlp::load_grpc_transport();  // fail now, with the places tried, rather than at the first write
+      } catch (const std::runtime_error& e) {
+        throw SinkUsageError(fmt::format("sink 'otel': protocol=grpc: {}", e.what()));
+      }
+    }
 
     std::string compression = o.get_string("compression", env_or("OTEL_EXPORTER_OTLP_COMPRESSION", "none"));
     if (compression != "gzip" && compression != "none")
@@ -153,11 +166,12 @@ class OtelSink : public Sink {
 
 const bool registered = register_sink({
     "otel",
-    "OTLP over HTTP (protobuf or JSON): LOG records as log records, METRIC records as gauges/sums with attributes.",
+    "OTLP over HTTP (protobuf or JSON) or gRPC: LOG records as log records, METRIC records as gauges/sums with attributes.",
     {
         {"otel_endpoint", "str", "base URL; /v1/logs and /v1/metrics are appended", "$OTEL_EXPORTER_OTLP_ENDPOINT"},
         {"otel_timeout", "int", "seconds per request", "$OTEL_EXPORTER_OTLP_TIMEOUT or 10"},
-        {"protocol", "str", "http/protobuf or http/json", "$OTEL_EXPORTER_OTLP_PROTOCOL or http/protobuf"},
+        {"protocol", "str", "http/protobuf, http/json or grpc (endpoint http://HOST:4317)",
+         "$OTEL_EXPORTER_OTLP_PROTOCOL or http/protobuf"},
         {"compression", "str", "gzip or none", "$OTEL_EXPORTER_OTLP_COMPRESSION or none"},
         {"headers", "dict", "extra request headers, added to $OTEL_EXPORTER_OTLP_HEADERS", ""},
         {"log_resource_attributes", "dict", "resource attributes of logs (service.name=gcm and host.name added)", ""},

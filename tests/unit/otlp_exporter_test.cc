@@ -170,6 +170,34 @@ TEST(OtlpExporter, JsonGzipAndHeaders) {
   EXPECT_NE(rx.bodies[0].find("\"resourceLogs\""), std::string::npos);
 }
 
+TEST(OtlpExporter, GrpcTargets) {
+  EXPECT_EQ(otlp::grpc_target_of("http://localhost:4317/"), std::make_pair(std::string("localhost:4317"), false));
+  EXPECT_EQ(otlp::grpc_target_of("https://collector"), std::make_pair(std::string("collector:443"), true));
+  EXPECT_EQ(otlp::grpc_target_of("10.0.0.1:4317"), std::make_pair(std::string("10.0.0.1:4317"), false));
+}
+
+// Nothing listens on the port: UNAVAILABLE is retryable, so it is retried, then reported with the target.
+TEST(OtlpExporter, GrpcUnavailableIsRetriedThenReported) {
+  setenv("GCM_OTLP_GRPC_MODULE", GCM_GRPC_MODULE, 1);
+  otlp::ExporterConfig cfg;
+  cfg.protocol = otlp::Protocol::Grpc;
+  cfg.grpc_target = "127.0.0.1:1";
+  cfg.retry.retries = 1;
+  cfg.retry.initial_backoff_s = 0.01;
+  cfg.timeout = std::chrono::seconds(2);
+  otlp::Exporter ex(cfg, nullptr);
+  try {
+    ex.send(otlp::Signal::Logs, sample_logs());
+    FAIL();
+  } catch (const SinkError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("127.0.0.1:1"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("UNAVAILABLE"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("gave up after 1 retry"), std::string::npos) << msg;
+  }
+  EXPECT_EQ(ex.stats().retries, 1u);
+}
+
 TEST(OtlpExporter, SignalUrlAndRetryAfter) {
   EXPECT_EQ(otlp::signal_url("http://h:4318", "v1/logs"), "http://h:4318/v1/logs");
   EXPECT_EQ(otlp::signal_url("http://h:4318/", "v1/logs"), "http://h:4318/v1/logs");
