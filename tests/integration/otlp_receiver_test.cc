@@ -129,13 +129,12 @@ TEST(OtlpReceiver, MetricRecordsBecomeGaugesAndSumsWithAttributes) {
   SinkContext ctx;
   ctx.log = stderr_logger("test");
   ctx.retry.initial_backoff_s = 0.1;
-  for (const bool grpc : {false, true}) {
-  SCOPED_TRACE(grpc ? "grpc" : "http/protobuf");
-  std::vector<std::string> opts = {"metric_resource_attributes={'cluster': 'x'}"};
-  if (grpc) {
+  for (const std::string protocol : {"http/protobuf", "http/json", "grpc"}) {
+  SCOPED_TRACE(protocol);
+  std::vector<std::string> opts = {"metric_resource_attributes={'cluster': 'x'}", "protocol=" + protocol};
+  if (protocol == "grpc") {
     setenv("GCM_OTLP_GRPC_MODULE", GCM_GRPC_MODULE, 1);
     opts.push_back("otel_endpoint=" + rx.grpc_url);
-    opts.push_back("protocol=grpc");
   } else {
     opts.push_back("otel_endpoint=" + rx.http_url);
   }
