@@ -16,6 +16,7 @@
 #include "collectors/shared_options.h"
 #include "core/config.h"
 #include "core/logging.h"
+#include "gpu/nvml_library.h"
 #include "slurm/cluster_name.h"
 
 namespace gcm {
@@ -165,6 +166,10 @@ int gcm_main(int argc, char** argv) {
   } catch (const SinkUsageError& e) {
     log->warn("exiting on a usage error: {}", e.what());
     return usage_error(e.what());
+  } catch (const NvmlUnavailable& e) {
+    log->warn("{}: NVML is unavailable: {}", cmd->spec->name, e.what());
+    std::cerr << "Error: NVML is unavailable: " << e.what() << "\n";
+    return kExitNvmlUnavailable;
   } catch (const std::exception& e) {
     log->critical("{}: {}", cmd->spec->name, e.what());
     return 1;

@@ -1,0 +1,189 @@
+// gcm nvml_monitor: samples every GPU through NVML each --collect-interval for --push-interval seconds, then writes
+// per GPU the window's maximum with the GPU's Slurm job (LOG, DevicePlusJobMetrics) and the metric records
+// (IndexedDeviceMetrics with every extended field, HostMetrics, and the GpuJobInfo join series).
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "attribution/gpu_jobs.h"
+#include "collectors/collector.h"
+#include "core/json.h"
+#include "core/shutdown.h"
+#include "gpu/gpu_records.h"
+#include "gpu/gpu_sampler.h"
+
+namespace gcm {
+namespace {
+
+std::string short_hostname_without_maas() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  std::string h = buf;
+  for (size_t p; (p = h.find(".maas")) != std::string::npos;) h.erase(p, 5);
+  return h;
+}
+
+class NvmlMonitor : public Collector {
+ public:
+  explicit NvmlMonitor(OptionBinder& b) {
+    b.option("--push-interval", "push_interval", push_interval_,
+             "Seconds of sampling whose maximum is written as one record per GPU (the reference takes whole "
+             "seconds; fractions are accepted).")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    b.option("--collect-interval", "collect_interval", collect_interval_, "Seconds between two samples.")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    b.option("--nvml-library", "nvml_library", nvml_library_,
+             "Path of libnvidia-ml.so.1 (default: $GCM_NVML_LIBRARY, else the dynamic loader's search).");
+    b.option("--nvml-timeout", "nvml_timeout", nvml_timeout_s_,
+             "Seconds one NVML call may take before its GPU is reported not responding (lost after 3 rounds).")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    b.option("--path.procfs", "path_procfs", attribution_.procfs,
+             "Where /proc is mounted (process environments for job attribution, meminfo).")
+        ->capture_default_str();
+    b.option("--attribution", "attribution", attribution_.sources,
+             "GPU -> job sources in order: nvml-processes (the GPU's processes' Slurm environment), mapping-files "
+             "(one file per GPU index holding the job id).")
+        ->delimiter(',')
+        ->capture_default_str();
+    b.option("--gpu-job-mapping-dir", "gpu_job_mapping_dir", attribution_.mapping_dir,
+             "Directory of the mapping-files source (one file per GPU index, as written by a prolog).");
+    b.flag("--no-extended", "no_extended", no_extended_,
+           "Sample only the reference's fields (utilisation, memory, temperature, power, retired pages).");
+  }
+
+  std::vector<CollectorTask> tasks(const CollectorContext& ctx) override {
+    try {
+      check_attribution_sources(attribution_.sources);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("Invalid value for '--attribution': {}", e.what()));
+    }
+    if (std::find(attribution_.sources.begin(), attribution_.sources.end(), "mapping-files") !=
+            attribution_.sources.end() &&
+        attribution_.mapping_dir.empty())
+      throw UsageError("--attribution mapping-files needs --gpu-job-mapping-dir");
+    auto timeout = std::chrono::milliseconds(static_cast<int64_t>(nvml_timeout_s_ * 1000));
+    auto lib = NvmlLibrary::open(nvml_library_path(nvml_library_), timeout);
+    GpuSamplerOptions so;
+    so.call_timeout = timeout;
+    so.extended = !no_extended_;
+    sampler_ = std::make_unique<GpuSampler>(lib, so);
+    hostname_ = short_hostname_without_maas();
+    ctx.log->info("nvml_monitor: {} GPU(s), driver {}, library {}", sampler_->device_count(),
+                  sampler_->driver_version().empty() ? "unknown" : sampler_->driver_version(), lib->path());
+    for (const auto& m : lib->missing_symbols()) ctx.log->debug("nvml_monitor: the library has no {}", m);
+    return {
+        {"device_plus_job", &kDevicePlusJobMetrics,
+         [this](const CollectorContext& c, RecordOut& out) { sample_window(c, out); }},
+        {"device_metrics", &kIndexedDeviceMetrics,
+         [this](const CollectorContext&, RecordOut& out) {
+           for (const auto& r : window_) out.emit(r.metrics);
+         }},
+        {"host_metrics", &kHostMetrics,
+         [this](const CollectorContext& c, RecordOut& out) {
+           if (!window_valid_) return;
+           std::vector<Record> devices;
+           for (const auto& r : window_) devices.push_back(r.metrics);
+           out.emit(host_metrics_record(devices, read_ram_util(attribution_.procfs)));
+           (void)c;
+         }},
+        {"job_info", &kGpuJobInfo,
+         [this](const CollectorContext&, RecordOut& out) {
+           for (const auto& r : window_)
+             for (const auto& j : r.jobs) {
+               const Value& uuid = r.metrics.at("uuid");
+               out.emit(job_info_record(r.index, uuid.is_string() ? std::optional(uuid.as_string()) : std::nullopt, j));
+             }
+         }},
+    };
+  }
+
+ private:
+  struct WindowResult {
+    unsigned index = 0;
+    Record metrics;             // max over the window of the Ok samples, or the last state record when not Ok
+    std::vector<JobInfo> jobs;  // the last non-empty attribution in the window
+  };
+
+  // The reference's inner loop: sample every GPU, then sleep collect_interval, until push_interval has passed.
+  void sample_window(const CollectorContext& ctx, RecordOut& out) {
+    window_.clear();
+    window_valid_ = false;
+    unsigned n = sampler_->device_count();
+    std::vector<std::optional<Record>> acc(n);
+    std::vector<Record> last_state(n);
+    std::vector<bool> last_ok(n, false);
+    std::vector<std::vector<JobInfo>> jobs(n);
+    auto t0 = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    do {
+      std::vector<DeviceResult> results = sampler_->sample();
+      auto attributed = attribute_gpus(results, attribution_);
+      for (auto& r : results) {
+        if (r.sample.uuid) known_uuid_[r.index] = *r.sample.uuid;
+        auto known = known_uuid_.count(r.index) ? std::optional(known_uuid_[r.index]) : std::nullopt;
+        Record rec = device_metrics_record(r, hostname_, sampler_->driver_version(), known);
+        last_ok[r.index] = r.state == GpuState::Ok;
+        if (r.state == GpuState::Ok) {
+          if (acc[r.index])
+            max_merge(*acc[r.index], rec);
+          else
+            acc[r.index] = rec;
+        } else {
+          ctx.log->warn("nvml_monitor: [GPU# {}] {}: {}", r.index, to_string(r.state), r.detail);
+          last_state[r.index] = rec;
+        }
+        for (const auto& e : r.sample.errors) ctx.log->debug("nvml_monitor: [GPU# {}] {}", r.index, e);
+        if (auto it = attributed.find(r.index); it != attributed.end()) jobs[r.index] = it->second;
+      }
+      if (elapsed() >= push_interval_) break;
+      if (!sleep_unless_shutdown(std::chrono::duration<double>(collect_interval_))) break;
+    } while (elapsed() < push_interval_);
+
+    for (unsigned i = 0; i < n; ++i) {
+      WindowResult w;
+      w.index = i;
+      // Never stale values: a GPU whose last sample failed is reported by its state alone.
+      w.metrics = last_ok[i] && acc[i] ? *acc[i] : last_state[i];
+      w.jobs = jobs[i];
+      JobInfo job = w.jobs.empty() ? JobInfo{} : w.jobs.front();
+      Record log_rec = device_plus_job_record(w.metrics, job, i, hostname_);
+      if (ctx.log->should_log(spdlog::level::debug))
+        ctx.log->debug("nvml_monitor: [GPU# {}] {}", i, to_json(log_rec));
+      out.emit(log_rec);
+      window_.push_back(std::move(w));
+    }
+    window_valid_ = true;
+  }
+
+  double push_interval_ = 60;
+  double collect_interval_ = 10;
+  std::optional<std::string> nvml_library_;
+  double nvml_timeout_s_ = 5;
+  bool no_extended_ = false;
+  AttributionOptions attribution_;
+  std::unique_ptr<GpuSampler> sampler_;
+  std::string hostname_;
+  std::map<unsigned, std::string> known_uuid_;
+  std::vector<WindowResult> window_;
+  bool window_valid_ = false;
+};
+
+const bool kRegistered = register_collector({
+    "nvml_monitor",
+    "Sample every GPU through NVML (utilisation, memory, temperature, power, clocks, throttling, PCIe, NVLink, ECC, "
+    "retired pages, remapped rows, processes, MIG) and attribute each GPU to its Slurm job. Each NVML call has a "
+    "timeout; a hung or lost GPU is reported with gpu_up 0, never with stale values. Exit code 69 when NVML is "
+    "unavailable.",
+    90,
+    "nvml_monitor",
+    [](OptionBinder& b) -> std::unique_ptr<Collector> { return std::make_unique<NvmlMonitor>(b); },
+});
+
+}  // namespace
+}  // namespace gcm

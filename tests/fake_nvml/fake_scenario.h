@@ -1,0 +1,62 @@
+// The fake NVML's model of a host: devices described by a JSON scenario file. Values are constants or series (the
+// n-th read of a value returns the n-th element, then the last one), so counters grow and temperatures change
+// between samples; each NVML function can be made to fail, be slow or hang, on one device, after some calls.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fake_nvml {
+
+struct Fault {
+  int error = 0;         // NVML return code to answer with (0: none)
+  int64_t delay_ms = 0;  // sleep before answering
+  bool hang = false;     // never answer
+  int64_t after_calls = 0;  // the first `after_calls` calls behave normally
+};
+
+struct XidEvent {
+  unsigned long long xid = 0;
+  int64_t at_ms = 0;  // delivered once this long has passed since the device's events were registered
+  bool delivered = false;
+};
+
+// One GPU (or one MIG device, with `parent` set). Handles given to callers are pointers to these.
+struct Device {
+  Device* parent = nullptr;
+  unsigned index = 0;
+  nlohmann::json spec;  // the scenario's object for this device
+  std::vector<std::unique_ptr<Device>> mig;
+  std::vector<XidEvent> xids;
+  std::chrono::steady_clock::time_point events_registered_at{};
+  bool events_registered = false;
+
+  std::mutex m;                                   // guards the counters below
+  std::map<std::string, int64_t> reads;           // per value key
+  std::map<std::string, int64_t> calls;           // per function
+
+  // The value `key` (dotted path into spec) for this read: constant, or the next element of a series. Returns
+  // false when the scenario does not have it (the function then answers NOT_SUPPORTED).
+  bool read(const std::string& key, nlohmann::json* out);
+  // Counts a call of `function` and returns the fault configured for it (if it applies to this call).
+  Fault fault_for(const std::string& function);
+};
+
+struct Scenario {
+  nlohmann::json spec;
+  std::vector<std::unique_ptr<Device>> devices;
+  Device global;  // faults and counters of functions without a device (nvmlInit_v2, nvmlDeviceGetCount_v2, ...)
+};
+
+// Loads the scenario named by $GCM_FAKE_NVML_SCENARIO. Returns null (and prints why to stderr) on failure.
+// Scenarios are never freed: a thread that a test left sleeping in a "slow" call may still use one later.
+Scenario* load_scenario();
+
+}  // namespace fake_nvml
