@@ -78,13 +78,20 @@ const char* clock_name(unsigned type) {
 }  // namespace
 
 FAKE_NVML_EXPORT Return nvmlInit_v2() {
-  std::lock_guard<std::mutex> lk(g_mutex);
-  if (g_refcount == 0) {
-    Scenario* s = fake_nvml::load_scenario();  // reread at every first init: tests switch scenarios
+  Scenario* s = nullptr;
+  {
+    std::lock_guard<std::mutex> lk(g_mutex);
+    if (g_refcount > 0) {
+      ++g_refcount;
+      return nv::SUCCESS;
+    }
+    s = fake_nvml::load_scenario();  // reread at every first init: tests switch scenarios
     if (!s) return nv::ERROR_DRIVER_NOT_LOADED;
-    if (Return rc = apply_fault(s->global, "nvmlInit_v2")) return rc;
-    g_scenario.store(s);
   }
+  // A slow or hung init holds no lock, so an abandoned one does not wedge later tests in the same process.
+  if (Return rc = apply_fault(s->global, "nvmlInit_v2")) return rc;
+  std::lock_guard<std::mutex> lk(g_mutex);
+  if (g_refcount == 0) g_scenario.store(s);
   ++g_refcount;
   return nv::SUCCESS;
 }
