@@ -52,8 +52,14 @@ json gpu(int i) {
           {"processes", json::array({{{"pid", 100 + i}, {"used_memory", 4096}}, {{"pid", 200 + i}}})}};
 }
 
+// The fake's path: the build tree's, unless $GCM_FAKE_NVML says otherwise (the device check runs from elsewhere).
+std::string fake_path() {
+  const char* env = std::getenv("GCM_FAKE_NVML");
+  return env && *env ? env : GCM_FAKE_NVML;
+}
+
 std::shared_ptr<NvmlLibrary> open_fake(milliseconds timeout = milliseconds(2000)) {
-  return NvmlLibrary::open(GCM_FAKE_NVML, timeout);
+  return NvmlLibrary::open(fake_path(), timeout);
 }
 
 TEST(NvmlLibrary, MissingLibraryIsOneClearError) {
