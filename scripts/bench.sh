@@ -46,4 +46,19 @@ for args in "--help" "storage --once --cluster b --statvfs-patterns b=^/ --sink 
   printf '%-62s %9s ms %8s KiB  (%.1fx the start-up floor)\n' "gcm ${args%% --log-folder*}" "$w" "$r" \
     "$(awk -v a="$w" -v b="$base_w" 'BEGIN{print (b>0? a/b : 0)}')"
 done
+
+echo
+echo "== GPU sampling with the fake NVML (8 H100s, every field)"
+"$BUILD/bench/nvml_bench" --benchmark_min_time=0.5 --benchmark_format=console | tee "$WORK/nvml_bench.txt"
+# Whole-process: peak RSS after about 100, 1 000 and 5 000 samples of 8 GPUs must not grow with the sample count.
+export GCM_FAKE_NVML_SCENARIO="$ROOT/tests/fake_nvml/scenarios/h100x8.json" GCM_NVML_LIBRARY="$BUILD/fake_nvml/libnvidia-ml.so.1"
+for push in 0.15 1.5 7.5; do
+  rm -rf "$WORK/nvml_monitor_logs"
+  /usr/bin/time -v -o "$WORK/time.txt" "$BUILD/gcm" nvml_monitor --once --push-interval "$push" \
+    --collect-interval 0.001 --sink do_nothing --log-folder "$WORK" --log-level DEBUG >/dev/null 2>&1
+  n="$(grep -ho '[0-9]* sample(s) of' "$WORK"/nvml_monitor_logs/*.log | awk '{print $1}' | tail -1)"
+  awk -F': ' -v p="$push" -v n="$n" '/Maximum resident set size/{rss=$2} /User time/{u=$2} /System time/{s=$2}
+    END{printf "nvml_monitor --push-interval %-4s %5d samples of 8 GPUs: peak RSS %6d KiB, %.3f ms CPU per sample\n",
+        p, n, rss, (u+s)*1000/n}' "$WORK/time.txt"
+done
 rm -rf "$WORK"

@@ -121,7 +121,9 @@ class NvmlMonitor : public Collector {
     std::vector<std::vector<JobInfo>> jobs(n);
     auto t0 = std::chrono::steady_clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    int samples = 0;
     do {
+      ++samples;
       std::vector<DeviceResult> results = sampler_->sample();
       auto attributed = attribute_gpus(results, attribution_);
       for (auto& r : results) {
@@ -144,6 +146,7 @@ class NvmlMonitor : public Collector {
       if (elapsed() >= push_interval_) break;
       if (!sleep_unless_shutdown(std::chrono::duration<double>(collect_interval_))) break;
     } while (elapsed() < push_interval_);
+    ctx.log->debug("nvml_monitor: {} sample(s) of {} GPU(s) in {:.3f} s", samples, n, elapsed());
 
     for (unsigned i = 0; i < n; ++i) {
       WindowResult w;

@@ -60,10 +60,12 @@ bool sleep_unless_shutdown(std::chrono::duration<double> d) {
   using Clock = std::chrono::steady_clock;
   auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(d);
   while (!g_stop.load()) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    // Nanoseconds (ppoll), not poll's milliseconds: a sub-millisecond sleep must not round down to no sleep.
+    auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now()).count();
     if (left <= 0) return true;
     pollfd p{g_pipe[0], POLLIN, 0};
-    int rc = ::poll(&p, 1, static_cast<int>(left));
+    timespec ts{static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)};
+    int rc = ::ppoll(&p, 1, &ts, nullptr);
     if (rc < 0 && errno != EINTR) return !g_stop.load();
   }
   return false;
