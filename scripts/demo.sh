@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The demo: runs `gcm storage` once through each sink on this machine and shows what arrived.
+# The demo: runs `gcm storage` once through each sink on this machine and shows what arrived, then
+# `gcm nvml_monitor` on 8 fake H100s (the project's fake libnvidia-ml.so.1), one of them hung, scraped by Prometheus.
 #   stdout      -> printed as is
 #   file        -> JSON lines in a file
 #   prometheus  -> a running gcm serves /metrics, a real Prometheus scrapes it, PromQL answers come back
@@ -83,6 +84,47 @@ node -e '
     console.log("  resource "+JSON.stringify(rl.resource.attributes));
     for(const r of rl.scopeLogs[0].logRecords) console.log("    "+JSON.stringify(r.attributes));
   }' "$RX_OUT"
+
+section "gcm nvml_monitor on 8 fake H100s (tests/fake_nvml/scenarios/h100x8.json; GPU 7 made to hang)"
+# GPU 7 hangs in nvmlDeviceGetPowerUsage from its 3rd call on; GPU 0 runs a Slurm job (a real process whose
+# environment carries the job's variables, as slurmstepd would set them).
+SLURM_JOB_ID=4242 SLURM_JOB_USER=alice SLURM_JOB_ACCOUNT=ml SLURM_JOB_PARTITION=gpu SLURM_JOB_GPUS=0 \
+  GPU_DEVICE_ORDINAL=0 SLURM_CPUS_ON_NODE=12 sleep 600 &
+JOB_PID=$!
+PIDS+=("$JOB_PID")
+node -e '
+  const fs=require("fs"); const s=JSON.parse(fs.readFileSync(process.argv[1],"utf8"));
+  s.devices[0].processes=[{pid:+process.argv[2], used_memory: 8589934592}];
+  s.devices[7].delays={nvmlDeviceGetPowerUsage:{hang:true, after_calls:2}};
+  fs.writeFileSync(process.argv[3], JSON.stringify(s));' \
+  "$ROOT/tests/fake_nvml/scenarios/h100x8.json" "$JOB_PID" "$WORK/gpus.json"
+export GCM_FAKE_NVML_SCENARIO="$WORK/gpus.json" GCM_NVML_LIBRARY="$(cd "$BUILD" && pwd)/fake_nvml/libnvidia-ml.so.1"
+NVML_PORT="$(free_port)"
+"$GCM" nvml_monitor --push-interval 1 --collect-interval 0.5 --interval 1 --nvml-timeout 0.5 \
+  --sink prometheus -o "listen=127.0.0.1:$NVML_PORT" --log-folder "$WORK/logs" &
+PIDS+=($!)
+cat >> "$WORK/prometheus.yml" <<YAML
+  - job_name: gcm_nvml
+    static_configs: [{targets: ['127.0.0.1:$NVML_PORT']}]
+YAML
+kill -HUP "${PIDS[1]}" 2>/dev/null || true  # Prometheus rereads its config
+for _ in $(seq 1 150); do
+  if query 'gcm_gpu_up == 0' | grep -q '"result":\[{'; then break; fi
+  sleep 0.2
+done
+echo "PromQL answers from Prometheus:"
+for q in 'gcm_gpu_up' 'gcm_gpu_temperature_celsius' 'gcm_gpu_power_watts * on(gpu) group_left(job_id, user, account) gcm_gpu_job_info' \
+         'gcm_gpu_nvlink_crc_flit_errors_total > 0' 'gcm_gpu_clock_event_reasons > 0'; do
+  echo "  $q"
+  query "$q" | node -e '
+    let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{
+      const r=JSON.parse(s||"{}").data?.result||[];
+      if(!r.length) console.log("    (no result yet)");
+      for(const x of r){const {__name__,instance,job,...l}=x.metric;console.log("    "+JSON.stringify(l)+" = "+x.value[1]);}
+    });'
+done
+echo "the hung GPU in gcm's log:"
+grep -h "GPU# 7" "$WORK"/logs/nvml_monitor_logs/*.log | head -2 | sed 's/^/  /'
 
 section "done"
 echo "Everything the demo wrote is under $WORK"
