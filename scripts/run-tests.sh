@@ -22,7 +22,7 @@ ctest --test-dir "$BUILD" --output-on-failure -L integration || status=1
 echo "== sanitizer build: unit tests under AddressSanitizer + UndefinedBehaviorSanitizer ($ASAN)"
 cmake -S . -B "$ASAN" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \
   -DGCM_SANITIZE=ON -DGCM_BUILD_BENCH=OFF -DGCM_WERROR=ON >/dev/null
-ninja -C "$ASAN" -j "$JOBS" unit_tests fuzz_targets
+ninja -C "$ASAN" -j "$JOBS" unit_tests nvml_device_tests fuzz_targets
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$ASAN" --output-on-failure -L unit -j "$JOBS" || status=1
 
