@@ -1,16 +1,26 @@
 #include "attribution/gpu_jobs.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <stdexcept>
 
+#include "attribution/cgroup_jobs.h"
+#include "attribution/slurmd_local.h"
+
 namespace gcm {
 
+const std::vector<std::string>& attribution_source_names() {
+  static const std::vector<std::string> names = {"nvml-processes", "slurmd-local", "cgroup", "mapping-files"};
+  return names;
+}
+
 void check_attribution_sources(const std::vector<std::string>& sources) {
+  const auto& known = attribution_source_names();
   for (const auto& s : sources)
-    if (s != "nvml-processes" && s != "mapping-files")
+    if (std::find(known.begin(), known.end(), s) == known.end())
       throw std::invalid_argument("unknown attribution source '" + s +
-                                  "' (expected nvml-processes or mapping-files)");
+                                  "' (expected nvml-processes, slurmd-local, cgroup or mapping-files)");
 }
 
 std::vector<JobInfo> jobs_from_processes(const std::vector<GpuProcess>& processes, const std::string& procfs) {
@@ -41,23 +51,46 @@ std::optional<JobInfo> job_from_mapping_file(const std::string& dir, unsigned gp
 }
 
 std::map<unsigned, std::vector<JobInfo>> attribute_gpus(const std::vector<DeviceResult>& devices,
-                                                        const AttributionOptions& opts) {
+                                                        const AttributionOptions& opts,
+                                                        std::vector<std::string>* errors) {
   std::map<unsigned, std::vector<JobInfo>> out;
-  for (const auto& d : devices) {
-    for (const auto& source : opts.sources) {
-      std::vector<JobInfo> jobs;
-      if (source == "nvml-processes" && d.state == GpuState::Ok && d.sample.processes) {
-        jobs = jobs_from_processes(*d.sample.processes, opts.procfs);
+  auto unresolved = [&] {
+    for (const auto& d : devices)
+      if (!out.count(d.index)) return true;
+    return false;
+  };
+  auto take = [&](std::map<unsigned, std::vector<JobInfo>> found) {
+    for (auto& [gpu, jobs] : found)
+      if (!jobs.empty() && !out.count(gpu)) out[gpu] = std::move(jobs);
+  };
+  for (const auto& source : opts.sources) {
+    if (!unresolved()) break;
+    try {
+      if (source == "nvml-processes") {
+        std::map<unsigned, std::vector<JobInfo>> found;
+        for (const auto& d : devices)
+          if (d.state == GpuState::Ok && d.sample.processes && !out.count(d.index))
+            found[d.index] = jobs_from_processes(*d.sample.processes, opts.procfs);
+        take(std::move(found));
+      } else if (source == "slurmd-local") {
+        take(attribute_slurmd_local({opts.scontrol, opts.procfs, opts.command_timeout}));
+      } else if (source == "cgroup") {
+        take(attribute_cgroups(devices, {opts.procfs, opts.cgroupfs}));
       } else if (source == "mapping-files" && !opts.mapping_dir.empty()) {
-        if (auto j = job_from_mapping_file(opts.mapping_dir, d.index)) jobs.push_back(*j);
+        std::map<unsigned, std::vector<JobInfo>> found;
+        for (const auto& d : devices)
+          if (auto j = job_from_mapping_file(opts.mapping_dir, d.index)) found[d.index].push_back(*j);
+        take(std::move(found));
       }
-      if (!jobs.empty()) {
-        out[d.index] = std::move(jobs);
-        break;
-      }
+    } catch (const std::exception& e) {
+      if (errors) errors->push_back(source + ": " + e.what());
     }
   }
-  return out;
+  // Only GPUs this host has: a job's SLURM_JOB_GPUS may name indices that NVML does not show (a lost GPU).
+  std::map<unsigned, std::vector<JobInfo>> known;
+  for (const auto& d : devices)
+    if (auto it = out.find(d.index); it != out.end()) known[d.index] = std::move(it->second);
+  return known;
 }
 
 }  // namespace gcm

@@ -1,10 +1,13 @@
-// GPU -> Slurm job attribution from the GPU node itself. Sources (tried in the order given, the first that knows a
-// GPU's job wins for that GPU):
+// GPU -> Slurm job attribution on the GPU node. Sources, tried in the order given; for each GPU the first source
+// that knows its job wins:
 //   nvml-processes  the GPU's compute processes (all of them, not only the first) -> /proc/<pid>/environ
+//   slurmd-local    `scontrol listpids` -> each job's environment (SLURM_JOB_GPUS, ...): GPUs with no process too
+//   cgroup          the job cgroup of the GPU's processes; with cgroup v1 also the jobs' device allow-lists
 //   mapping-files   a directory with one file per GPU index holding the job id (the layout a prolog writes and
-//                   dcgm-exporter's --hpc-job-mapping-dir reads); finds jobs whose GPUs have no process yet
+//                   dcgm-exporter's --hpc-job-mapping-dir reads)
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,15 +20,22 @@ namespace gcm {
 struct AttributionOptions {
   std::vector<std::string> sources = {"nvml-processes"};
   std::string procfs = "/proc";
+  std::string cgroupfs = "/sys/fs/cgroup";
   std::string mapping_dir;  // for mapping-files
+  std::string scontrol = "scontrol";
+  std::chrono::milliseconds command_timeout{10000};
 };
 
-// Validates source names; throws std::invalid_argument naming an unknown one.
+// The source names, for help texts and validation.
+const std::vector<std::string>& attribution_source_names();
+// Throws std::invalid_argument naming an unknown source.
 void check_attribution_sources(const std::vector<std::string>& sources);
 
-// Jobs per GPU index, each GPU's jobs in order of first appearance (several jobs may share a GPU).
+// Jobs per GPU index, each GPU's jobs in order of first appearance (several jobs may share a GPU). A source that
+// fails (scontrol missing or timing out) is skipped; its error is appended to `errors` when given.
 std::map<unsigned, std::vector<JobInfo>> attribute_gpus(const std::vector<DeviceResult>& devices,
-                                                        const AttributionOptions& opts);
+                                                        const AttributionOptions& opts,
+                                                        std::vector<std::string>* errors = nullptr);
 
 // Jobs of one GPU from its processes' environments.
 std::vector<JobInfo> jobs_from_processes(const std::vector<GpuProcess>& processes, const std::string& procfs);

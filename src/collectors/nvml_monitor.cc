@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -46,9 +47,13 @@ class NvmlMonitor : public Collector {
     b.option("--path.procfs", "path_procfs", attribution_.procfs,
              "Where /proc is mounted (process environments for job attribution, meminfo).")
         ->capture_default_str();
+    b.option("--path.sysfs", "path_sysfs", sysfs_, "Where /sys is mounted (job cgroups under fs/cgroup).")
+        ->capture_default_str();
     b.option("--attribution", "attribution", attribution_.sources,
-             "GPU -> job sources in order: nvml-processes (the GPU's processes' Slurm environment), mapping-files "
-             "(one file per GPU index holding the job id).")
+             "GPU -> job sources, tried in order per GPU: nvml-processes (the Slurm environment of the GPU's "
+             "processes), slurmd-local (`scontrol listpids` and each job's SLURM_JOB_GPUS), cgroup (the job cgroup "
+             "of the GPU's processes; v1 device allow-lists), mapping-files (one file per GPU index holding the job "
+             "id).")
         ->delimiter(',')
         ->capture_default_str();
     b.option("--gpu-job-mapping-dir", "gpu_job_mapping_dir", attribution_.mapping_dir,
@@ -67,6 +72,7 @@ class NvmlMonitor : public Collector {
             attribution_.sources.end() &&
         attribution_.mapping_dir.empty())
       throw UsageError("--attribution mapping-files needs --gpu-job-mapping-dir");
+    attribution_.cgroupfs = sysfs_ + "/fs/cgroup";
     auto timeout = std::chrono::milliseconds(static_cast<int64_t>(nvml_timeout_s_ * 1000));
     auto lib = NvmlLibrary::open(nvml_library_path(nvml_library_), timeout);
     GpuSamplerOptions so;
@@ -125,7 +131,10 @@ class NvmlMonitor : public Collector {
     do {
       ++samples;
       std::vector<DeviceResult> results = sampler_->sample();
-      auto attributed = attribute_gpus(results, attribution_);
+      std::vector<std::string> attribution_errors;
+      auto attributed = attribute_gpus(results, attribution_, &attribution_errors);
+      for (const auto& e : attribution_errors)
+        if (reported_errors_.insert(e).second) ctx.log->warn("nvml_monitor: attribution source {}", e);
       for (auto& r : results) {
         if (r.sample.uuid) known_uuid_[r.index] = *r.sample.uuid;
         auto known = known_uuid_.count(r.index) ? std::optional(known_uuid_[r.index]) : std::nullopt;
@@ -173,6 +182,8 @@ class NvmlMonitor : public Collector {
   std::unique_ptr<GpuSampler> sampler_;
   std::string hostname_;
   std::map<unsigned, std::string> known_uuid_;
+  std::set<std::string> reported_errors_;  // each attribution failure is logged once, not every sample
+  std::string sysfs_ = "/sys";
   std::vector<WindowResult> window_;
   bool window_valid_ = false;
 };

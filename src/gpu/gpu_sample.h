@@ -29,6 +29,7 @@ struct MigDeviceSample {
 struct GpuSample {
   // Identity and static properties.
   std::optional<std::string> name, uuid, serial, pci_bus_id, vbios_version;
+  std::optional<int64_t> minor_number;  // N of /dev/nvidiaN
   // The reference's DeviceMetrics.
   std::optional<int64_t> gpu_util, mem_util, temperature, power_draw_mw, power_limit_mw;
   int64_t mem_used_percent = -1;  // the reference initialises it to -1 and keeps -1 when the call fails

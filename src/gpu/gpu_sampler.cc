@@ -36,6 +36,7 @@ void copy_static(const GpuSample& from, GpuSample& to) {
   to.serial = from.serial;
   to.pci_bus_id = from.pci_bus_id;
   to.vbios_version = from.vbios_version;
+  to.minor_number = from.minor_number;
 }
 
 }  // namespace

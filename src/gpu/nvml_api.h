@@ -127,6 +127,7 @@ struct Api {
   Return (*DeviceGetUUID)(Device, char*, unsigned int);
   Return (*DeviceGetSerial)(Device, char*, unsigned int);
   Return (*DeviceGetPciInfo)(Device, PciInfo*);
+  Return (*DeviceGetMinorNumber)(Device, unsigned int*);
   Return (*DeviceGetVbiosVersion)(Device, char*, unsigned int);
   Return (*DeviceGetUtilizationRates)(Device, Utilization*);
   Return (*DeviceGetMemoryInfo)(Device, Memory*);

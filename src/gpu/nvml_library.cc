@@ -43,6 +43,7 @@ void bind_all(Binder& b, nvml::Api& a) {
   b.bind(a.DeviceGetUUID, {"nvmlDeviceGetUUID"}, false);
   b.bind(a.DeviceGetSerial, {"nvmlDeviceGetSerial"}, false);
   b.bind(a.DeviceGetPciInfo, {"nvmlDeviceGetPciInfo_v3"}, false);
+  b.bind(a.DeviceGetMinorNumber, {"nvmlDeviceGetMinorNumber"}, false);
   b.bind(a.DeviceGetVbiosVersion, {"nvmlDeviceGetVbiosVersion"}, false);
   b.bind(a.DeviceGetUtilizationRates, {"nvmlDeviceGetUtilizationRates"}, false);
   b.bind(a.DeviceGetMemoryInfo, {"nvmlDeviceGetMemoryInfo"}, false);

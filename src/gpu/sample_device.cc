@@ -174,6 +174,7 @@ void sample_device(const NvmlLibrary& lib, nvml::Device d, CallWatch& watch, con
       pci.bus_id[sizeof(pci.bus_id) - 1] = '\0';
       out.pci_bus_id = std::string(pci.bus_id);
     }
+    out.minor_number = c.uint_value("nvmlDeviceGetMinorNumber", a.DeviceGetMinorNumber, d);
   }
 
   // The reference's DeviceMetrics, in its order.

@@ -180,6 +180,13 @@ FAKE_NVML_EXPORT Return nvmlDeviceGetPciInfo_v3(nv::Device h, nv::PciInfo* pci) 
   return nv::SUCCESS;
 }
 
+FAKE_NVML_EXPORT Return nvmlDeviceGetMinorNumber(nv::Device h, unsigned* minor) {
+  ENTER(h, "nvmlDeviceGetMinorNumber");
+  if (!minor) return nv::ERROR_INVALID_ARGUMENT;
+  if (read_uint(*dev(h), "minor_number", minor) != nv::SUCCESS) *minor = dev(h)->index;  // /dev/nvidia<index>
+  return nv::SUCCESS;
+}
+
 FAKE_NVML_EXPORT Return nvmlDeviceGetUtilizationRates(nv::Device h, nv::Utilization* u) {
   ENTER(h, "nvmlDeviceGetUtilizationRates");
   if (!u) return nv::ERROR_INVALID_ARGUMENT;

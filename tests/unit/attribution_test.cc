@@ -5,7 +5,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "attribution/cgroup_jobs.h"
 #include "attribution/gpu_jobs.h"
+#include "attribution/gpu_list.h"
+#include "attribution/slurmd_local.h"
 #include "attribution/job_info.h"
 
 namespace gcm {
@@ -109,6 +112,101 @@ TEST(Attribution, SourcesAreTriedInOrderPerGpu) {
   EXPECT_EQ(attribute_gpus(devices, o).count(1), 0u);
   EXPECT_THROW(check_attribution_sources({"cgroup-v3"}), std::invalid_argument);
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gcm
+
+namespace gcm {
+namespace {
+
+TEST(GpuList, IndicesRangesAndUuidsAsSlurmAndCudaWriteThem) {
+  EXPECT_EQ(parse_gpu_index_list("0,1,3"), (std::vector<unsigned>{0, 1, 3}));
+  EXPECT_EQ(parse_gpu_index_list("0-2,6"), (std::vector<unsigned>{0, 1, 2, 6}));
+  EXPECT_EQ(parse_gpu_index_list("GPU-8e1a,GPU-77"), (std::vector<unsigned>{}));
+  EXPECT_EQ(parse_gpu_index_list("1,1, 2"), (std::vector<unsigned>{1, 2}));
+  EXPECT_EQ(parse_gpu_index_list("0-4000000000"), (std::vector<unsigned>{}));  // absurd range: ignored
+}
+
+TEST(SlurmdLocal, ListpidsRowsSkipTheHeaderAndSlurmstepd) {
+  auto rows = parse_listpids("PID      JOBID    STEPID   LOCALID GLOBALID\n"
+                             "1234     56       0        0       0\n"
+                             "1200     -1       -        -       -\n"
+                             "1235     57       batch    0       0\n");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0], (std::pair<uint32_t, int64_t>{1234, 56}));
+  EXPECT_EQ(rows[1], (std::pair<uint32_t, int64_t>{1235, 57}));
+}
+
+TEST(SlurmdLocal, EveryJobOfTheNodeIncludingGpusWithoutProcesses) {
+  FakeProc proc;
+  proc.add(100, environ_of({"SLURM_JOB_ID=56", "SLURM_JOB_GPUS=0,1", "SLURM_JOB_USER=alice", "GPU_DEVICE_ORDINAL=0,1"}));
+  proc.add(200, environ_of({"HOME=/"}));  // a job whose first pid has no GPU variables (e.g. an extern step)
+  proc.add(201, environ_of({"SLURM_JOB_ID=57", "SLURM_JOB_GPUS=3", "SLURM_JOB_USER=bob"}));
+  std::string scontrol = proc.root() + "/scontrol";
+  std::ofstream(scontrol) << "#!/bin/sh\n[ \"$1\" = listpids ] || exit 3\n"
+                             "printf 'PID JOBID STEPID LOCALID GLOBALID\\n100 56 batch 0 0\\n"
+                             "999 56 0 0 0\\n200 57 extern 0 0\\n201 57 batch 0 0\\n'\n";
+  std::filesystem::permissions(scontrol, std::filesystem::perms::owner_all);
+  auto m = attribute_slurmd_local({scontrol, proc.root(), std::chrono::seconds(10)});
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[0][0].job_id, 56);
+  EXPECT_EQ(m[1][0].job_user, "alice");
+  EXPECT_EQ(m[3][0].job_id, 57);  // the pid 200 without GPUs did not stop the search (shelper's partial result)
+  EXPECT_EQ(m[3][0].job_user, "bob");
+}
+
+TEST(SlurmdLocal, AFailingScontrolIsAnErrorNamingIt) {
+  FakeProc proc;
+  std::string scontrol = proc.root() + "/scontrol";
+  std::ofstream(scontrol) << "#!/bin/sh\necho 'slurm_load_jobs error: Unable to contact slurm controller' >&2\nexit 1\n";
+  std::filesystem::permissions(scontrol, std::filesystem::perms::owner_all);
+  try {
+    attribute_slurmd_local({scontrol, proc.root(), std::chrono::seconds(10)});
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("listpids"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Unable to contact"), std::string::npos) << e.what();
+  }
+  // Through the resolver: the source is skipped, its error reported, the next source still answers.
+  std::ofstream(proc.root() + "/0") << "9\n";
+  AttributionOptions o;
+  o.sources = {"slurmd-local", "mapping-files"};
+  o.scontrol = scontrol;
+  o.mapping_dir = proc.root();
+  std::vector<DeviceResult> devices(1);
+  std::vector<std::string> errors;
+  auto m = attribute_gpus(devices, o, &errors);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].rfind("slurmd-local: ", 0), 0u) << errors[0];
+  EXPECT_EQ(m[0][0].job_id, 9);
+}
+
+TEST(Cgroup, JobOfAProcessFromV1AndV2Paths) {
+  EXPECT_EQ(job_id_from_cgroup_path("0::/system.slice/slurmstepd.scope/job_123/step_0/user/task_0"), 123);
+  EXPECT_EQ(job_id_from_cgroup_path("5:devices:/slurm/uid_1000/job_77/step_batch"), 77);
+  EXPECT_FALSE(job_id_from_cgroup_path("0::/user.slice/user-1000.slice/session-3.scope"));
+  FakeProc proc;
+  std::filesystem::create_directories(proc.root() + "/42");
+  std::ofstream(proc.root() + "/42/cgroup") << "12:pids:/\n0::/system.slice/slurmstepd.scope/job_9001/step_0/user\n";
+  EXPECT_EQ(job_id_of_process(proc.root(), 42), 9001);
+  EXPECT_FALSE(job_id_of_process(proc.root(), 43));
+}
+
+TEST(Cgroup, V1DeviceAllowListsAttributeGpusWithoutProcesses) {
+  EXPECT_EQ(nvidia_minors_in_devices_list("c 195:255 rwm\nc 195:2 rwm\nc 195:3 rw\nb 8:0 r\na *:* rwm\n"),
+            (std::vector<unsigned>{2, 3}));
+  FakeProc proc;
+  std::string job = proc.root() + "/cg/devices/slurm/uid_1000/job_55";
+  std::filesystem::create_directories(job);
+  std::ofstream(job + "/devices.list") << "c 195:255 rwm\nc 195:1 rwm\n";
+  std::vector<DeviceResult> devices(2);
+  devices[0].index = 0;
+  devices[1].index = 1;  // minor number unknown: the index stands in for it
+  auto m = attribute_cgroups(devices, {proc.root(), proc.root() + "/cg"});
+  EXPECT_EQ(m.count(0), 0u);
+  ASSERT_EQ(m.count(1), 1u);
+  EXPECT_EQ(m[1][0].job_id, 55);
 }
 
 }  // namespace
