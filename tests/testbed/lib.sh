@@ -106,6 +106,22 @@ wait_daemon() {
   done
 }
 
+# testbed_processes: pids of processes that belong to this testbed: its daemons and their slurmstepd (they carry
+# DAEMON_MARK) and job processes (a SLURM_JOB_ID and this testbed's SLURM_CONF), except this shell's ancestors.
+testbed_processes() {
+  local e p mine=" " pid=$$
+  while [ "$pid" -gt 1 ] 2>/dev/null; do
+    mine+="$pid "
+    pid=$(awk '{ print $4 }' "/proc/$pid/stat" 2>/dev/null || echo 0)
+  done
+  for e in $(grep -lzxF -e "$DAEMON_MARK" -e "SLURM_CONF=$SLURM_CONF" /proc/[0-9]*/environ 2>/dev/null || true); do
+    p=${e#/proc/}
+    p=${p%/environ}
+    [[ $mine != *" $p "* ]] || continue
+    if grep -qzxF -- "$DAEMON_MARK" "$e" 2>/dev/null || grep -qz '^SLURM_JOB_ID=' "$e" 2>/dev/null; then echo "$p"; fi
+  done
+}
+
 # no_jobs: slurmctld lists no job that is pending, running or completing.
 no_jobs() { [ -z "$(squeue -h -o %A 2>/dev/null || echo unknown)" ]; }
 

@@ -68,8 +68,7 @@ check "13 daemons are running" test "$(wc -l <<<"$pids")" = 13
 survivors=()
 for p in $pids; do if alive "$p"; then survivors+=("$p"); fi; done
 check "no daemon pid survives stop.sh" test "${#survivors[@]}" = 0
-check "no process carries the testbed mark" \
-  test -z "$(grep -lzxF -- "$DAEMON_MARK" /proc/[0-9]*/environ 2>/dev/null || true)"
+check "no daemon, slurmstepd or job process of the testbed is left" test -z "$(testbed_processes)"
 check "stop.sh again is a no-op success" "$TESTBED_SRC/stop.sh"
 trap - EXIT
 

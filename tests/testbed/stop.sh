@@ -68,16 +68,11 @@ stop_group 15 "$TB_RUN/slurmdbd.pid:slurmdbd"
 stop_group 30 "$TB_DB/mariadbd.pid:mariadbd"
 stop_group 5 "$TB_MUNGE/munged.pid:munged"
 
-# Safety net: any process still carrying this testbed's mark (a slurmstepd whose slurmd died first, a daemon whose
-# pid file was lost) is stopped by its pid as well.
-strays=()
-for e in $(grep -lzxF -- "$DAEMON_MARK" /proc/[0-9]*/environ 2>/dev/null || true); do
-  p=${e#/proc/}
-  strays+=("${p%/environ}")
-done
+# Safety net: any process of this testbed that is still there (a slurmstepd whose slurmd died first, a daemon whose
+# pid file was lost, a job process that escaped its slurmstepd) is stopped by its pid as well.
+mapfile -t strays < <(testbed_processes)
 if ((${#strays[@]})); then
-  # A stray slurmstepd's job processes do not carry the mark (jobs get the submitter's environment): take the
-  # whole process tree below each stray.
+  # and the whole process tree below each of them
   tree=$(ps -eo pid=,ppid=)
   frontier=("${strays[@]}")
   while ((${#frontier[@]})); do

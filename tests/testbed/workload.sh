@@ -62,7 +62,9 @@ sleep $HOUR")"
 # Short ones before the big pending job, which would otherwise hold them back until a backfill pass.
 record COMPLETED "$(submit alice -J quick -p gpu --time=5 --wrap "true")"
 record FAILED "$(submit bob -J crash -p gpu --time=5 --wrap "echo bad input >&2; exit 3")"
-CANCEL_RUNNING=$(submit root -J cancel-me -p gpu --time=5 --wrap "sleep $HOUR")
+# exec: no shell in between, so a cancel right after the start cannot orphan the sleep (proctrack/linuxproc only
+# kills what it finds in the job's process tree at that moment).
+CANCEL_RUNNING=$(submit root -J cancel-me -p gpu --time=5 --wrap "exec sleep $HOUR")
 CANCEL_PENDING=$(submit root -J never-ran -p gpu --begin=now+1hour --time=5 --wrap "true")
 record CANCELLED_RUNNING "$CANCEL_RUNNING"
 record CANCELLED_PENDING "$CANCEL_PENDING"
