@@ -15,6 +15,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # real peers for the integration tests and the demo
   prometheus curl time procps
+  # a real Slurm 22.05 cluster with accounting for the tests and the demo (tests/testbed/)
+  slurm-wlm slurmctld slurmd slurm-client slurmdbd slurmrestd munge mariadb-server
 )
 # Node.js runs the npm OTLP receiver. Images that ship their own Node.js (with npm) keep it; elsewhere Debian's.
 if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
