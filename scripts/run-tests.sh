@@ -17,7 +17,16 @@ status=0
 echo "== unit, golden and integration tests ($BUILD)"
 # Integration tests start real services (Prometheus, the OTLP receiver); they run one at a time.
 ctest --test-dir "$BUILD" --output-on-failure -L unit -j "$JOBS" || status=1
+
+echo "== Slurm testbed: its own self-test, then a testbed for the integration tests"
+bash tests/testbed/selftest.sh || status=1
+bash tests/testbed/start.sh || status=1
+trap 'bash tests/testbed/stop.sh >/dev/null 2>&1 || true' EXIT
+# shellcheck source=../tests/testbed/env.sh
+. tests/testbed/env.sh
 ctest --test-dir "$BUILD" --output-on-failure -L integration || status=1
+bash tests/testbed/stop.sh || status=1
+trap - EXIT
 
 echo "== sanitizer build: unit tests under AddressSanitizer + UndefinedBehaviorSanitizer ($ASAN)"
 cmake -S . -B "$ASAN" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \

@@ -73,7 +73,7 @@ std::map<unsigned, std::vector<JobInfo>> attribute_gpus(const std::vector<Device
             found[d.index] = jobs_from_processes(*d.sample.processes, opts.procfs);
         take(std::move(found));
       } else if (source == "slurmd-local") {
-        take(attribute_slurmd_local({opts.scontrol, opts.procfs, opts.command_timeout}));
+        take(attribute_slurmd_local({opts.scontrol, opts.procfs, opts.command_timeout, opts.slurm_node}));
       } else if (source == "cgroup") {
         take(attribute_cgroups(devices, {opts.procfs, opts.cgroupfs}));
       } else if (source == "mapping-files" && !opts.mapping_dir.empty()) {

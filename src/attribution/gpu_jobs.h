@@ -23,6 +23,7 @@ struct AttributionOptions {
   std::string cgroupfs = "/sys/fs/cgroup";
   std::string mapping_dir;  // for mapping-files
   std::string scontrol = "scontrol";
+  std::string slurm_node;  // for slurmd-local where several slurmd share a host
   std::chrono::milliseconds command_timeout{10000};
 };
 

@@ -59,6 +59,7 @@ std::vector<unsigned> job_gpus_from_environ(const Environ& env) {
 std::map<unsigned, std::vector<JobInfo>> attribute_slurmd_local(const SlurmdLocalOptions& opts) {
   CommandSpec spec;
   spec.argv = {opts.scontrol, "listpids"};
+  if (!opts.node.empty()) spec.argv.insert(spec.argv.end(), {"*", opts.node});
   spec.timeout = opts.timeout;
   CommandResult r = run_command(spec);
   if (!r.ok())

@@ -24,6 +24,9 @@ struct SlurmdLocalOptions {
   std::string scontrol = "scontrol";
   std::string procfs = "/proc";
   std::chrono::milliseconds timeout{10000};
+  // This node's Slurm name. Needed where several slurmd run on one host (scontrol cannot tell which is local);
+  // empty: scontrol asks the slurmd of this host.
+  std::string node;
 };
 
 // Jobs per GPU index. Throws std::runtime_error naming the command when scontrol fails.

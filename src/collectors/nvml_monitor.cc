@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -56,6 +57,9 @@ class NvmlMonitor : public Collector {
              "id).")
         ->delimiter(',')
         ->capture_default_str();
+    b.option("--slurm-node", "slurm_node", attribution_.slurm_node,
+             "This node's Slurm name, for slurmd-local where several slurmd share one host (default: "
+             "$SLURMD_NODENAME; else scontrol asks the local slurmd).");
     b.option("--gpu-job-mapping-dir", "gpu_job_mapping_dir", attribution_.mapping_dir,
              "Directory of the mapping-files source (one file per GPU index, as written by a prolog).");
     b.flag("--no-extended", "no_extended", no_extended_,
@@ -73,6 +77,8 @@ class NvmlMonitor : public Collector {
         attribution_.mapping_dir.empty())
       throw UsageError("--attribution mapping-files needs --gpu-job-mapping-dir");
     attribution_.cgroupfs = sysfs_ + "/fs/cgroup";
+    if (attribution_.slurm_node.empty())
+      if (const char* n = std::getenv("SLURMD_NODENAME")) attribution_.slurm_node = n;
     auto timeout = std::chrono::milliseconds(static_cast<int64_t>(nvml_timeout_s_ * 1000));
     auto lib = NvmlLibrary::open(nvml_library_path(nvml_library_), timeout);
     GpuSamplerOptions so;
