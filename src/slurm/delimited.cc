@@ -122,6 +122,13 @@ const DelimitedRow* DelimitedParser::feed(std::string_view line) {
       case RowLengthPolicy::Zip:
         if (fields_.size() > header_.size()) fields_.resize(header_.size());
         break;
+      case RowLengthPolicy::DropExtraSkipShort:
+        if (fields_.size() < header_.size()) {
+          ++skipped_;
+          return nullptr;
+        }
+        fields_.resize(header_.size());
+        break;
     }
   }
   ++rows_;

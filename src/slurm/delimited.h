@@ -32,6 +32,9 @@ enum class RowLengthPolicy {
   Error,  // throw DelimitedError naming the line (sacct_publish without --ignore-line-errors)
   Skip,   // drop the row and count it (parse_delimited's warning; sacct_publish --ignore-line-errors)
   Zip,    // keep it: missing fields read as absent, extra fields are dropped (sacctmgr, sinfo -O)
+  // parse_delimited's rule (§1.8): it zips each row with the header, so extra fields are dropped (sinfo -o %all
+  // ends some rows with a '|') and only short rows are skipped and counted.
+  DropExtraSkipShort,
 };
 
 struct DelimitedOptions {
@@ -92,7 +95,7 @@ class DelimitedParser {
 
   size_t lines() const { return line_number_; }
   size_t rows() const { return rows_; }
-  size_t skipped_rows() const { return skipped_; }       // RowLengthPolicy::Skip
+  size_t skipped_rows() const { return skipped_; }       // RowLengthPolicy::Skip and DropExtraSkipShort
   size_t mismatched_rows() const { return mismatched_; }  // every row of the wrong length, whatever the policy
 
  private:

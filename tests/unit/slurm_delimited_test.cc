@@ -72,6 +72,17 @@ TEST(SlurmDelimited, LengthMismatchPolicies) {
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(rows[1], (Views{"1", "2"}));
   EXPECT_EQ(rows[2], (Views{"1", "2", "3"})) << "extra fields are dropped";
+
+  DelimitedOptions reference;
+  reference.length_mismatch = RowLengthPolicy::DropExtraSkipShort;
+  rows.clear();
+  DelimitedParser pr(reference);
+  for_each_line(text, [&](std::string_view l) {
+    if (auto* r = pr.feed(l)) rows.push_back(fields_of(*r));
+  });
+  EXPECT_EQ(rows, (std::vector<Views>{{"1", "2", "3"}, {"1", "2", "3"}, {"4", "5", "6"}}));
+  EXPECT_EQ(pr.skipped_rows(), 1u);
+  EXPECT_EQ(pr.mismatched_rows(), 2u);
 }
 
 TEST(SlurmDelimited, SqueueStyleWithoutHeaderAndTrailingDelimiter) {
