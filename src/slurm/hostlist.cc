@@ -51,18 +51,15 @@ uint64_t saturating_mul(uint64_t a, uint64_t b) {
 
 uint64_t saturating_add(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
 
-// Adds one to the decimal number spelled by buf[begin, end), in place; returns the new end (999 -> 1000 grows the
-// number past its padding). Counting in the text is cheaper than formatting every value, which is what keeps
-// expansion at a few nanoseconds per host.
-size_t increment_digits(std::string& buf, size_t begin, size_t end) {
+// Adds one to the decimal number spelled by d[begin, end), in place. Returns false when it needs one more digit
+// (999 -> 1000): the caller then inserts the leading '1'. Counting in the text is cheaper than formatting every
+// value, which is what keeps expansion at a few nanoseconds per host.
+inline bool increment_digits(char* d, size_t begin, size_t end) {
   size_t i = end;
-  while (i > begin && buf[i - 1] == '9') buf[--i] = '0';
-  if (i == begin) {
-    buf.insert(begin, 1, '1');
-    return end + 1;
-  }
-  ++buf[i - 1];
-  return end;
+  while (i > begin && d[i - 1] == '9') d[--i] = '0';
+  if (i == begin) return false;
+  ++d[i - 1];
+  return true;
 }
 
 class Parser {
@@ -182,7 +179,8 @@ class Parser {
 
 // Expands groups[level..] of an item, buf holding the text before groups[level]. Each name is built once in buf:
 // the digits of the current number are incremented where they stand, and deeper levels append after them and
-// restore the length when done.
+// restore the length when done. The name is read through a local pointer and length so that the compiler need not
+// reload them from buf after every emit.
 template <typename Emit>
 void expand_level(const Hostlist::Item& item, size_t level, std::string& buf, Emit& emit) {
   const size_t base = buf.size();
@@ -193,13 +191,23 @@ void expand_level(const Hostlist::Item& item, size_t level, std::string& buf, Em
     append_padded(buf, r.lo, r.width);
     size_t digits_end = buf.size();
     buf.append(after);
+    char* name = buf.data();
+    size_t length = buf.size();
     for (uint64_t n = r.lo;; ++n) {
-      if (innermost)
-        emit(std::string_view(buf));
-      else
+      if (innermost) {
+        emit(std::string_view(name, length));
+      } else {
         expand_level(item, level + 1, buf, emit);
+        buf.resize(length);  // deeper levels restore the length, but may have moved the buffer
+        name = buf.data();
+      }
       if (n == r.hi) break;
-      digits_end = increment_digits(buf, base, digits_end);
+      if (!increment_digits(name, base, digits_end)) {
+        buf.insert(base, 1, '1');
+        ++digits_end;
+        name = buf.data();
+        length = buf.size();
+      }
     }
   }
   buf.resize(base);
