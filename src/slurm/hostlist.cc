@@ -96,6 +96,10 @@ class Parser {
  private:
   [[noreturn]] void fail(size_t at, std::string_view why) const { throw HostlistError(s_, at, why); }
 
+  static Hostlist::Span span(size_t begin, size_t end) {
+    return {static_cast<uint32_t>(begin), static_cast<uint32_t>(end - begin)};
+  }
+
   void skip_blanks() {
     while (pos_ < s_.size() && is_blank(s_[pos_])) ++pos_;
   }
@@ -108,7 +112,7 @@ class Parser {
       if (is_name_char(c)) {
         ++pos_;
       } else if (c == '[') {
-        item.texts.push_back(s_.substr(text_start, pos_ - text_start));
+        item.texts.push_back(span(text_start, pos_));
         item.groups.push_back(parse_group());
         text_start = pos_;
       } else if (c == ']') {
@@ -119,7 +123,7 @@ class Parser {
         fail(pos_, std::string("unexpected character '") + c + "'");
       }
     }
-    item.texts.push_back(s_.substr(text_start, pos_ - text_start));
+    item.texts.push_back(span(text_start, pos_));
     return item;
   }
 
@@ -182,9 +186,9 @@ class Parser {
 // restore the length when done. The name is read through a local pointer and length so that the compiler need not
 // reload them from buf after every emit.
 template <typename Emit>
-void expand_level(const Hostlist::Item& item, size_t level, std::string& buf, Emit& emit) {
+void expand_level(std::string_view text, const Hostlist::Item& item, size_t level, std::string& buf, Emit& emit) {
   const size_t base = buf.size();
-  const std::string_view after = item.texts[level + 1];
+  const std::string_view after = text.substr(item.texts[level + 1].pos, item.texts[level + 1].len);
   const bool innermost = level + 1 == item.groups.size();
   for (const auto& r : item.groups[level].ranges) {
     buf.resize(base);
@@ -197,7 +201,7 @@ void expand_level(const Hostlist::Item& item, size_t level, std::string& buf, Em
       if (innermost) {
         emit(std::string_view(name, length));
       } else {
-        expand_level(item, level + 1, buf, emit);
+        expand_level(text, item, level + 1, buf, emit);
         buf.resize(length);  // deeper levels restore the length, but may have moved the buffer
         name = buf.data();
       }
@@ -214,21 +218,22 @@ void expand_level(const Hostlist::Item& item, size_t level, std::string& buf, Em
 }
 
 template <typename Emit>
-void expand_items(const std::vector<Hostlist::Item>& items, Emit& emit) {
+void expand_items(std::string_view text, const std::vector<Hostlist::Item>& items, Emit& emit) {
   std::string buf;
   buf.reserve(64);
   for (const auto& item : items) {
-    buf.assign(item.texts[0]);
+    buf.assign(text.substr(item.texts[0].pos, item.texts[0].len));
     if (item.groups.empty())
       emit(std::string_view(buf));
     else
-      expand_level(item, 0, buf, emit);
+      expand_level(text, item, 0, buf, emit);
   }
 }
 
 // Does host[pos..] match groups[level..] of item (with the text before groups[level] already matched)?
-bool match_from(const Hostlist::Item& item, size_t level, std::string_view host, size_t pos) {
-  std::string_view text = item.texts[level];
+bool match_from(std::string_view hostlist, const Hostlist::Item& item, size_t level, std::string_view host,
+                size_t pos) {
+  std::string_view text = hostlist.substr(item.texts[level].pos, item.texts[level].len);
   if (host.substr(pos, text.size()) != text) return false;
   pos += text.size();
   if (level == item.groups.size()) return pos == host.size();
@@ -240,7 +245,7 @@ bool match_from(const Hostlist::Item& item, size_t level, std::string_view host,
     for (const auto& r : item.groups[level].ranges) {
       // The name's digits must be exactly the padded spelling of v, not merely the same value.
       if (v >= r.lo && v <= r.hi && len == std::max<size_t>(r.width, decimal_length(v)) &&
-          match_from(item, level + 1, host, pos + len))
+          match_from(hostlist, item, level + 1, host, pos + len))
         return true;
     }
   }
@@ -344,25 +349,27 @@ HostlistError::HostlistError(std::string_view hostlist, size_t position, std::st
       position_(position) {}
 
 Hostlist Hostlist::parse(std::string_view text, uint64_t max_hosts) {
+  if (text.size() > UINT32_MAX) throw HostlistError(text.substr(0, 64), 0, "longer than 4 GiB");
   Hostlist h;
-  h.items_ = Parser(text, max_hosts).parse(h.size_);
+  h.text_ = std::string(text);
+  h.items_ = Parser(h.text_, max_hosts).parse(h.size_);
   return h;
 }
 
 void Hostlist::for_each(const std::function<void(std::string_view)>& on_host) const {
-  expand_items(items_, on_host);
+  expand_items(text_, items_, on_host);
 }
 
 void Hostlist::append_to(std::vector<std::string>& out) const {
   out.reserve(out.size() + static_cast<size_t>(size_));
   auto push = [&out](std::string_view host) { out.emplace_back(host); };
-  expand_items(items_, push);
+  expand_items(text_, items_, push);
 }
 
 bool Hostlist::contains(std::string_view host) const {
   if (host.empty()) return false;
   for (const auto& item : items_) {
-    if (match_from(item, 0, host, 0)) return true;
+    if (match_from(text_, item, 0, host, 0)) return true;
   }
   return false;
 }

@@ -40,8 +40,8 @@ class HostlistError : public ParseError {
   size_t position_;
 };
 
-// A parsed hostlist: validated once, then expanded, counted or searched without re-parsing. It refers to the text
-// it was parsed from (string_views), so that text must outlive it.
+// A parsed hostlist: validated once, then expanded, counted or searched without re-parsing. It keeps its own copy
+// of the text, so it may outlive the string it was parsed from.
 class Hostlist {
  public:
   // Refuses lists that would expand to more than max_hosts names (a typo such as "n[0-999999999]" must not
@@ -72,13 +72,18 @@ class Hostlist {
   struct Group {
     std::vector<Range> ranges;
   };
+  // A piece of the hostlist's text, by position (not a view, so that copies and moves of Hostlist stay valid).
+  struct Span {
+    uint32_t pos = 0, len = 0;
+  };
   // texts.size() == groups.size() + 1: text, group, text, group, ..., text (texts may be empty).
   struct Item {
-    std::vector<std::string_view> texts;
+    std::vector<Span> texts;
     std::vector<Group> groups;
   };
 
  private:
+  std::string text_;
   std::vector<Item> items_;
   uint64_t size_ = 0;
 };

@@ -111,6 +111,21 @@ TEST(Hostlist, ForEachAndAppendAgree) {
   EXPECT_EQ(h.size(), 7u);
 }
 
+TEST(Hostlist, OutlivesItsSourceAndSurvivesCopies) {
+  Hostlist h = [] {
+    std::string source = "n[1-2],x";  // short: lives in the string's own small buffer, gone after return
+    return Hostlist::parse(source);
+  }();
+  Hostlist copy = h;
+  Hostlist moved = std::move(h);
+  for (const Hostlist* l : {&copy, &moved}) {
+    Names names;
+    l->append_to(names);
+    EXPECT_EQ(names, (Names{"n1", "n2", "x"}));
+    EXPECT_TRUE(l->contains("x"));
+  }
+}
+
 TEST(Hostlist, ContainsWithoutExpanding) {
   Hostlist h = Hostlist::parse("node[1-10],n[01-10],rack[1-2]-node[01-04],x[1-2]0,login");
   EXPECT_TRUE(h.contains("node10"));

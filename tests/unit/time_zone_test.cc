@@ -22,6 +22,41 @@ TEST(TimeZone, UtcByDefault) {
   EXPECT_EQ(utc.to_unix(12345), 12345);
 }
 
+// A TZif file written here: one transition at 1700000000 from UTC to +01:00, and the footer rule "ONE-1".
+std::string tiny_tzif(bool with_v2) {
+  auto be32 = [](std::string& out, uint32_t v) {
+    for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<char>((v >> s) & 0xff));
+  };
+  auto block = [&](int time_bytes) {
+    std::string b = std::string("TZif") + (with_v2 ? '2' : '\0') + std::string(15, '\0');
+    for (uint32_t c : {0u, 0u, 0u, 1u, 2u, 8u}) be32(b, c);  // isut, isstd, leap, time, type, chars
+    if (time_bytes == 8) be32(b, 0);
+    be32(b, 1700000000u);
+    b.push_back('\x01');                                            // the transition goes to type 1
+    be32(b, 0);  // type 0: UTC, not DST, abbreviation at 0
+    b += std::string("\0\0", 2);
+    be32(b, 3600);  // type 1: +01:00, abbreviation at 4
+    b += std::string("\0\x04", 2);
+    b += std::string("UTC\0ONE\0", 8);
+    return b;
+  };
+  std::string data = block(4);
+  if (with_v2) data += block(8) + "\nONE-1\n";
+  return data;
+}
+
+TEST(TimeZone, HandWrittenTzif) {
+  for (bool v2 : {false, true}) {
+    TimeZone z = TimeZone::from_tzif("tiny", tiny_tzif(v2));
+    EXPECT_EQ(z.name(), "tiny");
+    EXPECT_EQ(z.offset_at(0), 0) << v2;
+    EXPECT_EQ(z.offset_at(1699999999), 0) << v2;
+    EXPECT_EQ(z.offset_at(1700000000), 3600) << v2;
+    EXPECT_EQ(z.offset_at(4000000000), 3600) << v2 << ": the footer (v2) or the last type (v1) continues";
+    EXPECT_EQ(z.to_unix(1700000000 + 3600), 1700000000) << v2;
+  }
+}
+
 TEST(TimeZone, LosAngelesTransitions) {
   if (!have_zoneinfo()) GTEST_SKIP() << "no /usr/share/zoneinfo on this host";
   TimeZone la = TimeZone::load("America/Los_Angeles");
