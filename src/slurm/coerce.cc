@@ -25,6 +25,24 @@ std::optional<std::string> without_digit_separators(std::string_view s) {
   return out;
 }
 
+// The common start of Python's int() and float(): blanks trimmed, one sign taken off, '_' separators removed
+// (into storage). Returns whether the number is negative, or nullopt when a separator is misplaced.
+std::optional<bool> number_body(std::string_view& text, std::string& storage) {
+  text = trim(text);
+  bool negative = false;
+  if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
+    negative = text.front() == '-';
+    text.remove_prefix(1);
+  }
+  if (text.find('_') != std::string_view::npos) {
+    auto cleaned = without_digit_separators(text);
+    if (!cleaned) return std::nullopt;
+    storage = std::move(*cleaned);
+    text = storage;
+  }
+  return negative;
+}
+
 }  // namespace
 
 std::string_view trim(std::string_view value) {
@@ -39,23 +57,13 @@ bool is_null_like(std::string_view value) {
 }
 
 std::optional<int64_t> python_int(std::string_view text) {
-  text = trim(text);
-  bool negative = false;
-  if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
-    negative = text.front() == '-';
-    text.remove_prefix(1);
-  }
-  if (text.empty() || !is_digit(text.front())) return std::nullopt;
-  std::optional<std::string> digits;
-  if (text.find('_') != std::string_view::npos) {
-    digits = without_digit_separators(text);
-    if (!digits) return std::nullopt;
-    text = *digits;
-  }
+  std::string cleaned;
+  std::optional<bool> negative = number_body(text, cleaned);
+  if (!negative || text.empty() || !is_digit(text.front())) return std::nullopt;
   uint64_t magnitude = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), magnitude);
   if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  if (negative) {
+  if (*negative) {
     if (magnitude > static_cast<uint64_t>(INT64_MAX) + 1) return std::nullopt;
     return static_cast<int64_t>(0 - magnitude);
   }
@@ -64,21 +72,12 @@ std::optional<int64_t> python_int(std::string_view text) {
 }
 
 std::optional<double> python_float(std::string_view text) {
-  text = trim(text);
-  bool negative = false;
-  if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
-    negative = text.front() == '-';
-    text.remove_prefix(1);
-  }
+  std::string cleaned;
+  std::optional<bool> negative = number_body(text, cleaned);
   // from_chars would accept a second sign and "nan(...)" forms; Python accepts neither.
-  if (text.empty() || text.front() == '+' || text.front() == '-' || text.find('(') != std::string_view::npos)
+  if (!negative || text.empty() || text.front() == '+' || text.front() == '-' ||
+      text.find('(') != std::string_view::npos)
     return std::nullopt;
-  std::optional<std::string> cleaned;
-  if (text.find('_') != std::string_view::npos) {
-    cleaned = without_digit_separators(text);
-    if (!cleaned) return std::nullopt;
-    text = *cleaned;
-  }
   double v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   // A value beyond double's range is inf in Python (float("1e999") == inf); from_chars reports it as out of range.
@@ -89,7 +88,7 @@ std::optional<double> python_float(std::string_view text) {
   } else if (ec != std::errc() || end != text.data() + text.size()) {
     return std::nullopt;
   }
-  return negative ? -v : v;
+  return *negative ? -v : v;
 }
 
 int64_t strict_int(std::string_view text) {
