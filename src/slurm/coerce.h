@@ -37,6 +37,7 @@ int64_t strict_int(std::string_view text);
 int64_t non_negative_int(std::string_view text);
 
 // parse_scontrol_maxnodes: -1 unless every character is a digit ("UNLIMITED" -> -1, "" -> -1), else the number.
+// Digits beyond int64 throw ParseError (Python's integers had no bound).
 int64_t parse_scontrol_maxnodes(std::string_view text);
 
 // sinfo's CPUS(A/I/O/T) ("80/0/0/80"): allocated, idle, other, total. Throws ParseError.

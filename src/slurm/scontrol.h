@@ -65,8 +65,13 @@ class ScontrolParser {
   size_t line_number_ = 0, done_line_ = 0;
 };
 
-// A whole output at once; views into text (nothing copied).
+// A whole output at once; views into text (nothing copied), so text must outlive the records. A temporary string
+// is refused at compile time.
 std::vector<ScontrolRecord> parse_scontrol_records(std::string_view text);
+std::vector<ScontrolRecord> parse_scontrol_records(std::string&& text) = delete;
+inline std::vector<ScontrolRecord> parse_scontrol_records(const char* text) {  // literals live forever
+  return parse_scontrol_records(std::string_view(text));
+}
 
 // One `scontrol show config` line ("AccountingStoragePort   = 6819"): the text before the first '=' and after it,
 // both stripped; nullopt for lines without '=' ("Configuration data as of ...", section titles). The reference's
@@ -74,7 +79,9 @@ std::vector<ScontrolRecord> parse_scontrol_records(std::string_view text);
 std::optional<KeyValue> parse_config_line(std::string_view line);
 
 // Every pair of a `scontrol show config` output, in order (later sections may repeat a key; the reference keeps the
-// last). Views into text.
+// last). Views into text, which must outlive them.
 std::vector<KeyValue> parse_scontrol_config(std::string_view text);
+std::vector<KeyValue> parse_scontrol_config(std::string&& text) = delete;
+inline std::vector<KeyValue> parse_scontrol_config(const char* text) { return parse_scontrol_config(std::string_view(text)); }
 
 }  // namespace gcm::slurm

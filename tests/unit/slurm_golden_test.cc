@@ -132,7 +132,8 @@ TEST(SlurmGolden, ShelperArrayJobsInTwoBlocks) {
 
 TEST(SlurmGolden, ShelperRepeatedEntry) {
   REQUIRE_FIXTURE("shelper/scontrol_out_repeated_entry.txt");
-  auto records = parse_scontrol_records(read_fixture("shelper/scontrol_out_repeated_entry.txt"));
+  const std::string text = read_fixture("shelper/scontrol_out_repeated_entry.txt");
+  auto records = parse_scontrol_records(text);
   ASSERT_EQ(records.size(), 2u);
   std::set<std::string> hosts;
   for (const auto& r : records) {

@@ -50,6 +50,7 @@ TEST(SlurmCoerce, StrictIntegers) {
   EXPECT_EQ(parse_scontrol_maxnodes(""), -1);
   EXPECT_EQ(parse_scontrol_maxnodes("64"), 64);
   EXPECT_EQ(parse_scontrol_maxnodes("-5"), -1);
+  EXPECT_THROW(parse_scontrol_maxnodes("99999999999999999999"), ParseError);
 }
 
 TEST(SlurmCoerce, CpuStatesJobIdsAbbreviations) {
