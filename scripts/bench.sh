@@ -16,6 +16,17 @@ node -e '
   for(const n of ["BM_JsonLinesCompact","BM_StdoutPythonForm"]) console.log(`ratio ${n} / nlohmann baseline: ${(ips(n)/base).toFixed(2)}x`);
 ' "$WORK/sink_bench.txt"
 
+echo
+echo "== Slurm parsing: hostlist expansion of node[0001-9999]; 100 000 squeue-like rows vs a getline+std::string baseline"
+"$BUILD/bench/slurm_bench" --benchmark_min_time=0.5 --benchmark_format=console | tee "$WORK/slurm_bench.txt"
+node -e '
+  const t=require("fs").readFileSync(process.argv[1],"utf8");
+  const per=(n,u)=>{const m=t.match(new RegExp(n+"\\s.*"+u+"=([0-9.]+)([kMG]?)/s"));if(!m)return NaN;return +m[1]*({k:1e3,M:1e6,G:1e9}[m[2]]||1);};
+  for(const n of ["BM_HostlistExpandInto","BM_HostlistForEachView"]) console.log(`${n}: ${(1e9/per(n,"items_per_second")).toFixed(2)} ns/host (budget 10; GCM 225)`);
+  const ours=per("BM_DelimitedParserSqueue","items_per_second"), base=per("BM_BaselineGetlineSplit","items_per_second");
+  console.log(`delimited rows: ${(ours/1e6).toFixed(2)} M rows/s vs baseline ${(base/1e6).toFixed(2)} M rows/s: ${(ours/base).toFixed(1)}x`);
+' "$WORK/slurm_bench.txt"
+
 # median of RUNS whole-process runs: prints "wall_ms max_rss_kib"
 measure() {
   local walls=() rss=()
