@@ -1,17 +1,32 @@
 #include "attribution/gpu_jobs.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <stdexcept>
 
 #include "attribution/cgroup_jobs.h"
+#include "attribution/slurmctld_jobs.h"
 #include "attribution/slurmd_local.h"
 
 namespace gcm {
 
+namespace {
+
+std::string short_hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
+  std::string h = buf;
+  return h.substr(0, h.find('.'));
+}
+
+}  // namespace
+
 const std::vector<std::string>& attribution_source_names() {
-  static const std::vector<std::string> names = {"nvml-processes", "slurmd-local", "cgroup", "mapping-files"};
+  static const std::vector<std::string> names = {"nvml-processes", "slurmd-local", "slurmctld", "cgroup",
+                                                 "mapping-files"};
   return names;
 }
 
@@ -20,7 +35,7 @@ void check_attribution_sources(const std::vector<std::string>& sources) {
   for (const auto& s : sources)
     if (std::find(known.begin(), known.end(), s) == known.end())
       throw std::invalid_argument("unknown attribution source '" + s +
-                                  "' (expected nvml-processes, slurmd-local, cgroup or mapping-files)");
+                                  "' (expected nvml-processes, slurmd-local, slurmctld, cgroup or mapping-files)");
 }
 
 std::vector<JobInfo> jobs_from_processes(const std::vector<GpuProcess>& processes, const std::string& procfs) {
@@ -74,6 +89,14 @@ std::map<unsigned, std::vector<JobInfo>> attribute_gpus(const std::vector<Device
         take(std::move(found));
       } else if (source == "slurmd-local") {
         take(attribute_slurmd_local({opts.scontrol, opts.procfs, opts.command_timeout, opts.slurm_node}));
+      } else if (source == "slurmctld") {
+        SlurmctldOptions so;
+        so.scontrol = opts.scontrol;
+        so.node = opts.slurm_node.empty() ? short_hostname() : opts.slurm_node;
+        so.timeout = opts.command_timeout;
+        so.cache_file = opts.slurmctld_cache_file;
+        so.cache_duration = opts.slurmctld_cache_duration;
+        take(attribute_slurmctld(so));
       } else if (source == "cgroup") {
         take(attribute_cgroups(devices, {opts.procfs, opts.cgroupfs}));
       } else if (source == "mapping-files" && !opts.mapping_dir.empty()) {

@@ -2,6 +2,7 @@
 // that knows its job wins:
 //   nvml-processes  the GPU's compute processes (all of them, not only the first) -> /proc/<pid>/environ
 //   slurmd-local    `scontrol listpids` -> each job's environment (SLURM_JOB_GPUS, ...): GPUs with no process too
+//   slurmctld       `scontrol listpids`, then `scontrol show job -d <id>`: this node's GRES IDX, full metadata
 //   cgroup          the job cgroup of the GPU's processes; with cgroup v1 also the jobs' device allow-lists
 //   mapping-files   a directory with one file per GPU index holding the job id (the layout a prolog writes and
 //                   dcgm-exporter's --hpc-job-mapping-dir reads)
@@ -23,7 +24,9 @@ struct AttributionOptions {
   std::string cgroupfs = "/sys/fs/cgroup";
   std::string mapping_dir;  // for mapping-files
   std::string scontrol = "scontrol";
-  std::string slurm_node;  // for slurmd-local where several slurmd share a host
+  std::string slurm_node;  // slurmd-local where several slurmd share a host; slurmctld (default: short hostname)
+  std::string slurmctld_cache_file;
+  std::chrono::seconds slurmctld_cache_duration{0};
   std::chrono::milliseconds command_timeout{10000};
 };
 

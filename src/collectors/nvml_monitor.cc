@@ -52,7 +52,8 @@ class NvmlMonitor : public Collector {
         ->capture_default_str();
     b.option("--attribution", "attribution", attribution_.sources,
              "GPU -> job sources, tried in order per GPU: nvml-processes (the Slurm environment of the GPU's "
-             "processes), slurmd-local (`scontrol listpids` and each job's SLURM_JOB_GPUS), cgroup (the job cgroup "
+             "processes), slurmd-local (`scontrol listpids` and each job's SLURM_JOB_GPUS), slurmctld (`scontrol show "
+             "job -d` of this node's jobs: GRES indices and full metadata), cgroup (the job cgroup "
              "of the GPU's processes; v1 device allow-lists), mapping-files (one file per GPU index holding the job "
              "id).")
         ->delimiter(',')
@@ -60,6 +61,12 @@ class NvmlMonitor : public Collector {
     b.option("--slurm-node", "slurm_node", attribution_.slurm_node,
              "This node's Slurm name, for slurmd-local where several slurmd share one host (default: "
              "$SLURMD_NODENAME; else scontrol asks the local slurmd).");
+    b.option("--slurmctld-cache-file", "slurmctld_cache_file", attribution_.slurmctld_cache_file,
+             "Where the slurmctld source caches its answers (JSON, mode 0600); unset: no cache.");
+    b.option("--slurmctld-cache-duration", "slurmctld_cache_duration", slurmctld_cache_s_,
+             "Seconds a cached slurmctld answer is used before scontrol is asked again (0: no cache).")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     b.option("--gpu-job-mapping-dir", "gpu_job_mapping_dir", attribution_.mapping_dir,
              "Directory of the mapping-files source (one file per GPU index, as written by a prolog).");
     b.flag("--no-extended", "no_extended", no_extended_,
@@ -77,6 +84,7 @@ class NvmlMonitor : public Collector {
         attribution_.mapping_dir.empty())
       throw UsageError("--attribution mapping-files needs --gpu-job-mapping-dir");
     attribution_.cgroupfs = sysfs_ + "/fs/cgroup";
+    attribution_.slurmctld_cache_duration = std::chrono::seconds(slurmctld_cache_s_);
     if (attribution_.slurm_node.empty())
       if (const char* n = std::getenv("SLURMD_NODENAME")) attribution_.slurm_node = n;
     auto timeout = std::chrono::milliseconds(static_cast<int64_t>(nvml_timeout_s_ * 1000));
@@ -190,6 +198,7 @@ class NvmlMonitor : public Collector {
   std::map<unsigned, std::string> known_uuid_;
   std::set<std::string> reported_errors_;  // each attribution failure is logged once, not every sample
   std::string sysfs_ = "/sys";
+  int64_t slurmctld_cache_s_ = 0;
   std::vector<WindowResult> window_;
   bool window_valid_ = false;
 };

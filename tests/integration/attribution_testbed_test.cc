@@ -1,6 +1,8 @@
 // GPU -> job attribution on the live Slurm testbed (tests/testbed/): real jobs on a fake GPU node, slurmd sets
 // their SLURM_JOB_GPUS, the fake NVML reports one job's real pid as a GPU process, and each source must attribute
-// each GPU to the right job; the job without a GPU process is still found by slurmd-local and mapping-files.
+// each GPU to the right job; the job without a GPU process is still found by slurmd-local, slurmctld and
+// mapping-files. (The cgroup source needs job cgroups, which this testbed's proctrack/linuxproc does not make; it
+// is tested on cgroup trees in tests/unit/attribution_test.cc.)
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -121,7 +123,7 @@ TEST(AttributionOnTestbed, EverySourceAttributesEachGpuToItsJob) {
   auto by_process = jobs_by_gpu("nvml-processes");
   EXPECT_EQ(by_process[a.gpus[0]], a.id);
   EXPECT_EQ(by_process[b.gpus[0]], -1) << "no process on job b's GPU, so no job from processes";
-  for (const char* source : {"slurmd-local", "mapping-files"}) {
+  for (const char* source : {"slurmd-local", "slurmctld", "mapping-files"}) {
     auto m = jobs_by_gpu(source);
     EXPECT_EQ(m[a.gpus[0]], a.id) << source;
     EXPECT_EQ(m[b.gpus[0]], b.id) << source << ": the idle GPU's job";

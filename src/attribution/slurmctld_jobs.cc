@@ -1,0 +1,174 @@
+#include "attribution/slurmctld_jobs.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "attribution/slurmd_local.h"
+#include "core/subprocess.h"
+#include "slurm/coerce.h"
+#include "slurm/gres.h"
+#include "slurm/hostlist.h"
+#include "slurm/scontrol.h"
+
+namespace gcm {
+namespace {
+
+std::optional<std::string> str(std::optional<std::string_view> v) {
+  if (!v || v->empty() || slurm::is_null_like(*v)) return std::nullopt;
+  return std::string(*v);
+}
+
+std::optional<int64_t> num(std::optional<std::string_view> v) {
+  if (!v) return std::nullopt;
+  return slurm::python_int(*v);
+}
+
+bool host_in(std::string_view list, std::string_view host) {
+  try {
+    return slurm::hostlist_contains(list, host);
+  } catch (const std::exception&) {
+    return false;  // a malformed list names no host
+  }
+}
+
+JobInfo job_of_block(const slurm::ScontrolRecord& r) {
+  JobInfo j;
+  j.job_id = num(r.get("JobId")).value_or(-1);
+  j.job_name = str(r.get("JobName"));
+  if (auto u = r.get("UserId")) j.job_user = std::string(u->substr(0, u->find('(')));
+  j.job_account = str(r.get("Account"));
+  j.job_partition = str(r.get("Partition"));
+  j.job_qos = str(r.get("QOS"));
+  j.job_num_nodes = num(r.get("NumNodes"));
+  j.array_job_id = num(r.get("ArrayJobId"));
+  j.array_task_id = num(r.get("ArrayTaskId"));  // "28-59%100" names many tasks: null
+  return j;
+}
+
+nlohmann::json to_cache(const std::map<unsigned, std::vector<JobInfo>>& m) {
+  nlohmann::json out = nlohmann::json::object();
+  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  for (const auto& [gpu, jobs] : m) {
+    auto& list = out[std::to_string(gpu)] = nlohmann::json::array();
+    for (const auto& j : jobs)
+      list.push_back({{"job_id", j.job_id}, {"job_name", opt(j.job_name)}, {"user", opt(j.job_user)},
+                      {"account", opt(j.job_account)}, {"partition", opt(j.job_partition)}, {"qos", opt(j.job_qos)},
+                      {"num_nodes", opt(j.job_num_nodes)}, {"array_job_id", opt(j.array_job_id)},
+                      {"array_task_id", opt(j.array_task_id)}});
+  }
+  return out;
+}
+
+std::map<unsigned, std::vector<JobInfo>> from_cache(const nlohmann::json& in) {
+  std::map<unsigned, std::vector<JobInfo>> m;
+  auto s = [](const nlohmann::json& v) { return v.is_string() ? std::optional(v.get<std::string>()) : std::nullopt; };
+  auto n = [](const nlohmann::json& v) { return v.is_number() ? std::optional(v.get<int64_t>()) : std::nullopt; };
+  for (const auto& [gpu, jobs] : in.items())
+    for (const auto& j : jobs) {
+      JobInfo ji;
+      ji.job_id = j.at("job_id").get<int64_t>();
+      ji.job_name = s(j["job_name"]);
+      ji.job_user = s(j["user"]);
+      ji.job_account = s(j["account"]);
+      ji.job_partition = s(j["partition"]);
+      ji.job_qos = s(j["qos"]);
+      ji.job_num_nodes = n(j["num_nodes"]);
+      ji.array_job_id = n(j["array_job_id"]);
+      ji.array_task_id = n(j["array_task_id"]);
+      m[static_cast<unsigned>(std::stoul(gpu))].push_back(std::move(ji));
+    }
+  return m;
+}
+
+std::optional<std::map<unsigned, std::vector<JobInfo>>> read_fresh_cache(const SlurmctldOptions& o) {
+  if (o.cache_file.empty() || o.cache_duration.count() <= 0) return std::nullopt;
+  struct stat st{};
+  if (::stat(o.cache_file.c_str(), &st) != 0) return std::nullopt;
+  if (::time(nullptr) - st.st_mtime > o.cache_duration.count()) return std::nullopt;
+  try {
+    std::ifstream in(o.cache_file);
+    return from_cache(nlohmann::json::parse(in));
+  } catch (const std::exception&) {
+    return std::nullopt;  // a damaged cache is only a miss
+  }
+}
+
+// Written to a temporary file and renamed, so a reader never sees half a cache; the directory is private (0700:
+// shelper's 0600 directory had no search permission).
+void write_cache(const SlurmctldOptions& o, const std::map<unsigned, std::vector<JobInfo>>& m) {
+  if (o.cache_file.empty() || o.cache_duration.count() <= 0) return;
+  std::filesystem::path p(o.cache_file);
+  std::error_code ec;
+  if (p.has_parent_path()) {
+    std::filesystem::create_directories(p.parent_path(), ec);
+  }
+  std::string tmp = o.cache_file + ".tmp" + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  std::string text = to_cache(m).dump();
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), o.cache_file.c_str()) != 0) ::unlink(tmp.c_str());
+}
+
+std::string run(const SlurmctldOptions& o, std::vector<std::string> argv) {
+  CommandSpec spec;
+  spec.argv = std::move(argv);
+  spec.timeout = o.timeout;
+  CommandResult r = run_command(spec);
+  if (!r.ok()) throw std::runtime_error(describe_failure(spec, r));
+  return r.out;
+}
+
+}  // namespace
+
+std::map<unsigned, std::vector<JobInfo>> gpus_from_job_blocks(std::string_view text, std::string_view host) {
+  std::map<unsigned, std::vector<JobInfo>> out;
+  for (const slurm::ScontrolRecord& r : slurm::parse_scontrol_records(text)) {
+    auto nodelist = r.get("NodeList");
+    if (!nodelist || !host_in(*nodelist, host)) continue;
+    JobInfo job = job_of_block(r);
+    // Detail lines pair Nodes= with the GRES= that follows it.
+    std::set<int> gpus;
+    bool this_node = false;
+    for (const auto& kv : r.fields) {
+      if (kv.key == "Nodes") this_node = host_in(kv.value, host);
+      if (kv.key == "GRES" && this_node) {
+        try {
+          for (int i : slurm::gres_indices(slurm::parse_gres_list(kv.value))) gpus.insert(i);
+        } catch (const std::exception&) {
+          for (int i : slurm::shelper_gres_indices(kv.value)) gpus.insert(i);
+        }
+      }
+    }
+    for (int g : gpus) out[static_cast<unsigned>(g)].push_back(job);
+  }
+  return out;
+}
+
+std::map<unsigned, std::vector<JobInfo>> attribute_slurmctld(const SlurmctldOptions& o) {
+  if (o.node.empty()) throw std::runtime_error("the slurmctld source needs this node's Slurm name (--slurm-node)");
+  if (auto cached = read_fresh_cache(o)) return *cached;
+  std::set<int64_t> seen;
+  std::vector<int64_t> jobs;
+  for (auto [pid, job] : parse_listpids(run(o, {o.scontrol, "listpids", "*", o.node})))
+    if (seen.insert(job).second) jobs.push_back(job);
+  std::map<unsigned, std::vector<JobInfo>> out;
+  for (int64_t job : jobs) {
+    std::string text = run(o, {o.scontrol, "show", "job", "-d", std::to_string(job)});
+    for (auto& [gpu, infos] : gpus_from_job_blocks(text, o.node))
+      for (auto& j : infos) out[gpu].push_back(std::move(j));
+  }
+  write_cache(o, out);
+  return out;
+}
+
+}  // namespace gcm
