@@ -78,12 +78,20 @@ struct AttributionFixture {
         env += "SLURM_JOB_ID=" + std::to_string(5000 + g) + '\0' + "SLURM_JOB_GPUS=" + std::to_string(g) + '\0' +
                "GPU_DEVICE_ORDINAL=" + std::to_string(g) + '\0' + "SLURM_JOB_USER=alice" + '\0';
         std::ofstream(root + "/proc/" + std::to_string(pid) + "/environ") << env;
+        std::ofstream(root + "/proc/" + std::to_string(pid) + "/cgroup")
+            << "0::/system.slice/slurmstepd.scope/job_" << 5000 + g << "/step_0/user/task_0\n";
+        listpids += std::to_string(pid) + " " + std::to_string(5000 + g) + " 0 0 0\n";
         devices[g].sample.processes->push_back({pid, {}});
       }
       std::filesystem::create_directories(root + "/map");
       std::ofstream(root + "/map/" + std::to_string(g)) << 5000 + g << "\n";
     }
+    // A fake scontrol: what slurmd-local costs beyond scontrol itself (a real one adds an RPC to slurmd).
+    std::ofstream(root + "/listpids.txt") << listpids;
+    std::ofstream(root + "/scontrol") << "#!/bin/sh\nexec cat " << root << "/listpids.txt\n";
+    std::filesystem::permissions(root + "/scontrol", std::filesystem::perms::owner_all);
   }
+  std::string listpids = "PID JOBID STEPID LOCALID GLOBALID\n";
   ~AttributionFixture() { std::filesystem::remove_all(root); }
 };
 
@@ -93,6 +101,8 @@ void BM_AttributeEightGpus(benchmark::State& state, const char* source) {
   o.sources = {source};
   o.procfs = f.root + "/proc";
   o.mapping_dir = f.root + "/map";
+  o.cgroupfs = f.root + "/nonexistent";
+  o.scontrol = f.root + "/scontrol";
   for (auto _ : state) {
     auto m = attribute_gpus(f.devices, o);
     if (m.size() != 8) state.SkipWithError("attribution incomplete");
@@ -102,6 +112,8 @@ void BM_AttributeEightGpus(benchmark::State& state, const char* source) {
 }
 BENCHMARK_CAPTURE(BM_AttributeEightGpus, nvml_processes, "nvml-processes");
 BENCHMARK_CAPTURE(BM_AttributeEightGpus, mapping_files, "mapping-files");
+BENCHMARK_CAPTURE(BM_AttributeEightGpus, cgroup, "cgroup");
+BENCHMARK_CAPTURE(BM_AttributeEightGpus, slurmd_local_with_a_fake_scontrol, "slurmd-local")->UseRealTime();
 
 }  // namespace
 }  // namespace gcm
