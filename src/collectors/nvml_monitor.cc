@@ -59,8 +59,9 @@ class NvmlMonitor : public Collector {
         ->delimiter(',')
         ->capture_default_str();
     b.option("--slurm-node", "slurm_node", attribution_.slurm_node,
-             "This node's Slurm name, for slurmd-local where several slurmd share one host (default: "
-             "$SLURMD_NODENAME; else scontrol asks the local slurmd).");
+             "This node's Slurm name (default: $SLURMD_NODENAME): slurmd-local needs it where several slurmd "
+             "share one host (else scontrol asks the local slurmd); slurmctld matches job nodes against it (else "
+             "the short hostname).");
     b.option("--slurmctld-cache-file", "slurmctld_cache_file", attribution_.slurmctld_cache_file,
              "Where the slurmctld source caches its answers (JSON, mode 0600); unset: no cache.");
     b.option("--slurmctld-cache-duration", "slurmctld_cache_duration", slurmctld_cache_s_,
