@@ -1,36 +1,194 @@
-// `health_checks` (and `gcm health_checks`): the health-check command tree. The checks themselves are not part of
-// this build yet; the entry point exists so that the second program name and its help work from the start.
+// `health_checks` (and `gcm health_checks`): the health-check command tree. Every check registered in
+// src/health/checks/ becomes `health_checks <group> <check> CLUSTER TYPE [options]` (or `<check> CLUSTER TYPE`)
+// with the reference's common options, a [health_checks.<group>.<check>] config table (parent tables fill what the
+// check's own table does not) and the killswitch file of --features-config.
 #include <iostream>
+#include <map>
 
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 
 #include "app/commands.h"
+#include "app/option_binder.h"
+#include "core/config.h"
+#include "core/logging.h"
+#include "health/check.h"
 
 namespace gcm {
 
+namespace {
+
+using health::CheckRun;
+using health::HealthCheckSpec;
+
+const std::vector<std::string> kDefaultConfigPaths = {"/etc/fb-healthchecks/config.toml"};
+
+struct CheckCommand {
+  const HealthCheckSpec* spec = nullptr;
+  CLI::App* app = nullptr;
+  std::unique_ptr<OptionBinder> binder;
+  std::optional<std::string> cluster, type;
+  std::string log_level = "INFO";
+  std::string log_folder = "healthchecks";
+  std::string sink = "do_nothing";
+  std::vector<std::string> sink_opts;
+  bool verbose_out = false;
+  bool heterogeneous = false;
+  bool log_stdout = false;
+  int64_t timeout = 300;
+  std::unique_ptr<health::HealthCheck> check;
+};
+
+void add_common_options(CheckCommand& c) {
+  OptionBinder& b = *c.binder;
+  b.option("cluster", "cluster", c.cluster, "Cluster name (telemetry cluster and derived_cluster).");
+  b.option("type", "type", c.type,
+           "How the check runs: prolog, epilog (job id from SLURM_JOB_ID, GPUs from SLURM_JOB_GPUS), nagios or "
+           "app (stdout line with the message).")
+      ->check(CLI::IsMember({"prolog", "epilog", "nagios", "app"}));
+  b.option("--log-level", "log_level", c.log_level, "DEBUG, INFO, WARNING, ERROR or CRITICAL.")->capture_default_str();
+  b.option("--log-folder", "log_folder", c.log_folder,
+           "Logs go to <log-folder>/<type>_logs/<hostname>.log (rotated at 1 MiB, 2 backups).")
+      ->capture_default_str();
+  b.flag("--stdout", "stdout", c.log_stdout, "Write internal logs to stdout instead of the log file.");
+  b.option("--sink", "sink", c.sink, "Where the telemetry record goes: stdout, file, otel, prometheus, do_nothing.")
+      ->capture_default_str();
+  b.option("-o,--sink-opt", "sink_opts", c.sink_opts, "Sink option key=value; repeat for several.");
+  b.flag("--verbose-out", "verbose_out", c.verbose_out, "Always print the result line, with its message.");
+  b.flag("--heterogeneous-cluster-v1", "heterogeneous_cluster_v1", c.heterogeneous,
+         "derived_cluster = CLUSTER.<hostname up to its first '-'>.");
+  if (c.spec->has_timeout)
+    b.option("--timeout", "timeout", c.timeout, "Seconds each external command may run.")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+}
+
+int fail(const std::string& msg, int code) {
+  std::cerr << "Error: " << msg << "\n";
+  return code;
+}
+
+}  // namespace
+
 int health_checks_main(int argc, char** argv) {
   CLI::App app{"GCM health checks: run as Slurm prolog/epilog, Nagios check or from an application. Exit codes: "
-               "0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN."};
+               "0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN. Usage: health_checks <group> <check> CLUSTER TYPE "
+               "[options]."};
   app.name("health_checks");
-  app.footer(fmt::format("GCM Version: {}\nNo health check is included in this build yet.", GCM_VERSION));
-  std::string config;
-  app.add_option("--config", config, "TOML config file with [health_checks.<group>.<check>] tables");
+  app.option_defaults()->always_capture_default(false);
+  app.footer(fmt::format("health_checks version: {}", GCM_VERSION));
+  app.require_subcommand(0, 1);
+  std::optional<std::string> config_path, features_path;
+  app.add_option("--config", config_path,
+                 "TOML config: [health_checks.<group>.<check>] tables keyed by option name (default: "
+                 "/etc/fb-healthchecks/config.toml when it exists).");
+  app.add_option("--features-config", features_path,
+                 "Killswitch TOML: [HealthChecksFeatures] disable_<check> = true makes that check exit OK.");
   app.set_version_flag("--version", fmt::format("health_checks, version {}", GCM_VERSION));
-  app.allow_extras();
+
+  std::map<std::string, CLI::App*> group_apps;
+  for (const auto& [name, help] : health::health_group_registry()) group_apps[name] = app.add_subcommand(name, help);
+  std::vector<std::unique_ptr<CheckCommand>> commands;  // stable addresses: CLI11 binds to members
+  for (const auto& spec : health::health_check_registry()) {
+    auto c = std::make_unique<CheckCommand>();
+    c->spec = &spec;
+    CLI::App* parent = &app;
+    if (spec.path.size() == 2) {
+      auto it = group_apps.find(spec.path[0]);
+      parent = it != group_apps.end() ? it->second : (group_apps[spec.path[0]] = app.add_subcommand(spec.path[0]));
+    }
+    c->app = parent->add_subcommand(spec.path.back(), spec.help);
+    c->binder = std::make_unique<OptionBinder>(*c->app);
+    add_common_options(*c);
+    c->check = spec.setup(*c->binder);
+    commands.push_back(std::move(c));
+  }
+  for (auto& [name, g] : group_apps) g->require_subcommand(1);
+
+  if (argc <= 1) {
+    std::cout << app.help();
+    return 0;
+  }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
-  }
-  if (!app.remaining().empty()) {
-    std::cerr << "Error: no such health check: " << app.remaining().front()
-              << " (this build includes none yet; see 'health_checks --help')\n";
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "Error: " << e.what() << "\nTry 'health_checks --help' (or '<group> <check> --help').\n";
     return 2;
   }
-  std::cout << app.help();
-  return 0;
+  CheckCommand* cmd = nullptr;
+  for (auto& c : commands)
+    if (c->app->parsed()) cmd = c.get();
+  if (!cmd) {
+    std::cout << app.help();
+    return 0;
+  }
+
+  std::vector<std::string> warnings;
+  try {
+    ConfigFile cfg = ConfigFile::load(config_path, "health_checks", kDefaultConfigPaths);
+    auto warn = [&](const std::string& w) { warnings.push_back(w); };
+    auto quiet = [](const std::string&) {};  // a parent table may hold keys meant for its other checks
+    std::vector<std::string> path = cmd->spec->path;
+    apply_config(cfg, path, *cmd->binder, {}, warn);
+    for (size_t n = path.size() - 1; n + 1 > 0; --n)
+      apply_config(cfg, std::vector<std::string>(path.begin(), path.begin() + static_cast<long>(n)), *cmd->binder,
+                   {}, quiet);
+  } catch (const ConfigError& e) {
+    return fail(e.what(), 2);
+  }
+  if (!cmd->cluster) return fail("Missing argument 'CLUSTER'.", 2);
+  if (!cmd->type) return fail("Missing argument 'TYPE'.", 2);
+  auto type = health::parse_check_type(*cmd->type);
+  if (!type) return fail(fmt::format("Invalid value for 'TYPE': '{}' is not one of prolog, epilog, nagios, app.",
+                                     *cmd->type), 2);
+
+  CheckRun run;
+  run.cluster = *cmd->cluster;
+  run.type = *type;
+  run.verbose_out = cmd->verbose_out;
+  run.heterogeneous_cluster_v1 = cmd->heterogeneous;
+  run.timeout_s = cmd->timeout;
+  try {
+    run.log = setup_logging({*cmd->type, health::node_hostname(), cmd->log_folder, cmd->log_level, cmd->log_stdout});
+  } catch (const std::invalid_argument& e) {
+    return fail(e.what(), 2);
+  }
+  for (const auto& w : warnings) {
+    std::cerr << "Warning: " << w << "\n";
+    run.log->warn("{}", w);
+  }
+  try {
+    SinkContext sctx;
+    sctx.command = "health_checks";
+    sctx.log = run.log;
+    sctx.retry.retries = 0;  // a check must not wait minutes for a telemetry backend
+    run.sink = make_sink(cmd->sink, cmd->sink_opts, sctx);
+  } catch (const SinkUsageError& e) {
+    return fail(e.what(), 2);
+  }
+  try {
+    if (features_path) {
+      std::vector<std::string> unknown;
+      run.killswitches = health::Killswitches::load(*features_path, &unknown);
+      for (const auto& u : unknown) run.log->warn("features config {}: unknown flag {}", *features_path, u);
+    }
+    return cmd->check->run(run);
+  } catch (const health::CheckUsageError& e) {
+    return fail(e.what(), 2);
+  } catch (const std::exception& e) {
+    // The reference's OutputContext: an unexpected error is a WARNING line and exit 1.
+    run.log->error("{}: {}", fmt::join(cmd->spec->path, " "), e.what());
+    std::cout << "WARNING - check did not exit normally" << std::endl;
+    std::cerr << "Error: " << e.what() << "\n";
+    return 1;
+  }
 }
 
 int dispatch_main(int argc, char** argv) {

@@ -133,10 +133,12 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::open(const std::string& path, std::chr
   nvml::Return rc = init_with_timeout(lib->api_.Init, init_timeout, &timed_out);
   if (timed_out)
     throw NvmlUnavailable(fmt::format("nvmlInit in '{}' did not return within {} ms (the driver may be wedged)",
-                                      path, init_timeout.count()));
+                                      path, init_timeout.count()),
+                          nvml::ERROR_TIMEOUT);
   if (rc != nvml::SUCCESS)
     throw NvmlUnavailable(fmt::format("nvmlInit in '{}' failed: {} ({})", path, lib->error_string(rc),
-                                      nvml::return_code_name(rc)));
+                                      nvml::return_code_name(rc)),
+                          rc);
   lib->initialised_ = true;
   return lib;
 }

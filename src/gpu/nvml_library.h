@@ -16,7 +16,9 @@ namespace gcm {
 // NVML cannot be used on this host (library missing, symbols missing, driver not loaded, init hung). Commands map
 // it to kExitNvmlUnavailable.
 struct NvmlUnavailable : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit NvmlUnavailable(const std::string& what, nvml::Return code = nvml::ERROR_LIBRARY_NOT_FOUND)
+      : std::runtime_error(what), nvml_return(code) {}
+  nvml::Return nvml_return;  // what NVML answered (LIBRARY_NOT_FOUND when the library could not be used)
 };
 // The exit code of a command that needs NVML on a host where it is unavailable (EX_UNAVAILABLE from sysexits.h).
 constexpr int kExitNvmlUnavailable = 69;

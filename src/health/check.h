@@ -1,0 +1,77 @@
+// The health-check plug-in interface: a check registers its command path ({"check-process", "check-zombie"} or
+// {"check-telemetry"}), adds its own options, and runs against a CheckRun that knows the common options and sends
+// the telemetry and the stdout line the reference's way.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "app/option_binder.h"
+#include "health/exit_code.h"
+#include "health/health_record.h"
+#include "health/killswitches.h"
+#include "sinks/sink.h"
+
+namespace gcm::health {
+
+struct CheckOutcome {
+  ExitCode code = ExitCode::UNKNOWN;
+  std::string msg;
+};
+
+// A failure of the check's own inputs (a required option missing, a bad value): exit 2 with the message.
+struct CheckUsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class CheckRun {
+ public:
+  std::string cluster;
+  CheckType type = CheckType::Nagios;
+  bool verbose_out = false;
+  bool heterogeneous_cluster_v1 = false;
+  int64_t timeout_s = 300;
+  Killswitches killswitches;
+  std::shared_ptr<spdlog::logger> log;
+  std::unique_ptr<Sink> sink;  // null: telemetry goes nowhere (do_nothing)
+  std::optional<std::string> gpu_node_id;  // known after a check read the GPUs; else from the node-id file
+
+  // The stdout line: printed for nagios/app or with --verbose-out; the message only for app or --verbose-out.
+  std::optional<std::string> output_line(const std::string& health_check, const CheckOutcome& o) const;
+  void print_output(const std::string& health_check, const CheckOutcome& o) const;
+  // One HealthCheckLog record to the sink. job_id: explicit, else $SLURM_JOB_ID for prolog/epilog (a missing one
+  // is logged and noted in the message), else 0. A sink failure is logged and never changes the exit code.
+  void send_telemetry(const std::string& health_check, const CheckOutcome& o, double start_time,
+                      std::optional<int64_t> job_id = std::nullopt, std::optional<std::string> node = std::nullopt);
+  // The usual shape: the killswitch, then fn, then the stdout line, then the record. Returns the exit code.
+  int run_standard(const std::string& health_check, const std::string& killswitch,
+                   const std::function<CheckOutcome()>& fn);
+  static double now();
+};
+
+class HealthCheck {
+ public:
+  virtual ~HealthCheck() = default;
+  virtual int run(CheckRun& run) = 0;
+};
+
+struct HealthCheckSpec {
+  std::vector<std::string> path;  // {"check-nvidia-smi"} or {"check-process", "check-zombie"}
+  std::string help;
+  bool has_timeout = true;        // the reference's --timeout (default 300 s); some checks have none
+  std::function<std::unique_ptr<HealthCheck>(OptionBinder&)> setup;
+};
+
+bool register_health_check(HealthCheckSpec spec);
+const std::vector<HealthCheckSpec>& health_check_registry();
+// Help text of each group ("check-process": "Process checks: ...").
+bool register_health_group(const std::string& name, const std::string& help);
+const std::vector<std::pair<std::string, std::string>>& health_group_registry();
+
+std::string node_hostname();
+
+}  // namespace gcm::health

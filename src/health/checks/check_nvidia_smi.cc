@@ -1,0 +1,488 @@
+// health_checks check-nvidia-smi: the reference's 13 NVML sub-checks (-c, repeatable), run in its fixed order,
+// each with its own telemetry record and killswitch, one overall stdout line ("nvidia smi"). NVML calls run on a
+// worker thread under --nvml-timeout, so a hung GPU makes the check CRITICAL instead of hanging the prolog.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "attribution/gpu_list.h"
+#include "gpu/device_worker.h"
+#include "gpu/nvml_library.h"
+#include "health/check.h"
+#include "health/checks/nvml_error_code.h"
+
+namespace gcm::health {
+namespace {
+
+struct SubCheck {
+  const char* option;      // -c value
+  const char* name;        // telemetry health_check
+  const char* killswitch;  // its own flag (the reference reused running_procs' for running_procs_and_kill)
+};
+
+// The reference's fixed execution order.
+constexpr SubCheck kSubChecks[] = {
+    {"gpu_num", "nvidia smi gpu_num", "disable_nvidia_smi_gpu_num"},
+    {"clock_freq", "nvidia smi clock_freq", "disable_nvidia_smi_clock_freq"},
+    {"running_procs", "nvidia smi running_procs", "disable_nvidia_smi_running_procs"},
+    {"running_procs_and_kill", "nvidia smi running_procs_and_kill", "disable_nvidia_smi_running_procs_and_kill"},
+    {"gpu_temperature", "nvidia smi gpu_temp", "disable_nvidia_smi_gpu_temp"},
+    {"gpu_mem_usage", "nvidia smi mem_usage", "disable_nvidia_smi_mem_usage"},
+    {"gpu_retired_pages", "nvidia smi retired_pages", "disable_nvidia_smi_retired_pages"},
+    {"ecc_uncorrected_volatile_total", "nvidia smi ecc_uncorrected", "disable_nvidia_smi_ecc_uncorrected"},
+    {"ecc_corrected_volatile_total", "nvidia smi ecc_corrected", "disable_nvidia_smi_ecc_corrected"},
+    {"vbios_mismatch", "nvidia smi bios version mismatch", "disable_nvidia_smi_vbios_mismatch"},
+    {"row_remap", "nvidia smi row_remap", "disable_nvidia_smi_row_remap"},
+    {"row_remap_pending", "nvidia smi row_remap_pending", "disable_nvidia_smi_row_remap_pending"},
+    {"row_remap_failed", "nvidia smi row_remap_failed", "disable_nvidia_smi_row_remap_failed"},
+};
+
+// One NVML call that failed: it raises the sub-check to the mapped level and is named in the message.
+struct NvmlFailure : std::runtime_error {
+  NvmlFailure(const std::string& what, ExitCode c) : std::runtime_error(what), code(c) {}
+  ExitCode code;
+};
+
+// Runs NVML calls with a timeout on a worker thread.
+class Nvml {
+ public:
+  Nvml(std::shared_ptr<NvmlLibrary> lib, std::chrono::milliseconds timeout)
+      : lib_(std::move(lib)), timeout_(timeout), worker_("gcm-hc-nvml") {}
+  const nvml::Api& api() const { return lib_->api(); }
+
+  // Calls fn(api) on the worker; throws NvmlFailure for an error return or a timeout.
+  template <typename Fn>
+  void call(const char* name, unsigned gpu, Fn fn) {
+    auto rc = std::make_shared<nvml::Return>(nvml::SUCCESS);
+    auto lib = lib_;
+    // The job owns what it writes (rc); the caller's out-parameters are only read when the job finished.
+    if (!worker_.start([rc, lib, name, fn](CallWatch& w) {
+          w.begin(name);
+          *rc = fn(lib->api());
+          w.end();
+        }))
+      throw NvmlFailure(fmt::format("GPU {}: NVML is still stuck in an earlier call", gpu), ExitCode::CRITICAL);
+    std::string hung;
+    if (worker_.wait(timeout_, &hung) == DeviceWorker::Outcome::CallTimedOut)
+      throw NvmlFailure(fmt::format("GPU {}: {} did not return within {} ms", gpu, hung, timeout_.count()),
+                        ExitCode::CRITICAL);
+    if (*rc != nvml::SUCCESS)
+      throw NvmlFailure(fmt::format("GPU {}: {}: {}", gpu, name, lib_->error_string(*rc)),
+                        exit_code_of_nvml_error(*rc));
+  }
+
+  nvml::Device handle(unsigned gpu) {
+    auto out = std::make_shared<nvml::Device>(nullptr);
+    call("nvmlDeviceGetHandleByIndex_v2", gpu, [gpu, out](const nvml::Api& a) {
+      return a.DeviceGetHandleByIndex(gpu, out.get());
+    });
+    return *out;
+  }
+
+  unsigned count() {
+    auto n = std::make_shared<unsigned>(0);
+    call("nvmlDeviceGetCount_v2", 0, [n](const nvml::Api& a) { return a.DeviceGetCount(n.get()); });
+    return *n;
+  }
+
+  template <typename T, typename Fn>
+  T get(const char* name, unsigned gpu, Fn fn) {
+    nvml::Device h = handle(gpu);
+    auto v = std::make_shared<T>();
+    call(name, gpu, [h, v, fn](const nvml::Api& a) { return fn(a, h, v.get()); });
+    return *v;
+  }
+
+ private:
+  std::shared_ptr<NvmlLibrary> lib_;
+  std::chrono::milliseconds timeout_;
+  DeviceWorker worker_;
+};
+
+// A process that exists and is not a zombie (a killed process whose parent has not reaped it yet holds no GPU).
+bool pid_alive(const std::string& procfs, unsigned pid) {
+  std::ifstream in(procfs + "/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!in || !std::getline(in, stat)) return false;
+  size_t paren = stat.rfind(')');  // the command name may contain spaces and parentheses
+  return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'Z';
+}
+
+class CheckNvidiaSmi : public HealthCheck {
+ public:
+  explicit CheckNvidiaSmi(OptionBinder& b) {
+    std::vector<std::string> names;
+    for (const auto& s : kSubChecks) names.push_back(s.option);
+    // Required, but checked in run(): the list may come from the config file, applied after parsing.
+    b.option("-c,--check", "check", checks_, "Sub-check to run (required); repeat for several (run in a fixed order).")
+        ->check(CLI::IsMember(names));
+    b.option("--gpu_num", "gpu_num", gpu_num_, "Expected number of GPUs.")->capture_default_str();
+    b.option("--gpu_app_freq", "gpu_app_freq", app_freq_, "Minimum applications graphics clock, MHz.")
+        ->capture_default_str();
+    b.option("--gpu_app_mem_freq", "gpu_app_mem_freq", app_mem_freq_, "Minimum applications memory clock, MHz.")
+        ->capture_default_str();
+    b.option("--gpu_temperature_threshold", "gpu_temperature_threshold", temp_threshold_,
+             "Highest acceptable GPU temperature, Celsius (required by gpu_temperature).");
+    b.option("--gpu_mem_usage_threshold", "gpu_mem_usage_threshold", mem_threshold_,
+             "Most memory a GPU may have in use before a job, MiB.")
+        ->capture_default_str();
+    b.option("--gpu_retired_pages_threshold", "gpu_retired_pages_threshold", retired_threshold_,
+             "Most retired pages of each cause.")
+        ->capture_default_str();
+    b.option("--gpu_vbios", "gpu_vbios", vbios_, "Expected VBIOS version (default: the first GPU's).");
+    b.option("--ecc_uncorrected_volatile_threshold", "ecc_uncorrected_volatile_threshold", ecc_unc_threshold_,
+             "Most volatile uncorrected ECC errors.")
+        ->capture_default_str();
+    b.option("--ecc_corrected_volatile_threshold", "ecc_corrected_volatile_threshold", ecc_corr_threshold_,
+             "Most volatile corrected ECC errors.")
+        ->capture_default_str();
+    b.option("--running_procs_retry_count", "running_procs_retry_count", retry_count_,
+             "Attempts of running_procs_and_kill.")
+        ->capture_default_str();
+    b.option("--running_procs_interval", "running_procs_interval", retry_interval_s_,
+             "Seconds between those attempts.")
+        ->capture_default_str();
+    b.option("--running_procs_force_kill", "running_procs_force_kill", force_kill_,
+             "True: SIGKILL the processes still on the GPUs after the last attempt.")
+        ->capture_default_str();
+    b.option("--nvml-library", "nvml_library", nvml_library_, "libnvidia-ml.so.1 to load (default: "
+             "$GCM_NVML_LIBRARY, else the loader's search).");
+    b.option("--nvml-timeout", "nvml_timeout", nvml_timeout_s_, "Seconds one NVML call may take (then CRITICAL).")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    b.option("--path.procfs", "path_procfs", procfs_, "Where /proc is mounted (is a GPU process alive).")
+        ->capture_default_str();
+  }
+
+  int run(CheckRun& r) override {
+    const std::string overall_name = "nvidia smi";
+    double start = CheckRun::now();
+    if (r.killswitches.disabled("disable_nvidia_smi")) return r.run_standard(overall_name, "disable_nvidia_smi", {});
+    if (checks_.empty()) throw CheckUsageError("Missing option '-c' / '--check'.");
+    if (std::find(checks_.begin(), checks_.end(), "gpu_temperature") != checks_.end() && !temp_threshold_)
+      throw CheckUsageError("gpu_temperature_threshold is required for gpu_temperature check");
+    auto timeout = std::chrono::milliseconds(static_cast<int64_t>(nvml_timeout_s_ * 1000));
+    std::shared_ptr<NvmlLibrary> lib;
+    try {
+      lib = NvmlLibrary::open(nvml_library_path(nvml_library_), timeout);
+    } catch (const NvmlUnavailable& e) {
+      CheckOutcome o{exit_code_of_nvml_error(e.nvml_return), e.what()};
+      r.print_output(overall_name, o);
+      r.send_telemetry(overall_name, o, start);
+      return static_cast<int>(o.code);
+    }
+    Nvml nv(lib, timeout);
+    remember_gpu_node_id(nv, r);
+    ExitCode overall = ExitCode::UNKNOWN;
+    std::string messages;
+    for (const auto& sc : kSubChecks) {
+      if (std::find(checks_.begin(), checks_.end(), sc.option) == checks_.end()) continue;
+      double sub_start = CheckRun::now();
+      CheckOutcome o;
+      if (r.killswitches.disabled(sc.killswitch)) {
+        o = {ExitCode::OK, fmt::format("{} is disabled by killswitch.", sc.name)};
+      } else {
+        o = run_sub_check(sc.option, nv, r);
+      }
+      r.log->info("{}: {} {}", sc.name, status_word(o.code), o.msg);
+      r.send_telemetry(sc.name, o, sub_start);
+      overall = worse(overall, o.code);
+      if (!o.msg.empty()) messages += (messages.empty() ? "" : "\n") + o.msg;
+    }
+    CheckOutcome total{overall, messages};
+    r.print_output(overall_name, total);
+    return static_cast<int>(overall);
+  }
+
+ private:
+  // The GPUs a prolog/epilog may look at: the job's (SLURM_JOB_GPUS, else CUDA_VISIBLE_DEVICES); all otherwise.
+  std::vector<unsigned> selected_gpus(Nvml& nv, const CheckRun& r) {
+    if (r.type == CheckType::Prolog || r.type == CheckType::Epilog) {
+      for (const char* var : {"SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES"})
+        if (const char* v = std::getenv(var)) return parse_gpu_index_list(v);
+      return {};
+    }
+    std::vector<unsigned> all(nv.count());
+    for (unsigned i = 0; i < all.size(); ++i) all[i] = i;
+    return all;
+  }
+
+  std::vector<unsigned> all_gpus(Nvml& nv) {
+    std::vector<unsigned> all(nv.count());
+    for (unsigned i = 0; i < all.size(); ++i) all[i] = i;
+    return all;
+  }
+
+  void remember_gpu_node_id(Nvml& nv, CheckRun& r) {
+    try {
+      std::vector<std::string> uuids;
+      for (unsigned g : all_gpus(nv)) {
+        auto buf = nv.get<std::array<char, nvml::kUuidBuffer>>(
+            "nvmlDeviceGetUUID", g, [](const nvml::Api& a, nvml::Device h, std::array<char, nvml::kUuidBuffer>* b) {
+              return a.DeviceGetUUID ? a.DeviceGetUUID(h, b->data(), nvml::kUuidBuffer) : nvml::ERROR_FUNCTION_NOT_FOUND;
+            });
+        uuids.emplace_back(buf.data());
+      }
+      if (uuids.empty()) return;
+      r.gpu_node_id = gpu_node_id_of(uuids);
+      if (read_gpu_node_id() != r.gpu_node_id) write_gpu_node_id(*r.gpu_node_id);
+    } catch (const std::exception& e) {
+      r.log->warn("gpu_node_id unavailable: {}", e.what());
+    }
+  }
+
+  // Live pids among the GPU's compute processes.
+  std::vector<unsigned> live_pids(Nvml& nv, unsigned gpu) {
+    nvml::Device h = nv.handle(gpu);
+    auto infos = std::make_shared<std::vector<nvml::ProcessInfo>>(64);
+    auto n = std::make_shared<unsigned>(64);
+    nv.call("nvmlDeviceGetComputeRunningProcesses_v3", gpu, [h, infos, n](const nvml::Api& a) {
+      return a.DeviceGetComputeRunningProcesses ? a.DeviceGetComputeRunningProcesses(h, n.get(), infos->data())
+                                                : nvml::ERROR_FUNCTION_NOT_FOUND;
+    });
+    std::vector<unsigned> pids;
+    for (unsigned i = 0; i < *n && i < infos->size(); ++i)
+      if (pid_alive(procfs_, (*infos)[i].pid)) pids.push_back((*infos)[i].pid);
+    return pids;
+  }
+
+  CheckOutcome running_procs(Nvml& nv, const CheckRun& r, const char* label, std::vector<unsigned>* seen) {
+    std::vector<unsigned> gpus = selected_gpus(nv, r);
+    if (gpus.empty()) return {ExitCode::OK, "No GPU devices were found."};
+    std::string msg;
+    for (unsigned g : gpus) {
+      auto pids = live_pids(nv, g);
+      if (pids.empty()) continue;
+      if (seen) seen->insert(seen->end(), pids.begin(), pids.end());
+      msg += fmt::format("{}{} check: GPU {} has running processes: {}", msg.empty() ? "" : "\n", label, g,
+                         fmt::join(pids, ", "));
+    }
+    return {msg.empty() ? ExitCode::OK : ExitCode::CRITICAL, msg};
+  }
+
+  CheckOutcome running_procs_and_kill(Nvml& nv, const CheckRun& r) {
+    const char* label = "running_procs_and_kill";
+    std::vector<unsigned> seen;
+    for (int attempt = 1; attempt <= std::max(1, retry_count_); ++attempt) {
+      seen.clear();
+      CheckOutcome o = running_procs(nv, r, label, &seen);
+      if (o.code == ExitCode::OK) {
+        if (attempt == 1) return o;
+        return {ExitCode::WARN, fmt::format("{} check: the GPUs were free only after {} attempts", label, attempt)};
+      }
+      if (attempt < retry_count_) std::this_thread::sleep_for(std::chrono::duration<double>(retry_interval_s_));
+    }
+    std::string still = fmt::format("{} check: processes still on the GPUs: {}", label, fmt::join(seen, ", "));
+    if (!force_kill_) return {ExitCode::CRITICAL, still};
+    // Only processes seen on the selected GPUs; never init or this process.
+    std::vector<unsigned> killed, failed;
+    for (unsigned pid : seen) {
+      if (pid <= 1 || pid == static_cast<unsigned>(::getpid())) continue;
+      if (::kill(static_cast<pid_t>(pid), SIGKILL) == 0 || errno == ESRCH)
+        killed.push_back(pid);
+      else
+        failed.push_back(pid);
+    }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    std::vector<unsigned> remaining;
+    do {
+      remaining.clear();
+      seen.clear();
+      running_procs(nv, r, label, &seen);
+      remaining = seen;
+      if (remaining.empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    } while (std::chrono::steady_clock::now() < deadline);
+    if (remaining.empty() && failed.empty())
+      return {ExitCode::OK, fmt::format("{} check: pids are successfully killed: {}", label, fmt::join(killed, ", "))};
+    return {ExitCode::CRITICAL, fmt::format("{} check: killed {}; could not kill {}; still running {}", label,
+                                            fmt::join(killed, ", "), fmt::join(failed, ", "),
+                                            fmt::join(remaining, ", "))};
+  }
+
+  // Runs one per-GPU rule over `gpus`; rule returns a failure message or "".
+  template <typename Rule>
+  CheckOutcome per_gpu(const char* label, const std::vector<unsigned>& gpus, Rule rule) {
+    ExitCode code = ExitCode::OK;
+    std::string msg;
+    auto add = [&](const std::string& m) { msg += (msg.empty() ? "" : "\n") + m; };
+    for (unsigned g : gpus) {
+      try {
+        std::string failure = rule(g);
+        if (!failure.empty()) {
+          code = worse(code, ExitCode::CRITICAL);
+          add(fmt::format("{} check: GPU {}: {}", label, g, failure));
+        }
+      } catch (const NvmlFailure& e) {
+        code = worse(code, e.code);
+        add(fmt::format("{} check: {}", label, e.what()));
+      }
+    }
+    return {code, msg};
+  }
+
+  CheckOutcome run_sub_check(const std::string& which, Nvml& nv, const CheckRun& r) {
+    try {
+      using A = nvml::Api;
+      using D = nvml::Device;
+      if (which == "gpu_num") {
+        unsigned n = nv.count();
+        if (static_cast<int64_t>(n) == gpu_num_) return {ExitCode::OK, ""};
+        return {ExitCode::CRITICAL, fmt::format("gpu_num check: Number of GPUs present, {}, is different than "
+                                                "expected, {}", n, gpu_num_)};
+      }
+      if (which == "running_procs") return running_procs(nv, r, "running_procs", nullptr);
+      if (which == "running_procs_and_kill") return running_procs_and_kill(nv, r);
+      std::vector<unsigned> all = all_gpus(nv);
+      if (which == "clock_freq")
+        return per_gpu("clock_freq", all, [&](unsigned g) -> std::string {
+          auto gr = nv.get<unsigned>("nvmlDeviceGetApplicationsClock", g, [](const A& a, D h, unsigned* v) {
+            return a.DeviceGetApplicationsClock(h, nvml::CLOCK_GRAPHICS, v);
+          });
+          auto mem = nv.get<unsigned>("nvmlDeviceGetApplicationsClock", g, [](const A& a, D h, unsigned* v) {
+            return a.DeviceGetApplicationsClock(h, nvml::CLOCK_MEM, v);
+          });
+          if (gr < app_freq_ || mem < app_mem_freq_)
+            return fmt::format("applications clocks graphics {} MHz (minimum {}), memory {} MHz (minimum {})", gr,
+                               app_freq_, mem, app_mem_freq_);
+          return "";
+        });
+      if (which == "gpu_temperature")
+        return per_gpu("gpu_temperature", all, [&](unsigned g) -> std::string {
+          auto t = nv.get<unsigned>("nvmlDeviceGetTemperature", g, [](const A& a, D h, unsigned* v) {
+            return a.DeviceGetTemperature(h, nvml::kTemperatureGpu, v);
+          });
+          if (static_cast<int64_t>(t) > *temp_threshold_)
+            return fmt::format("temperature {} C is above the threshold {} C", t, *temp_threshold_);
+          return "";
+        });
+      if (which == "gpu_mem_usage") {
+        std::vector<unsigned> gpus = selected_gpus(nv, r);
+        if (gpus.empty()) return {ExitCode::OK, "No GPU devices were found."};
+        return per_gpu("gpu_mem_usage", gpus, [&](unsigned g) -> std::string {
+          auto m = nv.get<nvml::Memory>("nvmlDeviceGetMemoryInfo", g, [](const A& a, D h, nvml::Memory* v) {
+            return a.DeviceGetMemoryInfo(h, v);
+          });
+          double mib = static_cast<double>(m.used) / (1024.0 * 1024.0);
+          if (mib > static_cast<double>(mem_threshold_))
+            return fmt::format("{:.0f} MiB of memory in use, above the threshold {} MiB", mib, mem_threshold_);
+          return "";
+        });
+      }
+      if (which == "gpu_retired_pages")
+        return per_gpu("gpu_retired_pages", all, [&](unsigned g) -> std::string {
+          auto count = [&](unsigned cause) {
+            nvml::Device h = nv.handle(g);
+            auto n = std::make_shared<unsigned>(0);
+            try {
+              nv.call("nvmlDeviceGetRetiredPages", g, [h, n, cause](const A& a) {
+                nvml::Return rc = a.DeviceGetRetiredPages(h, cause, n.get(), nullptr);
+                return rc == nvml::ERROR_INSUFFICIENT_SIZE ? nvml::SUCCESS : rc;  // a size query
+              });
+            } catch (const NvmlFailure&) {
+              throw;
+            }
+            return *n;
+          };
+          unsigned single = count(nvml::RETIRED_MULTIPLE_SINGLE_BIT), dbl = count(nvml::RETIRED_DOUBLE_BIT);
+          auto pending = nv.get<unsigned>("nvmlDeviceGetRetiredPagesPendingStatus", g,
+                                          [](const A& a, D h, unsigned* v) {
+                                            return a.DeviceGetRetiredPagesPendingStatus(h, v);
+                                          });
+          if (single > retired_threshold_ || dbl > retired_threshold_ || pending > 0)
+            return fmt::format("retired pages: {} single-bit, {} double-bit (threshold {}), pending {}", single, dbl,
+                               retired_threshold_, pending);
+          return "";
+        });
+      auto ecc = [&](const char* label, unsigned type, uint64_t threshold) {
+        return per_gpu(label, all, [&](unsigned g) -> std::string {
+          auto v = nv.get<unsigned long long>("nvmlDeviceGetTotalEccErrors", g,
+                                              [type](const A& a, D h, unsigned long long* out) {
+                                                return a.DeviceGetTotalEccErrors(h, type, nvml::ECC_VOLATILE, out);
+                                              });
+          if (v > threshold) return fmt::format("{} volatile ECC errors, above the threshold {}", v, threshold);
+          return "";
+        });
+      };
+      if (which == "ecc_uncorrected_volatile_total")
+        return ecc("ecc_uncorrected_volatile_total", nvml::ECC_UNCORRECTED, ecc_unc_threshold_);
+      if (which == "ecc_corrected_volatile_total")
+        return ecc("ecc_corrected_volatile_total", nvml::ECC_CORRECTED, ecc_corr_threshold_);
+      if (which == "vbios_mismatch") {
+        std::string expected = vbios_;
+        return per_gpu("vbios_mismatch", all, [&](unsigned g) -> std::string {
+          auto b = nv.get<std::array<char, nvml::kVbiosBuffer>>(
+              "nvmlDeviceGetVbiosVersion", g, [](const A& a, D h, std::array<char, nvml::kVbiosBuffer>* out) {
+                return a.DeviceGetVbiosVersion(h, out->data(), nvml::kVbiosBuffer);
+              });
+          std::string v(b.data());
+          if (expected.empty()) expected = v;  // the first GPU's version is the reference
+          if (v != expected) return fmt::format("VBIOS {} differs from {}", v, expected);
+          return "";
+        });
+      }
+      struct Rows {
+        unsigned corr = 0, unc = 0, pending = 0, failure = 0;
+      };
+      auto rows = [&](unsigned g) {
+        return nv.get<Rows>("nvmlDeviceGetRemappedRows", g, [](const A& a, D h, Rows* v) {
+          return a.DeviceGetRemappedRows(h, &v->corr, &v->unc, &v->pending, &v->failure);
+        });
+      };
+      if (which == "row_remap")
+        return per_gpu("row_remap", all, [&](unsigned g) -> std::string {
+          Rows x = rows(g);
+          if (x.pending > 0 || x.failure > 0)
+            return fmt::format("row remapping pending {}, failed {}", x.pending, x.failure);
+          return "";
+        });
+      if (which == "row_remap_pending")
+        return per_gpu("row_remap_pending", all, [&](unsigned g) -> std::string {
+          return rows(g).pending > 0 ? "a row remapping is pending (reset the GPU)" : "";
+        });
+      if (which == "row_remap_failed")
+        return per_gpu("row_remap_failed", all, [&](unsigned g) -> std::string {
+          return rows(g).failure > 0 ? "a row remapping failed" : "";
+        });
+      return {ExitCode::UNKNOWN, "unknown sub-check " + which};
+    } catch (const NvmlFailure& e) {
+      return {e.code, fmt::format("{} check: {}", which, e.what())};
+    }
+  }
+
+  std::vector<std::string> checks_;
+  int64_t gpu_num_ = 8;
+  unsigned app_freq_ = 1155, app_mem_freq_ = 1593;
+  std::optional<int64_t> temp_threshold_;
+  int64_t mem_threshold_ = 15;
+  unsigned retired_threshold_ = 10;
+  std::string vbios_;
+  uint64_t ecc_unc_threshold_ = 0, ecc_corr_threshold_ = 50000000;
+  int retry_count_ = 3;
+  double retry_interval_s_ = 3;
+  bool force_kill_ = false;
+  std::optional<std::string> nvml_library_;
+  double nvml_timeout_s_ = 10;
+  std::string procfs_ = "/proc";
+};
+
+const bool kRegistered = register_health_check({
+    {"check-nvidia-smi"},
+    "GPU checks through NVML: -c gpu_num, clock_freq, running_procs, running_procs_and_kill, gpu_temperature, "
+    "gpu_mem_usage, gpu_retired_pages, ecc_uncorrected_volatile_total, ecc_corrected_volatile_total, "
+    "vbios_mismatch, row_remap, row_remap_pending, row_remap_failed.",
+    false,
+    [](OptionBinder& b) -> std::unique_ptr<HealthCheck> { return std::make_unique<CheckNvidiaSmi>(b); },
+});
+
+}  // namespace
+}  // namespace gcm::health

@@ -1,0 +1,90 @@
+#include "health/health_record.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "collectors/collector.h"
+
+namespace gcm::health {
+
+const Schema kHealthCheckLog = [] {
+  Schema s;
+  s.name = "HealthCheckLog";
+  s.description = "One health check's verdict (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN) on one node.";
+  s.metric_prefix = "health_check";
+  s.data_type = DataType::Log;
+  s.fields = {
+      {"node", FieldType::String, FieldRole::Identity, "", "host name"},
+      {"gpu_node_id", FieldType::String, FieldRole::Attribute, "", "hash of the node's GPU UUIDs; null without GPUs"},
+      {"cluster", FieldType::String, FieldRole::Identity, "", "CLUSTER argument"},
+      {"derived_cluster", FieldType::String, FieldRole::Identity, "", "cluster, or cluster.<host prefix>"},
+      {"health_check", FieldType::String, FieldRole::Identity, "", "the check's name, e.g. \"check zombie\""},
+      {"type", FieldType::String, FieldRole::Identity, "", "prolog, epilog, nagios or app"},
+      {"result", FieldType::Int, FieldRole::Gauge, "", "exit code", "health_check_result"},
+      {"_msg", FieldType::String, FieldRole::Attribute, "", "message"},
+      {"job_id", FieldType::Int, FieldRole::Attribute, "", "SLURM_JOB_ID for prolog/epilog, else 0"},
+      {"start_time", FieldType::Double, FieldRole::Attribute, "seconds", "unix time the check started"},
+      {"end_time", FieldType::Double, FieldRole::Attribute, "seconds", "unix time the check ended"},
+  };
+  return s;
+}();
+
+static const bool kRegistered = register_schema(&kHealthCheckLog);
+
+Record health_check_record(const HealthCheckResult& r) {
+  Record rec(kHealthCheckLog);
+  rec.at("node") = r.node;
+  rec.at("gpu_node_id") = r.gpu_node_id ? Value(*r.gpu_node_id) : Value();
+  rec.at("cluster") = r.cluster;
+  rec.at("derived_cluster") = r.derived_cluster;
+  rec.at("health_check") = r.health_check;
+  rec.at("type") = r.type;
+  rec.at("result") = static_cast<int64_t>(r.result);
+  rec.at("_msg") = r.msg;
+  rec.at("job_id") = r.job_id;
+  rec.at("start_time") = r.start_time;
+  rec.at("end_time") = r.end_time;
+  return rec;
+}
+
+std::string gpu_node_id_of(std::vector<std::string> uuids) {
+  std::sort(uuids.begin(), uuids.end());
+  uint64_t h = 1469598103934665603ull;
+  for (const auto& u : uuids)
+    for (unsigned char c : u + "\n") {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+  return fmt::format("{:016x}", h);
+}
+
+std::string gpu_node_id_file() {
+  const char* env = std::getenv("GCM_GPU_NODE_ID_FILE");
+  return env && *env ? env : "/var/tmp/gcm/gpu_node_id";
+}
+
+std::optional<std::string> read_gpu_node_id() {
+  std::ifstream in(gpu_node_id_file());
+  std::string id;
+  if (in && std::getline(in, id) && !id.empty()) return id;
+  return std::nullopt;
+}
+
+void write_gpu_node_id(const std::string& id) {
+  std::error_code ec;
+  std::filesystem::path p(gpu_node_id_file());
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  std::string tmp = p.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) return;
+    out << id << "\n";
+  }
+  std::filesystem::rename(tmp, p, ec);
+}
+
+}  // namespace gcm::health

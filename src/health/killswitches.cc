@@ -1,0 +1,62 @@
+#include "health/killswitches.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+namespace gcm::health {
+
+const std::vector<std::string>& known_killswitch_flags() {
+  static const std::vector<std::string> flags = {
+      "disable_check_ssh_certs", "disable_cuda_memtest", "disable_check_zombie", "disable_check_dstate",
+      "disable_link_flap", "disable_xid_errors", "disable_io_errors", "disable_proc_freq", "disable_freq_governor",
+      "disable_check_mem_size", "disable_check_buddyinfo", "disable_ipmi_sel", "disable_hca_count",
+      "disable_disk_usage", "disable_disk_size", "disable_mounted_dir", "disable_file_exists", "disable_dir_exists",
+      "disable_running_process", "disable_check_ssh", "disable_slurm_state", "disable_slrmctld_count",
+      "disable_slurm_cluster_avail", "disable_service_status", "disable_package_version", "disable_nccl_tests",
+      "disable_nvidia_smi", "disable_nvidia_smi_gpu_num", "disable_nvidia_smi_clock_freq",
+      "disable_nvidia_smi_running_procs", "disable_nvidia_smi_running_procs_and_kill", "disable_nvidia_smi_gpu_temp",
+      "disable_nvidia_smi_mem_usage", "disable_nvidia_smi_retired_pages", "disable_nvidia_smi_ecc_uncorrected",
+      "disable_nvidia_smi_ecc_corrected", "disable_nvidia_smi_row_remap", "disable_nvidia_smi_row_remap_pending",
+      "disable_nvidia_smi_row_remap_failed", "disable_nvidia_smi_vbios_mismatch", "disable_dcgmi_diag",
+      "disable_dcgmi_nvlink", "disable_dcgmi_nvlink_error", "disable_dcgmi_nvlink_status", "disable_check_ibstat",
+      "disable_check_ib_interfaces", "disable_check_iblink", "disable_pass_status", "disable_user_access_path_check",
+      "disable_check_uptime", "disable_check_module", "disable_check_dnf_repos", "disable_check_mountpoint",
+      "disable_check_pci", "disable_check_blockdev", "disable_check_ethlink", "disable_check_clocksource",
+      "disable_airstore_credential_count", "disable_check_sensors"};
+  return flags;
+}
+
+Killswitches Killswitches::load(const std::string& path, std::vector<std::string>* unknown) {
+  if (!std::filesystem::exists(path)) throw KillswitchError(fmt::format("features_config path doesn't exist: {}", path));
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw KillswitchError(fmt::format("features config {}:{}:{}: {}", path, e.source().begin.line,
+                                      e.source().begin.column, e.description()));
+  }
+  Killswitches k;
+  const toml::table* t = root["HealthChecksFeatures"].as_table();
+  if (!t) return k;
+  const auto& known = known_killswitch_flags();
+  for (const auto& [key, node] : *t) {
+    std::string name(key.str());
+    auto b = node.value<bool>();
+    if (!node.is_boolean() || !b)
+      throw KillswitchError(fmt::format("features config {}: [HealthChecksFeatures] {} must be true or false", path,
+                                        name));
+    if (std::find(known.begin(), known.end(), name) == known.end() && unknown) unknown->push_back(name);
+    k.flags_[name] = *b;
+  }
+  return k;
+}
+
+bool Killswitches::disabled(const std::string& flag) const {
+  auto it = flags_.find(flag);
+  return it != flags_.end() && it->second;
+}
+
+}  // namespace gcm::health

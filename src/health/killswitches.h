@@ -1,0 +1,34 @@
+// Killswitches (the reference's feature flags): a TOML file whose [HealthChecksFeatures] table sets boolean flags
+// such as disable_check_zombie = true. A disabled check exits OK saying so, and still sends its telemetry record.
+// Unlike the reference, each check honours its own flag (package-version: disable_package_version, check-module:
+// disable_check_module, dcgmi nvlink: disable_dcgmi_nvlink).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gcm::health {
+
+struct KillswitchError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Killswitches {
+ public:
+  Killswitches() = default;  // no file: every check enabled
+  // Throws KillswitchError naming the file for a missing file, invalid TOML or a flag that is not a boolean.
+  // Unknown flag names are returned through `unknown` (a typo would otherwise silently disable nothing).
+  static Killswitches load(const std::string& path, std::vector<std::string>* unknown = nullptr);
+  bool disabled(const std::string& flag) const;
+
+ private:
+  std::map<std::string, bool> flags_;
+};
+
+// Every flag name the project knows (the reference's list).
+const std::vector<std::string>& known_killswitch_flags();
+
+}  // namespace gcm::health

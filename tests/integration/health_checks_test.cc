@@ -1,0 +1,264 @@
+// health_checks end to end: the framework (output line per TYPE, telemetry record, killswitches, config tables,
+// usage errors) and check-nvidia-smi's sub-checks against the fake NVML.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "helpers.h"
+
+namespace gcm::testing {
+namespace {
+
+using nlohmann::json;
+
+json healthy_gpu(int i) {
+  return {{"uuid", "GPU-" + std::to_string(i)},
+          {"vbios_version", "96.00.89.00.01"},
+          {"app_clocks", {{"graphics", 1410}, {"mem", 1593}}},
+          {"temperature", 40},
+          {"memory", {{"total", 85899345920ll}, {"used", 1048576}}},
+          {"retired_pages", {{"single", 0}, {"double", 0}, {"pending", 0}}},
+          {"ecc", {{"mode", 1}, {"volatile_corrected", 10}, {"volatile_uncorrected", 0}}},
+          {"remapped_rows", {{"correctable", 0}, {"uncorrectable", 0}, {"pending", 0}, {"failure", 0}}},
+          {"processes", json::array()}};
+}
+
+struct Host {
+  std::string dir = temp_dir("hc");
+  json scenario = {{"devices", json::array()}};
+  explicit Host(int gpus = 2) {
+    for (int i = 0; i < gpus; ++i) scenario["devices"].push_back(healthy_gpu(i));
+  }
+  ~Host() { std::filesystem::remove_all(dir); }
+  CommandResult run(std::vector<std::string> args, std::vector<std::string> extra_env = {}) {
+    std::ofstream(dir + "/scenario.json") << scenario.dump();
+    std::vector<std::string> env = {"GCM_FAKE_NVML_SCENARIO=" + dir + "/scenario.json",
+                                    std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML,
+                                    "GCM_GPU_NODE_ID_FILE=" + dir + "/gpu_node_id", "SLURM_JOB_ID=", "SLURM_JOB_GPUS=",
+                                    "CUDA_VISIBLE_DEVICES="};
+    for (const auto& e : extra_env) {  // an explicit value replaces the default one
+      std::string key = e.substr(0, e.find('=') + 1);
+      env.erase(std::remove_if(env.begin(), env.end(), [&](const std::string& x) { return x.rfind(key, 0) == 0; }),
+                env.end());
+      env.push_back(e);
+    }
+    std::vector<std::string> argv = {"health_checks"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--log-folder", dir + "/logs"});
+    CommandSpec s;
+    s.argv = {std::string(GCM_BINARY).substr(0, std::string(GCM_BINARY).rfind('/')) + "/health_checks"};
+    s.argv.insert(s.argv.end(), argv.begin() + 1, argv.end());
+    s.timeout = std::chrono::seconds(60);
+    s.extra_env = env;
+    return run_command(s);
+  }
+};
+
+std::vector<json> records_of(const std::string& out) {
+  std::vector<json> v;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] == '[')
+      for (auto& r : json::parse(line)) v.push_back(r);
+  return v;
+}
+
+TEST(HealthChecks, HealthyGpusPassEverySubCheck) {
+  Host h(8);
+  auto r = h.run({"check-nvidia-smi", "c", "nagios", "-c", "gpu_num", "-c", "clock_freq", "-c", "running_procs", "-c",
+                  "gpu_temperature", "--gpu_temperature_threshold", "80", "-c", "gpu_mem_usage", "-c",
+                  "gpu_retired_pages", "-c", "ecc_uncorrected_volatile_total", "-c", "ecc_corrected_volatile_total",
+                  "-c", "vbios_mismatch", "-c", "row_remap", "-c", "row_remap_pending", "-c", "row_remap_failed",
+                  "--app"});
+  // "--app" is not an option: a usage error, exit 2, naming it.
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--app"), std::string::npos) << r.err;
+  r = h.run({"check-nvidia-smi", "c", "nagios", "-c", "gpu_num", "-c", "clock_freq", "-c", "running_procs", "-c",
+             "gpu_temperature", "--gpu_temperature_threshold", "80", "-c", "gpu_mem_usage", "-c", "gpu_retired_pages",
+             "-c", "ecc_uncorrected_volatile_total", "-c", "ecc_corrected_volatile_total", "-c", "vbios_mismatch",
+             "-c", "row_remap", "-c", "row_remap_pending", "-c", "row_remap_failed", "--sink", "stdout"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto recs = records_of(r.out);
+  ASSERT_EQ(recs.size(), 12u) << r.out;  // one record per sub-check, in the fixed order
+  EXPECT_EQ(recs[0]["health_check"], "nvidia smi gpu_num");
+  EXPECT_EQ(recs[1]["health_check"], "nvidia smi clock_freq");
+  EXPECT_EQ(recs[3]["health_check"], "nvidia smi gpu_temp");
+  EXPECT_EQ(recs[8]["health_check"], "nvidia smi bios version mismatch");
+  EXPECT_EQ(recs[11]["health_check"], "nvidia smi row_remap_failed");
+  for (const auto& x : recs) {
+    EXPECT_EQ(x["result"], 0) << x;
+    EXPECT_EQ(x["type"], "nagios");
+    EXPECT_EQ(x["cluster"], "c");
+    EXPECT_TRUE(x["gpu_node_id"].is_string()) << x;
+  }
+  EXPECT_NE(r.out.find("OK - nvidia smi\n"), std::string::npos) << r.out;
+}
+
+TEST(HealthChecks, EachSubCheckFailsOnItsCondition) {
+  struct Case {
+    std::string check;
+    std::function<void(json&)> break_gpu;
+    std::vector<std::string> extra;
+    std::string expect_in_msg;
+  };
+  std::vector<Case> cases = {
+      {"gpu_num", [](json&) {}, {"--gpu_num", "4"}, "different than expected, 4"},
+      {"clock_freq", [](json& g) { g["app_clocks"]["graphics"] = 1000; }, {}, "graphics 1000 MHz"},
+      {"gpu_temperature", [](json& g) { g["temperature"] = 91; }, {"--gpu_temperature_threshold", "85"}, "91 C"},
+      {"gpu_mem_usage", [](json& g) { g["memory"]["used"] = 100 << 20; }, {}, "100 MiB"},
+      {"gpu_retired_pages", [](json& g) { g["retired_pages"]["pending"] = 1; }, {}, "pending 1"},
+      {"gpu_retired_pages", [](json& g) { g["retired_pages"]["double"] = 11; }, {}, "11 double-bit"},
+      {"ecc_uncorrected_volatile_total", [](json& g) { g["ecc"]["volatile_uncorrected"] = 1; }, {}, "1 volatile"},
+      {"ecc_corrected_volatile_total", [](json& g) { g["ecc"]["volatile_corrected"] = 60000000; }, {}, "60000000"},
+      {"vbios_mismatch", [](json& g) { g["vbios_version"] = "96.00.99.00.01"; }, {}, "96.00.99.00.01"},
+      {"row_remap", [](json& g) { g["remapped_rows"]["failure"] = 1; }, {}, "failed 1"},
+      {"row_remap_pending", [](json& g) { g["remapped_rows"]["pending"] = 1; }, {}, "pending"},
+      {"row_remap_failed", [](json& g) { g["remapped_rows"]["failure"] = 1; }, {}, "failed"},
+  };
+  for (const auto& c : cases) {
+    Host h(2);
+    c.break_gpu(h.scenario["devices"][1]);
+    std::vector<std::string> args = {"check-nvidia-smi", "c", "app", "-c", c.check};
+    args.insert(args.end(), c.extra.begin(), c.extra.end());
+    auto r = h.run(args);
+    EXPECT_EQ(r.exit_code, 2) << c.check << ": " << r.out << r.err;
+    EXPECT_EQ(r.out.rfind("CRITICAL - nvidia smi. ", 0), 0u) << c.check << ": " << r.out;
+    EXPECT_NE(r.out.find(c.expect_in_msg), std::string::npos) << c.check << ": " << r.out;
+    if (c.check != "gpu_num" && c.check != "vbios_mismatch") {
+      EXPECT_NE(r.out.find("GPU 1"), std::string::npos) << c.check << ": " << r.out;
+      EXPECT_EQ(r.out.find("GPU 0"), std::string::npos) << c.check << ": " << r.out;
+    }
+  }
+}
+
+TEST(HealthChecks, NvmlErrorsMapToTheReferenceLevels) {
+  Host h(2);
+  h.scenario["devices"][0]["errors"] = {{"nvmlDeviceGetTotalEccErrors", "GPU_IS_LOST"}};
+  h.scenario["devices"][1]["errors"] = {{"nvmlDeviceGetRemappedRows", "NOT_SUPPORTED"}};
+  auto lost = h.run({"check-nvidia-smi", "c", "app", "-c", "ecc_uncorrected_volatile_total"});
+  EXPECT_EQ(lost.exit_code, 2) << lost.out;
+  EXPECT_NE(lost.out.find("GPU is lost"), std::string::npos) << lost.out;
+  auto unsupported = h.run({"check-nvidia-smi", "c", "app", "-c", "row_remap"});
+  EXPECT_EQ(unsupported.exit_code, 1) << unsupported.out;
+  EXPECT_NE(unsupported.out.find("WARNING - nvidia smi"), std::string::npos) << unsupported.out;
+  // A hung GPU: CRITICAL within the timeout, not a hung prolog.
+  Host hung(2);
+  hung.scenario["devices"][1]["delays"] = {{"nvmlDeviceGetTemperature", {{"hang", true}}}};
+  auto r = hung.run({"check-nvidia-smi", "c", "app", "-c", "gpu_temperature", "--gpu_temperature_threshold", "90",
+                     "--nvml-timeout", "0.3"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("did not return within 300 ms"), std::string::npos) << r.out;
+  // No driver: the reference's LIBRARY_NOT_FOUND level (WARNING) and one record named "nvidia smi".
+  auto none = h.run({"check-nvidia-smi", "c", "app", "-c", "gpu_num", "--nvml-library", "/nonexistent.so",
+                     "--sink", "stdout"});
+  EXPECT_EQ(none.exit_code, 1) << none.out;
+  auto recs = records_of(none.out);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0]["health_check"], "nvidia smi");
+  EXPECT_EQ(recs[0]["result"], 1);
+}
+
+TEST(HealthChecks, RunningProcessesOfTheJobsGpusAndTheForcedKill) {
+  pid_t child = fork();
+  if (child == 0) {
+    execl("/bin/sleep", "sleep", "60", nullptr);
+    _exit(127);
+  }
+  Host h(2);
+  h.scenario["devices"][1]["processes"] = json::array({{{"pid", child}}, {{"pid", 999999}}});  // 999999: gone
+  // A prolog for a job on GPU 0 only does not see GPU 1's process.
+  auto mine = h.run({"check-nvidia-smi", "c", "prolog", "-c", "running_procs", "--verbose-out"},
+                    {"SLURM_JOB_GPUS=0", "SLURM_JOB_ID=42"});
+  EXPECT_EQ(mine.exit_code, 0) << mine.out;
+  auto busy = h.run({"check-nvidia-smi", "c", "nagios", "-c", "running_procs", "--verbose-out"});
+  EXPECT_EQ(busy.exit_code, 2);
+  EXPECT_NE(busy.out.find(std::to_string(child)), std::string::npos) << busy.out;
+  EXPECT_EQ(busy.out.find("999999"), std::string::npos) << "a pid that is gone is not running: " << busy.out;
+  auto killed = h.run({"check-nvidia-smi", "c", "app", "-c", "running_procs_and_kill", "--running_procs_retry_count",
+                       "2", "--running_procs_interval", "0.1", "--running_procs_force_kill", "true"});
+  int status = 0;
+  // The check killed the child (left a zombie until reaped here, which the check treats as gone).
+  EXPECT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << killed.out;
+  EXPECT_EQ(killed.exit_code, 0) << killed.out;
+  EXPECT_NE(killed.out.find("pids are successfully killed: " + std::to_string(child)), std::string::npos)
+      << killed.out;
+}
+
+TEST(HealthChecks, KillswitchesConfigAndUsageErrors) {
+  Host h(2);
+  h.scenario["devices"][1]["remapped_rows"]["failure"] = 1;
+  std::ofstream(h.dir + "/features.toml") << "[HealthChecksFeatures]\ndisable_nvidia_smi_row_remap = true\n";
+  auto off = h.run({"--features-config", h.dir + "/features.toml", "check-nvidia-smi", "c", "app", "-c", "row_remap",
+                    "--sink", "stdout"});
+  EXPECT_EQ(off.exit_code, 0) << off.out << off.err;
+  auto recs = records_of(off.out);
+  ASSERT_EQ(recs.size(), 1u) << "a disabled check still sends its record";
+  EXPECT_EQ(recs[0]["_msg"], "nvidia smi row_remap is disabled by killswitch.");
+  std::ofstream(h.dir + "/all-off.toml") << "[HealthChecksFeatures]\ndisable_nvidia_smi = true\n";
+  auto all_off = h.run({"--features-config", h.dir + "/all-off.toml", "check-nvidia-smi", "c", "app", "-c",
+                        "row_remap", "--nvml-library", "/nonexistent.so"});
+  EXPECT_EQ(all_off.exit_code, 0) << all_off.out << "(disabled before NVML is even loaded)";
+  auto missing = h.run({"--features-config", h.dir + "/nope.toml", "check-nvidia-smi", "c", "app", "-c", "gpu_num"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.out.find("WARNING - check did not exit normally"), std::string::npos) << missing.out;
+  EXPECT_NE(missing.err.find("features_config path doesn't exist"), std::string::npos) << missing.err;
+
+  // Config: cluster, type and options from [health_checks.check-nvidia-smi]; the command line wins.
+  std::ofstream(h.dir + "/config.toml") << "[health_checks]\nlog_level = \"DEBUG\"\n"
+                                        << "[health_checks.check-nvidia-smi]\ncluster = \"fromcfg\"\n"
+                                        << "type = \"app\"\ncheck = [\"gpu_num\"]\ngpu_num = 3\n";
+  auto cfg = h.run({"--config", h.dir + "/config.toml", "check-nvidia-smi", "--sink", "stdout"});
+  EXPECT_EQ(cfg.exit_code, 2) << cfg.out << cfg.err;
+  EXPECT_NE(cfg.out.find("expected, 3"), std::string::npos) << cfg.out;
+  EXPECT_NE(cfg.out.find("\"cluster\": \"fromcfg\""), std::string::npos) << cfg.out;
+  auto cli = h.run({"--config", h.dir + "/config.toml", "check-nvidia-smi", "c", "nagios", "--gpu_num", "2"});
+  EXPECT_EQ(cli.exit_code, 0) << cli.out << cli.err;
+  EXPECT_EQ(cli.out, "OK - nvidia smi\n");
+
+  auto no_cluster = h.run({"check-nvidia-smi", "-c", "gpu_num"});
+  EXPECT_EQ(no_cluster.exit_code, 2);
+  EXPECT_NE(no_cluster.err.find("CLUSTER"), std::string::npos) << no_cluster.err;
+  auto bad_type = h.run({"check-nvidia-smi", "c", "cron", "-c", "gpu_num"});
+  EXPECT_EQ(bad_type.exit_code, 2);
+  auto no_threshold = h.run({"check-nvidia-smi", "c", "app", "-c", "gpu_temperature"});
+  EXPECT_EQ(no_threshold.exit_code, 2);
+  EXPECT_NE(no_threshold.err.find("gpu_temperature_threshold is required"), std::string::npos) << no_threshold.err;
+}
+
+TEST(HealthChecks, OutputLineAndTelemetryPerType) {
+  Host h(2);
+  h.scenario["devices"][1]["remapped_rows"]["pending"] = 1;
+  auto prolog = h.run({"check-nvidia-smi", "c", "prolog", "-c", "row_remap_pending", "--sink", "stdout"},
+                      {"SLURM_JOB_ID=4242"});
+  EXPECT_EQ(prolog.exit_code, 2);
+  auto recs = records_of(prolog.out);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(prolog.out.find("CRITICAL - "), std::string::npos) << "prolog prints no line: " << prolog.out;
+  EXPECT_EQ(recs[0]["job_id"], 4242);
+  auto nojob = h.run({"check-nvidia-smi", "c", "epilog", "-c", "row_remap_pending", "--sink", "stdout"});
+  auto r2 = records_of(nojob.out);
+  ASSERT_EQ(r2.size(), 1u);
+  EXPECT_NE(r2[0]["_msg"].get<std::string>().find("SLURM_JOB_ID is not set"), std::string::npos);
+  auto nagios = h.run({"check-nvidia-smi", "c", "nagios", "-c", "row_remap_pending"});
+  EXPECT_EQ(nagios.out, "CRITICAL - nvidia smi\n") << "nagios: no message unless --verbose-out";
+  auto het = h.run({"check-telemetry", "c", "nagios", "--exit_code", "2", "--health-check-name", "check zombie",
+                    "--node", "h100-12-003", "--msg", "m", "--job-id", "21", "--sink", "stdout",
+                    "--heterogeneous-cluster-v1"});
+  EXPECT_EQ(het.exit_code, 0);
+  auto t = records_of(het.out);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0]["result"], 2);
+  EXPECT_EQ(t[0]["node"], "h100-12-003");
+  EXPECT_EQ(t[0]["job_id"], 21);
+  EXPECT_EQ(t[0]["health_check"], "check zombie");
+}
+
+}  // namespace
+}  // namespace gcm::testing

@@ -1,0 +1,62 @@
+// The health-check framework's rules: exit-code aggregation (UNKNOWN lowest), status words, the stdout line per
+// TYPE, killswitch files, gpu_node_id.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "health/check.h"
+
+namespace gcm::health {
+namespace {
+
+TEST(HealthExitCodes, UnknownRanksLowest) {
+  EXPECT_EQ(worse(ExitCode::UNKNOWN, ExitCode::OK), ExitCode::OK);
+  EXPECT_EQ(worse(ExitCode::OK, ExitCode::WARN), ExitCode::WARN);
+  EXPECT_EQ(worse(ExitCode::CRITICAL, ExitCode::WARN), ExitCode::CRITICAL);
+  EXPECT_EQ(worse(ExitCode::UNKNOWN, ExitCode::UNKNOWN), ExitCode::UNKNOWN);
+  EXPECT_STREQ(status_word(ExitCode::WARN), "WARNING");
+  EXPECT_FALSE(exit_code_from_int(4));
+  EXPECT_FALSE(parse_check_type("Nagios"));  // case-sensitive, as the reference
+}
+
+TEST(HealthOutput, LinePerType) {
+  CheckRun r;
+  CheckOutcome o{ExitCode::CRITICAL, "GPU 3 is hot"};
+  r.type = CheckType::Nagios;
+  EXPECT_EQ(r.output_line("check x", o), "CRITICAL - check x");
+  r.type = CheckType::App;
+  EXPECT_EQ(r.output_line("check x", o), "CRITICAL - check x. GPU 3 is hot");
+  EXPECT_EQ(r.output_line("check x", {ExitCode::OK, ""}), "OK - check x");
+  r.type = CheckType::Prolog;
+  EXPECT_FALSE(r.output_line("check x", o));
+  r.verbose_out = true;
+  EXPECT_EQ(r.output_line("check x", o), "CRITICAL - check x. GPU 3 is hot");
+}
+
+TEST(HealthKillswitches, FileFlagsTypesAndUnknownNames) {
+  char tmpl[] = "/tmp/gcm-ks-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::ofstream(dir + "/f.toml") << "[HealthChecksFeatures]\ndisable_check_zombie = true\n"
+                                    "disable_check_dstate = false\ndisable_chek_typo = true\n";
+  std::vector<std::string> unknown;
+  auto k = Killswitches::load(dir + "/f.toml", &unknown);
+  EXPECT_TRUE(k.disabled("disable_check_zombie"));
+  EXPECT_FALSE(k.disabled("disable_check_dstate"));
+  EXPECT_FALSE(k.disabled("disable_link_flap"));
+  EXPECT_EQ(unknown, std::vector<std::string>{"disable_chek_typo"});
+  std::ofstream(dir + "/bad.toml") << "[HealthChecksFeatures]\ndisable_check_zombie = 1\n";
+  EXPECT_THROW(Killswitches::load(dir + "/bad.toml"), KillswitchError);
+  EXPECT_THROW(Killswitches::load(dir + "/missing.toml"), KillswitchError);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(HealthRecord, GpuNodeIdIsStableAndOrderFree) {
+  EXPECT_EQ(gpu_node_id_of({"GPU-a", "GPU-b"}), gpu_node_id_of({"GPU-b", "GPU-a"}));
+  EXPECT_NE(gpu_node_id_of({"GPU-a", "GPU-b"}), gpu_node_id_of({"GPU-a", "GPU-c"}));
+  EXPECT_EQ(gpu_node_id_of({"GPU-a"}).size(), 16u);
+}
+
+}  // namespace
+}  // namespace gcm::health
