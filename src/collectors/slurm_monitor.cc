@@ -284,9 +284,9 @@ std::vector<SinfoNode> read_sinfo(slurm::SlurmClient& slurm, std::chrono::millis
   return nodes;
 }
 
-std::vector<SacctJob> read_sacct(slurm::SlurmClient& slurm, const slurm::SlurmQuery& query, int64_t window_end,
+SacctJobs read_sacct(slurm::SlurmClient& slurm, const slurm::SlurmQuery& query, int64_t window_end,
                                  const TimeZone& zone) {
-  std::vector<SacctJob> jobs;
+  SacctJobs jobs;
   slurm::DelimitedOptions o;
   o.delimiter = "|";
   o.length_mismatch = slurm::RowLengthPolicy::Error;
@@ -328,7 +328,7 @@ std::vector<SacctJob> read_sacct(slurm::SlurmClient& slurm, const slurm::SlurmQu
 }
 
 void emit_scope(const std::string& cluster, const std::string& derived, const std::vector<SinfoNode>& nodes,
-                const std::vector<SacctJob>& jobs, const Sdiag& sdiag, int64_t window_start, int64_t window_end,
+                const SacctJobs& jobs, const Sdiag& sdiag, int64_t window_start, int64_t window_end,
                 RecordOut& out, RecordOut* logs_out) {
   Record r(kSlurmLog);
   r.at("cluster") = cluster;
@@ -535,7 +535,7 @@ void collect(slurm::SlurmClient& slurm, slurm::SlurmClient& sacct, const Params&
       std::vector<SinfoNode> mine;
       for (const auto& n : nodes)
         if (n.partition == part) mine.push_back(n);
-      std::vector<SacctJob> jobs;
+      SacctJobs jobs;
       try {
         jobs = read_sacct(sacct, sacct_query(start, end, p.sacct_zone, part, p.timeout), end, p.sacct_zone);
       } catch (const std::exception& e) {
@@ -552,7 +552,7 @@ void collect(slurm::SlurmClient& slurm, slurm::SlurmClient& sacct, const Params&
       emit_scope(p.cluster, derived, mine, jobs, sdiag, start, end, out, logs_out);
     }
   }
-  std::vector<SacctJob> jobs = read_sacct(sacct, sacct_query(start, end, p.sacct_zone, "", p.timeout), end,
+  SacctJobs jobs = read_sacct(sacct, sacct_query(start, end, p.sacct_zone, "", p.timeout), end,
                                           p.sacct_zone);
   emit_scope(p.cluster, p.cluster, nodes, jobs, sdiag, start, end, out, logs_out);
   if (first_error) throw std::runtime_error(*first_error);
