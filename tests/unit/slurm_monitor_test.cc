@@ -279,3 +279,26 @@ TEST(SlurmMonitor, FailedPartitionSacctStillEmitsTheOtherScopes) {
 
 }  // namespace
 }  // namespace gcm::slurm_monitor
+
+namespace gcm::slurm_monitor {
+namespace {
+
+// The window is written in the zone sacct runs in, without an offset or a leading space (GCM's "-S <start>" with a
+// -08:00 offset gave no jobs on 22.05).
+TEST(SlurmMonitor, SacctWindowIsNaiveTimeInSacctsZone) {
+  TimeZone pacific = TimeZone::from_posix_rule("PST8PDT,M3.2.0,M11.1.0");
+  auto q = sacct_query(kNow - 300, kNow, pacific, "gpu", std::chrono::seconds(5));
+  EXPECT_EQ(q.argv, (std::vector<std::string>{
+                        "sacct", "-a", "-D", "-X", "-P", "--noconvert", "-S", "2026-11-29T10:51:56", "-E",
+                        "2026-11-29T10:56:56",
+                        "--format=jobid,user,alloccpus,alloctres,reqnodes,reqtres,submit,start,end,state,allocnodes,"
+                        "elapsed,suspended,account",
+                        "--partition", "gpu"}));
+  EXPECT_EQ(q.timeout, std::chrono::milliseconds(5000));
+  auto utc = sacct_query(kNow - 300, kNow, TimeZone(), "", std::chrono::seconds(5));
+  EXPECT_EQ(utc.argv[7], "2026-11-29T18:51:56");
+  EXPECT_EQ(utc.argv.size(), 11u);
+}
+
+}  // namespace
+}  // namespace gcm::slurm_monitor
