@@ -1,0 +1,336 @@
+// slurm_monitor, sacctmgr_qos and sacctmgr_user as whole processes: on fake Slurm commands put first on PATH (the
+// recorded 22.05 outputs, hangs, garbage, an unreachable controller, a daemon that recovers), and on the live
+// testbed, where every figure is compared with what sinfo/squeue answer in the same test.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "helpers.h"
+#include "process.h"
+
+namespace gcm::testing {
+namespace {
+
+using nlohmann::json;
+
+const std::string k2205 = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-22.05/";
+
+void write_script(const std::string& path, const std::string& body) {
+  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+  ::chmod(path.c_str(), 0755);
+}
+
+// A directory of fake Slurm commands answering with the 22.05 fixtures. sdiag fails while <dir>/sdiag.fail exists.
+struct FakeSlurm {
+  std::string dir = temp_dir("fake-slurm");
+  FakeSlurm() {
+    write_script(dir + "/sinfo", "if [ \"$1\" = -V ]; then cat '" + k2205 + "sinfo-V.txt'; exit 0; fi\ncat '" +
+                                     k2205 + "sinfo-O-nodes.txt'");
+    write_script(dir + "/sdiag", "if [ -e '" + dir +
+                                     "/sdiag.fail' ]; then echo 'sdiag: error: slurm_get_statistics: Unable to "
+                                     "contact slurm controller (connect failure)' >&2; exit 1; fi\ncat '" +
+                                     k2205 + "sdiag.txt'");
+    write_script(dir + "/sacct", "printf '%s\\n' \"$@\" > '" + dir + "/sacct.args'\necho \"$TZ\" > '" + dir +
+                                     "/sacct.tz'\ncat '" + k2205 + "sacct-slurm-monitor-local.txt'");
+    write_script(dir + "/sacctmgr",
+                 "case \"$*\" in\n"
+                 "  'show qos -P') cat '" + k2205 + "sacctmgr-qos.txt' ;;\n"
+                 "  'show user format=User -nP') cat '" + k2205 + "sacctmgr-users.txt' ;;\n"
+                 "  *withassoc*) cat '" + k2205 + "sacctmgr-user-'\"$3\"'.txt' ;;\n"
+                 "  *) echo \"fake sacctmgr: unexpected $*\" >&2; exit 2 ;;\n"
+                 "esac");
+  }
+  std::vector<std::string> env() const { return {"PATH=" + dir + ":" + std::getenv("PATH")}; }
+};
+
+// The JSON lists printed by the stdout sink, one per line.
+std::vector<json> chunks(const std::string& out) {
+  std::vector<json> v;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) v.push_back(json::parse(line));
+  return v;
+}
+
+// Every record of every chunk.
+std::vector<json> records(const std::string& out) {
+  std::vector<json> v;
+  for (auto& c : chunks(out))
+    for (auto& r : c) v.push_back(r);
+  return v;
+}
+
+TEST(SlurmMonitorFake, OnceOnRecordedOutputs) {
+  FakeSlurm f;
+  auto r = run_gcm({"slurm_monitor", "--once", "--cluster", "tb", "--interval", "150", "--log-folder", f.dir},
+                   std::chrono::seconds(30), f.env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto recs = records(r.out);
+  ASSERT_EQ(recs.size(), 5u) << r.out;
+  EXPECT_EQ(recs[0]["account"], "ml");
+  EXPECT_EQ(recs[0]["total_gpus_alloc"], 5);
+  const json& log = recs.back();
+  EXPECT_EQ(log["cluster"], "tb");
+  EXPECT_EQ(log["nodes_total"], 8);
+  EXPECT_EQ(log["total_gpus_avail"], 16);
+  EXPECT_EQ(log["total_gpus_alloc"], 9);
+  EXPECT_EQ(log["jobs_running"], 10);
+  EXPECT_EQ(log["jobs_pending"], 2);
+  EXPECT_EQ(log["server_thread_count"], 3);
+  // sacct ran in UTC with the window as two plain argv elements, no offset, no leading space.
+  EXPECT_EQ(read_text(f.dir + "/sacct.tz"), "UTC\n");
+  std::istringstream args(read_text(f.dir + "/sacct.args"));
+  std::vector<std::string> a;
+  for (std::string l; std::getline(args, l);) a.push_back(l);
+  ASSERT_GE(a.size(), 10u);
+  EXPECT_EQ(a[5], "-S");
+  EXPECT_EQ(a[7], "-E");
+  std::regex naive(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)");
+  EXPECT_TRUE(std::regex_match(a[6], naive)) << a[6];
+  EXPECT_TRUE(std::regex_match(a[8], naive)) << a[8];
+  time_t now = time(nullptr);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M", gmtime(&now));
+  EXPECT_EQ(a[8].substr(0, 13), std::string(buf).substr(0, 13));  // UTC, to the hour
+}
+
+TEST(SlurmMonitorFake, HungSdiagIsKilledAtTheTimeout) {
+  FakeSlurm f;
+  write_script(f.dir + "/sdiag", "exec sleep 60");
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run_gcm({"slurm_monitor", "--once", "--cluster", "tb", "--slurm-timeout", "1", "--log-folder", f.dir},
+                   std::chrono::seconds(30), f.env());
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_LT(s, 10);
+  EXPECT_NE(r.err.find("sdiag --all"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("timed out"), std::string::npos) << r.err;
+}
+
+TEST(SlurmMonitorFake, GarbageSinfoNamesCommandAndLine) {
+  FakeSlurm f;
+  write_script(f.dir + "/sinfo", "if [ \"$1\" = -V ]; then echo 'slurm 22.05.8'; exit 0; fi\n"
+                                 "echo 'Segmentation fault in the matrix'");
+  auto r = run_gcm({"slurm_monitor", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30),
+                   f.env());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("sinfo --all -N -O"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("line 1"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(SlurmMonitorFake, UnreachableControllerExitsOneWithSlurmsMessage) {
+  FakeSlurm f;
+  write_script(f.dir + "/sinfo",
+               "if [ \"$1\" = -V ]; then echo 'slurm 22.05.8'; exit 0; fi\n"
+               "echo 'sinfo: error: Unable to contact slurm controller (connect failure)' >&2\nexit 1");
+  auto r = run_gcm({"slurm_monitor", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30),
+                   f.env());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("Unable to contact slurm controller"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sinfo --all -N -O"), std::string::npos) << r.err;
+}
+
+TEST(SlurmMonitorFake, DaemonLogsAFailedRoundAndRecovers) {
+  FakeSlurm f;
+  std::ofstream(f.dir + "/sdiag.fail") << "1";
+  std::string err = f.dir + "/daemon.err";
+  BackgroundProcess p({gcm_binary(), "slurm_monitor", "--cluster", "tb", "--interval", "1", "--log-folder", f.dir},
+                      err, f.env());
+  ASSERT_TRUE(eventually([&] { return read_text(err).find("Unable to contact slurm controller") !=
+                                      std::string::npos; },
+                         std::chrono::seconds(15)))
+      << read_text(err);
+  std::filesystem::remove(f.dir + "/sdiag.fail");
+  bool got = false;
+  for (int i = 0; i < 20 && !got; ++i) {
+    auto line = p.read_line(std::chrono::seconds(5));
+    if (!line) break;
+    got = line->find("\"nodes_total\": 8") != std::string::npos;
+  }
+  EXPECT_TRUE(got) << read_text(err);
+  EXPECT_EQ(p.stop(SIGTERM, std::chrono::seconds(10)), 0);
+}
+
+TEST(SacctmgrFake, QosAndUsersOnRecordedOutputs) {
+  FakeSlurm f;
+  auto q = run_gcm({"sacctmgr_qos", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30),
+                   f.env());
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  auto qr = records(q.out);
+  ASSERT_EQ(qr.size(), 3u);
+  EXPECT_EQ(qr[2]["sacctmgr_qos"]["Name"], "limited");
+  EXPECT_EQ(qr[2]["cluster"], "tb");
+  EXPECT_TRUE(std::regex_match(qr[2]["ds"].get<std::string>(), std::regex(R"(\d{4}-\d\d-\d\d)")));
+  auto u = run_gcm({"sacctmgr_user", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30),
+                   f.env());
+  ASSERT_EQ(u.exit_code, 0) << u.err;
+  auto ur = records(u.out);
+  ASSERT_EQ(ur.size(), 5u) << u.out;  // alice has two associations
+  EXPECT_EQ(ur[0]["sacctmgr_user"]["DefaultAccount"], "research");
+}
+
+TEST(SacctmgrFake, ShortRowExitsOneNamingTheLine) {
+  FakeSlurm f;
+  write_script(f.dir + "/sacctmgr", "printf 'Name|Priority\\nnormal|0\\nbroken\\n'");
+  auto q = run_gcm({"sacctmgr_qos", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30),
+                   f.env());
+  EXPECT_EQ(q.exit_code, 1);
+  EXPECT_NE(q.err.find("sacctmgr show qos -P`, line 3"), std::string::npos) << q.err;
+  EXPECT_EQ(records(q.out).size(), 1u);  // the good row is delivered
+}
+
+// --- the live testbed -------------------------------------------------------------------------------------------
+
+bool testbed_up() {
+  if (!std::getenv("SLURM_CONF")) return false;
+  CommandSpec s;
+  s.argv = {"scontrol", "ping"};
+  s.timeout = std::chrono::seconds(10);
+  try {
+    return run_command(s).ok();
+  } catch (const CommandError&) {
+    return false;
+  }
+}
+
+std::string run_ok(std::vector<std::string> argv) {
+  CommandSpec s;
+  s.argv = std::move(argv);
+  s.timeout = std::chrono::seconds(30);
+  auto r = run_command(s);
+  if (!r.ok()) throw std::runtime_error(describe_failure(s, r));
+  return r.out;
+}
+
+struct Job {
+  std::string id;
+  // As user (through runuser) when given, so that the user's QOS applies.
+  explicit Job(std::vector<std::string> args, const std::string& user = "") {
+    std::vector<std::string> argv;
+    if (!user.empty()) argv = {"runuser", "-u", user, "--"};
+    for (const char* a : {"sbatch", "--parsable", "-o", "/dev/null", "--chdir", "/tmp"}) argv.push_back(a);
+    argv.insert(argv.end(), args.begin(), args.end());
+    id = run_ok(argv);
+    while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+  }
+  ~Job() {
+    try {
+      run_ok({"scancel", id});
+    } catch (...) {
+    }
+  }
+};
+
+// What the cluster says right now: node states, running/pending jobs and the GPUs the running ones hold.
+struct ClusterView {
+  int nodes = 0, drained = 0, down = 0, running = 0, pending = 0, gpus_alloc = 0;
+  static ClusterView take() {
+    ClusterView v;
+    std::set<std::string> seen;
+    std::istringstream n(run_ok({"sinfo", "-h", "-N", "-o", "%N %T"}));
+    for (std::string name, state; n >> name >> state;) {
+      if (!seen.insert(name).second) continue;
+      ++v.nodes;
+      while (!state.empty() && std::string("*~#!%$@^-").find(state.back()) != std::string::npos) state.pop_back();
+      v.drained += state == "drained";
+      v.down += state == "down";
+    }
+    // sacct's window holds the pending jobs that are eligible to start (not those held or waiting on a dependency).
+    std::istringstream j(run_ok({"squeue", "-h", "-a", "-O", "state:20,eligibletime:30,tres-alloc:200"}));
+    for (std::string line; std::getline(j, line);) {
+      std::istringstream ls(line);
+      std::string state, eligible, tres;
+      ls >> state >> eligible >> tres;
+      if (state == "RUNNING") {
+        ++v.running;
+        std::smatch m;
+        if (std::regex_search(tres, m, std::regex(R"(gres/gpu=(\d+))"))) v.gpus_alloc += std::stoi(m[1]);
+      } else if ((state == "PENDING" && eligible != "N/A" && eligible != "Unknown") || state == "SUSPENDED") {
+        ++v.pending;
+      }
+    }
+    return v;
+  }
+  bool operator==(const ClusterView&) const = default;
+};
+
+TEST(SlurmMonitorTestbed, AgreesWithTheCluster) {
+  if (!testbed_up()) GTEST_SKIP() << "the Slurm testbed is not running (make test starts it; see tests/testbed/)";
+  Job gpu({"-p", "gpu", "--gres=gpu:1", "-J", "slurmmon-gpu", "--wrap", "exec sleep 300"});
+  Job held({"-p", "gpu", "-H", "-J", "slurmmon-held", "--wrap", "exec sleep 300"});  // not in sacct's window
+  // carol's QOS (limited) allows one running job: the second pends, eligible.
+  Job carol1({"-p", "gpu", "-J", "slurmmon-carol1", "--wrap", "exec sleep 300"}, "carol");
+  Job carol2({"-p", "gpu", "-J", "slurmmon-carol2", "--wrap", "exec sleep 300"}, "carol");
+  ASSERT_TRUE(eventually([&] { return run_ok({"squeue", "-h", "-j", gpu.id, "-o", "%T"}).find("RUNNING") == 0; },
+                         std::chrono::seconds(30)));
+  // Other tests' jobs may start or end meanwhile, and slurmdbd (which sacct asks) learns of a job start a moment
+  // after slurmctld (which squeue asks): retry until the cluster stood still around our run and the figures agree.
+  json log;
+  ClusterView before, after;
+  auto agrees = [&] {
+    return before == after && log["jobs_running"] == before.running && log["jobs_pending"] == before.pending &&
+           log["total_gpus_alloc"] == before.gpus_alloc;
+  };
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    if (attempt) std::this_thread::sleep_for(std::chrono::seconds(1));
+    before = ClusterView::take();
+    auto r = run_gcm({"slurm_monitor", "--once", "--sink", "stdout", "--cluster", "testbed", "--log-folder",
+                      temp_dir("slurmmon-tb")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto recs = records(r.out);
+    ASSERT_FALSE(recs.empty());
+    log = recs.back();
+    after = ClusterView::take();
+    if (agrees()) break;
+  }
+  ASSERT_TRUE(before == after) << "the cluster kept changing";
+  EXPECT_EQ(log["nodes_total"], 8);
+  EXPECT_EQ(log["total_gpus_avail"], 16);
+  EXPECT_EQ(log["nodes_drained"], before.drained);
+  EXPECT_EQ(log["nodes_down"], before.down);
+  EXPECT_GE(log["total_down_nodes"].get<int>(), before.drained + before.down);
+  EXPECT_EQ(log["total_gpus_alloc"], before.gpus_alloc);
+  EXPECT_GE(before.gpus_alloc, 1);
+  EXPECT_EQ(log["jobs_running"], before.running);
+  EXPECT_EQ(log["jobs_pending"], before.pending);
+  EXPECT_GE(before.pending, 1);
+  EXPECT_GE(log["server_thread_count"].get<int>(), 1);
+}
+
+TEST(SlurmMonitorTestbed, HeterogeneousGivesEachPartition) {
+  if (!testbed_up()) GTEST_SKIP() << "the Slurm testbed is not running (make test starts it; see tests/testbed/)";
+  auto r = run_gcm({"slurm_monitor", "--once", "--cluster", "testbed", "--heterogeneous-cluster-v1", "--log-folder",
+                    temp_dir("slurmmon-het")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, int> nodes;
+  for (auto& rec : records(r.out))
+    if (rec.contains("nodes_total")) nodes[rec["derived_cluster"]] = rec["nodes_total"];
+  EXPECT_EQ(nodes, (std::map<std::string, int>{{"testbed", 8}, {"testbed.debug", 3}, {"testbed.gpu", 6}}));
+}
+
+TEST(SacctmgrTestbed, QosAndUsers) {
+  if (!testbed_up()) GTEST_SKIP() << "the Slurm testbed is not running (make test starts it; see tests/testbed/)";
+  auto q = run_gcm({"sacctmgr_qos", "--once", "--cluster", "testbed", "--log-folder", temp_dir("qos-tb")});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  std::set<std::string> qos;
+  for (auto& rec : records(q.out)) qos.insert(rec["sacctmgr_qos"]["Name"]);
+  EXPECT_EQ(qos, (std::set<std::string>{"normal", "high", "limited"}));
+  auto u = run_gcm({"sacctmgr_user", "--once", "--cluster", "testbed", "--log-folder", temp_dir("user-tb")});
+  ASSERT_EQ(u.exit_code, 0) << u.err;
+  std::set<std::string> assoc;
+  for (auto& rec : records(u.out))
+    assoc.insert(rec["sacctmgr_user"]["User"].get<std::string>() + ":" +
+                 rec["sacctmgr_user"]["Account"].get<std::string>());
+  for (const char* a : {"root:root", "alice:research", "alice:ml", "bob:ml", "carol:infra"})
+    EXPECT_TRUE(assoc.count(a)) << a << " missing; got " << u.out;
+}
+
+}  // namespace
+}  // namespace gcm::testing
