@@ -52,6 +52,7 @@ const Schema kScontrol = [] {
       {"PreemptMode", kStr, kAttr, "", "preemption mode"},
       {"Nodes", kStr, kAttr, "", "the partition's nodes as a hostlist expression"},
   };
+  snake_case_metric_names(s);
   return s;
 }();
 

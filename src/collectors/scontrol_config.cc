@@ -76,6 +76,7 @@ const Schema kScontrolConfig = [] {
     s.fields.push_back({f, FieldType::Int, role, "", std::string(f) + " (integer; null when not a number)"});
   }
   for (const char* f : kStringFields) s.fields.push_back({f, FieldType::String, FieldRole::Attribute, "", f});
+  snake_case_metric_names(s);
   return s;
 }();
 

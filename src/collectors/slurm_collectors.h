@@ -51,6 +51,10 @@ size_t collect_scontrol_partitions(slurm::SlurmClient& client, const CollectorCo
 void collect_scontrol_config(slurm::SlurmClient& client, const CollectorContext& ctx, const SlurmSnapshotOptions& o,
                              RecordOut& out);
 
+// Gives the schema's measurements Prometheus-style metric names: GCM's field names stay as they are in records,
+// metric names become snake case ("NUM_GPUS" -> num_gpus, "TresBillingWeightCPU" -> tres_billing_weight_cpu).
+void snake_case_metric_names(Schema& s);
+
 // Adds --slurm-timeout (seconds) to a Slurm collector's subcommand.
 void add_slurm_timeout_option(OptionBinder& b, double& seconds);
 std::chrono::milliseconds slurm_timeout_ms(double seconds);

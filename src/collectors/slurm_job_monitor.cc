@@ -63,6 +63,7 @@ const Schema kNodeData = [] {
       {"STATE", kStr, kAttr, "", "node state, long form with flags (last STATE column, e.g. drained*)"},
       {"RESERVATION", kStr, kAttr, "", "reservation the node is in"},
   };
+  snake_case_metric_names(s);
   return s;
 }();
 
@@ -126,6 +127,7 @@ const Schema kJobData = [] {
       {"RESTARTCNT", kInt, kGauge, "", "restart count"},
       {"SCHEDNODES", kList, kAttr, "", "nodes the scheduler expects to use, expanded; null when none"},
   };
+  snake_case_metric_names(s);
   return s;
 }();
 
@@ -252,6 +254,23 @@ const std::vector<std::string>& squeue_jobs_argv() {
     return std::vector<std::string>{"squeue", "--all", "-O", format, "--noheader"};
   }();
   return argv;
+}
+
+void snake_case_metric_names(Schema& s) {
+  for (auto& f : s.fields) {
+    if (f.role != FieldRole::Gauge && f.role != FieldRole::Counter) continue;
+    std::string out;
+    for (size_t i = 0; i < f.name.size(); ++i) {
+      char c = f.name[i];
+      bool upper = c >= 'A' && c <= 'Z';
+      if (upper && i > 0) {
+        char p = f.name[i - 1];
+        if ((p >= 'a' && p <= 'z') || (p >= '0' && p <= '9')) out.push_back('_');
+      }
+      out.push_back(upper ? static_cast<char>(c - 'A' + 'a') : c);
+    }
+    f.metric_name = s.metric_prefix + "_" + out;
+  }
 }
 
 const std::vector<std::string>& squeue_columns() { return kSqueueColumns; }

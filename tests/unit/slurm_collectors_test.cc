@@ -71,6 +71,18 @@ TEST(SlurmCollectors, SchemasMatchTheReferenceFieldLists) {
   EXPECT_EQ(squeue_columns().size(), 34u);
 }
 
+TEST(SlurmCollectors, MetricNamesAreSnakeCase) {
+  auto metric = [](const Schema& s, const char* field) {
+    return prometheus_metric_name(s, s.fields[s.index_of(field)]);
+  };
+  EXPECT_EQ(metric(node_data_schema(), "NUM_GPUS"), "gcm_slurm_node_num_gpus");
+  EXPECT_EQ(metric(job_data_schema(), "PENDING_TIME"), "gcm_slurm_job_pending_time_seconds");
+  EXPECT_EQ(metric(scontrol_schema(), "TresBillingWeightGRESGPU"), "gcm_slurm_partition_tres_billing_weight_gresgpu");
+  EXPECT_EQ(metric(scontrol_schema(), "TotalCPUs"), "gcm_slurm_partition_total_cpus");
+  EXPECT_EQ(metric(scontrol_config_schema(), "PriorityWeightFairShare"),
+            "gcm_slurm_config_priority_weight_fair_share");
+}
+
 TEST(SlurmCollectors, ExactArgv) {
   EXPECT_EQ(sinfo_all_nodes_argv(), (std::vector<std::string>{"sinfo", "--all", "-N", "-o", "%all"}));
   const auto& sq = squeue_jobs_argv();
@@ -243,7 +255,9 @@ TEST(SlurmCollectors2205, SqueueJobsWithEmptyExcnodes) {
   for (const auto& r : out.records) {
     by_id[r.at("JOBID").as_string()] = &r;
     EXPECT_TRUE(r.at("EXC_NODES").is_null()) << "22.05 prints EXCNODES empty";
-    if (r.at("JOBID") != Value("76")) EXPECT_TRUE(r.at("SCHEDNODES").is_null());
+    if (r.at("JOBID") != Value("76")) {
+      EXPECT_TRUE(r.at("SCHEDNODES").is_null());
+    }
     EXPECT_TRUE(r.at("SUBMIT_TIME").as_string().ends_with("+00:00"));
   }
   EXPECT_EQ(by_id.at("76")->at("PENDING_RESOURCES"), Value("True"));
