@@ -20,6 +20,25 @@ using nlohmann::json;
 const std::string kOurs = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-22.05/";
 const std::string kReference = std::string(GCM_SOURCE_DIR) + "/../shared/fixtures/gcm/";
 
+// The internal logs of every run go to one temporary folder (removed at exit), not to the working directory.
+const std::string& log_dir() {
+  static const std::string dir = [] {
+    std::string d = temp_dir("sjm-logs");
+    static struct Remove {
+      std::string d;
+      ~Remove() { std::filesystem::remove_all(d); }
+    } remove{d};
+    return d;
+  }();
+  return dir;
+}
+
+std::vector<std::string> logged(std::vector<std::string> args) {
+  args.push_back("--log-folder");
+  args.push_back(log_dir());
+  return args;
+}
+
 // A directory of fake Slurm commands put first on PATH.
 class FakeSlurm {
  public:
@@ -63,7 +82,7 @@ TEST(SlurmJobMonitorCli, OnceWithFakeCommandsWritesNodesAndJobs) {
   FakeSlurm fake;
   fake.cat("sinfo", kOurs + "sinfo-all.txt");
   fake.cat("squeue", kOurs + "squeue-O.txt");
-  auto r = run_gcm({"slurm_job_monitor", "--once", "--sink", "stdout", "--cluster", "tb", "--stdout"},
+  auto r = run_gcm(logged({"slurm_job_monitor", "--once", "--sink", "stdout", "--cluster", "tb", "--stdout"}),
                    std::chrono::seconds(30), fake.env());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto records = records_of(r.out);
@@ -83,7 +102,7 @@ TEST(SlurmJobMonitorCli, ReferenceCorpusThroughTheBinary) {
   fake.cat("sinfo", kReference + "sample-sinfo-output.txt");
   fake.cat("squeue", kReference + "sample-squeue-output.txt");
   fake.cat("scontrol", kReference + "sample-scontrol-output.txt");
-  auto r = run_gcm({"slurm_job_monitor", "--once", "--cluster", "c", "--heterogeneous-cluster-v1"},
+  auto r = run_gcm(logged({"slurm_job_monitor", "--once", "--cluster", "c", "--heterogeneous-cluster-v1"}),
                    std::chrono::seconds(30), fake.env());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto records = records_of(r.out);
@@ -92,7 +111,7 @@ TEST(SlurmJobMonitorCli, ReferenceCorpusThroughTheBinary) {
   ASSERT_EQ(jobs.size(), 5u);
   EXPECT_EQ(jobs[4]["JOBID"], "42271120_[7-8%1]");
   EXPECT_EQ(jobs[2]["NODELIST"].size(), 32u);
-  r = run_gcm({"scontrol", "--once", "--cluster", "c", "--heterogeneous-cluster-v1"}, std::chrono::seconds(30),
+  r = run_gcm(logged({"scontrol", "--once", "--cluster", "c", "--heterogeneous-cluster-v1"}), std::chrono::seconds(30),
               fake.env());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto parts = records_of(r.out);
@@ -101,7 +120,7 @@ TEST(SlurmJobMonitorCli, ReferenceCorpusThroughTheBinary) {
   EXPECT_EQ(parts[0]["TresBillingWeightMEM"], 125);
   EXPECT_FALSE(parts[1].contains("TresCPU"));
   fake.cat("scontrol", kReference + "sample-scontrol-show-config-output.txt");
-  r = run_gcm({"scontrol_config", "--once", "--cluster", "c"}, std::chrono::seconds(30), fake.env());
+  r = run_gcm(logged({"scontrol_config", "--once", "--cluster", "c"}), std::chrono::seconds(30), fake.env());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto config = records_of(r.out);
   ASSERT_EQ(config.size(), 1u);
@@ -114,7 +133,7 @@ TEST(SlurmJobMonitorCli, HangingSqueueIsKilledAtTheTimeout) {
   fake.cat("sinfo", kOurs + "sinfo-all.txt");
   fake.add("squeue", "head -3 '" + kOurs + "squeue-O.txt'; exec sleep 60");
   auto t0 = std::chrono::steady_clock::now();
-  auto r = run_gcm({"slurm_job_monitor", "--once", "--cluster", "tb", "--stdout", "--slurm-timeout", "1"},
+  auto r = run_gcm(logged({"slurm_job_monitor", "--once", "--cluster", "tb", "--stdout", "--slurm-timeout", "1"}),
                    std::chrono::seconds(30), fake.env());
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -131,7 +150,7 @@ TEST(SlurmJobMonitorCli, ControllerDownFailsTheRoundWithSlurmsMessage) {
   fake.add("sinfo",
            "echo 'slurm_load_partitions: Unable to contact slurm controller (connect failure)' >&2; exit 1");
   fake.cat("squeue", kOurs + "squeue-O.txt");
-  auto r = run_gcm({"slurm_job_monitor", "--once", "--cluster", "tb", "--stdout"}, std::chrono::seconds(30),
+  auto r = run_gcm(logged({"slurm_job_monitor", "--once", "--cluster", "tb", "--stdout"}), std::chrono::seconds(30),
                    fake.env());
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("sinfo --all -N -o %all"), std::string::npos) << r.out;
@@ -143,12 +162,12 @@ TEST(SlurmJobMonitorCli, MissingCommandAndGarbageNameTheCommand) {
   FakeSlurm fake;
   fake.cat("sinfo", kOurs + "sinfo-all.txt");
   fake.add("squeue", "echo 'this is|#not squeue'");
-  auto r = run_gcm({"slurm_job_monitor", "--once", "--cluster", "tb", "--stdout"}, std::chrono::seconds(30),
+  auto r = run_gcm(logged({"slurm_job_monitor", "--once", "--cluster", "tb", "--stdout"}), std::chrono::seconds(30),
                    fake.env());
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("squeue --all -O"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("line 1"), std::string::npos) << r.out;
-  r = run_gcm({"scontrol_config", "--once", "--cluster", "tb", "--stdout"}, std::chrono::seconds(30),
+  r = run_gcm(logged({"scontrol_config", "--once", "--cluster", "tb", "--stdout"}), std::chrono::seconds(30),
               {"PATH=/nonexistent"});
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("scontrol"), std::string::npos) << r.out;
@@ -158,7 +177,7 @@ TEST(SlurmJobMonitorCli, DaemonLogsFailuresAndKeepsGoing) {
   FakeSlurm fake;
   fake.add("sinfo", "echo 'sinfo: error: Unable to contact slurm controller' >&2; exit 1");
   fake.cat("squeue", kOurs + "squeue-O.txt");
-  auto r = run_gcm({"slurm_job_monitor", "--interval", "1", "--cluster", "tb", "--stdout"}, std::chrono::seconds(3),
+  auto r = run_gcm(logged({"slurm_job_monitor", "--interval", "1", "--cluster", "tb", "--stdout"}), std::chrono::seconds(3),
                    fake.env());
   EXPECT_TRUE(r.timed_out) << "a daemon does not exit on a failed round: " << r.out;
   EXPECT_GE(with_key(records_of(r.out), "JOBID_RAW").size(), 28u) << "two rounds or more: " << r.out;
@@ -169,7 +188,7 @@ TEST(SlurmJobMonitorCli, DaemonLogsFailuresAndKeepsGoing) {
 
 TEST(SlurmJobMonitorCli, HelpDescribesTheCollectorsAndTheTimeout) {
   for (const char* cmd : {"slurm_job_monitor", "scontrol", "scontrol_config"}) {
-    auto r = run_gcm({cmd, "--help"});
+    auto r = run_gcm(logged({cmd, "--help"}));
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("--slurm-timeout"), std::string::npos) << cmd << r.out;
     EXPECT_NE(r.out.find("--interval"), std::string::npos) << cmd;
@@ -223,6 +242,17 @@ class Workload {
       s.argv = {"scontrol", "update", std::string("nodename=") + node, "state=resume"};
       run_command(s);
     }
+    // Back to idle (resumed nodes answer again and cancelled jobs finish completing within seconds).
+    s.argv = {"sinfo", "-h", "-N", "-o", "%t"};
+    eventually(
+        [&] {
+          auto out = run_command(s).out;
+          std::istringstream in(out);
+          for (std::string state; std::getline(in, state);)
+            if (state != "idle") return false;
+          return true;
+        },
+        std::chrono::seconds(30));
   }
 
  private:
@@ -243,7 +273,7 @@ class Workload {
 TEST(SlurmJobMonitorTestbed, AgreesWithTheCluster) {
   REQUIRE_TESTBED();
   Workload workload;
-  auto r = run_gcm({"slurm_job_monitor", "--once", "--sink", "stdout", "--stdout"}, std::chrono::seconds(60));
+  auto r = run_gcm(logged({"slurm_job_monitor", "--once", "--sink", "stdout", "--stdout"}), std::chrono::seconds(60));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto records = records_of(r.out);
   auto nodes = with_key(records, "NODE_NAME");
@@ -286,7 +316,7 @@ TEST(SlurmJobMonitorTestbed, AgreesWithTheCluster) {
 
 TEST(SlurmJobMonitorTestbed, ScontrolAndConfig) {
   REQUIRE_TESTBED();
-  auto r = run_gcm({"scontrol", "--once", "--stdout", "--heterogeneous-cluster-v1"}, std::chrono::seconds(60));
+  auto r = run_gcm(logged({"scontrol", "--once", "--stdout", "--heterogeneous-cluster-v1"}), std::chrono::seconds(60));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto parts = records_of(r.out);
   std::map<std::string, json> by_name;
@@ -296,7 +326,7 @@ TEST(SlurmJobMonitorTestbed, ScontrolAndConfig) {
   EXPECT_EQ(by_name["gpu"]["TotalNodes"], 6);
   EXPECT_EQ(by_name["debug"]["MaxNodes"], 2);
   EXPECT_EQ(by_name["debug"]["derived_cluster"], "testbed.debug");
-  r = run_gcm({"scontrol_config", "--once", "--stdout"}, std::chrono::seconds(60));
+  r = run_gcm(logged({"scontrol_config", "--once", "--stdout"}), std::chrono::seconds(60));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto config = records_of(r.out);
   ASSERT_EQ(config.size(), 1u);
