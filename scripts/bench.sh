@@ -72,4 +72,7 @@ for push in 0.15 1.5 7.5; do
     END{printf "nvml_monitor --push-interval %-4s %5d samples of 8 GPUs: peak RSS %6d KiB, %.3f ms CPU per sample\n",
         p, n, rss, (u+s)*1000/n}' "$WORK/time.txt"
 done
+
+echo
+RUNS=5 bash "$ROOT/scripts/bench-slurm-job-monitor.sh" "$BUILD"
 rm -rf "$WORK"

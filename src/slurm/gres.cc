@@ -195,12 +195,14 @@ int64_t gres_gpu_count(std::string_view value) {
   if (!s.starts_with("gpu:")) bad_gres(value, "expected 'gpu:' followed by a count");
   s.remove_prefix(4);
   // The reference's regex "gpu:([A-Za-z0-9]+:)*([0-9]+)" backtracks: the count comes after the longest run of
-  // type fields that is followed by a digit ("gpu:8:x" -> 8).
+  // type fields that is followed by a digit ("gpu:8:x" -> 8). Type fields may also hold '_', '.' and '-'
+  // (design.md-style fix: NVML autodetection names types "nvidia_a100-sxm4-80gb"; the reference rejected them,
+  // aborting the whole round).
   std::vector<size_t> starts{0};
   size_t pos = 0;
   while (true) {
     size_t end = pos;
-    while (end < s.size() && is_alnum(s[end])) ++end;
+    while (end < s.size() && is_field_char(s[end])) ++end;
     if (end == pos || end == s.size() || s[end] != ':') break;
     pos = end + 1;
     starts.push_back(pos);

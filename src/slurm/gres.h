@@ -46,7 +46,10 @@ std::vector<int> shelper_gres_indices(std::string_view gres);
 
 // parse_gres: "N/A" or "(null)" -> 0; a leading "gres:"/"gres/" is dropped; then "gpu:", any number of
 // "[A-Za-z0-9]+:" type fields, and at least one digit; whatever follows is ignored ("gpu:volta:8(S:0-1)" -> 8).
-// Throws ParseError for "", "gpu:", "gpu::8", "laser:1", "tpu:2", and types containing '_' or '-'.
+// Throws ParseError for "", "gpu:", "gpu::8", "laser:1", "tpu:2".
+// Difference from the reference (design.md §5 style fix): type fields may contain '_', '.' and '-'
+// ("gpu:nvidia_a100-sxm4-80gb:8" -> 8, "gpu:a100_3g.20gb:1" -> 1), as NVML autodetection names them; the
+// reference's regex rejected them, which aborted a whole collection round on such clusters.
 int64_t gres_gpu_count(std::string_view value);
 
 // parse_tres (for TRES-PER-NODE): "N/A", "(null)" -> 0; a leading "gres:"/"gres/" is dropped; then "gpu:<digits>".

@@ -385,6 +385,12 @@ void expand_hostlist_into(std::string_view hostlist, std::vector<std::string>& o
 }
 
 std::optional<std::vector<std::string>> nodelist_or_null(std::string_view hostlist) {
+  // Slurm's usual "no list" spellings, answered without the cost of a thrown HostlistError (squeue prints one or
+  // more per pending job).
+  std::string_view t = hostlist;
+  while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+  if (t.empty() || t == "(null)" || t == "None assigned" || t == "N/A") return std::nullopt;
   try {
     return expand_hostlist(hostlist);
   } catch (const HostlistError&) {

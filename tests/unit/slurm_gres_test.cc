@@ -93,8 +93,14 @@ TEST(SlurmGres, ReferenceGpuCount) {
   EXPECT_EQ(gres_gpu_count("gres:gpu:a100:3"), 3);
   EXPECT_EQ(gres_gpu_count("gpu:8:x"), 8) << "the reference's regex backtracks";
   EXPECT_EQ(gres_gpu_count("gpu:1080:2"), 2);
-  for (const char* v : {"gpu:", "", "laser:1", "tpu:2", "gpu::8", "gpu:a_b:1", "gpu:nvidia_a100:4", "gpu:x-y:1", "gpu"})
+  for (const char* v : {"gpu:", "", "laser:1", "tpu:2", "gpu::8", "gpu", "gpu:a_b:", "gpu:a b:1", "gpu:a_b::1"})
     EXPECT_THROW(gres_gpu_count(v), ParseError) << v;
+  // Fix: NVML-autodetected type names with '_', '-' and '.' are accepted (the reference rejected them).
+  EXPECT_EQ(gres_gpu_count("gpu:nvidia_a100-sxm4-80gb:8"), 8);
+  EXPECT_EQ(gres_gpu_count("gpu:nvidia_a100-sxm4-80gb:8(S:0-1)"), 8);
+  EXPECT_EQ(gres_gpu_count("gpu:a100_3g.20gb:1"), 1);
+  EXPECT_EQ(gres_gpu_count("gres/gpu:x-y:4"), 4);
+  EXPECT_EQ(gres_or_tres_gpu_count("gres/gpu:nvidia_h100_80gb_hbm3:8"), 8);
 }
 
 TEST(SlurmGres, ReferenceTresAndFallbacks) {
@@ -112,7 +118,8 @@ TEST(SlurmGres, ReferenceTresAndFallbacks) {
   EXPECT_EQ(gpus_in_gres_list("gpu:a:1,gpu:b:3"), 3) << "the last gpu item wins";
   EXPECT_EQ(gpus_in_gres_list("nic:1"), 0);
   EXPECT_EQ(gpus_in_gres_list(""), 0);
-  EXPECT_THROW(gpus_in_gres_list("gpu:bad_type:1"), ParseError);
+  EXPECT_EQ(gpus_in_gres_list("gpu:nvidia_a100-sxm4-80gb:4(S:0),nic:1"), 4);
+  EXPECT_THROW(gpus_in_gres_list("gpu:bad type:1"), ParseError);
 }
 
 TEST(SlurmGres, ShelperIndices) {

@@ -27,6 +27,8 @@ TEST(Hostlist, ReferenceExamples) {
             (Names{"h100-095-096", "h100-193-043", "h100-193-073", "h100-228-185"}));
   EXPECT_EQ(nodelist_or_null("(null)"), std::nullopt);
   EXPECT_EQ(nodelist_or_null("None assigned"), std::nullopt);
+  EXPECT_EQ(nodelist_or_null("N/A"), std::nullopt);
+  EXPECT_EQ(nodelist_or_null(" (null) "), std::nullopt);
   EXPECT_EQ(nodelist_or_null(""), std::nullopt);
   EXPECT_EQ(nodelist_or_null("node[1-2"), std::nullopt);
   EXPECT_EQ(nodelist_or_null("n[1-2]"), (Names{"n1", "n2"}));

@@ -1,0 +1,340 @@
+// gcm slurm_job_monitor, scontrol and scontrol_config as processes: with fake Slurm commands first on PATH (the
+// reference's and our fixtures, a hanging squeue, garbage, a controller that is down), and on the live testbed.
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "helpers.h"
+
+namespace gcm::testing {
+namespace {
+
+using nlohmann::json;
+
+const std::string kOurs = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-22.05/";
+const std::string kReference = std::string(GCM_SOURCE_DIR) + "/../shared/fixtures/gcm/";
+
+// The internal logs of every run go to one temporary folder (removed at exit), not to the working directory.
+const std::string& log_dir() {
+  static const std::string dir = [] {
+    std::string d = temp_dir("sjm-logs");
+    static struct Remove {
+      std::string d;
+      ~Remove() { std::filesystem::remove_all(d); }
+    } remove{d};
+    return d;
+  }();
+  return dir;
+}
+
+std::vector<std::string> logged(std::vector<std::string> args) {
+  args.push_back("--log-folder");
+  args.push_back(log_dir());
+  return args;
+}
+
+// A directory of fake Slurm commands put first on PATH.
+class FakeSlurm {
+ public:
+  FakeSlurm() : dir_(temp_dir("fake-slurm")) {}
+  ~FakeSlurm() { std::filesystem::remove_all(dir_); }
+  void add(const std::string& name, const std::string& body) {
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+    chmod(path.c_str(), 0755);
+  }
+  void cat(const std::string& name, const std::string& file) { add(name, "exec cat '" + file + "'"); }
+  std::vector<std::string> env() const {
+    const char* path = std::getenv("PATH");
+    return {"PATH=" + dir_ + ":" + (path ? path : "/usr/bin:/bin")};
+  }
+
+ private:
+  std::string dir_;
+};
+
+// Every record of the stdout sink's output (one JSON list per line; log lines are skipped).
+std::vector<json> records_of(const std::string& out) {
+  std::vector<json> records;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.starts_with("[{")) continue;
+    for (auto& r : json::parse(line)) records.push_back(r);
+  }
+  return records;
+}
+
+std::vector<json> with_key(const std::vector<json>& records, const std::string& key) {
+  std::vector<json> out;
+  for (const auto& r : records)
+    if (r.contains(key)) out.push_back(r);
+  return out;
+}
+
+TEST(SlurmJobMonitorCli, OnceWithFakeCommandsWritesNodesAndJobs) {
+  FakeSlurm fake;
+  fake.cat("sinfo", kOurs + "sinfo-all.txt");
+  fake.cat("squeue", kOurs + "squeue-O.txt");
+  auto r = run_gcm(logged({"slurm_job_monitor", "--once", "--sink", "stdout", "--cluster", "tb", "--stdout"}),
+                   std::chrono::seconds(30), fake.env());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto records = records_of(r.out);
+  auto nodes = with_key(records, "NODE_NAME");
+  auto jobs = with_key(records, "JOBID_RAW");
+  EXPECT_EQ(nodes.size(), 9u);
+  EXPECT_EQ(jobs.size(), 14u);
+  EXPECT_EQ(nodes.at(0)["num_rows"], 9);
+  EXPECT_EQ(nodes.at(0)["cluster"], "tb");
+  EXPECT_FALSE(jobs.at(0).contains("EXC_NODES")) << "null fields are dropped by the stdout sink";
+}
+
+TEST(SlurmJobMonitorCli, ReferenceCorpusThroughTheBinary) {
+  if (!std::filesystem::exists(kReference + "sample-squeue-output.txt"))
+    GTEST_SKIP() << "reference corpus not present under " << kReference;
+  FakeSlurm fake;
+  fake.cat("sinfo", kReference + "sample-sinfo-output.txt");
+  fake.cat("squeue", kReference + "sample-squeue-output.txt");
+  fake.cat("scontrol", kReference + "sample-scontrol-output.txt");
+  auto r = run_gcm(logged({"slurm_job_monitor", "--once", "--cluster", "c", "--heterogeneous-cluster-v1"}),
+                   std::chrono::seconds(30), fake.env());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto records = records_of(r.out);
+  EXPECT_EQ(with_key(records, "NODE_NAME").size(), 4u);
+  auto jobs = with_key(records, "JOBID_RAW");
+  ASSERT_EQ(jobs.size(), 5u);
+  EXPECT_EQ(jobs[4]["JOBID"], "42271120_[7-8%1]");
+  EXPECT_EQ(jobs[2]["NODELIST"].size(), 32u);
+  r = run_gcm(logged({"scontrol", "--once", "--cluster", "c", "--heterogeneous-cluster-v1"}), std::chrono::seconds(30),
+              fake.env());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto parts = records_of(r.out);
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[0]["derived_cluster"], "c.partition1");
+  EXPECT_EQ(parts[0]["TresBillingWeightMEM"], 125);
+  EXPECT_FALSE(parts[1].contains("TresCPU"));
+  fake.cat("scontrol", kReference + "sample-scontrol-show-config-output.txt");
+  r = run_gcm(logged({"scontrol_config", "--once", "--cluster", "c"}), std::chrono::seconds(30), fake.env());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto config = records_of(r.out);
+  ASSERT_EQ(config.size(), 1u);
+  EXPECT_EQ(config[0]["AccountingStoragePort"], 6819);
+  EXPECT_EQ(config[0]["AcctGatherNodeFreq"], "0 sec");
+}
+
+TEST(SlurmJobMonitorCli, HangingSqueueIsKilledAtTheTimeout) {
+  FakeSlurm fake;
+  fake.cat("sinfo", kOurs + "sinfo-all.txt");
+  fake.add("squeue", "head -3 '" + kOurs + "squeue-O.txt'; exec sleep 60");
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run_gcm(logged({"slurm_job_monitor", "--once", "--cluster", "tb", "--stdout", "--slurm-timeout", "1"}),
+                   std::chrono::seconds(30), fake.env());
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_LT(took, 10.0);
+  EXPECT_NE(r.out.find("squeue --all -O"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("timed out"), std::string::npos) << r.out;
+  auto records = records_of(r.out);
+  EXPECT_EQ(with_key(records, "NODE_NAME").size(), 9u) << "the node snapshot is still written";
+  EXPECT_EQ(with_key(records, "JOBID_RAW").size(), 3u) << "jobs read before the timeout are still written";
+}
+
+TEST(SlurmJobMonitorCli, ControllerDownFailsTheRoundWithSlurmsMessage) {
+  FakeSlurm fake;
+  fake.add("sinfo",
+           "echo 'slurm_load_partitions: Unable to contact slurm controller (connect failure)' >&2; exit 1");
+  fake.cat("squeue", kOurs + "squeue-O.txt");
+  auto r = run_gcm(logged({"slurm_job_monitor", "--once", "--cluster", "tb", "--stdout"}), std::chrono::seconds(30),
+                   fake.env());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("sinfo --all -N -o %all"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Unable to contact slurm controller"), std::string::npos) << r.out;
+  EXPECT_EQ(with_key(records_of(r.out), "JOBID_RAW").size(), 14u) << "the other task still ran";
+}
+
+TEST(SlurmJobMonitorCli, MissingCommandAndGarbageNameTheCommand) {
+  FakeSlurm fake;
+  fake.cat("sinfo", kOurs + "sinfo-all.txt");
+  fake.add("squeue", "echo 'this is|#not squeue'");
+  auto r = run_gcm(logged({"slurm_job_monitor", "--once", "--cluster", "tb", "--stdout"}), std::chrono::seconds(30),
+                   fake.env());
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("squeue --all -O"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("line 1"), std::string::npos) << r.out;
+  r = run_gcm(logged({"scontrol_config", "--once", "--cluster", "tb", "--stdout"}), std::chrono::seconds(30),
+              {"PATH=/nonexistent"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("scontrol"), std::string::npos) << r.out;
+}
+
+TEST(SlurmJobMonitorCli, DaemonLogsFailuresAndKeepsGoing) {
+  FakeSlurm fake;
+  fake.add("sinfo", "echo 'sinfo: error: Unable to contact slurm controller' >&2; exit 1");
+  fake.cat("squeue", kOurs + "squeue-O.txt");
+  auto r = run_gcm(logged({"slurm_job_monitor", "--interval", "1", "--cluster", "tb", "--stdout"}), std::chrono::seconds(3),
+                   fake.env());
+  EXPECT_TRUE(r.timed_out) << "a daemon does not exit on a failed round: " << r.out;
+  EXPECT_GE(with_key(records_of(r.out), "JOBID_RAW").size(), 28u) << "two rounds or more: " << r.out;
+  size_t errors = 0;
+  for (size_t p = 0; (p = r.out.find("Unable to contact slurm controller", p)) != std::string::npos; ++p) ++errors;
+  EXPECT_GE(errors, 2u) << r.out;
+}
+
+TEST(SlurmJobMonitorCli, HelpDescribesTheCollectorsAndTheTimeout) {
+  for (const char* cmd : {"slurm_job_monitor", "scontrol", "scontrol_config"}) {
+    auto r = run_gcm(logged({cmd, "--help"}));
+    EXPECT_EQ(r.exit_code, 0) << cmd;
+    EXPECT_NE(r.out.find("--slurm-timeout"), std::string::npos) << cmd << r.out;
+    EXPECT_NE(r.out.find("--interval"), std::string::npos) << cmd;
+  }
+}
+
+// --- the live testbed ---
+
+bool testbed_up() {
+  if (!std::getenv("SLURM_CONF")) return false;
+  CommandSpec s;
+  s.argv = {"scontrol", "ping"};
+  s.timeout = std::chrono::seconds(10);
+  try {
+    return run_command(s).ok();
+  } catch (const CommandError&) {
+    return false;
+  }
+}
+
+#define REQUIRE_TESTBED()                                                                                    \
+  if (!testbed_up())                                                                                         \
+  GTEST_SKIP() << "the Slurm testbed is not running (SLURM_CONF unset or scontrol ping failed); start it with " \
+                  "tests/testbed/start.sh and source tests/testbed/env.sh"
+
+// The testbed in workload.sh's state: node7 drained, node8 down, pending jobs. When it is not, workload.sh is run
+// (it is idempotent) and, at the end of the test, its jobs are cancelled and its nodes resumed, so the testbed is
+// left as it was found (other tests want free nodes). When it already is, it is left alone.
+class Workload {
+ public:
+  Workload() {
+    if (present()) return;
+    CommandSpec w;
+    w.argv = {"bash", std::string(GCM_SOURCE_DIR) + "/tests/testbed/workload.sh"};
+    w.timeout = std::chrono::seconds(120);
+    auto r = run_command(w);
+    if (!r.ok()) throw std::runtime_error(describe_failure(w, r));
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);)
+      if (auto eq = line.find('='); eq != std::string::npos) ids_.push_back(line.substr(eq + 1));
+    started_ = true;
+  }
+  ~Workload() {
+    if (!started_) return;
+    CommandSpec s;
+    s.timeout = std::chrono::seconds(30);
+    s.argv = {"scancel"};
+    for (const auto& id : ids_) s.argv.push_back(id);
+    run_command(s);
+    for (const char* node : {"node7", "node8"}) {
+      s.argv = {"scontrol", "update", std::string("nodename=") + node, "state=resume"};
+      run_command(s);
+    }
+    // Back to idle (resumed nodes answer again and cancelled jobs finish completing within seconds).
+    s.argv = {"sinfo", "-h", "-N", "-o", "%t"};
+    eventually(
+        [&] {
+          auto out = run_command(s).out;
+          std::istringstream in(out);
+          for (std::string state; std::getline(in, state);)
+            if (state != "idle") return false;
+          return true;
+        },
+        std::chrono::seconds(30));
+  }
+
+ private:
+  static bool present() {
+    CommandSpec s;
+    s.argv = {"sinfo", "-h", "-N", "-o", "%N %t"};
+    s.timeout = std::chrono::seconds(10);
+    auto nodes = run_command(s).out;
+    s.argv = {"squeue", "-h", "-t", "PD", "-o", "%r"};
+    auto pending = run_command(s).out;
+    return nodes.find("node7 drain") != std::string::npos && nodes.find("node8 down") != std::string::npos &&
+           pending.find("Dependency") != std::string::npos && pending.find("Resources") != std::string::npos;
+  }
+  bool started_ = false;
+  std::vector<std::string> ids_;
+};
+
+TEST(SlurmJobMonitorTestbed, AgreesWithTheCluster) {
+  REQUIRE_TESTBED();
+  Workload workload;
+  auto r = run_gcm(logged({"slurm_job_monitor", "--once", "--sink", "stdout", "--stdout"}), std::chrono::seconds(60));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto records = records_of(r.out);
+  auto nodes = with_key(records, "NODE_NAME");
+  std::map<std::string, json> by_node;
+  for (const auto& n : nodes) by_node[n["NODE_NAME"]] = n;
+  EXPECT_EQ(by_node.size(), 8u);
+  int64_t gpus = 0;
+  for (const auto& [name, n] : by_node) gpus += n["NUM_GPUS"].get<int64_t>();
+  EXPECT_EQ(gpus, 16);
+  EXPECT_EQ(nodes.at(0)["num_rows"].get<size_t>(), nodes.size());
+  EXPECT_TRUE(by_node["node7"]["STATE"].get<std::string>().starts_with("drain")) << by_node["node7"];
+  EXPECT_NE(by_node["node7"]["REASON"].get<std::string>().find("GPU fell off the bus"), std::string::npos);
+  EXPECT_TRUE(by_node["node8"]["STATE"].get<std::string>().starts_with("down")) << by_node["node8"];
+  EXPECT_EQ(by_node["node8"]["cluster"], "testbed");
+
+  auto jobs = with_key(records, "JOBID_RAW");
+  std::set<std::string> reasons;
+  bool pending_resources = false, multinode = false;
+  for (const auto& j : jobs) {
+    if (j["STATE"] == "PENDING") reasons.insert(j["REASON"].get<std::string>());
+    if (j["PENDING_RESOURCES"] == "True") pending_resources = true;
+    if (j.contains("NODELIST") && j["NODELIST"].size() == 2 && j["TRES_GPUS_ALLOCATED"].get<int>() >= 2)
+      multinode = true;
+  }
+  EXPECT_TRUE(reasons.count("Resources")) << r.out;
+  EXPECT_TRUE(reasons.count("Dependency")) << r.out;
+  bool qos = false;
+  for (const auto& reason : reasons) qos = qos || reason.starts_with("QOS");
+  EXPECT_TRUE(qos) << r.out;
+  EXPECT_TRUE(pending_resources);
+  EXPECT_TRUE(multinode);
+  // The same count as squeue reports, give or take jobs of other tests starting or ending meanwhile.
+  CommandSpec s;
+  s.argv = {"squeue", "-h", "-o", "%i"};
+  s.timeout = std::chrono::seconds(10);
+  auto squeue = run_command(s).out;
+  size_t n = static_cast<size_t>(std::count(squeue.begin(), squeue.end(), '\n'));
+  EXPECT_NEAR(static_cast<double>(jobs.size()), static_cast<double>(n), 3.0);
+}
+
+TEST(SlurmJobMonitorTestbed, ScontrolAndConfig) {
+  REQUIRE_TESTBED();
+  auto r = run_gcm(logged({"scontrol", "--once", "--stdout", "--heterogeneous-cluster-v1"}), std::chrono::seconds(60));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto parts = records_of(r.out);
+  std::map<std::string, json> by_name;
+  for (const auto& p : parts) by_name[p["Partition"]] = p;
+  ASSERT_EQ(by_name.size(), 2u) << r.out;
+  EXPECT_EQ(by_name["gpu"]["TresGRESGPU"], 12);
+  EXPECT_EQ(by_name["gpu"]["TotalNodes"], 6);
+  EXPECT_EQ(by_name["debug"]["MaxNodes"], 2);
+  EXPECT_EQ(by_name["debug"]["derived_cluster"], "testbed.debug");
+  r = run_gcm(logged({"scontrol_config", "--once", "--stdout"}), std::chrono::seconds(60));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto config = records_of(r.out);
+  ASSERT_EQ(config.size(), 1u);
+  EXPECT_EQ(config[0]["ClusterName"], "testbed");
+  EXPECT_EQ(config[0]["cluster"], "testbed");
+  EXPECT_TRUE(config[0]["SlurmdPort"].is_number_integer());
+  EXPECT_TRUE(config[0]["SLURM_VERSION"].get<std::string>().starts_with("22.05"));
+}
+
+}  // namespace
+}  // namespace gcm::testing
