@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The demo: runs `gcm storage` once through each sink on this machine and shows what arrived, then
-# `gcm nvml_monitor` on 8 fake H100s (the project's fake libnvidia-ml.so.1), one of them hung, scraped by Prometheus.
+# `gcm nvml_monitor` on 8 fake H100s (the project's fake libnvidia-ml.so.1), one of them hung, scraped by Prometheus,
+# then a local Slurm cluster (tests/testbed/: 8 nodes with 2 fake GPUs each, accounting) put under a varied
+# workload, and the Slurm collectors run once to stdout, to Prometheus and to the OTLP receiver.
 #   stdout      -> printed as is
 #   file        -> JSON lines in a file
 #   prometheus  -> a running gcm serves /metrics, a real Prometheus scrapes it, PromQL answers come back
@@ -12,9 +14,11 @@ BUILD="${1:-$ROOT/build}"
 GCM="$(cd "$BUILD" && pwd)/gcm"
 WORK="$(mktemp -d /tmp/gcm-demo-XXXXXX)"
 PIDS=()
+TESTBED_STARTED=""
 cleanup() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if [ -n "$TESTBED_STARTED" ]; then bash "$ROOT/tests/testbed/stop.sh" >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
 
@@ -125,6 +129,79 @@ for q in 'gcm_gpu_up' 'gcm_gpu_temperature_celsius' 'gcm_gpu_power_watts * on(gp
 done
 echo "the hung GPU in gcm's log:"
 grep -h "GPU# 7" "$WORK"/logs/nvml_monitor_logs/*.log | head -2 | sed 's/^/  /'
+
+section "a local Slurm cluster (tests/testbed): 8 nodes x 2 fake GPUs, accounting, a varied workload"
+# Its own state directory and ports, so a testbed a developer runs on the defaults is left alone (not under
+# $WORK: munge and slurm run as their own users and need a directory they may enter).
+export GCM_TESTBED_DIR="${GCM_DEMO_TESTBED_DIR:-/tmp/gcm-demo-testbed}" GCM_TESTBED_PORT_BASE="${GCM_DEMO_TESTBED_PORT_BASE:-17300}"
+TESTBED_STARTED=1
+bash "$ROOT/tests/testbed/start.sh"
+# shellcheck source=../tests/testbed/env.sh
+. "$ROOT/tests/testbed/env.sh"
+bash "$ROOT/tests/testbed/workload.sh" | tail -3
+SLURM_COMMON=(--cluster testbed --log-folder "$WORK/logs")
+
+section "gcm slurm_job_monitor --once --sink file  (NodeData and JobData records, one JSON line each)"
+"$GCM" slurm_job_monitor --once "${SLURM_COMMON[@]}" --sink file -o "file_path=$WORK/slurm.jsonl" \
+  -o "node_file_path=$WORK/nodes.jsonl" -o "job_file_path=$WORK/jobs.jsonl"
+echo "first node record: $(head -1 "$WORK/nodes.jsonl" | cut -c1-300)..."
+echo "first job record:  $(head -1 "$WORK/jobs.jsonl" | cut -c1-300)..."
+
+section "gcm scontrol, scontrol_config, sacctmgr_qos, sacctmgr_user --once --sink stdout  (abridged)"
+for c in scontrol scontrol_config sacctmgr_qos sacctmgr_user; do
+  echo "$c: $("$GCM" "$c" --once "${SLURM_COMMON[@]}" --sink stdout | node -e '
+    let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{
+      const recs=s.split("\n").filter(Boolean).flatMap(l=>JSON.parse(l));
+      const show=r=>r.Partition??r.ClusterName??r.sacctmgr_qos?.Name??(r.sacctmgr_user?`${r.sacctmgr_user.User}/${r.sacctmgr_user.Account}`:"?");
+      console.log(`${recs.length} record(s): ${recs.map(show).join(", ")}`);});')"
+done
+
+section "gcm slurm_monitor --sink prometheus, scraped by Prometheus; slurm_job_monitor --sink otel to the receiver"
+SLURM_PORT="$(free_port)"
+"$GCM" slurm_monitor "${SLURM_COMMON[@]}" --interval 2 --sink prometheus -o "listen=127.0.0.1:$SLURM_PORT" &
+PIDS+=($!)
+cat >> "$WORK/prometheus.yml" <<YAML
+  - job_name: gcm_slurm
+    static_configs: [{targets: ['127.0.0.1:$SLURM_PORT']}]
+YAML
+kill -HUP "${PIDS[1]}" 2>/dev/null || true
+for _ in $(seq 1 150); do
+  if query 'gcm_slurm_nodes_total' | grep -q '"result":\[{'; then break; fi
+  sleep 0.2
+done
+for q in 'gcm_slurm_nodes_total' 'gcm_slurm_total_gpus_avail' 'gcm_slurm_total_gpus_alloc' 'gcm_slurm_jobs_running' \
+         'gcm_slurm_jobs_pending' 'gcm_slurm_account_total_gpus_alloc'; do
+  printf '  %-40s' "$q"
+  query "$q" | node -e '
+    let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{
+      const r=JSON.parse(s||"{}").data?.result||[];
+      console.log(r.length? r.map(x=>(x.metric.account?x.metric.account+"=":"")+x.value[1]).join(" ") : "(no result yet)");});'
+done
+before="$(grep -c '"signal":"logs"' "$RX_OUT" || true)"
+"$GCM" slurm_job_monitor --once "${SLURM_COMMON[@]}" --sink otel -o "otel_endpoint=$ENDPOINT"
+for _ in $(seq 1 50); do [ "$(grep -c '"signal":"logs"' "$RX_OUT")" -gt "$before" ] && break; sleep 0.1; done
+echo "OTLP log records the receiver got from slurm_job_monitor: $(node -e '
+  const lines=require("fs").readFileSync(process.argv[1],"utf8").split("\n").filter(Boolean).map(JSON.parse);
+  let n=0; for(const l of lines.slice(+process.argv[2])) if(l.signal==="logs")
+    for(const rl of l.data.resourceLogs) for(const sl of rl.scopeLogs) n+=sl.logRecords.length;
+  console.log(n);' "$RX_OUT" "$before")"
+
+section "summary of the cluster, from the collectors' records"
+node -e '
+  const fs=require("fs"); const rd=f=>fs.readFileSync(f,"utf8").split("\n").filter(Boolean).map(JSON.parse);
+  const nodes=rd(process.argv[1]), jobs=rd(process.argv[2]);
+  const byName=new Map(nodes.map(n=>[n.NODE_NAME,n]));
+  const states={}; for(const n of byName.values()) states[n.STATE]=(states[n.STATE]||0)+1;
+  const gpus=[...byName.values()].reduce((a,n)=>a+(n.NUM_GPUS||0),0);
+  const running=jobs.filter(j=>j.STATE==="RUNNING");
+  const alloc=running.reduce((a,j)=>a+(j.TRES_GPUS_ALLOCATED||0),0);
+  const jstates={}; for(const j of jobs) jstates[j.STATE]=(jstates[j.STATE]||0)+1;
+  const reasons={}; for(const j of jobs.filter(j=>j.STATE==="PENDING")) reasons[j.REASON]=(reasons[j.REASON]||0)+1;
+  console.log(`nodes by state: ${JSON.stringify(states)}`);
+  console.log(`GPUs: ${gpus} in the cluster, ${alloc} allocated to running jobs`);
+  console.log(`jobs by state: ${JSON.stringify(jstates)}; pending reasons: ${JSON.stringify(reasons)}`);
+  for(const n of byName.values()) if(n.REASON && n.REASON!=="none") console.log(`  ${n.NODE_NAME} ${n.STATE}: ${n.REASON}`);
+' "$WORK/nodes.jsonl" "$WORK/jobs.jsonl"
 
 section "done"
 echo "Everything the demo wrote is under $WORK"
