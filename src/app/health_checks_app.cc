@@ -175,9 +175,9 @@ int health_checks_main(int argc, char** argv) {
   }
   try {
     if (features_path) {
-      std::vector<std::string> unknown;
-      run.killswitches = health::Killswitches::load(*features_path, &unknown);
-      for (const auto& u : unknown) run.log->warn("features config {}: unknown flag {}", *features_path, u);
+      std::vector<std::string> warnings_of_features;
+      run.killswitches = health::Killswitches::load(*features_path, &warnings_of_features);
+      for (const auto& w : warnings_of_features) run.log->warn("{}", w);
     }
     return cmd->check->run(run);
   } catch (const health::CheckUsageError& e) {

@@ -47,7 +47,9 @@ std::vector<std::pair<uint32_t, int64_t>> parse_listpids(std::string_view output
 }
 
 std::vector<unsigned> job_gpus_from_environ(const Environ& env) {
-  for (const char* key : {"SLURM_JOB_GPUS", "GPU_DEVICE_ORDINAL", "CUDA_VISIBLE_DEVICES"}) {
+  // Only Slurm's own lists name physical indices: GPU_DEVICE_ORDINAL and CUDA_VISIBLE_DEVICES are renumbered from 0
+  // inside a job whose devices are constrained (ConstrainDevices), which would put the job on the wrong GPUs.
+  for (const char* key : {"SLURM_JOB_GPUS", "SLURM_STEP_GPUS"}) {
     auto it = env.find(key);
     if (it == env.end()) continue;
     auto gpus = parse_gpu_index_list(it->second);

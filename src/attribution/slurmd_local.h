@@ -17,7 +17,7 @@ namespace gcm {
 // Rows that are not numeric (the header, "-1" job ids of slurmstepd itself) are skipped.
 std::vector<std::pair<uint32_t, int64_t>> parse_listpids(std::string_view output);
 
-// The GPUs of a job from its environment: SLURM_JOB_GPUS, else GPU_DEVICE_ORDINAL, else CUDA_VISIBLE_DEVICES.
+// The physical GPU indices of a job from its environment: SLURM_JOB_GPUS, else SLURM_STEP_GPUS.
 std::vector<unsigned> job_gpus_from_environ(const Environ& env);
 
 struct SlurmdLocalOptions {

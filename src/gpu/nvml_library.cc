@@ -7,11 +7,21 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 #include <fmt/format.h>
 
 namespace gcm {
 namespace {
+
+// What a missing entry point does: answer FUNCTION_NOT_FOUND like a call the GPU does not support, so callers
+// never hold a null pointer (an older driver lacks e.g. nvmlDeviceGetRemappedRows).
+template <typename Fn>
+struct MissingSymbol;
+template <typename... Args>
+struct MissingSymbol<nvml::Return (*)(Args...)> {
+  static nvml::Return call(Args...) { return nvml::ERROR_FUNCTION_NOT_FOUND; }
+};
 
 struct Binder {
   void* handle;
@@ -27,7 +37,10 @@ struct Binder {
         return;
       }
     }
-    slot = nullptr;
+    if constexpr (std::is_same_v<Fn, const char* (*)(nvml::Return)>)
+      slot = nullptr;  // nvmlErrorString: error_string() falls back to the code's name
+    else
+      slot = &MissingSymbol<Fn>::call;
     (required ? missing_required : missing).push_back(*names.begin());
   }
 };
@@ -74,7 +87,9 @@ void bind_all(Binder& b, nvml::Api& a) {
   b.bind(a.DeviceGetPerformanceState, {"nvmlDeviceGetPerformanceState"}, false);
   b.bind(a.DeviceGetPersistenceMode, {"nvmlDeviceGetPersistenceMode"}, false);
   b.bind(a.DeviceGetFieldValues, {"nvmlDeviceGetFieldValues"}, false);
-  b.bind(a.DeviceGetComputeRunningProcesses, {"nvmlDeviceGetComputeRunningProcesses_v3"}, false);
+  // _v2 (drivers R470-R495) takes the same 24-byte nvmlProcessInfo_t as _v3.
+  b.bind(a.DeviceGetComputeRunningProcesses,
+         {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"}, false);
   b.bind(a.DeviceGetMigMode, {"nvmlDeviceGetMigMode"}, false);
   b.bind(a.DeviceGetMaxMigDeviceCount, {"nvmlDeviceGetMaxMigDeviceCount"}, false);
   b.bind(a.DeviceGetMigDeviceHandleByIndex, {"nvmlDeviceGetMigDeviceHandleByIndex"}, false);
@@ -84,9 +99,9 @@ void bind_all(Binder& b, nvml::Api& a) {
   b.bind(a.EventSetFree, {"nvmlEventSetFree"}, false);
 }
 
-// Runs nvmlInit on a detached thread: a wedged driver can block it for minutes, and the caller must be able to
-// give up. The state is shared so that a thread that returns late touches nothing freed.
-nvml::Return init_with_timeout(nvml::Return (*init)(), std::chrono::milliseconds timeout, bool* timed_out) {
+// Runs nvmlInit (or nvmlShutdown) on a detached thread: a wedged driver can block it for minutes, and the caller
+// must be able to give up. The state is shared so that a thread that returns late touches nothing freed.
+nvml::Return call_with_timeout(nvml::Return (*init)(), std::chrono::milliseconds timeout, bool* timed_out) {
   struct State {
     std::mutex m;
     std::condition_variable cv;
@@ -130,7 +145,7 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::open(const std::string& path, std::chr
     throw NvmlUnavailable(fmt::format("'{}' is not a usable NVML library: it lacks {}", path,
                                       fmt::join(b.missing_required, ", ")));
   bool timed_out = false;
-  nvml::Return rc = init_with_timeout(lib->api_.Init, init_timeout, &timed_out);
+  nvml::Return rc = call_with_timeout(lib->api_.Init, init_timeout, &timed_out);
   if (timed_out)
     throw NvmlUnavailable(fmt::format("nvmlInit in '{}' did not return within {} ms (the driver may be wedged)",
                                       path, init_timeout.count()),
@@ -145,7 +160,9 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::open(const std::string& path, std::chr
 
 NvmlLibrary::~NvmlLibrary() {
   // The library stays mapped: a worker thread stuck in a hung call may still be executing its code.
-  if (initialised_ && api_.Shutdown) api_.Shutdown();
+  // With a bound: a driver that wedged after the last call must not hang the process on its way out.
+  bool timed_out = false;
+  if (initialised_ && api_.Shutdown) call_with_timeout(api_.Shutdown, std::chrono::seconds(5), &timed_out);
 }
 
 std::string NvmlLibrary::error_string(nvml::Return r) const {

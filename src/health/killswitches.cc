@@ -29,14 +29,18 @@ const std::vector<std::string>& known_killswitch_flags() {
   return flags;
 }
 
-Killswitches Killswitches::load(const std::string& path, std::vector<std::string>* unknown) {
+Killswitches Killswitches::load(const std::string& path, std::vector<std::string>* warnings) {
   if (!std::filesystem::exists(path)) throw KillswitchError(fmt::format("features_config path doesn't exist: {}", path));
   toml::table root;
   try {
     root = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
-    throw KillswitchError(fmt::format("features config {}:{}:{}: {}", path, e.source().begin.line,
-                                      e.source().begin.column, e.description()));
+    // As the reference: a file that fails to load leaves every check enabled (one bad push of the file must not
+    // stop every prolog on the fleet); the caller logs why.
+    if (warnings)
+      warnings->push_back(fmt::format("features config {}:{}:{}: {}; not loaded, every check stays enabled", path,
+                                      e.source().begin.line, e.source().begin.column, e.description()));
+    return Killswitches{};
   }
   Killswitches k;
   const toml::table* t = root["HealthChecksFeatures"].as_table();
@@ -48,7 +52,8 @@ Killswitches Killswitches::load(const std::string& path, std::vector<std::string
     if (!node.is_boolean() || !b)
       throw KillswitchError(fmt::format("features config {}: [HealthChecksFeatures] {} must be true or false", path,
                                         name));
-    if (std::find(known.begin(), known.end(), name) == known.end() && unknown) unknown->push_back(name);
+    if (std::find(known.begin(), known.end(), name) == known.end() && warnings)
+      warnings->push_back(fmt::format("features config {}: unknown flag {}", path, name));
     k.flags_[name] = *b;
   }
   return k;

@@ -19,9 +19,10 @@ struct KillswitchError : std::runtime_error {
 class Killswitches {
  public:
   Killswitches() = default;  // no file: every check enabled
-  // Throws KillswitchError naming the file for a missing file, invalid TOML or a flag that is not a boolean.
-  // Unknown flag names are returned through `unknown` (a typo would otherwise silently disable nothing).
-  static Killswitches load(const std::string& path, std::vector<std::string>* unknown = nullptr);
+  // Throws KillswitchError naming the file for a missing file or a flag that is not a boolean. A file that is not
+  // valid TOML leaves every check enabled (the reference's rule). Unknown flag names (a typo would silently disable
+  // nothing) and an unloadable file are reported through `warnings`.
+  static Killswitches load(const std::string& path, std::vector<std::string>* warnings = nullptr);
   bool disabled(const std::string& flag) const;
 
  private:

@@ -20,7 +20,7 @@ using nv::Return;
 namespace {
 
 std::mutex g_mutex;
-int g_refcount = 0;  // nvmlInit/nvmlShutdown nest, as in the real library
+std::atomic<int> g_refcount{0};  // nvmlInit/nvmlShutdown nest, as in the real library; read without the lock
 std::atomic<Scenario*> g_scenario{nullptr};
 
 Device* dev(nv::Device h) { return reinterpret_cast<Device*>(h); }

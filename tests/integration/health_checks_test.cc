@@ -108,7 +108,8 @@ TEST(HealthChecks, EachSubCheckFailsOnItsCondition) {
     std::string expect_in_msg;
   };
   std::vector<Case> cases = {
-      {"gpu_num", [](json&) {}, {"--gpu_num", "4"}, "different than expected, 4"},
+      {"gpu_num", [](json&) {}, {"--gpu_num", "4"},
+       "gpu_num check: exit_code: ExitCode.CRITICAL, Number of GPUs present, 2, is different than expected, 4"},
       {"clock_freq", [](json& g) { g["app_clocks"]["graphics"] = 1000; }, {}, "graphics 1000 MHz"},
       {"gpu_temperature", [](json& g) { g["temperature"] = 91; }, {"--gpu_temperature_threshold", "85"}, "91 C"},
       {"gpu_mem_usage", [](json& g) { g["memory"]["used"] = 100 << 20; }, {}, "100 MiB"},

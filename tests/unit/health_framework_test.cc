@@ -40,15 +40,23 @@ TEST(HealthKillswitches, FileFlagsTypesAndUnknownNames) {
   std::string dir = mkdtemp(tmpl);
   std::ofstream(dir + "/f.toml") << "[HealthChecksFeatures]\ndisable_check_zombie = true\n"
                                     "disable_check_dstate = false\ndisable_chek_typo = true\n";
-  std::vector<std::string> unknown;
-  auto k = Killswitches::load(dir + "/f.toml", &unknown);
+  std::vector<std::string> warnings;
+  auto k = Killswitches::load(dir + "/f.toml", &warnings);
   EXPECT_TRUE(k.disabled("disable_check_zombie"));
   EXPECT_FALSE(k.disabled("disable_check_dstate"));
   EXPECT_FALSE(k.disabled("disable_link_flap"));
-  EXPECT_EQ(unknown, std::vector<std::string>{"disable_chek_typo"});
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("unknown flag disable_chek_typo"), std::string::npos) << warnings[0];
   std::ofstream(dir + "/bad.toml") << "[HealthChecksFeatures]\ndisable_check_zombie = 1\n";
   EXPECT_THROW(Killswitches::load(dir + "/bad.toml"), KillswitchError);
   EXPECT_THROW(Killswitches::load(dir + "/missing.toml"), KillswitchError);
+  // Not TOML at all: every check stays enabled, with a warning (one bad push must not stop every prolog).
+  std::ofstream(dir + "/broken.toml") << "[HealthChecksFeatures\ndisable_check_zombie = true\n";
+  warnings.clear();
+  auto none = Killswitches::load(dir + "/broken.toml", &warnings);
+  EXPECT_FALSE(none.disabled("disable_check_zombie"));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("not loaded"), std::string::npos) << warnings[0];
   std::filesystem::remove_all(dir);
 }
 

@@ -175,7 +175,9 @@ class CheckNvidiaSmi : public HealthCheck {
     try {
       lib = NvmlLibrary::open(nvml_library_path(nvml_library_), timeout);
     } catch (const NvmlUnavailable& e) {
-      CheckOutcome o{exit_code_of_nvml_error(e.nvml_return), e.what()};
+      // A driver wedged in nvmlInit is as broken as a GPU hanging later: CRITICAL, not the TIMEOUT code's WARNING.
+      ExitCode code = e.nvml_return == nvml::ERROR_TIMEOUT ? ExitCode::CRITICAL : exit_code_of_nvml_error(e.nvml_return);
+      CheckOutcome o{code, e.what()};
       r.print_output(overall_name, o);
       r.send_telemetry(overall_name, o, start);
       return static_cast<int>(o.code);
@@ -243,12 +245,22 @@ class CheckNvidiaSmi : public HealthCheck {
   // Live pids among the GPU's compute processes.
   std::vector<unsigned> live_pids(Nvml& nv, unsigned gpu) {
     nvml::Device h = nv.handle(gpu);
-    auto infos = std::make_shared<std::vector<nvml::ProcessInfo>>(64);
-    auto n = std::make_shared<unsigned>(64);
-    nv.call("nvmlDeviceGetComputeRunningProcesses_v3", gpu, [h, infos, n](const nvml::Api& a) {
-      return a.DeviceGetComputeRunningProcesses ? a.DeviceGetComputeRunningProcesses(h, n.get(), infos->data())
-                                                : nvml::ERROR_FUNCTION_NOT_FOUND;
-    });
+    // Size the buffer from a count query (MPS can put hundreds of clients on a GPU); processes may start between
+    // the two calls, hence the headroom and the retries.
+    auto n = std::make_shared<unsigned>(0);
+    auto infos = std::make_shared<std::vector<nvml::ProcessInfo>>();
+    for (int attempt = 0;; ++attempt) {
+      infos->resize(*n + 16);
+      *n = static_cast<unsigned>(infos->size());
+      try {
+        nv.call("nvmlDeviceGetComputeRunningProcesses_v3", gpu, [h, infos, n](const nvml::Api& a) {
+          return a.DeviceGetComputeRunningProcesses(h, n.get(), infos->data());
+        });
+        break;
+      } catch (const NvmlFailure&) {
+        if (attempt >= 3 || *n < infos->size()) throw;  // not a size problem, or still growing after 4 tries
+      }
+    }
     std::vector<unsigned> pids;
     for (unsigned i = 0; i < *n && i < infos->size(); ++i)
       if (pid_alive(procfs_, (*infos)[i].pid)) pids.push_back((*infos)[i].pid);
@@ -337,8 +349,9 @@ class CheckNvidiaSmi : public HealthCheck {
       if (which == "gpu_num") {
         unsigned n = nv.count();
         if (static_cast<int64_t>(n) == gpu_num_) return {ExitCode::OK, ""};
-        return {ExitCode::CRITICAL, fmt::format("gpu_num check: Number of GPUs present, {}, is different than "
-                                                "expected, {}", n, gpu_num_)};
+        // The reference's exact text: alerting rules match on it.
+        return {ExitCode::CRITICAL, fmt::format("gpu_num check: exit_code: ExitCode.CRITICAL, Number of GPUs "
+                                                "present, {}, is different than expected, {}", n, gpu_num_)};
       }
       if (which == "running_procs") return running_procs(nv, r, "running_procs", nullptr);
       if (which == "running_procs_and_kill") return running_procs_and_kill(nv, r);
