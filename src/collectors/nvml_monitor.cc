@@ -42,7 +42,8 @@ class NvmlMonitor : public Collector {
     b.option("--nvml-library", "nvml_library", nvml_library_,
              "Path of libnvidia-ml.so.1 (default: $GCM_NVML_LIBRARY, else the dynamic loader's search).");
     b.option("--nvml-timeout", "nvml_timeout", nvml_timeout_s_,
-             "Seconds one NVML call may take before its GPU is reported not responding (lost after 3 rounds).")
+             "Seconds one NVML call may take (a whole sample of a GPU: three times that) before the GPU is reported "
+             "not responding (lost after 3 rounds).")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
     b.option("--path.procfs", "path_procfs", attribution_.procfs,

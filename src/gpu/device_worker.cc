@@ -2,6 +2,9 @@
 
 #include <pthread.h>
 
+#include <algorithm>
+#include <cstdint>
+
 namespace gcm {
 namespace {
 
@@ -81,8 +84,12 @@ bool DeviceWorker::busy() const {
   return st_->running || st_->has_job;
 }
 
-DeviceWorker::Outcome DeviceWorker::wait(std::chrono::milliseconds call_timeout, std::string* hung_call) {
+DeviceWorker::Outcome DeviceWorker::wait(std::chrono::milliseconds call_timeout, std::string* hung_call,
+                                         std::optional<std::chrono::steady_clock::time_point> job_deadline) {
   const int64_t timeout_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(call_timeout).count();
+  const int64_t deadline_ns =
+      job_deadline ? std::chrono::duration_cast<std::chrono::nanoseconds>(job_deadline->time_since_epoch()).count()
+                   : INT64_MAX;
   std::unique_lock<std::mutex> lk(st_->m);
   for (;;) {
     if (!st_->running && !st_->has_job) return Outcome::Finished;
@@ -93,9 +100,13 @@ DeviceWorker::Outcome DeviceWorker::wait(std::chrono::milliseconds call_timeout,
       if (hung_call) *hung_call = call;
       return Outcome::CallTimedOut;
     }
-    // Wake when the job ends, or when the call in progress would reach its timeout. Between calls, recheck after
-    // one timeout: the next call will have started by then.
-    int64_t wake_in = call ? started + timeout_ns - now : timeout_ns;
+    if (now >= deadline_ns) {
+      if (hung_call) *hung_call = call ? call : "";
+      return Outcome::JobTimedOut;
+    }
+    // Wake when the job ends, when the call in progress would reach its timeout, or at the job's deadline. Between
+    // calls, recheck after one timeout: the next call will have started by then.
+    int64_t wake_in = std::min(call ? started + timeout_ns - now : timeout_ns, deadline_ns - now);
     st_->cv.wait_for(lk, std::chrono::nanoseconds(wake_in));
   }
 }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -37,11 +38,13 @@ class DeviceWorker {
 
   // Hands the worker a job. False when the previous job has not finished (the worker is stuck in a call).
   bool start(Job job);
-  enum class Outcome { Finished, CallTimedOut };
+  enum class Outcome { Finished, CallTimedOut, JobTimedOut };
   // Waits for the job given to start(). On CallTimedOut, *hung_call names the NVML call that exceeded the timeout;
-  // the job's results must then be discarded (the job keeps running and may still write to them later, so they
-  // must be owned by the job, not the caller's stack).
-  Outcome wait(std::chrono::milliseconds call_timeout, std::string* hung_call);
+  // on JobTimedOut the job as a whole passed `job_deadline` (many slow calls, none past the call timeout) and
+  // *hung_call names the call in progress, if any. Either way the job's results must be discarded (the job keeps
+  // running and may still write to them later, so they must be owned by the job, not the caller's stack).
+  Outcome wait(std::chrono::milliseconds call_timeout, std::string* hung_call,
+               std::optional<std::chrono::steady_clock::time_point> job_deadline = std::nullopt);
   bool busy() const;
 
  private:

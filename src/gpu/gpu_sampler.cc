@@ -124,24 +124,36 @@ std::vector<DeviceResult> GpuSampler::sample() {
     });
   }
 
+  // One deadline for the whole round: the workers run in parallel, so every GPU gets the same budget.
+  auto deadline = std::chrono::steady_clock::now() + opts_.call_timeout * opts_.sample_budget_in_call_timeouts;
   for (size_t i = 0; i < slots_.size(); ++i) {
     Slot& s = *slots_[i];
     DeviceResult& r = results[i];
     r.index = s.index;
-    bool timed_out = false;
+    bool timed_out = false, over_budget = false;
     std::string hung;
     if (!started[i]) {
       timed_out = true;
       hung = s.last_hung_call;
-    } else if (s.worker->wait(opts_.call_timeout, &hung) == DeviceWorker::Outcome::CallTimedOut) {
-      timed_out = true;
-      s.last_hung_call = hung;
+    } else {
+      auto outcome = s.worker->wait(opts_.call_timeout, &hung, deadline);
+      over_budget = outcome == DeviceWorker::Outcome::JobTimedOut;
+      if (outcome != DeviceWorker::Outcome::Finished) {
+        timed_out = true;
+        s.last_hung_call = hung;
+      }
     }
     if (timed_out) {
       ++s.consecutive_timeouts;
       r.state = s.consecutive_timeouts >= opts_.lost_after_timeouts ? GpuState::Lost : GpuState::NotResponding;
-      r.detail = fmt::format("{} did not return within {} ms ({} sample(s) in a row)", hung,
-                             opts_.call_timeout.count(), s.consecutive_timeouts);
+      if (over_budget)
+        r.detail = fmt::format("the sample did not finish within {} ms (slow NVML calls; now in {}) ({} sample(s) in "
+                               "a row)", (opts_.call_timeout * opts_.sample_budget_in_call_timeouts).count(),
+                               hung.empty() ? "no call" : hung, s.consecutive_timeouts);
+      else
+        r.detail = fmt::format("{} did not return within {} ms ({} sample(s) in a row)", hung,
+                               opts_.call_timeout.count(), s.consecutive_timeouts);
+      if (s.have_static) copy_static(s.static_info, r.sample);  // identity only, no measurement
       continue;
     }
     s.consecutive_timeouts = 0;
@@ -150,6 +162,7 @@ std::vector<DeviceResult> GpuSampler::sample() {
     r.detail = std::move(out.detail);
     if (out.state == GpuState::Lost || out.state == GpuState::Error) {
       s.handle = nullptr;  // ask again next time: a GPU that comes back after a reset gets a new handle
+      if (s.have_static) copy_static(s.static_info, r.sample);  // identity only, no measurement
       continue;
     }
     s.handle = out.handle;

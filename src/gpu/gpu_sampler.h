@@ -26,11 +26,14 @@ struct DeviceResult {
   unsigned index = 0;
   GpuState state = GpuState::Ok;
   std::string detail;  // why the GPU is not Ok ("nvmlDeviceGetPowerUsage did not return within 2000 ms")
-  GpuSample sample;    // empty unless state is Ok
+  GpuSample sample;    // measurements only when state is Ok; a GPU that is not Ok keeps its identity (uuid, minor)
 };
 
 struct GpuSamplerOptions {
   std::chrono::milliseconds call_timeout{5000};
+  // A whole sample of one GPU may take at most this many call timeouts (a degraded GPU answering every call just
+  // under the timeout must not hold the sample for minutes).
+  int sample_budget_in_call_timeouts = 3;
   int lost_after_timeouts = 3;
   bool extended = true;
 };

@@ -111,7 +111,8 @@ Fault Device::fault_for(const std::string& function) {
       }
     if (!e) return;
     int64_t after = e->is_object() ? e->value("after_calls", int64_t{0}) : 0;
-    if (n < after) return;
+    int64_t count = e->is_object() ? e->value("for_calls", INT64_MAX - after) : INT64_MAX - after;
+    if (n < after || n - after >= count) return;
     f.after_calls = after;
     if (e->is_object()) {
       if (e->contains("error")) f.error = parse_error((*e)["error"]);

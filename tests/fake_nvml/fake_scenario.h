@@ -19,7 +19,8 @@ struct Fault {
   int error = 0;         // NVML return code to answer with (0: none)
   int64_t delay_ms = 0;  // sleep before answering
   bool hang = false;     // never answer
-  int64_t after_calls = 0;  // the first `after_calls` calls behave normally
+  int64_t after_calls = 0;  // the first `after_calls` calls behave normally (and "for_calls": N limits the fault
+                            // to the N calls after those)
 };
 
 struct XidEvent {

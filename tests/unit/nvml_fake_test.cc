@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -251,7 +252,36 @@ TEST(GpuSampler, AGpuLostMidRunIsReportedWithoutValues) {
   EXPECT_EQ(second[0].state, GpuState::Lost);
   EXPECT_NE(second[0].detail.find("nvmlDeviceGetPowerUsage"), std::string::npos) << second[0].detail;
   EXPECT_FALSE(second[0].sample.gpu_util);
-  EXPECT_FALSE(second[0].sample.uuid);
+  EXPECT_FALSE(second[0].sample.temperature);
+  EXPECT_EQ(second[0].sample.uuid, "GPU-0");  // its identity stays known; no measurement does
+}
+
+TEST(GpuSampler, ManySlowCallsHitTheSampleBudgetNotJustTheCallTimeout) {
+  json slow = gpu(1);
+  // Every call answers within the 200 ms call timeout, but eight of them take 150 ms: 1.2 s for one sample.
+  // Only the first sample is slow (for_calls: the calls of one sample).
+  slow["delays"] = {{"nvmlDeviceGetClockInfo", {{"ms", 150}, {"for_calls", 3}}},
+                    {"nvmlDeviceGetMaxClockInfo", {{"ms", 150}, {"for_calls", 3}}},
+                    {"nvmlDeviceGetApplicationsClock", {{"ms", 150}, {"for_calls", 2}}}};
+  ScenarioFile s(json{{"devices", json::array({gpu(0), slow})}});
+  GpuSamplerOptions o;
+  o.call_timeout = milliseconds(200);
+  o.sample_budget_in_call_timeouts = 3;
+  auto lib = open_fake();
+  GpuSampler sampler(lib, o);
+  auto r = sampler.sample();
+  EXPECT_EQ(r[0].state, GpuState::Ok) << r[0].detail;
+  EXPECT_EQ(r[1].state, GpuState::NotResponding);
+  EXPECT_NE(r[1].detail.find("the sample did not finish within 600 ms"), std::string::npos) << r[1].detail;
+  EXPECT_FALSE(r[1].sample.gpu_util);
+  // Once the slow sample has finished (its worker refuses new work until then), the GPU is Ok again. Bounded wait:
+  // a condition, not a timing assertion.
+  GpuState state = r[1].state;
+  for (int i = 0; i < 200 && state != GpuState::Ok; ++i) {
+    std::this_thread::sleep_for(milliseconds(50));
+    state = sampler.sample()[1].state;
+  }
+  EXPECT_EQ(state, GpuState::Ok);
 }
 
 TEST(GpuSampler, AHungDeviceCountIsUnavailableNotAHang) {
