@@ -18,27 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-bool testbed_up() {
-  if (!std::getenv("SLURM_CONF")) return false;
-  CommandSpec s;
-  s.argv = {"scontrol", "ping"};
-  s.timeout = std::chrono::seconds(10);
-  try {
-    return run_command(s).ok();
-  } catch (const CommandError&) {
-    return false;
-  }
-}
-
-std::string run_ok(std::vector<std::string> argv) {
-  CommandSpec s;
-  s.argv = std::move(argv);
-  s.timeout = std::chrono::seconds(30);
-  auto r = run_command(s);
-  if (!r.ok()) throw std::runtime_error(describe_failure(s, r));
-  return r.out;
-}
-
 // A batch job that sleeps on node3 with one GPU; cancelled when the object goes.
 struct Job {
   int64_t id = 0;

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <stdexcept>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -64,6 +66,29 @@ inline bool eventually(const std::function<bool()>& pred, std::chrono::seconds d
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return pred();
+}
+
+// True when the Slurm testbed (tests/testbed/) answers: SLURM_CONF is set and `scontrol ping` succeeds.
+inline bool testbed_up() {
+  if (!std::getenv("SLURM_CONF")) return false;
+  CommandSpec s;
+  s.argv = {"scontrol", "ping"};
+  s.timeout = std::chrono::seconds(10);
+  try {
+    return run_command(s).ok();
+  } catch (const CommandError&) {
+    return false;
+  }
+}
+
+// Runs a command (30 s timeout) and returns its stdout; throws naming the command when it fails.
+inline std::string run_ok(std::vector<std::string> argv) {
+  CommandSpec s;
+  s.argv = std::move(argv);
+  s.timeout = std::chrono::seconds(30);
+  auto r = run_command(s);
+  if (!r.ok()) throw std::runtime_error(describe_failure(s, r));
+  return r.out;
 }
 
 }  // namespace gcm::testing

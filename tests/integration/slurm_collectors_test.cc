@@ -188,27 +188,6 @@ TEST(SacctmgrFake, ShortRowExitsOneNamingTheLine) {
 
 // --- the live testbed -------------------------------------------------------------------------------------------
 
-bool testbed_up() {
-  if (!std::getenv("SLURM_CONF")) return false;
-  CommandSpec s;
-  s.argv = {"scontrol", "ping"};
-  s.timeout = std::chrono::seconds(10);
-  try {
-    return run_command(s).ok();
-  } catch (const CommandError&) {
-    return false;
-  }
-}
-
-std::string run_ok(std::vector<std::string> argv) {
-  CommandSpec s;
-  s.argv = std::move(argv);
-  s.timeout = std::chrono::seconds(30);
-  auto r = run_command(s);
-  if (!r.ok()) throw std::runtime_error(describe_failure(s, r));
-  return r.out;
-}
-
 struct Job {
   std::string id;
   // As user (through runuser) when given, so that the user's QOS applies.

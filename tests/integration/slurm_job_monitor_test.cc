@@ -197,18 +197,6 @@ TEST(SlurmJobMonitorCli, HelpDescribesTheCollectorsAndTheTimeout) {
 
 // --- the live testbed ---
 
-bool testbed_up() {
-  if (!std::getenv("SLURM_CONF")) return false;
-  CommandSpec s;
-  s.argv = {"scontrol", "ping"};
-  s.timeout = std::chrono::seconds(10);
-  try {
-    return run_command(s).ok();
-  } catch (const CommandError&) {
-    return false;
-  }
-}
-
 #define REQUIRE_TESTBED()                                                                                    \
   if (!testbed_up())                                                                                         \
   GTEST_SKIP() << "the Slurm testbed is not running (SLURM_CONF unset or scontrol ping failed); start it with " \
