@@ -110,8 +110,11 @@ int health_checks_main(int argc, char** argv) {
     std::cout << app.help();
     return 0;
   }
+  // The reference spells cuda memtest's option "-gpu" (one dash, three letters), which CLI11 would read as -g -p -u.
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= 1; --i) args.emplace_back(std::string_view(argv[i]) == "-gpu" ? "--gpu-devices" : argv[i]);
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -1,0 +1,175 @@
+#include "health/dcgmi_output.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace gcm::health {
+
+namespace {
+
+using nlohmann::json;
+
+std::optional<json> parse_json(std::string_view text) {
+  json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
+}
+
+std::string string_of(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  return v.dump();
+}
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return std::string(s);
+}
+
+}  // namespace
+
+const std::set<std::string>& dcgm_diag_test_names() {
+  static const std::set<std::string> names = {
+      "Blacklist", "NVML Library", "CUDA Main Library", "Permissions and OS Blocks", "Persistence Mode",
+      "Environment Variables", "Page Retirement/Row Remap", "Graphics Processes", "Inforom", "PCIe", "GPU Memory",
+      "Diagnostic", "Pulse Test", "SM Stress", "Targeted Stress", "Targeted Power", "Memory Bandwidth", "Memtest"};
+  return names;
+}
+
+DcgmiVerdict evaluate_dcgmi_diag(std::string_view text, const std::set<std::string>& excluded) {
+  auto j = parse_json(text);
+  const json* cats = nullptr;
+  if (j && j->is_object()) {
+    auto diag = j->find("DCGM GPU Diagnostic");
+    if (diag != j->end() && diag->is_object()) {
+      auto c = diag->find("test_categories");
+      if (c != diag->end() && c->is_array()) cats = &*c;
+    }
+  }
+  if (!cats)
+    return {ExitCode::WARN, "dcgmi diag output has no [\"DCGM GPU Diagnostic\"][\"test_categories\"]: cannot judge."};
+  ExitCode code = ExitCode::OK;
+  std::vector<std::string> lines;
+  for (const json& cat : *cats) {
+    if (!cat.is_object()) continue;
+    auto tests = cat.find("tests");
+    if (tests == cat.end() || !tests->is_array()) continue;
+    for (const json& t : *tests) {
+      if (!t.is_object()) continue;
+      std::string name = t.contains("name") ? string_of(t["name"]) : "";
+      if (excluded.count(name)) continue;
+      auto results = t.find("results");
+      if (results == t.end() || !results->is_array()) continue;
+      std::vector<std::string> failed_gpus, warned_gpus, details;
+      bool failed = false, warned = false;
+      for (const json& r : *results) {
+        if (!r.is_object() || !r.contains("status")) continue;
+        std::string status = string_of(r["status"]);
+        std::string gpu = r.contains("gpu_ids") ? string_of(r["gpu_ids"]) : "";
+        if (status == "Fail") {
+          failed = true;
+          if (!gpu.empty()) failed_gpus.push_back(gpu);
+        } else if (status == "Warn") {
+          warned = true;
+          if (!gpu.empty()) warned_gpus.push_back(gpu);
+        } else {
+          continue;
+        }
+        // DCGM puts the reason in "warnings": [{"warning": "..."}] (or a plain string) on failing results.
+        if (auto w = r.find("warnings"); w != r.end()) {
+          if (w->is_array())
+            for (const json& x : *w) {
+              if (x.is_object() && x.contains("warning")) details.push_back(string_of(x["warning"]));
+              else if (x.is_string()) details.push_back(x.get<std::string>());
+            }
+          else if (w->is_string())
+            details.push_back(w->get<std::string>());
+        }
+      }
+      if (!failed && !warned) continue;
+      std::string line = fmt::format("{} {}", name, failed ? "failed" : "warning");
+      const auto& gpus = failed ? failed_gpus : warned_gpus;
+      if (!gpus.empty()) line += fmt::format(" on GPU {}", fmt::join(gpus, ", "));
+      if (!details.empty()) line += fmt::format(": {}", fmt::join(details, "; "));
+      lines.push_back(line + ".");
+      code = worse(code, failed ? ExitCode::CRITICAL : ExitCode::WARN);
+    }
+  }
+  if (lines.empty()) return {ExitCode::OK, "All checks passed."};
+  return {code, fmt::format("{}", fmt::join(lines, "\n"))};
+}
+
+DcgmiVerdict evaluate_dcgmi_nvlink_errors(std::string_view text, const NvlinkThresholds& t) {
+  auto j = parse_json(text);
+  if (!j || !j->is_object() || !j->contains("body") || !(*j)["body"].is_object())
+    return {ExitCode::WARN, "dcgmi nvlink output has no \"body\": cannot judge."};
+  struct Counter {
+    const char* name;
+    int64_t threshold;
+  };
+  const Counter counters[] = {{"CRC Data Error", t.data},
+                              {"CRC FLIT Error", t.flit},
+                              {"Recovery Error", t.recovery},
+                              {"Replay Error", t.replay}};
+  ExitCode code = ExitCode::OK;
+  std::vector<std::string> lines;
+  for (const auto& [link, node] : (*j)["body"].items()) {
+    if (!node.is_object()) continue;
+    auto children = node.find("children");
+    if (children == node.end() || !children->is_object()) continue;
+    for (const auto& [name, entry] : children->items()) {
+      if (!entry.is_object() || !entry.contains("value")) continue;
+      std::string value = trim(string_of(entry["value"]));
+      if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) continue;  // "Not Supported"
+      int64_t v = 0;
+      try {
+        v = std::stoll(value);
+      } catch (const std::out_of_range&) {
+        v = INT64_MAX;
+      }
+      for (const Counter& c : counters) {
+        if (name.find(c.name) == std::string::npos || v <= c.threshold) continue;
+        code = ExitCode::CRITICAL;
+        lines.push_back(fmt::format("High {} count detected link: {}, error count: {}.", c.name, link, v));
+      }
+    }
+  }
+  if (lines.empty()) return {ExitCode::OK, "No NVLink errors above the thresholds."};
+  return {code, fmt::format("{}", fmt::join(lines, " "))};
+}
+
+DcgmiVerdict evaluate_dcgmi_nvlink_status(std::string_view text) {
+  // "    gpuId 0:\n        U U D U X ..." : the line after each gpuId line lists its links.
+  ExitCode code = ExitCode::OK;
+  std::vector<std::string> lines;
+  std::string current;
+  bool expect_links = false;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (line.find("gpuId") != std::string_view::npos || line.find("GPUID") != std::string_view::npos ||
+        line.find("gpuid") != std::string_view::npos) {
+      current = trim(line);
+      if (!current.empty() && current.back() == ':') current.pop_back();
+      expect_links = true;
+      continue;
+    }
+    if (!expect_links) continue;
+    expect_links = false;
+    int down = 0, disabled = 0;
+    for (char c : line) {
+      down += c == 'D';
+      disabled += c == 'X';
+    }
+    if (down || disabled) {
+      code = ExitCode::CRITICAL;
+      lines.push_back(fmt::format("{} has {} links down and {} links disabled.", current, down, disabled));
+    }
+  }
+  if (lines.empty()) return {ExitCode::OK, "All nvlink links are up for all GPUs."};
+  return {code, fmt::format("{}", fmt::join(lines, " "))};
+}
+
+}  // namespace gcm::health
