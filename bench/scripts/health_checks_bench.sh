@@ -66,3 +66,17 @@ measure "peak RSS: check-nvidia-smi" "$HC" check-nvidia-smi bench nagios -c gpu_
   -c row_remap --log-folder "$dir/logs"
 measure "peak RSS: check-syslogs xid (10 MB)" "$HC" check-syslogs xid bench nagios --path.kmsg "$dir/kmsg.txt" \
   --log-folder "$dir/logs"
+# Instruction counts (valgrind --tool=callgrind): repeatable whatever else the machine is doing.
+if command -v valgrind >/dev/null; then
+  instr() { { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null || true; } | awk '/Collected/ { print $4 }'; }
+  i_true=$(instr /bin/true)
+  i_version=$(instr "$HC" --version)
+  i_smi=$(instr "$HC" check-nvidia-smi bench nagios -c gpu_num -c ecc_uncorrected_volatile_total -c row_remap \
+    --log-folder "$dir/logs")
+  i_xid=$(instr "$HC" check-syslogs xid bench nagios --path.kmsg "$dir/kmsg.txt" --log-folder "$dir/logs")
+  printf "%-40s %12s instructions\n" "/bin/true" "$i_true" "health_checks --version" "$i_version" \
+    "check-nvidia-smi x3, 8 GPUs" "$i_smi" "check-syslogs xid, 10 MB log" "$i_xid"
+  awk -v v="$i_version" -v s="$i_smi" -v x="$i_xid" -v b="$(stat -c %s "$dir/kmsg.txt")" 'BEGIN {
+    printf "check-nvidia-smi: %.2f x health_checks --version\n", s / v
+    printf "xid scan: %.1f instructions per byte of log\n", (x - v) / b }'
+fi

@@ -64,6 +64,30 @@ void add_common_options(CheckCommand& c) {
         ->check(CLI::PositiveNumber);
 }
 
+// The one check the command line names ("check-syslogs xid ..." or "check-nccl ..."), so that only its options are
+// built: building every check's options costs more than running most checks. nullptr (build the whole tree) when
+// the line names none, e.g. for --help or a typo, so that help and errors still list everything.
+const HealthCheckSpec* named_check(int argc, char** argv) {
+  std::vector<std::string_view> words;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--config" || a == "--features-config") {
+      ++i;  // skip the value
+      continue;
+    }
+    if (!a.empty() && a[0] == '-') continue;
+    words.push_back(a);
+    if (words.size() == 2) break;
+  }
+  if (words.empty()) return nullptr;
+  for (const auto& spec : health::health_check_registry()) {
+    if (spec.path.size() == 1 && spec.path[0] == words[0]) return &spec;
+    if (spec.path.size() == 2 && words.size() == 2 && spec.path[0] == words[0] && spec.path[1] == words[1])
+      return &spec;
+  }
+  return nullptr;
+}
+
 int fail(const std::string& msg, int code) {
   std::cerr << "Error: " << msg << "\n";
   return code;
@@ -87,10 +111,13 @@ int health_checks_main(int argc, char** argv) {
                  "Killswitch TOML: [HealthChecksFeatures] disable_<check> = true makes that check exit OK.");
   app.set_version_flag("--version", fmt::format("health_checks, version {}", GCM_VERSION));
 
+  const HealthCheckSpec* only = named_check(argc, argv);
   std::map<std::string, CLI::App*> group_apps;
-  for (const auto& [name, help] : health::health_group_registry()) group_apps[name] = app.add_subcommand(name, help);
+  for (const auto& [name, help] : health::health_group_registry())
+    if (!only || (only->path.size() == 2 && only->path[0] == name)) group_apps[name] = app.add_subcommand(name, help);
   std::vector<std::unique_ptr<CheckCommand>> commands;  // stable addresses: CLI11 binds to members
   for (const auto& spec : health::health_check_registry()) {
+    if (only && &spec != only) continue;
     auto c = std::make_unique<CheckCommand>();
     c->spec = &spec;
     CLI::App* parent = &app;

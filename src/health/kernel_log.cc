@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "core/file_lines.h"
+
 namespace gcm::health {
 
 namespace {
@@ -72,47 +74,57 @@ std::optional<KernelLogLine> parse_kernel_log_line(std::string_view line) {
   return KernelLogLine{line, std::nullopt};
 }
 
-KernelLog KernelLog::read(const std::string& path) {
+size_t scan_kernel_log(const std::string& path, const std::function<void(const KernelLogLine&)>& fn) {
+  auto each_line = [&](std::string_view text) {
+    while (!text.empty()) {
+      size_t nl = text.find('\n');
+      if (auto l = parse_kernel_log_line(text.substr(0, nl))) fn(*l);
+      text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    }
+  };
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw KernelLogError(fmt::format("cannot open the kernel log {}: {}", path, std::strerror(errno)));
   struct stat st {};
   ::fstat(fd, &st);
-  KernelLog log;
+  size_t bytes = 0;
   if (S_ISCHR(st.st_mode)) {
-    // /dev/kmsg: each read() returns one record; EAGAIN means we reached the end; EPIPE means records were
-    // overwritten while we read (skip on, as dmesg does).
+    // /dev/kmsg: each read() returns one whole record; EAGAIN means we reached the end; EPIPE means records were
+    // overwritten while we read (go on with the next, as dmesg does).
     char buf[8192];
     for (;;) {
       ssize_t n = ::read(fd, buf, sizeof buf);
       if (n > 0) {
-        log.text_.append(buf, static_cast<size_t>(n));
-        if (log.text_.back() != '\n') log.text_.push_back('\n');
+        bytes += static_cast<size_t>(n);
+        each_line(std::string_view(buf, static_cast<size_t>(n)));
         continue;
       }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EPIPE) continue;
+      if (n < 0 && (errno == EINTR || errno == EPIPE)) continue;
       if (n == 0 || errno == EAGAIN) break;
       int e = errno;
       ::close(fd);
       throw KernelLogError(fmt::format("cannot read the kernel log {}: {}", path, std::strerror(e)));
     }
-  } else {
-    if (st.st_size > 0) log.text_.reserve(static_cast<size_t>(st.st_size));
-    char buf[1 << 16];
-    for (;;) {
-      ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n > 0) {
-        log.text_.append(buf, static_cast<size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n == 0) break;
-      int e = errno;
-      ::close(fd);
-      throw KernelLogError(fmt::format("cannot read the kernel log {}: {}", path, std::strerror(e)));
-    }
+    ::close(fd);
+    return bytes;
   }
   ::close(fd);
+  try {
+    for_each_file_line(path, [&](std::string_view line) {
+      bytes += line.size() + 1;
+      if (auto l = parse_kernel_log_line(line)) fn(*l);
+    });
+  } catch (const FileReadError& e) {
+    throw KernelLogError(fmt::format("cannot read the kernel log: {}", e.what()));
+  }
+  return bytes;
+}
+
+KernelLog KernelLog::read(const std::string& path) {
+  KernelLog log;
+  scan_kernel_log(path, [&](const KernelLogLine& l) {
+    log.text_.append(l.message);
+    log.text_.push_back('\n');
+  });
   return log;
 }
 

@@ -23,10 +23,14 @@ struct KernelLogLine {
 // anything else as it is (syslog). Continuation lines of /dev/kmsg records (" KEY=value") give nullopt.
 std::optional<KernelLogLine> parse_kernel_log_line(std::string_view line);
 
+// Calls fn for every line of the log at `path` (a character device such as /dev/kmsg, or a regular file), streaming
+// in fixed memory; continuation lines are skipped. Throws KernelLogError naming the path and the system error when
+// it cannot be opened or read. Returns the bytes read.
+size_t scan_kernel_log(const std::string& path, const std::function<void(const KernelLogLine&)>& fn);
+
+// A log held in memory (tests, fuzzing).
 class KernelLog {
  public:
-  // Reads the whole log at `path` (a character device such as /dev/kmsg, or a regular file). Throws KernelLogError
-  // naming the path and the system error when it cannot be opened or read.
   static KernelLog read(const std::string& path);
   static KernelLog from_text(std::string text) {
     KernelLog k;

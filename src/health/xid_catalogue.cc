@@ -91,17 +91,46 @@ XidCatalogue XidCatalogue::load_file(const std::string& path) {
   return parse(ss.str(), path);
 }
 
-const XidCatalogue& XidCatalogue::builtin() {
-  static const XidCatalogue cat = parse(kBuiltinXidCatalogueToml, "built-in xid-catalogue.toml");
-  return cat;
+namespace {
+
+XidInfo info_of(const XidEntryData& d) {
+  XidInfo x;
+  x.code = d.code;
+  x.severity = d.severity;
+  std::string_view causes = d.causes;
+  while (!causes.empty()) {
+    size_t bar = causes.find('|');
+    x.causes.emplace_back(causes.substr(0, bar));
+    causes.remove_prefix(bar == std::string_view::npos ? causes.size() : bar + 1);
+  }
+  x.mnemonic = d.mnemonic;
+  x.description = d.description;
+  x.immediate_action = d.immediate_action;
+  x.investigatory_action = d.investigatory_action;
+  return x;
 }
+
+}  // namespace
 
 XidInfo XidCatalogue::lookup(int code) const {
   auto it = entries_.find(code);
   if (it != entries_.end()) return it->second;
+  const XidEntryData* end = table_ + table_size_;
+  const XidEntryData* e =
+      std::lower_bound(table_, end, code, [](const XidEntryData& d, int c) { return d.code < c; });
+  if (e != end && e->code == code) return info_of(*e);
   XidInfo unknown;
   unknown.code = code;
   return unknown;
+}
+
+std::vector<XidInfo> XidCatalogue::entries() const {
+  std::map<int, XidInfo> all;
+  for (size_t i = 0; i < table_size_; ++i) all.emplace(table_[i].code, info_of(table_[i]));
+  for (const auto& [code, info] : entries_) all[code] = info;
+  std::vector<XidInfo> v;
+  for (auto& [code, info] : all) v.push_back(std::move(info));
+  return v;
 }
 
 void XidCatalogue::apply_override(std::string_view entry) {

@@ -14,7 +14,7 @@ const std::string kLogs = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/health/
 
 std::vector<XidFinding> scan_file(const std::string& name) {
   XidScanner s;
-  KernelLog::read(kLogs + name).for_each([&](const KernelLogLine& l) { s.feed(l.message); });
+  scan_kernel_log(kLogs + name, [&](const KernelLogLine& l) { s.feed(l.message); });
   return s.findings();
 }
 

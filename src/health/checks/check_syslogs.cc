@@ -40,11 +40,10 @@ struct KernelLogSource {
   // Calls fn for every message young enough. Throws KernelLogError.
   template <typename Fn>
   void scan(Fn&& fn) const {
-    KernelLog log = KernelLog::read(kmsg);
     std::optional<double> oldest;
     if (max_age_s > 0)
       if (auto up = read_uptime(procfs)) oldest = *up - max_age_s;
-    log.for_each([&](const KernelLogLine& l) {
+    scan_kernel_log(kmsg, [&](const KernelLogLine& l) {
       if (oldest && l.uptime_s && *l.uptime_s < *oldest) return;
       fn(l.message);
     });
