@@ -44,7 +44,8 @@ class Receiver {
     return nullptr;
   }
   int port() const { return std::stoi(url.substr(url.rfind(':') + 1)); }
-  void stop() { proc_.stop(SIGTERM, 10s); }
+  // SIGKILL: an outage, not a shutdown (and node's close() would wait for the processor's keep-alive connection).
+  void kill() { proc_.stop(SIGKILL, 10s); }
   std::string url;
 
  private:
@@ -58,7 +59,7 @@ class Processor {
     auto line = proc_.read_line(30s);
     if (!line || line->find("listening on") == std::string::npos)
       throw std::runtime_error("slurm_processor did not start: " + read_text(dir + "/processor.stderr") +
-                               read_text(dir + "/slurm_processor.log"));
+                               read_text(dir + "/slurm_processor_logs/slurm_processor.log"));
     url = "http://127.0.0.1:" + line->substr(line->rfind(':') + 1);
   }
   int stop() { return proc_.stop(SIGTERM, 30s); }
@@ -213,7 +214,7 @@ TEST(SlurmProcessor, ADownstreamOutageLosesNothingAndDuplicatesNothing) {
   };
   send(kRequests / 3);
   collect(*rx, 10s);
-  rx->stop();
+  rx->kill();
   rx.reset();
   send(kRequests / 3);
   // The queue (10 KiB) is far smaller than what the outage gathers: it must have spooled.
@@ -236,9 +237,16 @@ TEST(SlurmProcessor, ADownstreamOutageLosesNothingAndDuplicatesNothing) {
   collect(*rx, 1s);  // anything late would be a duplicate
   EXPECT_EQ(seen.size(), static_cast<size_t>(kRequests * kPerRequest));
   for (int64_t v = 0; v < kRequests * kPerRequest; ++v) EXPECT_EQ(seen.count(v), 1u) << "point " << v;
-  auto metrics = http.get(proc.url + "/metrics", 5s).body;
+  // The processor counts a batch once the receiver's answer is in, a moment after the receiver printed it.
+  std::string metrics;
+  EXPECT_TRUE(eventually(
+      [&] {
+        metrics = http.get(proc.url + "/metrics", 5s).body;
+        return metrics.find("gcm_slurm_processor_forwarded_total 3000\n") != std::string::npos;
+      },
+      10s))
+      << metrics;
   EXPECT_NE(metrics.find("gcm_slurm_processor_dropped_total 0\n"), std::string::npos) << metrics;
-  EXPECT_NE(metrics.find("gcm_slurm_processor_forwarded_total 3000\n"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("gcm_slurm_processor_received_total{signal=\"metrics\"} 3000\n"), std::string::npos);
   EXPECT_EQ(proc.stop(), 0);
   std::filesystem::remove_all(dir);

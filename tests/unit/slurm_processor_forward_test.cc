@@ -103,7 +103,9 @@ size_t files_in(const std::string& dir) {
 
 TEST(SlurmProcessorForwarder, BatchesReachTheDownstreamExactlyOnce) {
   Downstream d;
-  Forwarder f(options(d.url(), temp_spool("batches")), nullptr);
+  ForwarderOptions o = options(d.url(), temp_spool("batches"));
+  o.queue_bytes = 1 << 20;  // room for everything: no spooling
+  Forwarder f(o, nullptr);
   f.start();
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(f.submit(Signal::Metrics, request(i), 1));
   ASSERT_TRUE(eventually([&] { return f.stats().forwarded == 100; }));
