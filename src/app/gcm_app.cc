@@ -11,6 +11,7 @@
 
 #include "app/commands.h"
 #include "app/option_binder.h"
+#include "app/slurm_processor_cmd.h"
 #include "collectors/collector.h"
 #include "collectors/loop.h"
 #include "collectors/shared_options.h"
@@ -90,6 +91,8 @@ int gcm_main(int argc, char** argv) {
                                                         "Prometheus names) as Markdown.");
   CLI::App* hc_cmd = app.add_subcommand("health_checks", "The health checks (same as the `health_checks` command).");
   hc_cmd->prefix_command();
+  auto processor_cmd = add_slurm_processor_command(app);
+  sub_names.push_back("slurm_processor");
 
   if (argc <= 1) {
     std::cout << app.help();
@@ -114,6 +117,7 @@ int gcm_main(int argc, char** argv) {
     for (auto& s : rest) hc_argv.push_back(s.data());
     return health_checks_main(static_cast<int>(hc_argv.size()), hc_argv.data());
   }
+  if (slurm_processor_parsed(*processor_cmd)) return run_slurm_processor(*processor_cmd, config_path, kDefaultConfigPaths);
   if (schemas_cmd->parsed()) {
     for (const Schema* s : schema_registry()) std::cout << schema_markdown(*s) << "\n";
     return 0;

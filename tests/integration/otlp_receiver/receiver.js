@@ -7,6 +7,27 @@ const {MockOtlpServer, normalizeMetrics, normalizeLogs, normalizeTrace} = requir
 
 const out = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
 
+// protobufjs's toJSON leaves out empty repeated fields, so an empty ArrayValue (an attribute whose value is an empty
+// list, as slurm_processor sends for job keys that no job on the node has) reaches mockotlpserver's normalisation
+// without `values`, and it throws. Then normalise the request's JSON form (what an OTLP/HTTP JSON request would
+// have given) with the empty lists put back.
+const withEmptyArrays = (obj) => {
+    if (Array.isArray(obj)) {
+        obj.forEach(withEmptyArrays);
+    } else if (obj && typeof obj === 'object') {
+        if (obj.arrayValue && !Array.isArray(obj.arrayValue.values)) obj.arrayValue.values = [];
+        Object.values(obj).forEach(withEmptyArrays);
+    }
+    return obj;
+};
+const normalized = (normalize, req) => {
+    try {
+        return normalize(req);
+    } catch (err) {
+        return normalize(withEmptyArrays(JSON.parse(JSON.stringify(req))));
+    }
+};
+
 async function main() {
     const server = new MockOtlpServer({
         logLevel: 'warn',
@@ -14,9 +35,9 @@ async function main() {
         hostname: '127.0.0.1',
         httpPort: Number(process.env.OTLP_HTTP_PORT || 0),
         grpcPort: Number(process.env.OTLP_GRPC_PORT || 0),
-        onMetrics: (m) => out({signal: 'metrics', data: normalizeMetrics(m)}),
-        onLogs: (l) => out({signal: 'logs', data: normalizeLogs(l)}),
-        onTrace: (t) => out({signal: 'traces', data: normalizeTrace(t)}),
+        onMetrics: (m) => out({signal: 'metrics', data: normalized(normalizeMetrics, m)}),
+        onLogs: (l) => out({signal: 'logs', data: normalized(normalizeLogs, l)}),
+        onTrace: (t) => out({signal: 'traces', data: normalized(normalizeTrace, t)}),
     });
     await server.start();
     out({ready: true, http: server.httpUrl, grpc: server.grpcUrl});

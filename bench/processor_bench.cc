@@ -1,0 +1,162 @@
+// slurm_processor's request path per core: decode + enrich + re-encode of OTLP metrics as dcgm-exporter sends them
+// (8 GPUs x 20 metrics, each point with gpu, UUID, device, modelName, Hostname), and logs and traces. Baselines in
+// the same run: decode + re-encode without enrichment (what any protobuf pass-through costs), and decode alone.
+#include <benchmark/benchmark.h>
+
+#include "processor/enrich.h"
+#include "processor/otlp_request.h"
+
+namespace {
+
+using namespace gcm;
+using namespace gcm::processor;
+namespace pbc = opentelemetry::proto::common::v1;
+
+void put(google::protobuf::RepeatedPtrField<pbc::KeyValue>* a, const std::string& k, const std::string& v) {
+  auto* kv = a->Add();
+  kv->set_key(k);
+  kv->mutable_value()->set_string_value(v);
+}
+
+std::shared_ptr<const NodeJobs> jobs() {
+  static auto t = [] {
+    std::map<unsigned, std::vector<JobInfo>> m;
+    for (unsigned g = 0; g < 8; ++g) {
+      JobInfo j;
+      j.job_id = 1000 + g / 2;
+      j.job_name = "train-" + std::to_string(g / 2);
+      j.job_user = "user" + std::to_string(g / 4);
+      j.job_qos = "normal";
+      j.job_partition = "gpu";
+      j.job_account = "research";
+      j.job_num_nodes = 4;
+      m[g].push_back(j);
+    }
+    return std::make_shared<const NodeJobs>(node_jobs_from(m));
+  }();
+  return t;
+}
+
+// `hosts` resources of 8 GPUs x 20 gauges, plus one host-level gauge per host (no gpu: list attributes).
+std::string metrics_body(int hosts) {
+  opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest req;
+  for (int h = 0; h < hosts; ++h) {
+    auto* rm = req.add_resource_metrics();
+    put(rm->mutable_resource()->mutable_attributes(), "service.name", "dcgm-exporter");
+    auto* sm = rm->add_scope_metrics();
+    for (int m = 0; m < 20; ++m) {
+      auto* metric = sm->add_metrics();
+      metric->set_name("DCGM_FI_DEV_METRIC_" + std::to_string(m));
+      for (int g = 0; g < 8; ++g) {
+        auto* p = metric->mutable_gauge()->add_data_points();
+        p->set_time_unix_nano(1700000000000000000ull);
+        p->set_as_double(42.5 + g);
+        put(p->mutable_attributes(), "gpu", std::to_string(g));
+        put(p->mutable_attributes(), "UUID", "GPU-0000000" + std::to_string(g) + "-aaaa-bbbb-cccc-dddddddddddd");
+        put(p->mutable_attributes(), "device", "nvidia" + std::to_string(g));
+        put(p->mutable_attributes(), "modelName", "NVIDIA H100 80GB HBM3");
+        put(p->mutable_attributes(), "Hostname", "node" + std::to_string(h));
+      }
+    }
+    auto* host_metric = sm->add_metrics();
+    host_metric->set_name("node_load1");
+    host_metric->mutable_gauge()->add_data_points()->set_as_double(1.5);
+  }
+  return req.SerializeAsString();
+}
+
+std::string logs_body(int records) {
+  opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest req;
+  auto* sl = req.add_resource_logs()->add_scope_logs();
+  for (int i = 0; i < records; ++i) {
+    auto* r = sl->add_log_records();
+    r->set_time_unix_nano(1700000000000000000ull);
+    r->mutable_body()->set_string_value("Xid 79: GPU has fallen off the bus");
+    put(r->mutable_attributes(), "gpu", std::to_string(i % 8));
+    put(r->mutable_attributes(), "severity", "error");
+  }
+  return req.SerializeAsString();
+}
+
+std::string traces_body(int spans) {
+  opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest req;
+  auto* ss = req.add_resource_spans()->add_scope_spans();
+  for (int i = 0; i < spans; ++i) {
+    auto* s = ss->add_spans();
+    s->set_trace_id(std::string(16, '\x11'));
+    s->set_span_id(std::string(8, static_cast<char>(i)));
+    s->set_name("allreduce");
+    s->set_start_time_unix_nano(1700000000000000000ull);
+    s->set_end_time_unix_nano(1700000000100000000ull);
+    put(s->mutable_attributes(), "gpu", std::to_string(i % 8));
+    put(s->mutable_attributes(), "rank", std::to_string(i));
+  }
+  return req.SerializeAsString();
+}
+
+HostLookup with_jobs() {
+  auto t = jobs();
+  return [t](std::string_view) { return t; };
+}
+HostLookup no_jobs() {
+  return [](std::string_view) { return std::shared_ptr<const NodeJobs>(); };
+}
+
+void run(benchmark::State& state, Signal signal, const std::string& body, const HostLookup& lookup) {
+  uint64_t items = 0;
+  size_t out_bytes = 0;
+  for (auto _ : state) {
+    RequestResult r = process_request(signal, "application/x-protobuf", "", body, 1 << 30, lookup);
+    if (r.status != 200) state.SkipWithError(r.message.c_str());
+    items += r.items;
+    out_bytes = r.forward.size();
+    benchmark::DoNotOptimize(r.forward.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(items));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
+  state.counters["bytes_in"] = static_cast<double>(body.size());
+  state.counters["bytes_out"] = static_cast<double>(out_bytes);
+}
+
+// 50 hosts x 161 points = 8 050 points per request (a typical collector batch).
+void BM_MetricsEnriched(benchmark::State& state) {
+  static const std::string body = metrics_body(static_cast<int>(state.range(0)));
+  run(state, Signal::Metrics, body, with_jobs());
+}
+BENCHMARK(BM_MetricsEnriched)->Arg(50);
+
+void BM_MetricsPassThroughBaseline(benchmark::State& state) {
+  static const std::string body = metrics_body(static_cast<int>(state.range(0)));
+  run(state, Signal::Metrics, body, no_jobs());
+}
+BENCHMARK(BM_MetricsPassThroughBaseline)->Arg(50);
+
+void BM_MetricsDecodeOnlyBaseline(benchmark::State& state) {
+  static const std::string body = metrics_body(static_cast<int>(state.range(0)));
+  uint64_t items = 0;
+  for (auto _ : state) {
+    google::protobuf::Arena arena;
+    auto* req = google::protobuf::Arena::CreateMessage<
+        opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest>(&arena);
+    req->ParseFromString(body);
+    items += count_items(*req);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(items));
+}
+BENCHMARK(BM_MetricsDecodeOnlyBaseline)->Arg(50);
+
+void BM_LogsEnriched(benchmark::State& state) {
+  static const std::string body = logs_body(8000);
+  run(state, Signal::Logs, body, with_jobs());
+}
+BENCHMARK(BM_LogsEnriched);
+
+void BM_TracesEnriched(benchmark::State& state) {
+  static const std::string body = traces_body(8000);
+  run(state, Signal::Traces, body, with_jobs());
+}
+BENCHMARK(BM_TracesEnriched);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,214 @@
+// Whole-process load run of `gcm slurm_processor` on loopback: a downstream of its own (cpp-httplib, answers 200),
+// the processor started under /usr/bin/time -v with the mapping-files source on 8 fake GPUs, and CLIENTS threads
+// POSTing dcgm-like metric requests for SECONDS. Prints throughput, the latency of a request through the processor
+// against the same request sent straight to the downstream (the baseline; the difference is the latency added),
+// the processor's RSS during the run, its CPU time and the data points per CPU second.
+// Usage: processor_load GCM FAKE_NVML SECONDS CLIENTS HOSTS_PER_REQUEST
+#include <httplib.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/http_client.h"
+#include "metrics_service.pb.h"
+
+namespace {
+
+namespace pbc = opentelemetry::proto::common::v1;
+using Clock = std::chrono::steady_clock;
+
+void put(google::protobuf::RepeatedPtrField<pbc::KeyValue>* a, const std::string& k, const std::string& v) {
+  auto* kv = a->Add();
+  kv->set_key(k);
+  kv->mutable_value()->set_string_value(v);
+}
+
+std::pair<std::string, int> request(int hosts) {
+  opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest req;
+  int points = 0;
+  for (int h = 0; h < hosts; ++h) {
+    auto* sm = req.add_resource_metrics()->add_scope_metrics();
+    for (int m = 0; m < 20; ++m) {
+      auto* metric = sm->add_metrics();
+      metric->set_name("DCGM_FI_DEV_METRIC_" + std::to_string(m));
+      for (int g = 0; g < 8; ++g, ++points) {
+        auto* p = metric->mutable_gauge()->add_data_points();
+        p->set_time_unix_nano(1700000000000000000ull);
+        p->set_as_double(42.5 + g);
+        put(p->mutable_attributes(), "gpu", std::to_string(g));
+        put(p->mutable_attributes(), "UUID", "GPU-0000000" + std::to_string(g) + "-aaaa-bbbb-cccc-dddddddddddd");
+        put(p->mutable_attributes(), "device", "nvidia" + std::to_string(g));
+        put(p->mutable_attributes(), "modelName", "NVIDIA H100 80GB HBM3");
+      }
+    }
+  }
+  return {req.SerializeAsString(), points};
+}
+
+double pct(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+long rss_kib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+std::vector<double> latencies(const std::string& url, const std::string& body, int n) {
+  gcm::HttpClient http;
+  std::vector<double> out;
+  for (int i = 0; i < n; ++i) {
+    auto t0 = Clock::now();
+    auto res = http.post(url, body, {"Content-Type: application/x-protobuf"}, std::chrono::seconds(10));
+    if (res.status != 200) throw std::runtime_error(fmt::format("POST {} answered {}", url, res.status));
+    out.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 6) {
+    std::cerr << "usage: processor_load GCM FAKE_NVML SECONDS CLIENTS HOSTS_PER_REQUEST\n";
+    return 2;
+  }
+  std::string gcm = argv[1], fake_nvml = argv[2];
+  double seconds = std::stod(argv[3]);
+  int clients = std::stoi(argv[4]);
+  auto [body, points_per_request] = request(std::stoi(argv[5]));
+
+  std::atomic<uint64_t> down_bytes{0}, down_requests{0};
+  httplib::Server downstream;
+  downstream.Post(R"(/v1/.*)", [&](const httplib::Request& req, httplib::Response& res) {
+    down_bytes += req.body.size();
+    ++down_requests;
+    res.status = 200;
+  });
+  int down_port = downstream.bind_to_any_port("127.0.0.1");
+  std::thread down_thread([&] { downstream.listen_after_bind(); });
+  while (!downstream.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  std::string dir = std::filesystem::temp_directory_path() / fmt::format("gcm-proc-load-{}", ::getpid());
+  std::filesystem::create_directories(dir + "/map");
+  std::ofstream scenario(dir + "/scenario.json");
+  scenario << R"({"devices":[)";
+  for (int g = 0; g < 8; ++g) {
+    scenario << (g ? "," : "") << fmt::format(R"({{"uuid":"GPU-{}"}})", g);
+    std::ofstream(dir + "/map/" + std::to_string(g)) << 1000 + g / 2 << "\n";
+  }
+  scenario << "]}";
+  scenario.close();
+
+  int out[2];
+  if (pipe(out) != 0) return 1;
+  pid_t time_pid = fork();
+  if (time_pid == 0) {
+    dup2(out[1], 1);
+    setenv("GCM_NVML_LIBRARY", fake_nvml.c_str(), 1);
+    setenv("GCM_FAKE_NVML_SCENARIO", (dir + "/scenario.json").c_str(), 1);
+    std::string downstream_url = fmt::format("http://127.0.0.1:{}", down_port);
+    execl("/usr/bin/time", "time", "-v", "-o", (dir + "/time.txt").c_str(), gcm.c_str(), "slurm_processor", "--listen",
+          "127.0.0.1:0", "--downstream", downstream_url.c_str(), "--attribution", "mapping-files",
+          "--gpu-job-mapping-dir", (dir + "/map").c_str(), "--log-folder", dir.c_str(), "--queue-size", "256",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  std::string line;
+  char c;
+  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+  if (line.find("listening on") == std::string::npos) {
+    std::cerr << "slurm_processor did not start: " << line << "\n";
+    return 1;
+  }
+  std::string url = "http://127.0.0.1:" + line.substr(line.rfind(':') + 1) + "/v1/metrics";
+  pid_t proc_pid = -1;
+  {
+    std::ifstream children(fmt::format("/proc/{}/task/{}/children", time_pid, time_pid));
+    children >> proc_pid;
+  }
+  std::string direct = fmt::format("http://127.0.0.1:{}/v1/metrics", down_port);
+
+  // Latency of one request at a time, straight to the downstream and through the processor.
+  auto base = latencies(direct, body, 200);
+  auto via = latencies(url, body, 200);
+  long rss_idle = rss_kib(proc_pid);
+
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> sent{0}, failed{0};
+  std::vector<std::vector<double>> lat(clients);
+  std::vector<std::thread> threads;
+  auto t0 = Clock::now();
+  for (int i = 0; i < clients; ++i)
+    threads.emplace_back([&, i] {
+      gcm::HttpClient http;
+      while (!stop) {
+        auto s = Clock::now();
+        auto res = http.post(url, body, {"Content-Type: application/x-protobuf"}, std::chrono::seconds(10));
+        lat[i].push_back(std::chrono::duration<double, std::micro>(Clock::now() - s).count());
+        (res.status == 200 && res.body.empty() ? sent : failed)++;
+      }
+    });
+  std::vector<long> rss;
+  while (Clock::now() - t0 < std::chrono::duration<double>(seconds)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    rss.push_back(rss_kib(proc_pid));
+  }
+  stop = true;
+  for (auto& t : threads) t.join();
+  double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::vector<double> all;
+  for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
+  ::kill(proc_pid, SIGTERM);
+  int st = 0;
+  waitpid(time_pid, &st, 0);
+  downstream.stop();
+  down_thread.join();
+
+  std::ifstream tf(dir + "/time.txt");
+  std::string tl;
+  double user = 0, sys = 0;
+  long max_rss = 0;
+  while (std::getline(tf, tl)) {
+    if (tl.find("User time (seconds):") != std::string::npos) user = std::stod(tl.substr(tl.rfind(':') + 1));
+    if (tl.find("System time (seconds):") != std::string::npos) sys = std::stod(tl.substr(tl.rfind(':') + 1));
+    if (tl.find("Maximum resident set size") != std::string::npos) max_rss = std::stol(tl.substr(tl.rfind(':') + 1));
+  }
+  uint64_t points = (sent + 200) * static_cast<uint64_t>(points_per_request);
+  fmt::print("request: {} points, {} bytes; {} clients for {:.1f} s\n", points_per_request, body.size(), clients, elapsed);
+  fmt::print("throughput: {:.0f} requests/s, {:.0f} points/s (wall), {} refused or failed\n", sent / elapsed,
+             sent * points_per_request / elapsed, failed.load());
+  fmt::print("processor CPU: {:.2f} s user + {:.2f} s sys -> {:.0f} points per CPU second (whole process: HTTP, "
+             "decode, enrich, encode, forward)\n",
+             user, sys, points / std::max(1e-9, user + sys));
+  fmt::print("latency one at a time: direct p50 {:.0f} us p99 {:.0f} us; via slurm_processor p50 {:.0f} us p99 {:.0f} us; "
+             "added p50 {:.0f} us ({:.2f}x)\n",
+             pct(base, 0.5), pct(base, 0.99), pct(via, 0.5), pct(via, 0.99), pct(via, 0.5) - pct(base, 0.5),
+             pct(via, 0.5) / std::max(1.0, pct(base, 0.5)));
+  fmt::print("latency under load: p50 {:.0f} us p99 {:.0f} us\n", pct(all, 0.5), pct(all, 0.99));
+  std::string rs;
+  for (long r : rss) rs += fmt::format("{} ", r / 1024);
+  fmt::print("processor RSS: idle {} MiB; under load (MiB, every 0.5 s): {}; max {} MiB\n", rss_idle / 1024, rs,
+             max_rss / 1024);
+  fmt::print("downstream received {} requests, {} MiB\n", down_requests.load(), down_bytes.load() >> 20);
+  std::filesystem::remove_all(dir);
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+}

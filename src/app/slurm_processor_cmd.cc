@@ -1,0 +1,254 @@
+#include "app/slurm_processor_cmd.h"
+
+#include <unistd.h>
+
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "app/option_binder.h"
+#include "core/config.h"
+#include "core/logging.h"
+#include "core/shutdown.h"
+#include "processor/service.h"
+
+namespace gcm {
+
+struct SlurmProcessorCommand {
+  CLI::App* app = nullptr;
+  std::unique_ptr<OptionBinder> binder;
+  std::string listen = "127.0.0.1:4318";
+  std::string downstream;
+  std::vector<std::string> headers;
+  std::string metadata_source = "slurmctld";
+  int64_t cache_duration = 60;
+  std::string cache_filepath = "/tmp/slurmprocessor_cache.json";
+  bool query_slurmctld = false;
+  std::vector<std::string> attribution;
+  std::string slurm_node;
+  double refresh_s = 5;
+  std::string scontrol = "scontrol";
+  std::string procfs = "/proc";
+  std::string sysfs = "/sys";
+  std::string mapping_dir;
+  std::optional<std::string> nvml_library;
+  double max_request_mib = 16;
+  uint64_t batch_size = 8192;
+  double batch_timeout_s = 0.2;
+  double queue_mib = 64;
+  std::string spool_dir;
+  double spool_mib = 1024;
+  double timeout_s = 10;
+  double retry_initial_s = 0.5;
+  double retry_max_s = 30;
+  std::string log_level = "INFO";
+  std::string log_folder = "/var/log/fb-gcm";
+  bool log_stdout = false;
+};
+
+std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app) {
+  auto c = std::make_shared<SlurmProcessorCommand>();
+  c->app = app.add_subcommand(
+      "slurm_processor",
+      "OTLP enrichment service: receives OTLP/HTTP (protobuf or JSON) on /v1/metrics, /v1/logs and /v1/traces, adds "
+      "the Slurm job of each GPU (job_id, job_name, qos, array_job_id, array_task_id, username, partition, account, "
+      "num_nodes; UUID copied to uuid) as GCM's slurmprocessor does, and forwards to a downstream OTLP/HTTP endpoint "
+      "with batching, retries and a disk spool. GET /health and GET /metrics report on the service itself.");
+  c->app->footer(
+      "Points with a `gpu` attribute (string or integer) get the GPU's job as strings; metric points without `gpu` "
+      "get the host's jobs as lists; logs and traces get a resource `job_id` (the host's jobs). Telemetry whose "
+      "resource names another host.name is attributed to that host by the slurmctld source, else passed unchanged.");
+  OptionBinder& b = *(c->binder = std::make_unique<OptionBinder>(*c->app));
+  b.option("--listen", "listen", c->listen, "HOST:PORT of the OTLP/HTTP receiver (port 0: any free port).")
+      ->capture_default_str();
+  b.option("--downstream", "downstream", c->downstream,
+           "Base URL of the downstream OTLP/HTTP endpoint, e.g. http://collector:4318 (/v1/<signal> is appended); "
+           "required (here or in the config table).");
+  b.option("--downstream-header", "downstream_headers", c->headers, "'Name: value' header sent downstream (repeatable).");
+  b.option("--metadata-source", "metadata_source", c->metadata_source,
+           "The reference's source: nvml (GPU processes' environments), slurmd (`scontrol listpids` and job "
+           "environments) or slurmctld (`scontrol show job -d`); \"\" picks slurmctld with --query-slurmctld, else "
+           "slurmd. --attribution overrides it.")
+      ->capture_default_str();
+  b.option("--cache-duration", "cache_duration", c->cache_duration,
+           "Seconds the slurmctld source's cache file is used before scontrol is asked again.")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  b.option("--cache-filepath", "cache_filepath", c->cache_filepath, "The slurmctld source's cache file (JSON, 0600).")
+      ->capture_default_str();
+  b.flag("--query-slurmctld", "query_slurmctld", c->query_slurmctld,
+         "Legacy: with --metadata-source \"\", use slurmctld rather than slurmd.");
+  b.option("--attribution", "attribution", c->attribution,
+           "GPU -> job sources tried in order per GPU (overrides --metadata-source): nvml-processes, slurmd-local, "
+           "slurmctld, cgroup, mapping-files.")
+      ->delimiter(',');
+  b.option("--slurm-node", "slurm_node", c->slurm_node,
+           "The host to attribute for: this node's Slurm name (default: $SLURMD_NODENAME, else the short hostname). "
+           "Telemetry without host.name, or naming this host, is attributed to it.");
+  b.option("--refresh-interval", "refresh_interval", c->refresh_s,
+           "Seconds between background refreshes of the job tables in memory.")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  b.option("--scontrol", "scontrol", c->scontrol, "The scontrol command (a name on PATH or a path).")->capture_default_str();
+  b.option("--procfs", "procfs", c->procfs, "Root of procfs.")->capture_default_str();
+  b.option("--sysfs", "sysfs", c->sysfs, "Root of sysfs (cgroups under <sysfs>/fs/cgroup).")->capture_default_str();
+  b.option("--gpu-job-mapping-dir", "gpu_job_mapping_dir", c->mapping_dir,
+           "Directory of the mapping-files source (one file per GPU index holding the job id).");
+  b.option("--nvml-library", "nvml_library", c->nvml_library,
+           "libnvidia-ml to load for the sources that list GPUs (default: $GCM_NVML_LIBRARY, else the system's).");
+  b.option("--max-request-size", "max_request_size", c->max_request_mib,
+           "Largest request body in MiB, as received and after gzip inflation (larger: HTTP 413).")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  b.option("--batch-size", "batch_size", c->batch_size, "Items per downstream request (a batch is sent when full).")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  b.option("--batch-timeout", "batch_timeout", c->batch_timeout_s, "Seconds a batch waits to fill before it is sent.")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  b.option("--queue-size", "queue_size", c->queue_mib, "MiB of batches kept in memory while the downstream lags.")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  b.option("--spool-dir", "spool_dir", c->spool_dir,
+           "Directory where batches go when the memory queue is full (sent when the downstream is back, also after "
+           "a restart); unset: no spool, and what does not fit in memory is refused, counted and logged.");
+  b.option("--spool-size", "spool_size", c->spool_mib, "MiB the spool may hold.")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  b.option("--timeout", "timeout", c->timeout_s, "Seconds one downstream request may take.")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  b.option("--retry-initial-backoff", "retry_initial_backoff", c->retry_initial_s,
+           "Seconds before the first retry of a failed downstream request (doubling up to --retry-max-backoff).")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  b.option("--retry-max-backoff", "retry_max_backoff", c->retry_max_s, "Longest wait between retries, in seconds.")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  b.option("--log-level", "log_level", c->log_level, "DEBUG, INFO, WARNING, ERROR or CRITICAL.")->capture_default_str();
+  b.option("--log-folder", "log_folder", c->log_folder, "Folder of the log file slurm_processor.log.")
+      ->capture_default_str();
+  b.flag("--stdout", "stdout", c->log_stdout, "Write internal logs to stdout instead of the log file.");
+  return c;
+}
+
+bool slurm_processor_parsed(const SlurmProcessorCommand& cmd) { return cmd.app->parsed(); }
+
+namespace {
+
+std::vector<std::string> sources_of(const SlurmProcessorCommand& c) {
+  if (!c.attribution.empty()) return c.attribution;
+  std::string m = c.metadata_source.empty() ? (c.query_slurmctld ? "slurmctld" : "slurmd") : c.metadata_source;
+  if (m == "nvml") return {"nvml-processes"};
+  if (m == "slurmd") return {"slurmd-local"};
+  if (m == "slurmctld") return {"slurmctld"};
+  throw std::invalid_argument(fmt::format("Invalid value for '--metadata-source': '{}' (expected nvml, slurmd or slurmctld)", m));
+}
+
+std::pair<std::string, int> host_port(const std::string& s) {
+  size_t colon = s.rfind(':');
+  if (colon == std::string::npos) throw std::invalid_argument(fmt::format("Invalid value for '--listen': '{}' (expected HOST:PORT)", s));
+  std::string host = s.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  try {
+    size_t used = 0;
+    int port = std::stoi(s.substr(colon + 1), &used);
+    if (used != s.size() - colon - 1 || port < 0 || port > 65535) throw std::out_of_range("port");
+    return {host, port};
+  } catch (const std::exception&) {
+    throw std::invalid_argument(fmt::format("Invalid value for '--listen': '{}' (expected HOST:PORT)", s));
+  }
+}
+
+uint64_t mib(double v) { return static_cast<uint64_t>(v * 1024 * 1024); }
+
+}  // namespace
+
+int run_slurm_processor(SlurmProcessorCommand& c, const std::optional<std::string>& config_path,
+                        const std::vector<std::string>& default_config_paths) {
+  std::vector<std::string> warnings;
+  try {
+    ConfigFile cfg = ConfigFile::load(config_path, "gcm", default_config_paths);
+    apply_config(cfg, {"slurm_processor"}, *c.binder, {}, [&](const std::string& w) { warnings.push_back(w); });
+  } catch (const ConfigError& e) {
+    std::cerr << "Error: " << e.what() << "\n";
+    return 2;
+  }
+  processor::ServiceOptions o;
+  try {
+    auto [host, port] = host_port(c.listen);
+    o.listen.host = host;
+    o.listen.port = port;
+    o.resolver.attribution.sources = sources_of(c);
+    check_attribution_sources(o.resolver.attribution.sources);
+    if (std::find(o.resolver.attribution.sources.begin(), o.resolver.attribution.sources.end(), "mapping-files") !=
+            o.resolver.attribution.sources.end() &&
+        c.mapping_dir.empty())
+      throw std::invalid_argument("--attribution mapping-files needs --gpu-job-mapping-dir");
+    if (c.downstream.empty()) throw std::invalid_argument("--downstream is required (the OTLP/HTTP endpoint to forward to)");
+    if (c.downstream.rfind("http://", 0) != 0 && c.downstream.rfind("https://", 0) != 0)
+      throw std::invalid_argument(
+          fmt::format("Invalid value for '--downstream': '{}' (expected an http:// or https:// URL)", c.downstream));
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "Error: " << e.what() << "\n";
+    return 2;
+  }
+  o.listen.max_body = mib(c.max_request_mib);
+  auto& a = o.resolver.attribution;
+  a.scontrol = c.scontrol;
+  a.procfs = c.procfs;
+  a.cgroupfs = c.sysfs + "/fs/cgroup";
+  a.mapping_dir = c.mapping_dir;
+  a.slurmctld_cache_file = c.cache_filepath;
+  a.slurmctld_cache_duration = std::chrono::seconds(c.cache_duration);
+  o.resolver.host = c.slurm_node;
+  if (o.resolver.host.empty())
+    if (const char* n = std::getenv("SLURMD_NODENAME")) o.resolver.host = n;
+  o.resolver.refresh = std::chrono::milliseconds(static_cast<int64_t>(c.refresh_s * 1000));
+  o.resolver.nvml_library = c.nvml_library;
+  o.forward.endpoint = c.downstream;
+  o.forward.headers = c.headers;
+  o.forward.timeout = std::chrono::milliseconds(static_cast<int64_t>(c.timeout_s * 1000));
+  o.forward.batch_items = c.batch_size;
+  o.forward.batch_timeout = std::chrono::milliseconds(static_cast<int64_t>(c.batch_timeout_s * 1000));
+  o.forward.queue_bytes = mib(c.queue_mib);
+  o.forward.spool_dir = c.spool_dir;
+  o.forward.spool_bytes = mib(c.spool_mib);
+  o.forward.backoff_initial_s = c.retry_initial_s;
+  o.forward.backoff_max_s = c.retry_max_s;
+
+  std::shared_ptr<spdlog::logger> log;
+  try {
+    log = setup_logging({"slurm_processor", "", c.log_folder, c.log_level, c.log_stdout});
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "Error: " << e.what() << "\n";
+    return 2;
+  }
+  for (const auto& w : warnings) {
+    std::cerr << "Warning: " << w << "\n";
+    log->warn("{}", w);
+  }
+  install_shutdown_handlers();
+  try {
+    processor::Service svc(o, log);
+    svc.start();
+    std::string sources;
+    for (const auto& s : o.resolver.attribution.sources) sources += (sources.empty() ? "" : ",") + s;
+    log->info("slurm_processor: listening on {}:{}, forwarding to {}, attribution {}", o.listen.host, svc.port(),
+              o.forward.endpoint, sources);
+    // The port, for scripts and tests that asked for port 0 (stdout: logs go to the log file unless --stdout).
+    std::cout << fmt::format("slurm_processor listening on {}:{}\n", o.listen.host, svc.port()) << std::flush;
+    while (sleep_unless_shutdown(std::chrono::hours(1))) {
+    }
+    log->info("slurm_processor: shutting down");
+    svc.stop();
+    log->flush();
+    return 0;
+  } catch (const std::exception& e) {
+    log->critical("slurm_processor: {}", e.what());
+    std::cerr << "Error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace gcm

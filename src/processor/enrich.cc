@@ -1,0 +1,228 @@
+#include "processor/enrich.h"
+
+#include <charconv>
+#include <string>
+
+namespace gcm::processor {
+
+namespace {
+
+namespace pbc = opentelemetry::proto::common::v1;
+namespace pbm = opentelemetry::proto::metrics::v1;
+using Attrs = google::protobuf::RepeatedPtrField<pbc::KeyValue>;
+
+constexpr std::string_view kGpu = "gpu";
+constexpr std::string_view kUUID = "UUID";
+constexpr std::string_view kUuid = "uuid";
+
+bool is_added_key(std::string_view key) {
+  if (key == kUuid) return true;
+  for (const char* k : kJobKeys)
+    if (key == k) return true;
+  return false;
+}
+
+// The value of an existing key, else a new attribute: the processor puts (replaces) as the reference's Put* did.
+pbc::AnyValue* put(Attrs* attrs, std::string_view key, bool may_exist) {
+  if (may_exist)
+    for (auto& kv : *attrs)
+      if (kv.key() == key) return kv.mutable_value();
+  pbc::KeyValue* kv = attrs->Add();
+  kv->set_key(key.data(), key.size());
+  return kv->mutable_value();
+}
+
+struct Scan {
+  const pbc::KeyValue* gpu = nullptr;
+  const pbc::KeyValue* uuid = nullptr;
+  bool has_added_keys = false;  // a key we write is already there: replace instead of append
+};
+
+Scan scan(const Attrs& attrs) {
+  Scan s;
+  for (const auto& kv : attrs) {
+    std::string_view k = kv.key();
+    if (k == kGpu) {
+      s.gpu = &kv;
+    } else if (k == kUUID) {
+      s.uuid = &kv;
+    } else if (is_added_key(k)) {
+      s.has_added_keys = true;
+    }
+  }
+  return s;
+}
+
+// The GPU's job fields, when the item has a `gpu` attribute (string or integer) naming a GPU with a job.
+const JobFields* gpu_jobs(const pbc::KeyValue& gpu, const NodeJobs& jobs) {
+  const pbc::AnyValue& v = gpu.value();
+  if (v.value_case() == pbc::AnyValue::kStringValue) {
+    auto it = jobs.by_gpu.find(std::string_view(v.string_value()));
+    return it == jobs.by_gpu.end() ? nullptr : &it->second;
+  }
+  if (v.value_case() == pbc::AnyValue::kIntValue) {
+    char buf[24];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.int_value());
+    auto it = jobs.by_gpu.find(std::string_view(buf, static_cast<size_t>(end - buf)));
+    return it == jobs.by_gpu.end() ? nullptr : &it->second;
+  }
+  return nullptr;
+}
+
+void put_strings(Attrs* attrs, const JobFields& f, bool may_exist) {
+  for (size_t k = 0; k < kJobKeys.size(); ++k) put(attrs, kJobKeys[k], may_exist)->set_string_value(f[k]);
+}
+
+void put_lists(Attrs* attrs, const NodeJobs& jobs, bool may_exist) {
+  for (size_t k = 0; k < kJobKeys.size(); ++k) {
+    pbc::ArrayValue* arr = put(attrs, kJobKeys[k], may_exist)->mutable_array_value();
+    arr->clear_values();
+    for (const auto& v : jobs.lists[k]) arr->add_values()->set_string_value(v);
+  }
+}
+
+// A metric data point: strings for its GPU's job, lists without `gpu`, UUID copied to uuid.
+void enrich_point(Attrs* attrs, const NodeJobs& jobs, EnrichStats& st) {
+  ++st.items;
+  Scan s = scan(*attrs);
+  if (s.gpu) {
+    if (const JobFields* f = gpu_jobs(*s.gpu, jobs)) {
+      put_strings(attrs, *f, s.has_added_keys);
+      ++st.enriched;
+    }
+  } else {
+    put_lists(attrs, jobs, s.has_added_keys);
+    ++st.enriched;
+  }
+  // A repeated message field holds its elements by pointer: s.uuid stays valid while attributes are added.
+  if (s.uuid) put(attrs, kUuid, s.has_added_keys)->CopyFrom(s.uuid->value());
+}
+
+// A log record or span: strings for its GPU's job, nothing otherwise.
+void enrich_record(Attrs* attrs, const NodeJobs& jobs, EnrichStats& st) {
+  ++st.items;
+  Scan s = scan(*attrs);
+  if (!s.gpu) return;
+  if (const JobFields* f = gpu_jobs(*s.gpu, jobs)) {
+    put_strings(attrs, *f, s.has_added_keys);
+    ++st.enriched;
+  }
+}
+
+std::string_view host_of(const opentelemetry::proto::resource::v1::Resource& r) {
+  for (const auto& kv : r.attributes())
+    if (kv.key() == "host.name" && kv.value().value_case() == pbc::AnyValue::kStringValue) return kv.value().string_value();
+  return {};
+}
+
+template <typename Points>
+void enrich_points(Points* points, const NodeJobs& jobs, EnrichStats& st) {
+  for (auto& p : *points) enrich_point(p.mutable_attributes(), jobs, st);
+}
+
+template <typename Points>
+uint64_t size_of(const Points& points) {
+  return static_cast<uint64_t>(points.size());
+}
+
+uint64_t points_of(const pbm::Metric& m) {
+  switch (m.data_case()) {
+    case pbm::Metric::kGauge: return size_of(m.gauge().data_points());
+    case pbm::Metric::kSum: return size_of(m.sum().data_points());
+    case pbm::Metric::kHistogram: return size_of(m.histogram().data_points());
+    case pbm::Metric::kExponentialHistogram: return size_of(m.exponential_histogram().data_points());
+    case pbm::Metric::kSummary: return size_of(m.summary().data_points());
+    default: return 0;
+  }
+}
+
+void put_resource_job_ids(opentelemetry::proto::resource::v1::Resource* r, const NodeJobs& jobs) {
+  if (!jobs.job_ids_joined.empty()) put(r->mutable_attributes(), "job_id", true)->set_string_value(jobs.job_ids_joined);
+}
+
+}  // namespace
+
+EnrichStats enrich(opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest& req,
+                   const HostLookup& lookup) {
+  EnrichStats st;
+  for (auto& rm : *req.mutable_resource_metrics()) {
+    auto jobs = lookup(host_of(rm.resource()));
+    for (auto& sm : *rm.mutable_scope_metrics()) {
+      for (auto& m : *sm.mutable_metrics()) {
+        if (!jobs) {
+          st.items += points_of(m);
+          continue;
+        }
+        switch (m.data_case()) {
+          case pbm::Metric::kGauge: enrich_points(m.mutable_gauge()->mutable_data_points(), *jobs, st); break;
+          case pbm::Metric::kSum: enrich_points(m.mutable_sum()->mutable_data_points(), *jobs, st); break;
+          case pbm::Metric::kHistogram: enrich_points(m.mutable_histogram()->mutable_data_points(), *jobs, st); break;
+          case pbm::Metric::kExponentialHistogram:
+            enrich_points(m.mutable_exponential_histogram()->mutable_data_points(), *jobs, st);
+            break;
+          case pbm::Metric::kSummary: enrich_points(m.mutable_summary()->mutable_data_points(), *jobs, st); break;
+          default: break;
+        }
+      }
+    }
+  }
+  return st;
+}
+
+EnrichStats enrich(opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest& req,
+                   const HostLookup& lookup) {
+  EnrichStats st;
+  for (auto& rl : *req.mutable_resource_logs()) {
+    auto jobs = lookup(host_of(rl.resource()));
+    if (jobs) put_resource_job_ids(rl.mutable_resource(), *jobs);
+    for (auto& sl : *rl.mutable_scope_logs()) {
+      if (!jobs) {
+        st.items += static_cast<uint64_t>(sl.log_records_size());
+        continue;
+      }
+      for (auto& r : *sl.mutable_log_records()) enrich_record(r.mutable_attributes(), *jobs, st);
+    }
+  }
+  return st;
+}
+
+EnrichStats enrich(opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest& req,
+                   const HostLookup& lookup) {
+  EnrichStats st;
+  for (auto& rs : *req.mutable_resource_spans()) {
+    auto jobs = lookup(host_of(rs.resource()));
+    if (jobs) put_resource_job_ids(rs.mutable_resource(), *jobs);
+    for (auto& ss : *rs.mutable_scope_spans()) {
+      if (!jobs) {
+        st.items += static_cast<uint64_t>(ss.spans_size());
+        continue;
+      }
+      for (auto& s : *ss.mutable_spans()) enrich_record(s.mutable_attributes(), *jobs, st);
+    }
+  }
+  return st;
+}
+
+uint64_t count_items(const opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest& req) {
+  uint64_t n = 0;
+  for (const auto& rm : req.resource_metrics())
+    for (const auto& sm : rm.scope_metrics())
+      for (const auto& m : sm.metrics()) n += points_of(m);
+  return n;
+}
+
+uint64_t count_items(const opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest& req) {
+  uint64_t n = 0;
+  for (const auto& rl : req.resource_logs())
+    for (const auto& sl : rl.scope_logs()) n += static_cast<uint64_t>(sl.log_records_size());
+  return n;
+}
+
+uint64_t count_items(const opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest& req) {
+  uint64_t n = 0;
+  for (const auto& rs : req.resource_spans())
+    for (const auto& ss : rs.scope_spans()) n += static_cast<uint64_t>(ss.spans_size());
+  return n;
+}
+
+}  // namespace gcm::processor

@@ -1,0 +1,373 @@
+#include "processor/forwarder.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/http_client.h"
+#include "logs_service.pb.h"
+#include "metrics_service.pb.h"
+#include "status.pb.h"
+#include "trace_service.pb.h"
+
+namespace gcm::processor {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+size_t slot(Signal s) { return static_cast<size_t>(s); }
+
+bool retryable_status(long s) { return s == 429 || s == 502 || s == 503 || s == 504; }
+
+// "<seq>-<signal>-<items>.pb"
+std::optional<std::tuple<uint64_t, Signal, uint64_t>> parse_spool_name(const std::string& name) {
+  unsigned long long seq = 0, items = 0;
+  char sig[16] = {};
+  if (std::sscanf(name.c_str(), "%llu-%15[a-z]-%llu.pb", &seq, sig, &items) != 3) return std::nullopt;
+  std::string s = sig;
+  Signal signal = s == "metrics" ? Signal::Metrics : s == "logs" ? Signal::Logs : Signal::Traces;
+  if (s != "metrics" && s != "logs" && s != "traces") return std::nullopt;
+  return std::make_tuple(static_cast<uint64_t>(seq), signal, static_cast<uint64_t>(items));
+}
+
+int64_t rejected_in(Signal signal, const std::string& body, std::string* message) {
+  namespace pbl = opentelemetry::proto::collector::logs::v1;
+  namespace pbm = opentelemetry::proto::collector::metrics::v1;
+  namespace pbt = opentelemetry::proto::collector::trace::v1;
+  if (body.empty()) return 0;
+  switch (signal) {
+    case Signal::Metrics: {
+      pbm::ExportMetricsServiceResponse r;
+      if (!r.ParseFromString(body)) return 0;
+      *message = r.partial_success().error_message();
+      return r.partial_success().rejected_data_points();
+    }
+    case Signal::Logs: {
+      pbl::ExportLogsServiceResponse r;
+      if (!r.ParseFromString(body)) return 0;
+      *message = r.partial_success().error_message();
+      return r.partial_success().rejected_log_records();
+    }
+    case Signal::Traces: {
+      pbt::ExportTraceServiceResponse r;
+      if (!r.ParseFromString(body)) return 0;
+      *message = r.partial_success().error_message();
+      return r.partial_success().rejected_spans();
+    }
+  }
+  return 0;
+}
+
+std::string answer_text(const HttpResponse& res) {
+  gcm::otlp::Status st;
+  if (res.header("content-type").find("protobuf") != std::string::npos && st.ParseFromString(res.body) &&
+      !st.message().empty())
+    return st.message();
+  std::string b = res.body.substr(0, 300);
+  std::replace(b.begin(), b.end(), '\n', ' ');
+  return b;
+}
+
+}  // namespace
+
+Forwarder::Forwarder(ForwarderOptions opts, std::shared_ptr<spdlog::logger> log)
+    : opts_(std::move(opts)), log_(std::move(log)) {
+  if (!opts_.endpoint.empty() && opts_.endpoint.back() == '/') opts_.endpoint.pop_back();
+}
+
+Forwarder::~Forwarder() { stop(); }
+
+void Forwarder::load_spool() {
+  if (opts_.spool_dir.empty()) return;
+  std::error_code ec;
+  fs::create_directories(opts_.spool_dir, ec);
+  if (ec) throw std::runtime_error(fmt::format("cannot create the spool directory {}: {}", opts_.spool_dir, ec.message()));
+  std::vector<std::pair<uint64_t, SpoolFile>> found;
+  for (const auto& e : fs::directory_iterator(opts_.spool_dir)) {
+    std::string name = e.path().filename().string();
+    auto parsed = parse_spool_name(name);
+    if (!parsed) {
+      if (name.size() > 4 && name.substr(name.size() - 4) == ".tmp") fs::remove(e.path(), ec);  // an unfinished write
+      continue;
+    }
+    auto [seq, signal, items] = *parsed;
+    found.push_back({seq, {e.path().string(), signal, items, static_cast<uint64_t>(e.file_size())}});
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [seq, f] : found) {
+    spool_seq_ = std::max(spool_seq_, seq + 1);
+    st_.spool_items += f.items;
+    st_.spool_bytes += f.bytes;
+    spool_.push_back(std::move(f));
+  }
+  if (!spool_.empty() && log_)
+    log_->info("slurm_processor: {} spooled batches ({} items) from an earlier run will be sent", spool_.size(),
+               st_.spool_items);
+}
+
+void Forwarder::start() {
+  std::lock_guard lock(mu_);
+  load_spool();
+  thread_ = std::thread([this] { run(); });
+}
+
+void Forwarder::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ || !thread_.joinable()) {
+      stopping_ = true;
+      return;
+    }
+    draining_ = true;
+    for (auto& p : pending_)
+      if (p) {
+        seal(*p);
+        p.reset();
+      }
+  }
+  cv_.notify_all();
+  {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, opts_.drain_timeout, [this] { return queue_.empty() || !st_.downstream_ok; });
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+  std::lock_guard lock(mu_);
+  uint64_t lost = 0;
+  while (!queue_.empty()) {
+    Batch& b = queue_.front();
+    st_.queued_items -= b.items;
+    st_.queue_bytes -= b.bytes.size();
+    if (!spool(b)) lost += b.items;
+    queue_.pop_front();
+  }
+  if (lost && log_)
+    log_->error("slurm_processor: {} items could not be forwarded or spooled at shutdown and are lost", lost);
+}
+
+bool Forwarder::spool(const Batch& b) {
+  if (opts_.spool_dir.empty()) {
+    st_.dropped += b.items;
+    return false;
+  }
+  if (st_.spool_bytes + b.bytes.size() > opts_.spool_bytes) {
+    st_.dropped += b.items;
+    if (log_)
+      log_->error("slurm_processor: the spool {} is full ({} bytes): {} {} dropped", opts_.spool_dir,
+                  st_.spool_bytes, b.items, item_name(b.signal));
+    return false;
+  }
+  std::string name = fmt::format("{:016}-{}-{}.pb", spool_seq_++, signal_name(b.signal), b.items);
+  std::string path = opts_.spool_dir + "/" + name;
+  std::string tmp = path + ".tmp";
+  bool ok = false;
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(b.bytes.data(), static_cast<std::streamsize>(b.bytes.size()));
+    out.flush();
+    ok = static_cast<bool>(out);
+  }
+  std::error_code ec;
+  if (ok) {
+    fs::rename(tmp, path, ec);
+    ok = !ec;
+  }
+  if (!ok) {
+    fs::remove(tmp, ec);
+    st_.dropped += b.items;
+    if (log_)
+      log_->error("slurm_processor: cannot write the spool file {}: {} {} dropped", path, b.items, item_name(b.signal));
+    return false;
+  }
+  spool_.push_back({path, b.signal, b.items, b.bytes.size()});
+  st_.spooled += b.items;
+  st_.spool_items += b.items;
+  st_.spool_bytes += b.bytes.size();
+  return true;
+}
+
+void Forwarder::seal(Batch& b) {
+  // Once spooling has begun, later batches follow the spool so the downstream sees them in order.
+  if (spool_.empty() && st_.queue_bytes + b.bytes.size() <= opts_.queue_bytes) {
+    st_.queue_bytes += b.bytes.size();
+    st_.queued_items += b.items;
+    queue_.push_back(std::move(b));
+  } else {
+    spool(b);
+  }
+}
+
+bool Forwarder::submit(Signal signal, std::string request, uint64_t items) {
+  std::unique_lock lock(mu_);
+  uint64_t held = st_.queue_bytes;
+  for (const auto& p : pending_)
+    if (p) held += p->bytes.size();
+  bool room = held + request.size() <= opts_.queue_bytes ||
+              (!opts_.spool_dir.empty() && st_.spool_bytes + request.size() <= opts_.spool_bytes);
+  if (!room || stopping_) {
+    st_.dropped += items;
+    lock.unlock();
+    if (log_)
+      log_->error("slurm_processor: no room in the queue ({} bytes) {}: {} {} refused", opts_.queue_bytes,
+                  opts_.spool_dir.empty() ? "and no spool" : "or the spool", items, item_name(signal));
+    return false;
+  }
+  auto& p = pending_[slot(signal)];
+  if (!p) p = Batch{signal, {}, 0, std::chrono::steady_clock::now()};
+  p->bytes += request;
+  p->items += items;
+  bool wake = false;
+  if (p->items >= opts_.batch_items) {
+    seal(*p);
+    p.reset();
+    wake = true;
+  }
+  lock.unlock();
+  if (wake) cv_.notify_all();
+  return true;
+}
+
+ForwarderStats Forwarder::stats() const {
+  std::lock_guard lock(mu_);
+  ForwarderStats s = st_;
+  for (const auto& p : pending_)
+    if (p) {
+      s.queued_items += p->items;
+      s.queue_bytes += p->bytes.size();
+    }
+  return s;
+}
+
+Forwarder::Outcome Forwarder::send(Signal signal, const std::string& body, uint64_t items, double* retry_after) {
+  static thread_local HttpClient http;
+  std::string url = opts_.endpoint + "/" + signal_path(signal);
+  std::vector<std::string> headers = opts_.headers;
+  headers.push_back("Content-Type: application/x-protobuf");
+  HttpResponse res;
+  try {
+    res = http.post(url, body, headers, opts_.timeout);
+  } catch (const HttpTransportError& e) {
+    if (log_) log_->warn("slurm_processor: POST {}: {} (will retry)", url, e.what());
+    return Outcome::Retry;
+  }
+  if (res.status >= 200 && res.status < 300) {
+    std::string msg;
+    int64_t rejected = rejected_in(signal, res.body, &msg);
+    if (rejected > 0 || !msg.empty()) {
+      std::lock_guard lock(mu_);
+      st_.rejected_downstream += static_cast<uint64_t>(std::max<int64_t>(rejected, 0));
+      if (log_) log_->error("slurm_processor: {} rejected {} of {} {}: {}", url, rejected, items, item_name(signal), msg);
+    }
+    return Outcome::Sent;
+  }
+  if (retryable_status(res.status)) {
+    if (auto ra = parse_retry_after(res.header("retry-after"))) *retry_after = *ra;
+    if (log_) log_->warn("slurm_processor: POST {} answered HTTP {} (will retry): {}", url, res.status, answer_text(res));
+    return Outcome::Retry;
+  }
+  if (log_)
+    log_->error("slurm_processor: POST {} answered HTTP {}: {}; {} {} dropped", url, res.status, answer_text(res), items,
+                item_name(signal));
+  return Outcome::Dropped;
+}
+
+void Forwarder::run() {
+  double backoff = 0;
+  auto next_try = std::chrono::steady_clock::now();
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    auto now = std::chrono::steady_clock::now();
+    // Seal pending batches that waited long enough.
+    std::optional<std::chrono::steady_clock::time_point> next_seal;
+    for (auto& p : pending_) {
+      if (!p) continue;
+      auto due = p->started + opts_.batch_timeout;
+      if (due <= now || draining_) {
+        seal(*p);
+        p.reset();
+      } else if (!next_seal || due < *next_seal) {
+        next_seal = due;
+      }
+    }
+    bool work = !queue_.empty() || !spool_.empty();
+    if (!work || now < next_try) {
+      auto until = work ? next_try : now + std::chrono::seconds(1);
+      if (next_seal && *next_seal < until) until = *next_seal;
+      cv_.wait_until(lock, until);
+      continue;
+    }
+    // The oldest batch: the memory queue holds batches older than any spooled one (see seal()).
+    bool from_queue = !queue_.empty();
+    Signal signal;
+    uint64_t items;
+    std::string body;
+    std::string spool_path;
+    if (from_queue) {  // taken out while it is sent, put back in front when it must be retried
+      signal = queue_.front().signal;
+      items = queue_.front().items;
+      body = std::move(queue_.front().bytes);
+      queue_.pop_front();
+    } else {
+      const SpoolFile& f = spool_.front();
+      signal = f.signal;
+      items = f.items;
+      spool_path = f.path;
+      std::ifstream in(f.path, std::ios::binary);
+      body.assign(std::istreambuf_iterator<char>(in), {});
+      if (!in.good() && !in.eof()) {
+        if (log_) log_->error("slurm_processor: cannot read the spool file {}: {} {} dropped", f.path, items, item_name(signal));
+        st_.dropped += items;
+        st_.spool_items -= f.items;
+        st_.spool_bytes -= f.bytes;
+        std::error_code ec;
+        fs::remove(f.path, ec);
+        spool_.pop_front();
+        continue;
+      }
+    }
+    lock.unlock();
+    double retry_after = -1;
+    Outcome o = send(signal, body, items, &retry_after);
+    lock.lock();
+    st_.downstream_ok = o != Outcome::Retry;
+    if (o == Outcome::Retry && from_queue) queue_.push_front(Batch{signal, std::move(body), items, {}});
+    if (o == Outcome::Retry) {
+      ++st_.retried;
+      backoff = backoff == 0 ? opts_.backoff_initial_s : std::min(opts_.backoff_max_s, backoff * 2);
+      double wait = retry_after >= 0 ? std::min(retry_after, opts_.backoff_max_s) : backoff;
+      next_try = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(wait * 1000));
+      cv_.notify_all();  // a draining stop() gives up on a downstream that is away
+      continue;
+    }
+    backoff = 0;
+    if (o == Outcome::Sent) {
+      st_.forwarded += items;
+      ++st_.requests;
+    } else {
+      st_.dropped += items;
+    }
+    if (from_queue) {
+      st_.queued_items -= items;
+      st_.queue_bytes -= body.size();
+    } else {
+      if (o == Outcome::Sent) st_.unspooled += items;
+      st_.spool_items -= spool_.front().items;
+      st_.spool_bytes -= spool_.front().bytes;
+      std::error_code ec;
+      fs::remove(spool_path, ec);
+      spool_.pop_front();
+    }
+    cv_.notify_all();
+  }
+}
+
+}  // namespace gcm::processor

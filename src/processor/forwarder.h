@@ -1,0 +1,109 @@
+// Forwards enriched OTLP requests (protobuf) to the downstream OTLP/HTTP endpoint.
+//
+// Requests of one signal are batched until `batch_items` items or `batch_timeout` (serialized export requests
+// concatenate into one valid request: protobuf merges repeated fields). Sealed batches wait in a memory queue of
+// at most `queue_bytes`; when the downstream is slow or away and the queue is full, batches go to the disk spool
+// (one file per batch, written atomically) and are sent, oldest first, when it answers again; once spooling has
+// started, new batches follow the spool until it is empty, so the order of batches is kept. Retryable failures
+// (no answer, 429, 502, 503, 504) are retried with exponential backoff (honouring Retry-After), others drop the
+// batch with an error naming the downstream's answer. A request that neither the queue nor the spool can take is
+// refused (the receiver answers it as rejected), counted and logged. On stop, what is left goes to the spool.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "processor/otlp_request.h"
+
+namespace gcm::processor {
+
+struct ForwarderOptions {
+  std::string endpoint;              // base URL: http://host:4318 (signal paths /v1/... are appended)
+  std::vector<std::string> headers;  // "Name: value"
+  std::chrono::milliseconds timeout{10000};
+  uint64_t batch_items = 8192;
+  std::chrono::milliseconds batch_timeout{200};
+  uint64_t queue_bytes = 64ull << 20;
+  std::string spool_dir;  // empty: no spool
+  uint64_t spool_bytes = 1ull << 30;
+  double backoff_initial_s = 0.5;
+  double backoff_max_s = 30;
+  std::chrono::milliseconds drain_timeout{5000};  // on stop, how long to keep sending before spooling the rest
+};
+
+struct ForwarderStats {
+  uint64_t forwarded = 0;          // items the downstream accepted
+  uint64_t requests = 0;           // requests sent downstream (accepted)
+  uint64_t retried = 0;            // failed attempts that will be retried
+  uint64_t spooled = 0;            // items written to the spool
+  uint64_t unspooled = 0;          // items read back from the spool and sent
+  uint64_t dropped = 0;            // items lost: refused (no room), rejected by the downstream, unwritable spool
+  uint64_t rejected_downstream = 0;  // of the forwarded, the items the downstream reported as rejected
+  uint64_t queued_items = 0;       // now in memory (pending batches and queue)
+  uint64_t queue_bytes = 0;        // now in memory
+  uint64_t spool_items = 0;        // now on disk
+  uint64_t spool_bytes = 0;        // now on disk
+  bool downstream_ok = true;       // the last attempt succeeded
+};
+
+class Forwarder {
+ public:
+  Forwarder(ForwarderOptions opts, std::shared_ptr<spdlog::logger> log);
+  ~Forwarder();
+  Forwarder(const Forwarder&) = delete;
+  Forwarder& operator=(const Forwarder&) = delete;
+
+  // Picks up batches spooled by an earlier run and starts sending.
+  void start();
+  // Sends what it can within drain_timeout, spools the rest (or counts it as dropped without a spool).
+  void stop();
+  // Takes one enriched request; false when there is no room for it (counted as dropped and logged).
+  bool submit(Signal signal, std::string request, uint64_t items);
+  ForwarderStats stats() const;
+
+ private:
+  struct Batch {
+    Signal signal = Signal::Metrics;
+    std::string bytes;
+    uint64_t items = 0;
+    std::chrono::steady_clock::time_point started;
+  };
+  struct SpoolFile {
+    std::string path;
+    Signal signal;
+    uint64_t items;
+    uint64_t bytes;
+  };
+  enum class Outcome { Sent, Retry, Dropped };
+
+  void run();
+  void seal(Batch& b);                 // pending -> queue or spool (mu_ held)
+  bool spool(const Batch& b);          // writes one batch file (mu_ held)
+  void load_spool();
+  Outcome send(Signal signal, const std::string& body, uint64_t items, double* retry_after);
+
+  ForwarderOptions opts_;
+  std::shared_ptr<spdlog::logger> log_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<Batch> pending_[3];
+  std::deque<Batch> queue_;
+  std::deque<SpoolFile> spool_;
+  uint64_t spool_seq_ = 0;
+  ForwarderStats st_;
+  bool stopping_ = false;
+  bool draining_ = false;
+  std::thread thread_;
+};
+
+}  // namespace gcm::processor

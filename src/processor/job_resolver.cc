@@ -1,0 +1,181 @@
+#include "processor/job_resolver.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "attribution/slurmctld_jobs.h"
+#include "attribution/slurmd_local.h"
+#include "gpu/gpu_sampler.h"
+#include "gpu/nvml_library.h"
+
+namespace gcm::processor {
+
+namespace {
+
+std::string short_name(std::string_view h) { return std::string(h.substr(0, h.find('.'))); }
+
+std::string this_hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
+}
+
+bool source_needs_devices(const std::string& s) { return s == "nvml-processes" || s == "cgroup" || s == "mapping-files"; }
+
+}  // namespace
+
+JobResolver::JobResolver(ResolverOptions opts, std::shared_ptr<spdlog::logger> log)
+    : opts_(std::move(opts)), log_(std::move(log)) {
+  if (opts_.host.empty()) opts_.host = short_name(this_hostname());
+  if (opts_.attribution.slurm_node.empty()) opts_.attribution.slurm_node = opts_.host;
+  short_host_ = short_name(this_hostname());
+  for (const auto& s : opts_.attribution.sources) {
+    needs_devices_ |= source_needs_devices(s);
+    remote_capable_ |= s == "slurmctld";
+  }
+}
+
+JobResolver::~JobResolver() { stop(); }
+
+bool JobResolver::is_local(std::string_view host) const {
+  if (host.empty()) return true;
+  std::string s = short_name(host);
+  return s == opts_.host || s == short_host_;
+}
+
+std::shared_ptr<const NodeJobs> JobResolver::resolve(const std::string& host) {
+  std::lock_guard resolving(resolve_mu_);
+  std::vector<std::string> errors;
+  std::map<unsigned, std::vector<JobInfo>> found;
+  bool any_answer = false;
+  auto take = [&](std::map<unsigned, std::vector<JobInfo>> more) {
+    any_answer = true;
+    for (auto& [gpu, jobs] : more)
+      if (!jobs.empty() && !found.count(gpu)) found[gpu] = std::move(jobs);
+  };
+  if (host != opts_.host) {  // another host: only slurmctld knows its jobs
+    SlurmctldOptions so;
+    so.scontrol = opts_.attribution.scontrol;
+    so.node = host;
+    so.timeout = opts_.attribution.command_timeout;
+    try {
+      take(attribute_slurmctld(so));
+    } catch (const std::exception& e) {
+      errors.push_back(std::string("slurmctld: ") + e.what());
+    }
+  } else if (needs_devices_) {
+    std::vector<DeviceResult> devices;
+    if (!sampler_ && !sampler_failed_) {
+      try {
+        auto timeout = std::chrono::milliseconds(5000);
+        GpuSamplerOptions so;
+        so.call_timeout = timeout;
+        so.extended = false;
+        sampler_ = std::make_unique<GpuSampler>(NvmlLibrary::open(nvml_library_path(opts_.nvml_library), timeout), so);
+      } catch (const std::exception& e) {
+        sampler_failed_ = true;
+        errors.push_back(std::string("NVML (needed by the nvml-processes, cgroup and mapping-files sources): ") +
+                         e.what());
+      }
+    }
+    if (sampler_) devices = sampler_->sample();
+    size_t before = errors.size();
+    take(attribute_gpus(devices, opts_.attribution, &errors));
+    any_answer = errors.size() == before || !found.empty();
+  } else {
+    for (const auto& source : opts_.attribution.sources) {
+      try {
+        if (source == "slurmd-local") {
+          take(attribute_slurmd_local({opts_.attribution.scontrol, opts_.attribution.procfs,
+                                       opts_.attribution.command_timeout, opts_.attribution.slurm_node}));
+        } else if (source == "slurmctld") {
+          SlurmctldOptions so;
+          so.scontrol = opts_.attribution.scontrol;
+          so.node = opts_.attribution.slurm_node;
+          so.timeout = opts_.attribution.command_timeout;
+          so.cache_file = opts_.attribution.slurmctld_cache_file;
+          so.cache_duration = opts_.attribution.slurmctld_cache_duration;
+          take(attribute_slurmctld(so));
+        }
+      } catch (const std::exception& e) {
+        errors.push_back(source + ": " + e.what());
+      }
+    }
+  }
+  if (!errors.empty()) {
+    std::lock_guard lock(mu_);
+    stats_.errors += errors.size();
+  }
+  for (const auto& e : errors)
+    if (log_) log_->warn("slurm_processor: attributing host {}: {}", host, e);
+  if (!any_answer) return nullptr;
+  return std::make_shared<const NodeJobs>(node_jobs_from(found));
+}
+
+std::shared_ptr<const NodeJobs> JobResolver::lookup(std::string_view host) {
+  std::string key = is_local(host) ? opts_.host : short_name(host);
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = entries_.find(key); it != entries_.end()) {
+      ++stats_.hits;
+      it->second.used = std::chrono::steady_clock::now();
+      return it->second.jobs;
+    }
+    ++stats_.misses;
+  }
+  std::shared_ptr<const NodeJobs> jobs;
+  if (key == opts_.host || remote_capable_) jobs = resolve(key);
+  std::lock_guard lock(mu_);
+  auto& e = entries_[key];
+  e.jobs = jobs;
+  e.used = std::chrono::steady_clock::now();
+  stats_.hosts = entries_.size();
+  return jobs;
+}
+
+ResolverStats JobResolver::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void JobResolver::start() { thread_ = std::thread([this] { refresher(); }); }
+
+void JobResolver::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+// Every refresh interval, asks the sources again for each host used since the last round; hosts unused for ten
+// rounds are forgotten (their next request resolves them again).
+void JobResolver::refresher() {
+  std::unique_lock lock(mu_);
+  while (!cv_.wait_for(lock, opts_.refresh, [this] { return stopping_; })) {
+    auto now = std::chrono::steady_clock::now();
+    std::vector<std::string> hosts;
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (now - it->second.used > 10 * opts_.refresh) {
+        it = entries_.erase(it);
+      } else {
+        hosts.push_back(it->first);
+        ++it;
+      }
+    }
+    stats_.hosts = entries_.size();
+    lock.unlock();
+    for (const auto& h : hosts) {
+      std::shared_ptr<const NodeJobs> jobs;
+      if (h == opts_.host || remote_capable_) jobs = resolve(h);
+      std::lock_guard relock(mu_);
+      if (auto it = entries_.find(h); it != entries_.end()) it->second.jobs = jobs;
+      ++stats_.refreshes;
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace gcm::processor

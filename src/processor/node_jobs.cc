@@ -1,0 +1,55 @@
+#include "processor/node_jobs.h"
+
+#include <algorithm>
+#include <set>
+
+namespace gcm::processor {
+
+namespace {
+
+std::string opt_text(const std::optional<std::string>& s) { return s ? *s : std::string(); }
+std::string opt_text(const std::optional<int64_t>& n) { return n ? std::to_string(*n) : std::string(); }
+
+JobFields fields_of(const JobInfo& j) {
+  return {std::to_string(j.job_id), opt_text(j.job_name),     opt_text(j.job_qos),
+          opt_text(j.array_job_id), opt_text(j.array_task_id), opt_text(j.job_user),
+          opt_text(j.job_partition), opt_text(j.job_account),  opt_text(j.job_num_nodes)};
+}
+
+std::string join_sorted(const std::set<std::string>& values) {
+  std::string out;
+  for (const auto& v : values) {
+    if (v.empty()) continue;
+    if (!out.empty()) out += ',';
+    out += v;
+  }
+  return out;
+}
+
+}  // namespace
+
+NodeJobs node_jobs_from(const std::map<unsigned, std::vector<JobInfo>>& jobs_by_gpu) {
+  NodeJobs out;
+  std::array<std::set<std::string>, 9> all;
+  for (const auto& [gpu, jobs] : jobs_by_gpu) {
+    std::array<std::set<std::string>, 9> per_gpu;
+    for (const auto& j : jobs) {
+      if (!j.has_job()) continue;
+      JobFields f = fields_of(j);
+      for (size_t k = 0; k < f.size(); ++k) {
+        per_gpu[k].insert(f[k]);
+        if (!f[k].empty()) all[k].insert(f[k]);
+      }
+    }
+    if (per_gpu[0].empty()) continue;  // no job on this GPU: its points stay untouched
+    JobFields joined;
+    for (size_t k = 0; k < joined.size(); ++k) joined[k] = join_sorted(per_gpu[k]);
+    out.by_gpu.emplace(std::to_string(gpu), std::move(joined));
+  }
+  for (size_t k = 0; k < all.size(); ++k) out.lists[k].assign(all[k].begin(), all[k].end());
+  out.job_ids = out.lists[0];
+  for (const auto& id : out.job_ids) out.job_ids_joined += (out.job_ids_joined.empty() ? "" : ",") + id;
+  return out;
+}
+
+}  // namespace gcm::processor

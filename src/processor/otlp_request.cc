@@ -1,0 +1,280 @@
+#include "processor/otlp_request.h"
+
+#include <zlib.h>
+
+#include <vector>
+
+#include <google/protobuf/arena.h>
+#include <google/protobuf/util/json_util.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "status.pb.h"
+
+namespace gcm::processor {
+
+namespace {
+
+namespace pbl = opentelemetry::proto::collector::logs::v1;
+namespace pbm = opentelemetry::proto::collector::metrics::v1;
+namespace pbt = opentelemetry::proto::collector::trace::v1;
+
+std::string_view media_type(std::string_view ct) {
+  ct = ct.substr(0, ct.find(';'));
+  while (!ct.empty() && ct.back() == ' ') ct.remove_suffix(1);
+  while (!ct.empty() && ct.front() == ' ') ct.remove_prefix(1);
+  return ct;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
+std::string base64(std::string_view bytes) {
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
+    out += {t[v >> 18], t[(v >> 12) & 63], t[(v >> 6) & 63], t[v & 63]};
+  }
+  if (i + 1 == bytes.size()) {
+    uint32_t v = uint8_t(bytes[i]) << 16;
+    out += {t[v >> 18], t[(v >> 12) & 63], '=', '='};
+  } else if (i + 2 == bytes.size()) {
+    uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8);
+    out += {t[v >> 18], t[(v >> 12) & 63], t[(v >> 6) & 63], '='};
+  }
+  return out;
+}
+
+// OTLP/JSON writes trace and span ids as hex, protobuf's JSON mapping expects base64 for bytes: rewrite them.
+void hex_ids_to_base64(nlohmann::json& j) {
+  if (j.is_array()) {
+    for (auto& e : j) hex_ids_to_base64(e);
+    return;
+  }
+  if (!j.is_object()) return;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    if ((k == "traceId" || k == "spanId" || k == "parentSpanId") && it->is_string()) {
+      const std::string& hex = it->get_ref<const std::string&>();
+      if (hex.size() % 2) throw std::invalid_argument(fmt::format("{} '{}' is not hex", k, hex));
+      std::string bytes;
+      for (size_t i = 0; i < hex.size(); i += 2) {
+        int v = 0;
+        for (size_t d = i; d < i + 2; ++d) {
+          char c = hex[d];
+          int x = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+          if (x < 0) throw std::invalid_argument(fmt::format("{} '{}' is not hex", k, hex));
+          v = v * 16 + x;
+        }
+        bytes.push_back(static_cast<char>(v));
+      }
+      *it = base64(bytes);
+    } else {
+      hex_ids_to_base64(*it);
+    }
+  }
+}
+
+template <typename Request>
+RequestResult decode_enrich_encode_on(google::protobuf::Arena& arena, std::string_view body, bool json,
+                                      const char* type_name, const HostLookup& lookup) {
+  RequestResult r;
+  r.json = json;
+  auto* req = google::protobuf::Arena::CreateMessage<Request>(&arena);
+  if (json) {
+    auto j = nlohmann::json::parse(body, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      r.status = 400;
+      r.message = fmt::format("the body is not a JSON object ({} expected)", type_name);
+      return r;
+    }
+    try {
+      hex_ids_to_base64(j);
+    } catch (const std::invalid_argument& e) {
+      r.status = 400;
+      r.message = e.what();
+      return r;
+    }
+    google::protobuf::util::JsonParseOptions opts;
+    opts.ignore_unknown_fields = true;
+    auto st = google::protobuf::util::JsonStringToMessage(j.dump(), req, opts);
+    if (!st.ok()) {
+      r.status = 400;
+      r.message = fmt::format("the JSON body is not an OTLP {}: {}", type_name, std::string(st.message()));
+      return r;
+    }
+  } else if (!req->ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+    r.status = 400;
+    r.message = fmt::format("the body ({} bytes) does not decode as a protobuf {}", body.size(), type_name);
+    return r;
+  }
+  EnrichStats st = enrich(*req, lookup);
+  r.items = st.items;
+  r.enriched = st.enriched;
+  req->SerializeToString(&r.forward);
+  return r;
+}
+
+// The arena starts in a per-thread block that is kept between requests and grows to the largest request seen (up to
+// 64 MiB): fresh blocks from malloc are fresh pages from the kernel, whose page faults cost more than decoding,
+// enriching and encoding together.
+template <typename Request>
+RequestResult decode_enrich_encode(std::string_view body, bool json, const char* type_name, const HostLookup& lookup) {
+  thread_local std::vector<char> block(1 << 20);
+  RequestResult r;
+  size_t used = 0;
+  {
+    google::protobuf::ArenaOptions ao;
+    ao.initial_block = block.data();
+    ao.initial_block_size = block.size();
+    ao.max_block_size = 8 << 20;
+    google::protobuf::Arena arena(ao);
+    r = decode_enrich_encode_on<Request>(arena, body, json, type_name, lookup);
+    used = static_cast<size_t>(arena.SpaceAllocated());
+  }
+  if (used > block.size() && used <= (64u << 20)) block = std::vector<char>(used + used / 4);
+  return r;
+}
+
+}  // namespace
+
+const char* signal_name(Signal s) {
+  return s == Signal::Metrics ? "metrics" : s == Signal::Logs ? "logs" : "traces";
+}
+const char* signal_path(Signal s) {
+  return s == Signal::Metrics ? "v1/metrics" : s == Signal::Logs ? "v1/logs" : "v1/traces";
+}
+const char* item_name(Signal s) {
+  return s == Signal::Metrics ? "data points" : s == Signal::Logs ? "log records" : "spans";
+}
+
+std::string inflate_bounded(std::string_view data, size_t limit) {
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 32) != Z_OK) throw std::runtime_error("inflateInit2 failed");
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  std::string out;
+  char buf[65536];
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof buf;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      inflateEnd(&zs);
+      throw std::runtime_error(zs.avail_in == 0 ? "truncated gzip data" : "invalid gzip data");
+    }
+    out.append(buf, sizeof buf - zs.avail_out);
+    if (out.size() > limit) {
+      inflateEnd(&zs);
+      throw std::length_error(fmt::format("the body inflates to more than {} bytes", limit));
+    }
+  }
+  inflateEnd(&zs);
+  return out;
+}
+
+RequestResult process_request(Signal signal, std::string_view content_type, std::string_view content_encoding,
+                              std::string_view body, size_t max_body, const HostLookup& lookup) {
+  RequestResult r;
+  std::string_view mt = media_type(content_type);
+  if (iequals(mt, "application/json")) {
+    r.json = true;
+  } else if (!iequals(mt, "application/x-protobuf") && !iequals(mt, "application/protobuf")) {
+    r.status = 415;
+    r.json = true;
+    r.message = fmt::format("unsupported content type '{}' (expected application/x-protobuf or application/json)",
+                            content_type);
+    return r;
+  }
+  if (body.size() > max_body) {
+    r.status = 413;
+    r.message = fmt::format("the body ({} bytes) exceeds the limit of {} bytes", body.size(), max_body);
+    return r;
+  }
+  std::string inflated;
+  std::string_view enc = media_type(content_encoding);
+  if (iequals(enc, "gzip") || iequals(enc, "deflate")) {
+    try {
+      inflated = inflate_bounded(body, max_body);
+    } catch (const std::length_error& e) {
+      r.status = 413;
+      r.message = e.what();
+      return r;
+    } catch (const std::exception& e) {
+      r.status = 400;
+      r.message = fmt::format("Content-Encoding {}: {}", enc, e.what());
+      return r;
+    }
+    body = inflated;
+  } else if (!enc.empty() && !iequals(enc, "identity")) {
+    r.status = 415;
+    r.message = fmt::format("unsupported Content-Encoding '{}' (expected gzip or identity)", content_encoding);
+    return r;
+  }
+  bool json = r.json;
+  switch (signal) {
+    case Signal::Metrics:
+      return decode_enrich_encode<pbm::ExportMetricsServiceRequest>(body, json, "ExportMetricsServiceRequest", lookup);
+    case Signal::Logs:
+      return decode_enrich_encode<pbl::ExportLogsServiceRequest>(body, json, "ExportLogsServiceRequest", lookup);
+    case Signal::Traces:
+      return decode_enrich_encode<pbt::ExportTraceServiceRequest>(body, json, "ExportTraceServiceRequest", lookup);
+  }
+  return r;
+}
+
+std::string success_body(Signal signal, bool json, int64_t rejected, const std::string& message) {
+  if (json) {
+    if (rejected == 0 && message.empty()) return "{}";
+    const char* key = signal == Signal::Metrics ? "rejectedDataPoints"
+                      : signal == Signal::Logs  ? "rejectedLogRecords"
+                                                : "rejectedSpans";
+    nlohmann::json j = {{"partialSuccess", {{key, std::to_string(rejected)}, {"errorMessage", message}}}};
+    return j.dump();
+  }
+  std::string out;
+  if (rejected == 0 && message.empty()) return out;
+  switch (signal) {
+    case Signal::Metrics: {
+      pbm::ExportMetricsServiceResponse r;
+      r.mutable_partial_success()->set_rejected_data_points(rejected);
+      r.mutable_partial_success()->set_error_message(message);
+      r.SerializeToString(&out);
+      break;
+    }
+    case Signal::Logs: {
+      pbl::ExportLogsServiceResponse r;
+      r.mutable_partial_success()->set_rejected_log_records(rejected);
+      r.mutable_partial_success()->set_error_message(message);
+      r.SerializeToString(&out);
+      break;
+    }
+    case Signal::Traces: {
+      pbt::ExportTraceServiceResponse r;
+      r.mutable_partial_success()->set_rejected_spans(rejected);
+      r.mutable_partial_success()->set_error_message(message);
+      r.SerializeToString(&out);
+      break;
+    }
+  }
+  return out;
+}
+
+std::string error_body(bool json, int http_status, const std::string& message) {
+  // gRPC codes matching the HTTP status (INVALID_ARGUMENT, RESOURCE_EXHAUSTED, UNIMPLEMENTED, UNAVAILABLE).
+  int code = http_status == 400 ? 3 : http_status == 413 ? 8 : http_status == 415 ? 12 : http_status == 503 ? 14 : 2;
+  if (json) return nlohmann::json{{"code", code}, {"message", message}}.dump();
+  gcm::otlp::Status st;
+  st.set_code(code);
+  st.set_message(message);
+  return st.SerializeAsString();
+}
+
+}  // namespace gcm::processor

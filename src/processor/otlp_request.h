@@ -1,0 +1,45 @@
+// One OTLP/HTTP export request through slurm_processor: decode (protobuf or JSON, optionally gzip), enrich, and
+// re-encode as protobuf for the downstream; or the error status OTLP/HTTP prescribes (400 undecodable, 413 over the
+// size limit, 415 unknown content type) with a google.rpc.Status message naming the problem.
+//
+// Unknown fields: a protobuf body is decoded and re-encoded by protobuf, which keeps fields this build does not
+// declare byte for byte. A JSON body has no such place: protobuf's JSON parser ignores unknown keys (as OTLP asks
+// receivers to), so they are not forwarded; the downstream always receives protobuf.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "processor/enrich.h"
+
+namespace gcm::processor {
+
+enum class Signal { Metrics, Logs, Traces };
+const char* signal_name(Signal s);        // "metrics", "logs", "traces"
+const char* signal_path(Signal s);        // "v1/metrics", ...
+const char* item_name(Signal s);          // "data points", "log records", "spans"
+
+struct RequestResult {
+  int status = 200;
+  std::string message;   // why, when status is not 200
+  bool json = false;     // the client spoke JSON: answer in JSON
+  std::string forward;   // the enriched request, protobuf
+  uint64_t items = 0;
+  uint64_t enriched = 0;
+};
+
+// content_type and content_encoding are the raw header values (parameters such as "; charset=utf-8" allowed).
+// max_body bounds the body both as received and after gzip inflation.
+RequestResult process_request(Signal signal, std::string_view content_type, std::string_view content_encoding,
+                              std::string_view body, size_t max_body, const HostLookup& lookup);
+
+// The success answer (ExportXServiceResponse, with partial_success when rejected > 0) in the client's encoding.
+std::string success_body(Signal signal, bool json, int64_t rejected, const std::string& message);
+// An error answer: google.rpc.Status {code, message} in the client's encoding (JSON for unknown content types).
+std::string error_body(bool json, int http_status, const std::string& message);
+
+// gzip/deflate inflation that stops past `limit` bytes (throws std::length_error) or on bad data (runtime_error).
+std::string inflate_bounded(std::string_view data, size_t limit);
+
+}  // namespace gcm::processor

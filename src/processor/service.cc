@@ -1,0 +1,132 @@
+#include "processor/service.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace gcm::processor {
+
+Service::Service(ServiceOptions opts, std::shared_ptr<spdlog::logger> log) : opts_(std::move(opts)), log_(std::move(log)) {
+  resolver_ = std::make_unique<JobResolver>(opts_.resolver, log_);
+  forwarder_ = std::make_unique<Forwarder>(opts_.forward, log_);
+  server_ = std::make_unique<HttpServer>(opts_.listen, [this](const HttpRequest& r) { return handle(r); });
+}
+
+Service::~Service() { stop(); }
+
+void Service::start() {
+  resolver_->start();
+  forwarder_->start();
+  server_->start();
+}
+
+// Receiver first (no new requests), then the forwarder drains or spools what it holds.
+void Service::stop() {
+  server_->stop();
+  forwarder_->stop();
+  resolver_->stop();
+}
+
+HttpReply Service::export_request(Signal signal, const HttpRequest& req) {
+  auto& c = counters_[static_cast<size_t>(signal)];
+  c.requests.fetch_add(1, std::memory_order_relaxed);
+  RequestResult r;
+  if (req.too_large) {
+    r.status = 413;
+    r.json = req.header("content-type").find("json") != std::string::npos;
+    r.message = fmt::format("the body exceeds the limit of {} bytes", opts_.listen.max_body);
+  } else {
+    r = process_request(signal, req.header("content-type"), req.header("content-encoding"), req.body,
+                        opts_.listen.max_body, [this](std::string_view host) { return resolver_->lookup(host); });
+  }
+  const char* ct = r.json ? "application/json" : "application/x-protobuf";
+  if (r.status != 200) {
+    (r.status == 413 ? bad_413_ : r.status == 415 ? bad_415_ : bad_400_).fetch_add(1, std::memory_order_relaxed);
+    if (log_) log_->warn("slurm_processor: POST /{} answered {}: {}", signal_path(signal), r.status, r.message);
+    return {r.status, ct, error_body(r.json, r.status, r.message), ""};
+  }
+  c.items.fetch_add(r.items, std::memory_order_relaxed);
+  c.enriched.fetch_add(r.enriched, std::memory_order_relaxed);
+  if (r.items == 0) return {200, ct, success_body(signal, r.json, 0, ""), ""};
+  if (!forwarder_->submit(signal, std::move(r.forward), r.items)) {
+    c.refused.fetch_add(r.items, std::memory_order_relaxed);
+    return {200, ct,
+            success_body(signal, r.json, static_cast<int64_t>(r.items),
+                         "slurm_processor: the forwarding queue and spool are full"),
+            ""};
+  }
+  return {200, ct, success_body(signal, r.json, 0, ""), ""};
+}
+
+HttpReply Service::handle(const HttpRequest& req) {
+  if (req.path == "/v1/metrics" || req.path == "/v1/logs" || req.path == "/v1/traces") {
+    if (req.method != "POST") return {405, "text/plain; charset=utf-8", "OTLP export requests are POSTed\n", "Allow: POST\r\n"};
+    Signal s = req.path == "/v1/metrics" ? Signal::Metrics : req.path == "/v1/logs" ? Signal::Logs : Signal::Traces;
+    return export_request(s, req);
+  }
+  if (req.method != "GET" && req.method != "HEAD") {
+    not_found_.fetch_add(1, std::memory_order_relaxed);
+    return {404, "text/plain; charset=utf-8", "not found\n", ""};
+  }
+  if (req.path == "/health") {
+    auto f = forwarder_->stats();
+    nlohmann::json j = {{"status", "ok"},
+                        {"downstream", f.downstream_ok ? "up" : "down"},
+                        {"queued_items", f.queued_items},
+                        {"spooled_items", f.spool_items}};
+    return {200, "application/json", j.dump() + "\n", ""};
+  }
+  if (req.path == "/metrics") return {200, "text/plain; version=0.0.4; charset=utf-8", metrics_text(), ""};
+  not_found_.fetch_add(1, std::memory_order_relaxed);
+  return {404, "text/plain; charset=utf-8", "not found (POST /v1/metrics, /v1/logs, /v1/traces; GET /health, /metrics)\n", ""};
+}
+
+std::string Service::metrics_text() const {
+  std::string out;
+  auto family = [&](const char* name, const char* type, const char* help) {
+    out += fmt::format("# HELP gcm_slurm_processor_{} {}\n# TYPE gcm_slurm_processor_{} {}\n", name, help, name, type);
+  };
+  auto per_signal = [&](const char* name, const char* help, auto get) {
+    family(name, "counter", help);
+    for (Signal s : {Signal::Metrics, Signal::Logs, Signal::Traces})
+      out += fmt::format("gcm_slurm_processor_{}{{signal=\"{}\"}} {}\n", name, signal_name(s),
+                         get(counters_[static_cast<size_t>(s)]));
+  };
+  auto one = [&](const char* name, const char* type, const char* help, auto value) {
+    family(name, type, help);
+    out += fmt::format("gcm_slurm_processor_{} {}\n", name, value);
+  };
+  per_signal("requests_total", "Export requests received.", [](const SignalCounters& c) { return c.requests.load(); });
+  per_signal("received_total", "Items (data points, log records, spans) received in decodable requests.",
+             [](const SignalCounters& c) { return c.items.load(); });
+  per_signal("enriched_total", "Items given Slurm job attributes.", [](const SignalCounters& c) { return c.enriched.load(); });
+  per_signal("refused_total", "Items answered as rejected because the queue and spool were full.",
+             [](const SignalCounters& c) { return c.refused.load(); });
+  family("bad_requests_total", "counter", "Requests answered with an error status.");
+  out += fmt::format("gcm_slurm_processor_bad_requests_total{{code=\"400\"}} {}\n", bad_400_.load());
+  out += fmt::format("gcm_slurm_processor_bad_requests_total{{code=\"413\"}} {}\n", bad_413_.load());
+  out += fmt::format("gcm_slurm_processor_bad_requests_total{{code=\"415\"}} {}\n", bad_415_.load());
+  out += fmt::format("gcm_slurm_processor_bad_requests_total{{code=\"404\"}} {}\n", not_found_.load());
+  auto f = forwarder_->stats();
+  one("forwarded_total", "counter", "Items the downstream accepted.", f.forwarded);
+  one("forward_requests_total", "counter", "Requests the downstream accepted.", f.requests);
+  one("retried_total", "counter", "Downstream attempts that failed and were retried.", f.retried);
+  one("spooled_total", "counter", "Items written to the disk spool.", f.spooled);
+  one("unspooled_total", "counter", "Items sent from the disk spool.", f.unspooled);
+  one("dropped_total", "counter", "Items lost (no room, rejected by the downstream, spool unwritable).", f.dropped);
+  one("downstream_rejected_total", "counter", "Items the downstream reported as rejected (partial success).",
+      f.rejected_downstream);
+  one("queue_items", "gauge", "Items waiting in memory.", f.queued_items);
+  one("queue_bytes", "gauge", "Bytes waiting in memory.", f.queue_bytes);
+  one("spool_items", "gauge", "Items waiting in the spool.", f.spool_items);
+  one("spool_bytes", "gauge", "Bytes waiting in the spool.", f.spool_bytes);
+  one("downstream_up", "gauge", "1 when the last downstream attempt succeeded.", f.downstream_ok ? 1 : 0);
+  auto r = resolver_->stats();
+  one("attribution_cache_hits_total", "counter", "Job lookups answered from memory.", r.hits);
+  one("attribution_cache_misses_total", "counter", "Job lookups that asked the sources.", r.misses);
+  one("attribution_refreshes_total", "counter", "Background refreshes of a host's jobs.", r.refreshes);
+  one("attribution_errors_total", "counter", "Attribution source failures.", r.errors);
+  one("attribution_hosts", "gauge", "Hosts whose jobs are kept in memory.", r.hosts);
+  return out;
+}
+
+}  // namespace gcm::processor

@@ -1,0 +1,302 @@
+// `gcm slurm_processor` as a process between the project's OTLP exporter and a real OTLP receiver
+// (@elastic/mockotlpserver): GPU metrics of fake GPUs running real Slurm jobs on the live testbed arrive carrying
+// each GPU's job; a downstream outage loses nothing and duplicates nothing; bad input gets the OTLP/HTTP status it
+// should and the service keeps serving.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+#include "attribution/process_environ.h"
+#include "attribution/slurmd_local.h"
+#include "core/http_client.h"
+#include "helpers.h"
+#include "metrics_service.pb.h"
+#include "process.h"
+#include "status.pb.h"
+
+namespace gcm::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using MetricsReq = opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest;
+
+// tests/integration/otlp_receiver/receiver.js: one JSON line per request received.
+class Receiver {
+ public:
+  Receiver(const std::string& dir, int port = 0)
+      : proc_({"node", std::string(GCM_SOURCE_DIR) + "/tests/integration/otlp_receiver/receiver.js"},
+              dir + "/receiver.stderr", {"OTLP_HTTP_PORT=" + std::to_string(port), "OTLP_GRPC_PORT=0"}) {
+    auto first = proc_.read_line(30s);
+    if (!first) throw std::runtime_error("the OTLP receiver did not start: " + read_text(dir + "/receiver.stderr"));
+    url = json::parse(*first)["http"].get<std::string>();
+    if (!url.empty() && url.back() == '/') url.pop_back();
+  }
+  // The next request of the signal, or null when none arrives within the timeout.
+  json next(const std::string& signal, std::chrono::milliseconds timeout = 20s) {
+    while (auto line = proc_.read_line(timeout)) {
+      auto j = json::parse(*line);
+      if (j.value("signal", "") == signal) return j["data"];
+    }
+    return nullptr;
+  }
+  int port() const { return std::stoi(url.substr(url.rfind(':') + 1)); }
+  // SIGKILL: an outage, not a shutdown (and node's close() would wait for the processor's keep-alive connection).
+  void kill() { proc_.stop(SIGKILL, 10s); }
+  std::string url;
+
+ private:
+  BackgroundProcess proc_;
+};
+
+class Processor {
+ public:
+  Processor(const std::string& dir, std::vector<std::string> args, std::vector<std::string> env = {})
+      : proc_(argv(dir, std::move(args)), dir + "/processor.stderr", std::move(env)) {
+    auto line = proc_.read_line(30s);
+    if (!line || line->find("listening on") == std::string::npos)
+      throw std::runtime_error("slurm_processor did not start: " + read_text(dir + "/processor.stderr") +
+                               read_text(dir + "/slurm_processor_logs/slurm_processor.log"));
+    url = "http://127.0.0.1:" + line->substr(line->rfind(':') + 1);
+  }
+  int stop() { return proc_.stop(SIGTERM, 30s); }
+  std::string url;
+
+ private:
+  static std::vector<std::string> argv(const std::string& dir, std::vector<std::string> args) {
+    std::vector<std::string> a = {gcm_binary(), "slurm_processor", "--listen", "127.0.0.1:0", "--log-folder", dir};
+    a.insert(a.end(), args.begin(), args.end());
+    return a;
+  }
+  BackgroundProcess proc_;
+};
+
+HttpResponse post(HttpClient& http, const std::string& url, const std::string& body, const std::string& ct) {
+  return http.post(url, body, {"Content-Type: " + ct}, 10s);
+}
+
+// The attribute of a normalised data point (mockotlpserver renders attributes as an object).
+std::string attr(const json& point, const std::string& key) {
+  if (!point.contains("attributes") || !point["attributes"].contains(key)) return "<absent>";
+  const json& v = point["attributes"][key];
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// A batch job that sleeps on node3 with one GPU; cancelled when the object goes.
+struct Job {
+  int64_t id = 0;
+  uint32_t pid = 0;
+  std::vector<unsigned> gpus;
+  explicit Job(const std::string& name) {
+    id = std::stoll(run_ok({"sbatch", "--parsable", "-w", "node3", "-p", "gpu", "--gres=gpu:1", "-J", name, "-o",
+                            "/dev/null", "--wrap", "exec sleep 300"}));
+  }
+  ~Job() {
+    try {
+      run_ok({"scancel", std::to_string(id)});
+    } catch (...) {
+    }
+  }
+};
+
+TEST(SlurmProcessor, GpuMetricsFromOurExporterArriveWithEachGpusJob) {
+  if (!testbed_up()) GTEST_SKIP() << "the Slurm testbed is not running (make test starts it; see tests/testbed/)";
+  ASSERT_FALSE(find_executable("node").empty()) << "node is not installed";
+  Job a("proc-a"), b("proc-b");
+  ASSERT_TRUE(eventually(
+      [&] {
+        std::string listing;
+        try {
+          listing = run_ok({"scontrol", "listpids", "*", "node3"});
+        } catch (...) {
+          return false;
+        }
+        for (Job* j : {&a, &b}) {
+          j->gpus.clear();
+          for (auto [pid, job] : parse_listpids(listing)) {
+            if (job != j->id) continue;
+            if (auto env = read_process_environ("/proc", pid)) {
+              j->gpus = job_gpus_from_environ(*env);
+              j->pid = pid;
+              if (!j->gpus.empty()) break;
+            }
+          }
+          if (j->gpus.empty()) return false;
+        }
+        return true;
+      },
+      60s))
+      << "jobs " << a.id << " and " << b.id << " did not start on node3";
+  ASSERT_EQ(a.gpus.size(), 1u);
+  ASSERT_EQ(b.gpus.size(), 1u);
+
+  auto dir = temp_dir("slurm-processor");
+  json gpus = json::array();
+  for (unsigned i = 0; i < 2; ++i)
+    gpus.push_back({{"uuid", "GPU-node3-" + std::to_string(i)}, {"utilization", {{"gpu", 50}, {"memory", 5}}}});
+  std::ofstream(dir + "/scenario.json") << json{{"devices", gpus}}.dump();
+  std::vector<std::string> env = {"GCM_FAKE_NVML_SCENARIO=" + dir + "/scenario.json",
+                                  std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML};
+  Receiver rx(dir);
+  // The processor attributes for node3 from slurmd (scontrol listpids + the jobs' environments), slurmctld for the
+  // job metadata slurmd does not give: both sources in order.
+  Processor proc(dir, {"--downstream", rx.url, "--attribution", "slurmd-local,slurmctld", "--slurm-node", "node3",
+                       "--batch-timeout", "0.05"});
+  auto r = run_gcm({"nvml_monitor", "--once", "--push-interval", "0.1", "--collect-interval", "0.1", "--sink", "otel",
+                    "-o", "otel_endpoint=" + proc.url, "-o", "protocol=http/protobuf", "--log-folder", dir},
+                   60s, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::set<std::string>> job_by_gpu;  // over every point with a gpu attribute
+  size_t points = 0;
+  for (json data = rx.next("metrics"); !data.is_null(); data = rx.next("metrics", 2s)) {
+    for (const auto& rm : data["resourceMetrics"])
+      for (const auto& sm : rm["scopeMetrics"])
+        for (const auto& m : sm["metrics"])
+          for (const char* kind : {"gauge", "sum"})
+            if (m.contains(kind))
+              for (const auto& p : m[kind]["dataPoints"]) {
+                ++points;
+                if (attr(p, "gpu") != "<absent>") job_by_gpu[attr(p, "gpu")].insert(attr(p, "job_id"));
+              }
+  }
+  ASSERT_GT(points, 0u);
+  EXPECT_EQ(job_by_gpu[std::to_string(a.gpus[0])], std::set<std::string>{std::to_string(a.id)});
+  EXPECT_EQ(job_by_gpu[std::to_string(b.gpus[0])], std::set<std::string>{std::to_string(b.id)});
+  EXPECT_EQ(proc.stop(), 0);
+  std::filesystem::remove_all(dir);
+}
+
+// Requests of 10 points each, point values 0..n-1, straight to the processor.
+std::string numbered_request(int64_t first, int count) {
+  MetricsReq m;
+  auto* rm = m.add_resource_metrics();
+  auto* kv = rm->mutable_resource()->add_attributes();
+  kv->set_key("host.name");
+  kv->mutable_value()->set_string_value("elsewhere-node");  // no source can attribute it: passes unchanged
+  auto* g = rm->add_scope_metrics()->add_metrics();
+  g->set_name("seq");
+  for (int i = 0; i < count; ++i) g->mutable_gauge()->add_data_points()->set_as_int(first + i);
+  return m.SerializeAsString();
+}
+
+TEST(SlurmProcessor, ADownstreamOutageLosesNothingAndDuplicatesNothing) {
+  ASSERT_FALSE(find_executable("node").empty()) << "node is not installed";
+  auto dir = temp_dir("slurm-processor-outage");
+  auto rx = std::make_unique<Receiver>(dir);
+  int port = rx->port();
+  std::string downstream = rx->url;
+  Processor proc(dir, {"--downstream", downstream, "--attribution", "slurmd-local", "--scontrol", "/bin/false",
+                       "--batch-size", "50", "--batch-timeout", "0.05", "--queue-size", "0.01", "--spool-dir",
+                       dir + "/spool", "--retry-initial-backoff", "0.05", "--retry-max-backoff", "0.2"});
+  HttpClient http;
+  constexpr int kRequests = 300, kPerRequest = 10;
+  std::multiset<int64_t> seen;
+  auto collect = [&](Receiver& r, std::chrono::milliseconds first_wait) {
+    for (json data = r.next("metrics", first_wait); !data.is_null(); data = r.next("metrics", 2s))
+      for (const auto& rm : data["resourceMetrics"])
+        for (const auto& sm : rm["scopeMetrics"])
+          for (const auto& m : sm["metrics"])
+            for (const auto& p : m["gauge"]["dataPoints"])
+              seen.insert(p["asInt"].is_string() ? std::stoll(p["asInt"].get<std::string>()) : p["asInt"].get<int64_t>());
+  };
+  // A third before, a third during and a third after the outage.
+  int sent = 0;
+  auto send = [&](int n) {
+    for (int i = 0; i < n; ++i, ++sent) {
+      auto res = post(http, proc.url + "/v1/metrics", numbered_request(int64_t{sent} * kPerRequest, kPerRequest),
+                      "application/x-protobuf");
+      ASSERT_EQ(res.status, 200) << res.body;
+      ASSERT_TRUE(res.body.empty()) << "a partial success: the processor refused points";
+    }
+  };
+  send(kRequests / 3);
+  collect(*rx, 10s);
+  rx->kill();
+  rx.reset();
+  send(kRequests / 3);
+  // The queue (10 KiB) is far smaller than what the outage gathers: it must have spooled.
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto m = http.get(proc.url + "/metrics", 5s);
+        return m.body.find("gcm_slurm_processor_spooled_total 0\n") == std::string::npos &&
+               m.body.find("gcm_slurm_processor_retried_total 0\n") == std::string::npos;
+      },
+      30s));
+  rx = std::make_unique<Receiver>(dir, port);
+  send(kRequests - 2 * (kRequests / 3));
+  ASSERT_TRUE(eventually(
+      [&] {
+        collect(*rx, 500ms);
+        return seen.size() >= static_cast<size_t>(kRequests * kPerRequest);
+      },
+      60s))
+      << seen.size() << " points arrived";
+  collect(*rx, 1s);  // anything late would be a duplicate
+  EXPECT_EQ(seen.size(), static_cast<size_t>(kRequests * kPerRequest));
+  for (int64_t v = 0; v < kRequests * kPerRequest; ++v) EXPECT_EQ(seen.count(v), 1u) << "point " << v;
+  // The processor counts a batch once the receiver's answer is in, a moment after the receiver printed it.
+  std::string metrics;
+  EXPECT_TRUE(eventually(
+      [&] {
+        metrics = http.get(proc.url + "/metrics", 5s).body;
+        return metrics.find("gcm_slurm_processor_forwarded_total 3000\n") != std::string::npos;
+      },
+      10s))
+      << metrics;
+  EXPECT_NE(metrics.find("gcm_slurm_processor_dropped_total 0\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("gcm_slurm_processor_received_total{signal=\"metrics\"} 3000\n"), std::string::npos);
+  EXPECT_EQ(proc.stop(), 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SlurmProcessor, BadInputGetsItsStatusAndTheServiceKeepsServing) {
+  ASSERT_FALSE(find_executable("node").empty()) << "node is not installed";
+  auto dir = temp_dir("slurm-processor-bad");
+  Receiver rx(dir);
+  Processor proc(dir, {"--downstream", rx.url, "--attribution", "slurmd-local", "--scontrol", "/bin/false",
+                       "--max-request-size", "1", "--batch-timeout", "0.01"});
+  HttpClient http;
+  std::string good = numbered_request(0, 3);
+  auto expect_status = [&](const HttpResponse& res, long status, const std::string& what) {
+    EXPECT_EQ(res.status, status) << what << ": " << res.body;
+  };
+  auto res = post(http, proc.url + "/v1/metrics", good.substr(0, good.size() - 4), "application/x-protobuf");
+  expect_status(res, 400, "truncated protobuf");
+  gcm::otlp::Status st;
+  ASSERT_TRUE(st.ParseFromString(res.body));
+  EXPECT_NE(st.message().find("ExportMetricsServiceRequest"), std::string::npos) << st.message();
+  std::mt19937 rng(42);
+  for (int i = 0; i < 20; ++i) {
+    std::string noise(64 + rng() % 4096, '\0');
+    for (char& c : noise) c = static_cast<char>(rng());
+    res = post(http, proc.url + "/v1/logs", noise, "application/x-protobuf");
+    // Random bytes may happen to be a valid message made of unknown fields: then it is accepted as such.
+    EXPECT_TRUE(res.status == 400 || res.status == 200) << res.status;
+  }
+  expect_status(post(http, proc.url + "/v1/metrics", good, "text/plain"), 415, "text/plain");
+  expect_status(post(http, proc.url + "/v1/metrics", "{", "application/json"), 400, "bad JSON");
+  expect_status(post(http, proc.url + "/v1/traces", std::string(2 << 20, 'x'), "application/x-protobuf"), 413,
+                "2 MiB body over a 1 MiB limit");
+  expect_status(post(http, proc.url + "/v1/nothing", good, "application/x-protobuf"), 404, "unknown path");
+  expect_status(http.get(proc.url + "/v1/metrics", 5s), 405, "GET of an export path");
+  // Still serving: a good request is accepted and forwarded with its points.
+  res = post(http, proc.url + "/v1/metrics", good, "application/x-protobuf");
+  expect_status(res, 200, "good request");
+  json data = rx.next("metrics");
+  ASSERT_FALSE(data.is_null());
+  EXPECT_EQ(data["resourceMetrics"][0]["scopeMetrics"][0]["metrics"][0]["gauge"]["dataPoints"].size(), 3u);
+  res = http.get(proc.url + "/health", 5s);
+  expect_status(res, 200, "health");
+  EXPECT_EQ(json::parse(res.body)["status"], "ok");
+  auto metrics = http.get(proc.url + "/metrics", 5s).body;
+  EXPECT_NE(metrics.find("gcm_slurm_processor_bad_requests_total{code=\"413\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("gcm_slurm_processor_bad_requests_total{code=\"415\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_EQ(proc.stop(), 0);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gcm::testing

@@ -1,0 +1,186 @@
+// slurm_processor's forwarder against a downstream of the test's own that can be "down" (503 or not listening):
+// batches wait in memory, overflow to the spool, every item arrives exactly once when the downstream is back, a
+// restart picks up what an earlier run spooled, and items that cannot be kept are counted.
+#include "processor/forwarder.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "metrics_service.pb.h"
+
+namespace gcm::processor {
+namespace {
+
+using MetricsReq = opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest;
+
+class Downstream {
+ public:
+  Downstream() {
+    server_.Post("/v1/metrics", [this](const httplib::Request& req, httplib::Response& res) {
+      if (down) {
+        res.status = 503;
+        return;
+      }
+      MetricsReq m;
+      if (!m.ParseFromString(req.body)) {
+        res.status = 400;
+        return;
+      }
+      std::lock_guard lock(mu);
+      ++requests;
+      for (const auto& rm : m.resource_metrics())
+        for (const auto& sm : rm.scope_metrics())
+          for (const auto& metric : sm.metrics())
+            for (const auto& p : metric.gauge().data_points()) ++seen[p.as_int()];
+      res.status = 200;
+    });
+    port = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~Downstream() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
+  std::atomic<bool> down{false};
+  std::mutex mu;
+  std::map<int64_t, int> seen;  // point value -> times received
+  int requests = 0;
+  int port = 0;
+
+ private:
+  httplib::Server server_;
+  std::thread thread_;
+};
+
+// One request with one gauge point whose value is `id`.
+std::string request(int64_t id) {
+  MetricsReq m;
+  m.add_resource_metrics()->add_scope_metrics()->add_metrics()->mutable_gauge()->add_data_points()->set_as_int(id);
+  return m.SerializeAsString();
+}
+
+bool eventually(const std::function<bool()>& f, std::chrono::seconds limit = std::chrono::seconds(20)) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (f()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return f();
+}
+
+ForwarderOptions options(const std::string& url, const std::string& spool) {
+  ForwarderOptions o;
+  o.endpoint = url;
+  o.batch_items = 10;
+  o.batch_timeout = std::chrono::milliseconds(20);
+  o.queue_bytes = 200;  // a few batches: the rest must go to the spool
+  o.spool_dir = spool;
+  o.backoff_initial_s = 0.01;
+  o.backoff_max_s = 0.05;
+  o.timeout = std::chrono::milliseconds(2000);
+  o.drain_timeout = std::chrono::milliseconds(2000);
+  return o;
+}
+
+std::string temp_spool(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("gcm-spool-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+size_t files_in(const std::string& dir) {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
+  return n;
+}
+
+TEST(SlurmProcessorForwarder, BatchesReachTheDownstreamExactlyOnce) {
+  Downstream d;
+  ForwarderOptions o = options(d.url(), temp_spool("batches"));
+  o.queue_bytes = 1 << 20;  // room for everything: no spooling
+  Forwarder f(o, nullptr);
+  f.start();
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(f.submit(Signal::Metrics, request(i), 1));
+  ASSERT_TRUE(eventually([&] { return f.stats().forwarded == 100; }));
+  std::lock_guard lock(d.mu);
+  EXPECT_EQ(d.seen.size(), 100u);
+  for (const auto& [id, n] : d.seen) EXPECT_EQ(n, 1) << id;
+  EXPECT_LE(d.requests, 20) << "requests are batched (10 items each, or what 20 ms gathered)";
+  EXPECT_EQ(f.stats().spooled, 0u);
+  EXPECT_EQ(f.stats().dropped, 0u);
+}
+
+TEST(SlurmProcessorForwarder, AnOutageGoesToTheSpoolAndNothingIsLost) {
+  Downstream d;
+  d.down = true;
+  std::string spool = temp_spool("outage");
+  Forwarder f(options(d.url(), spool), nullptr);
+  f.start();
+  for (int i = 0; i < 500; ++i) ASSERT_TRUE(f.submit(Signal::Metrics, request(i), 1));
+  ASSERT_TRUE(eventually([&] { return f.stats().retried >= 3 && f.stats().spooled > 0; }));
+  EXPECT_GT(files_in(spool), 0u);
+  d.down = false;
+  ASSERT_TRUE(eventually([&] { return f.stats().forwarded == 500; })) << f.stats().forwarded;
+  auto st = f.stats();
+  EXPECT_EQ(st.dropped, 0u);
+  EXPECT_EQ(st.unspooled, st.spooled);
+  EXPECT_EQ(st.spool_items, 0u);
+  EXPECT_EQ(files_in(spool), 0u);
+  std::lock_guard lock(d.mu);
+  ASSERT_EQ(d.seen.size(), 500u);
+  for (const auto& [id, n] : d.seen) EXPECT_EQ(n, 1) << id;
+}
+
+TEST(SlurmProcessorForwarder, WhatIsLeftAtStopIsSentByTheNextRun) {
+  Downstream d;
+  d.down = true;
+  std::string spool = temp_spool("restart");
+  {
+    Forwarder f(options(d.url(), spool), nullptr);
+    f.start();
+    for (int i = 0; i < 50; ++i) ASSERT_TRUE(f.submit(Signal::Metrics, request(i), 1));
+    ASSERT_TRUE(eventually([&] { return f.stats().retried >= 1; }));
+    f.stop();
+    EXPECT_EQ(f.stats().dropped, 0u);
+  }
+  EXPECT_GT(files_in(spool), 0u);
+  d.down = false;
+  Forwarder again(options(d.url(), spool), nullptr);
+  again.start();
+  ASSERT_TRUE(eventually([&] { return again.stats().forwarded == 50; })) << again.stats().forwarded;
+  std::lock_guard lock(d.mu);
+  ASSERT_EQ(d.seen.size(), 50u);
+  for (const auto& [id, n] : d.seen) EXPECT_EQ(n, 1) << id;
+}
+
+TEST(SlurmProcessorForwarder, WithoutRoomRequestsAreRefusedAndCounted) {
+  Downstream d;
+  d.down = true;
+  ForwarderOptions o = options(d.url(), "");
+  o.queue_bytes = 100;
+  Forwarder f(o, nullptr);
+  f.start();
+  int refused = 0;
+  for (int i = 0; i < 100; ++i) refused += f.submit(Signal::Metrics, request(i), 1) ? 0 : 1;
+  EXPECT_GT(refused, 0);
+  EXPECT_GE(f.stats().dropped, static_cast<uint64_t>(refused));
+}
+
+TEST(SlurmProcessorForwarder, ARejectingDownstreamDropsWithACount) {
+  Downstream d;
+  Forwarder f(options(d.url(), temp_spool("reject")), nullptr);
+  f.start();
+  ASSERT_TRUE(f.submit(Signal::Metrics, "\xff\xff garbage", 3));  // the downstream answers 400
+  ASSERT_TRUE(eventually([&] { return f.stats().dropped == 3; }));
+  EXPECT_EQ(f.stats().forwarded, 0u);
+}
+
+}  // namespace
+}  // namespace gcm::processor
