@@ -24,7 +24,8 @@ struct SharedOptions {
   bool dry_run = false;
   std::string chunk_size = "1M";
 
-  void add_to(OptionBinder& b, int64_t default_interval);
+  // looping=false leaves out --interval and --once (commands that run once, such as sacct_publish).
+  void add_to(OptionBinder& b, int64_t default_interval, bool looping = true);
 };
 
 }  // namespace gcm
