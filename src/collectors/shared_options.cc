@@ -2,7 +2,7 @@
 
 namespace gcm {
 
-void SharedOptions::add_to(OptionBinder& b, int64_t default_interval, bool looping) {
+void SharedOptions::add_to(OptionBinder& b, int64_t default_interval) {
   interval = default_interval;
   b.option("--cluster", "cluster", cluster,
            "Cluster name. Default: ClusterName from `scontrol show config`, or local-node without Slurm.");
@@ -19,14 +19,10 @@ void SharedOptions::add_to(OptionBinder& b, int64_t default_interval, bool loopi
   b.flag("--stdout", "stdout", log_stdout, "Write internal logs to stdout instead of the log file.");
   b.flag("--heterogeneous-cluster-v1", "heterogeneous_cluster_v1", heterogeneous_cluster_v1,
          "Set derived_cluster to <cluster>.<partition> on per-partition records.");
-  if (looping) {
-    b.option("--interval", "interval", interval, "Seconds between the starts of two collection rounds.")
-        ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
-    b.flag("--once", "once", once, "Run one collection round and exit (non-zero if anything failed).");
-  } else {
-    once = true;
-  }
+  b.option("--interval", "interval", interval, "Seconds between the starts of two collection rounds.")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  b.flag("--once", "once", once, "Run one collection round and exit (non-zero if anything failed).");
   b.option("--retries", "retries", retries,
            "Retries of a failed sink write (retryable failures only), with exponential backoff.")
       ->capture_default_str()

@@ -24,8 +24,7 @@ struct SharedOptions {
   bool dry_run = false;
   std::string chunk_size = "1M";
 
-  // looping=false leaves out --interval and --once (commands that run once, such as sacct_publish).
-  void add_to(OptionBinder& b, int64_t default_interval, bool looping = true);
+  void add_to(OptionBinder& b, int64_t default_interval);
 };
 
 }  // namespace gcm

@@ -189,7 +189,16 @@ const bool registered = register_app_command({
       b.option("--delimiter", "delimiter", cmd->delimiter, "Field delimiter of the input.")->capture_default_str();
       b.option("--sacct-timezone", "sacct_timezone", cmd->sacct_timezone,
                "IANA zone the times are written in (default: the host's zone).");
-      cmd->shared.add_to(b, 0, /*looping=*/false);
+      // The shared options, less --interval and --once: sacct_publish always runs once.
+      OptionBinder all(sub);
+      cmd->shared.add_to(all, 0);
+      for (const auto& [param, opt] : all.bindings()) {
+        if (param == "interval" || param == "once")
+          sub.remove_option(opt);
+        else
+          b.bind(param, opt);
+      }
+      cmd->shared.once = true;
       return [cmd](const ConfigFile& cfg) { return cmd->run(cfg); };
     },
 });
