@@ -129,6 +129,7 @@ SacctPublisher::SacctPublisher(PublishOptions options, std::shared_ptr<spdlog::l
   record_[kPayloadCluster] = o_.cluster;
   derived_ = o_.cluster;
   record_[kPayloadDerived] = derived_;
+  record_[kPayloadEndDs] = std::string();
   record_[kPayloadSacct] = Object{};
 }
 

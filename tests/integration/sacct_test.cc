@@ -133,7 +133,7 @@ struct FakeCluster {
   std::string dir = temp_dir("backfill");
   FakeCluster() {
     // -S is 2 minutes before the window (fsacct widens it); rows of the widened part are filtered by fsacct.
-    write_file(dir + "/sacct", R"(#!/bin/bash
+    write_file(dir + "/sacct", R"SH(#!/bin/bash
 set -u
 D=$(dirname "$0")
 while [ $# -gt 0 ]; do case "$1" in -S) S=$2; shift;; -E) E=$2; shift;; esac; shift; done
@@ -150,16 +150,16 @@ while [ $t -le $e ]; do
 done
 if [ "${FAULT:-}" = hang ] && [ $n -eq 3 ]; then exec sleep 600; fi
 exit 0
-)",
+)SH",
                true);
     // Appends the chunk's rows (without the header); fails or kills the backfill on the call FAULT_PUBLISH names.
-    write_file(dir + "/publish", R"(#!/bin/bash
+    write_file(dir + "/publish", R"SH(#!/bin/bash
 D=$(dirname "$0")
 n=$(( $(cat "$D/publish.calls" 2>/dev/null || echo 0) + 1 )); echo $n > "$D/publish.calls"
 if [ "${FAULT_PUBLISH:-}" = "fail$n" ]; then echo "publish: refusing call $n" >&2; exit 1; fi
 if [ "${FAULT_PUBLISH:-}" = "kill$n" ]; then kill -9 $PPID; exit 1; fi
 tail -n +2 >> "$D/published"
-)",
+)SH",
                true);
   }
   CommandResult backfill(const std::string& fault, const std::string& publish_fault,
