@@ -219,7 +219,7 @@ void BackfillState::mark_done(const Chunk& c, uint64_t records, const TimeZone& 
   if (path_.empty()) return;
   std::string line = fmt::format("done {} {} {} {} {}\n", c.start, c.end, records, offset_iso(c.start, zone),
                                  offset_iso(c.end, zone));
-  int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  int fd = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error(fmt::format("cannot write the state file {}: {}", path_, std::strerror(errno)));
   // Starts on a new line even after a torn write: a partial line then stays unparsable instead of merging.
   struct stat st {};
