@@ -28,16 +28,16 @@ gen() {  # MB -> file: the header, then the 68 data rows repeated until the size
 
 median() { sort -n | sed -n "$(( (RUNS + 1) / 2 ))p"; }
 
-measure() {  # file sink -> "wall_s rss_kib"
-  local walls=() rss=()
+measure() {  # file sink -> "wall_s rss_kib cpu_s" (cpu: user+system, what a loaded machine does not inflate)
+  local walls=() rss=() cpus=()
   for _ in $(seq 1 "$RUNS"); do
-    TZ=America/Los_Angeles /usr/bin/time -f '%e %M' -o "$WORK/time.txt" "$BUILD/gcm" sacct_publish --delimiter '|' \
+    TZ=America/Los_Angeles /usr/bin/time -f '%e %M %U %S' -o "$WORK/time.txt" "$BUILD/gcm" sacct_publish --delimiter '|' \
       --cluster bench --log-folder "$WORK" --sink "$2" "$1" >/dev/null 2>"$WORK/err.txt" ||
       { echo "gcm failed:" >&2; cat "$WORK/err.txt" >&2; exit 1; }
-    read -r w r <"$WORK/time.txt"
-    walls+=("$w"); rss+=("$r")
+    read -r w r u sy <"$WORK/time.txt"
+    walls+=("$w"); rss+=("$r"); cpus+=("$(awk -v u="$u" -v s="$sy" 'BEGIN { print u + s }')")
   done
-  echo "$(printf '%s\n' "${walls[@]}" | median) $(printf '%s\n' "${rss[@]}" | median)"
+  echo "$(printf '%s\n' "${walls[@]}" | median) $(printf '%s\n' "${rss[@]}" | median) $(printf '%s\n' "${cpus[@]}" | median)"
 }
 
 f10=$(gen 10); f100=$(gen 100)
@@ -46,12 +46,13 @@ t0=$(date +%s.%N); cat "$f100" >/dev/null; t1=$(date +%s.%N)
 echo "== sacct_publish on sample-sacct-output.txt rows repeated: 100 MB file = $bytes100 bytes, $rows100 records"
 echo "   (baseline: cat of the 100 MB file to /dev/null: $(awk -v a="$t0" -v b="$t1" -v s="$bytes100" 'BEGIN { printf "%.0f MB/s", s / 1e6 / (b - a) }'))"
 for sink in do_nothing stdout; do
-  read -r w10 r10 < <(measure "$f10" "$sink")
-  read -r w r < <(measure "$f100" "$sink")
+  read -r w10 r10 c10 < <(measure "$f10" "$sink")
+  read -r w r c < <(measure "$f100" "$sink")
   ref=7.6; budget=500; [ "$sink" = stdout ] && { ref=3.5; budget=150; }
-  awk -v s="$sink" -v w="$w" -v r="$r" -v r10="$r10" -v b="$bytes100" -v n="$rows100" -v ref="$ref" -v bud="$budget" 'BEGIN {
-    w = (w > 0 ? w : 0.01); mbs = b / 1e6 / w
-    printf "--sink %-10s %7.1f MB/s  %9.0f records/s  %6.2f s  peak RSS %6.1f MiB (10 MB input: %.1f MiB)\n", s, mbs, n / w, w, r / 1024, r10 / 1024
+  awk -v s="$sink" -v w="$w" -v c="$c" -v r="$r" -v r10="$r10" -v b="$bytes100" -v n="$rows100" -v ref="$ref" -v bud="$budget" 'BEGIN {
+    w = (w > 0 ? w : 0.01); c = (c > 0 ? c : 0.01); mbs = b / 1e6 / w
+    printf "--sink %-10s %7.1f MB/s  %9.0f records/s  %6.2f s wall  peak RSS %6.1f MiB (10 MB input: %.1f MiB)\n", s, mbs, n / w, w, r / 1024, r10 / 1024
+    printf "                  CPU time %.2f s: %.1f MB/s, %.0f records/s of CPU\n", c, b / 1e6 / c, n / c
     printf "                  vs reference %.1f MB/s at 52-56 MiB: %.0fx faster, %.1fx less memory; budget >= %d MB/s: %s\n", ref, mbs / ref, 54 * 1024 / r, bud, (mbs >= bud ? "met" : "NOT met")
   }'
 done

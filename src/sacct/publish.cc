@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json.h"
 #include "sacct/sacct_records.h"
 #include "slurm/derived_cluster.h"
 #include "slurm/parse_error.h"
@@ -41,6 +42,30 @@ bool all_ascii(std::string_view s) {
   while (n--) acc |= static_cast<unsigned char>(*p++);
   return (acc & 0x8080808080808080ull) == 0;
 }
+
+// True when s needs no JSON escaping: printable ASCII without '"' and '\\'.
+bool json_plain(std::string_view s) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  size_t i = 0;
+  uint64_t special = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    special |= (w & kHigh) | ((w - kOnes * 0x20) & ~w & kHigh) | has_zero(w ^ (kOnes * '"')) |
+               has_zero(w ^ (kOnes * '\\'));
+  }
+  if (special) {  // the SWAR test may flag a plain byte after a special one: look at the bytes
+    i = 0;
+  }
+  for (; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) return false;
+  }
+  return true;
+}
+
+size_t json_string_size(std::string_view s) { return json_plain(s) ? s.size() + 2 : to_json(Value(s)).size(); }
 
 // Length of the valid UTF-8 sequence at s[i], or 0.
 size_t utf8_sequence(std::string_view s, size_t i) {
@@ -209,6 +234,17 @@ void SacctPublisher::set_header(std::string_view line) {
     if (m == obj.size()) obj.push_back(Member{std::string(name), Value(std::string())});
     member_of_.push_back(m);
   }
+  key_size_.clear();
+  for (const Member& m : obj) key_size_.push_back(json_string_size(m.key));
+  {
+    // {"time":T,"end_ds":...,"cluster":...,"derived_cluster":...,"sacct":{...}}: names, colons, commas, T.
+    const Schema& schema = sacct_payload_schema();
+    fixed_size_ = 2 + (schema.fields.size() - 1);
+    for (const auto& f : schema.fields) fixed_size_ += json_string_size(f.name) + 1;
+    fixed_size_ += std::to_string(o_.time).size();
+    fixed_size_ += 2 + (obj.empty() ? 0 : obj.size() - 1);  // the sacct object's braces and commas
+    for (size_t k : key_size_) fixed_size_ += k + 1;
+  }
   auto column = [&](std::string_view name) {
     size_t found = SIZE_MAX;
     for (size_t i = 0; i < fields_.size(); ++i)
@@ -262,6 +298,7 @@ void SacctPublisher::convert_end(std::string_view value) {
 }
 
 void SacctPublisher::process(std::string_view line, RecordOut& out) {
+  const bool line_plain = json_plain(line);
   split(line, o_.delimiter, fields_);
   if (fields_.size() != columns_) {
     invalid(fmt::format("{} field(s) where the header has {}", fields_.size(), columns_));
@@ -311,8 +348,47 @@ void SacctPublisher::process(std::string_view line, RecordOut& out) {
       record_[kPayloadDerived].as_string() = derived_;
     }
   }
+  last_size_ = fixed_size_ + end_ds_.size() + 2;
+  if (sized_cluster_ != o_.cluster || cluster_size_ == 0) {
+    sized_cluster_ = o_.cluster;
+    cluster_size_ = json_string_size(o_.cluster);
+  }
+  if (sized_derived_ != derived_ || derived_size_ == 0) {
+    sized_derived_ = derived_;
+    derived_size_ = json_string_size(derived_);
+  }
+  last_size_ += cluster_size_ + derived_size_;
+  if (line_plain) {
+    for (const Member& m : obj) last_size_ += m.value.as_string().size() + 2;
+  } else {
+    for (const Member& m : obj) last_size_ += json_string_size(m.value.as_string());
+  }
   out.emit(record_);
   ++stats_.records;
+}
+
+void PayloadChunkWriter::emit(const Record& r) {
+  if (limit_ > 0) {
+    auto size = static_cast<int64_t>(sizes_ ? sizes_->last_record_size() : compact_json_size(r));
+    if (open_ && bytes_ + 1 + size > limit_) {
+      sink_.end_chunk();
+      open_ = false;
+    }
+    if (size + 2 > limit_) ++oversized_;
+    bytes_ = open_ ? bytes_ + 1 + size : 2 + size;
+  }
+  if (!open_) {
+    sink_.begin_chunk(info_);
+    open_ = true;
+    ++chunks_;
+  }
+  sink_.write(r);
+  ++records_;
+}
+
+void PayloadChunkWriter::finish() {
+  if (open_) sink_.end_chunk();
+  open_ = false;
 }
 
 std::string SacctPublisher::invalid_summary() const {

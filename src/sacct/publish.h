@@ -20,6 +20,7 @@
 #include "collectors/collector.h"
 #include "core/record.h"
 #include "core/time_zone.h"
+#include "sinks/sink.h"
 
 namespace gcm::sacct {
 
@@ -73,6 +74,9 @@ class SacctPublisher {
   void feed_line(std::string_view line, RecordOut& out);
 
   const PublishStats& stats() const { return stats_; }
+  // The compact JSON size of the record just emitted (what compact_json_size() gives), computed from the line's
+  // field lengths instead of a second pass over every byte: the chunking rule's input, on the hot path.
+  size_t last_record_size() const { return last_size_; }
   // "Skipped N invalid line(s): 3 (12 fields where the header has 14), 9 (...)" for the summary; "" when none.
   std::string invalid_summary() const;
 
@@ -105,6 +109,34 @@ class SacctPublisher {
   std::vector<size_t> member_of_;  // column -> member of the sacct object (repeated names share one)
   std::string derived_key_, derived_;
   std::string scratch_;
+  size_t last_size_ = 0;
+  size_t fixed_size_ = 0;       // everything but the sacct values and the strings that change
+  std::vector<size_t> key_size_;  // compact JSON size of each sacct key (per member)
+  std::string sized_cluster_, sized_derived_;
+  size_t cluster_size_ = 0, derived_size_ = 0;
+};
+
+// The loop's chunking rule (loop.h ChunkWriter: greedy chunks of at most chunk_size bytes of compact JSON, a record
+// larger than that alone in its chunk) with record sizes from the publisher.
+class PayloadChunkWriter : public RecordOut {
+ public:
+  PayloadChunkWriter(Sink& sink, const BatchInfo& info, int64_t chunk_size)
+      : sink_(sink), info_(info), limit_(chunk_size) {}
+  void size_from(const SacctPublisher* p) { sizes_ = p; }
+  void emit(const Record& r) override;
+  void finish();
+  uint64_t records() const { return records_; }
+  uint64_t chunks() const { return chunks_; }
+  uint64_t oversized() const { return oversized_; }
+
+ private:
+  Sink& sink_;
+  BatchInfo info_;
+  int64_t limit_;
+  const SacctPublisher* sizes_ = nullptr;
+  bool open_ = false;
+  int64_t bytes_ = 0;
+  uint64_t records_ = 0, chunks_ = 0, oversized_ = 0;
 };
 
 // The first invalid UTF-8 byte of s, or npos.

@@ -123,8 +123,9 @@ int PublishCommand::run(const ConfigFile& cfg) {
   info.data_type = DataType::Log;
   info.identifier = DataIdentifier::Generic;
   info.heterogeneous_cluster_v1 = shared.heterogeneous_cluster_v1;
-  ChunkWriter writer(*sink, info, chunk_size);
+  PayloadChunkWriter writer(*sink, info, chunk_size);
   SacctPublisher publisher(o, log);
+  writer.size_from(&publisher);
   int rc = 0;
   std::string failure;
   try {

@@ -234,6 +234,34 @@ TEST(SacctPublish, InvalidUtf8StrictNamesLineAndOffsetIgnoreDropsReplaceSubstitu
   }
 }
 
+// The size the publisher computes for chunking is the compact JSON size, also for values that need escaping.
+TEST(SacctPublish, RecordSizeIsTheCompactJsonSize) {
+  REQUIRE_FIXTURE("sample-sacct-output.txt");
+  REQUIRE_LA();
+  struct SizeCheck : RecordOut {
+    const SacctPublisher* p = nullptr;
+    size_t checked = 0;
+    void emit(const Record& r) override {
+      EXPECT_EQ(p->last_record_size(), compact_json_size(r)) << to_json(r);
+      ++checked;
+    }
+  };
+  std::string text = read_fixture("sample-sacct-output.txt");
+  text += "\n";
+  std::string extra = "JobID|JobName|End|JobID\n1|\"quoted\" \\ and \u00e9 and \t|2021-04-07T10:00:00|9\n";
+  for (const std::string* t : {&text, &extra}) {
+    PublishOptions o = la_options("|");
+    o.ignore_line_errors = true;
+    o.heterogeneous_cluster_v1 = true;
+    o.cluster = "we\"ird";
+    SacctPublisher p(o, nullptr);
+    SizeCheck out;
+    out.p = &p;
+    publish_text(p, *t, out);
+    EXPECT_GT(out.checked, 0u);
+  }
+}
+
 TEST(SacctPublish, HeterogeneousClusterUsesClusterAndPartitionColumns) {
   REQUIRE_LA();
   std::string text =
