@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "app/command_registry.h"
 #include "app/commands.h"
 #include "app/option_binder.h"
 #include "app/slurm_processor_cmd.h"
@@ -87,6 +88,12 @@ int gcm_main(int argc, char** argv) {
     sub_names.push_back(name);
     commands.emplace(name, std::move(c));
   }
+  std::vector<std::pair<CLI::App*, CommandRunner>> app_commands;  // sacct_publish, fsacct, sacct_backfill, ...
+  for (const auto& [name, spec] : app_command_registry()) {
+    CLI::App* sub = app.add_subcommand(name, spec.help);
+    app_commands.emplace_back(sub, spec.setup(*sub));
+    sub_names.push_back(name);
+  }
   CLI::App* schemas_cmd = app.add_subcommand("schemas", "Print every record schema (fields, types, roles, units, "
                                                         "Prometheus names) as Markdown.");
   CLI::App* hc_cmd = app.add_subcommand("health_checks", "The health checks (same as the `health_checks` command).");
@@ -121,6 +128,17 @@ int gcm_main(int argc, char** argv) {
   if (schemas_cmd->parsed()) {
     for (const Schema* s : schema_registry()) std::cout << schema_markdown(*s) << "\n";
     return 0;
+  }
+
+  for (auto& [sub, runner] : app_commands) {
+    if (!sub->parsed()) continue;
+    try {
+      ConfigFile cfg = ConfigFile::load(config_path, "gcm", kDefaultConfigPaths);
+      if (detach_flag) detach();
+      return runner(cfg);
+    } catch (const ConfigError& e) {
+      return usage_error(e.what());
+    }
   }
 
   CollectorCommand* cmd = nullptr;

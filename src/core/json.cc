@@ -46,8 +46,26 @@ void append_u_escape(std::string& out, uint32_t unit) {
   out.append(buf, 6);
 }
 
-bool needs_escape(unsigned char c, bool ascii_only) {
-  return c < 0x20 || c == '"' || c == '\\' || (ascii_only && c >= 0x80);
+
+// The index of the first byte at or after i that is not plain printable ASCII (a control byte, '"', '\\' or a byte
+// >= 0x80), or s.size(). Eight bytes at a time: records are mostly plain text, and this is the encoder's hot loop.
+size_t plain_ascii_end(std::string_view s, size_t i) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  while (i + 8 <= s.size()) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    uint64_t special = (w & kHigh) | ((w - kOnes * 0x20) & ~w & kHigh) | has_zero(w ^ (kOnes * '"')) |
+                       has_zero(w ^ (kOnes * '\\'));
+    if (special) break;
+    i += 8;
+  }
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
+    ++i;
+  }
+  return i;
 }
 
 }  // namespace
@@ -81,10 +99,7 @@ void JsonWriter::string(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     // Copy the longest run that needs no escaping in one append.
-    size_t run = i;
-    while (run < s.size() && !needs_escape(static_cast<unsigned char>(s[run]), ascii_only) &&
-           static_cast<unsigned char>(s[run]) < 0x80)
-      ++run;
+    size_t run = plain_ascii_end(s, i);
     out_.append(s.data() + i, run - i);
     i = run;
     if (i >= s.size()) break;
@@ -267,6 +282,10 @@ size_t compact_string_size(std::string_view s) {
   size_t n = 2;
   size_t i = 0;
   while (i < s.size()) {
+    size_t run = plain_ascii_end(s, i);
+    n += run - i;
+    i = run;
+    if (i >= s.size()) break;
     auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
       ++n;

@@ -1,0 +1,209 @@
+// gcm sacct_publish [OPTIONS] [SACCT_OUTPUT]: sacct parsable output (a file, or stdin with "-") to SacctPayload
+// records in the chosen sink, once (gcm-reference.md §1.14). Exit codes: 0, 2 for a bad option or a bad input line
+// (without --ignore-line-errors) or invalid UTF-8 under strict, 1 for a sink or read failure. Records read before
+// a failure are delivered, never dropped.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "app/command_registry.h"
+#include "app/option_binder.h"
+#include "collectors/loop.h"
+#include "collectors/shared_options.h"
+#include "core/config.h"
+#include "core/logging.h"
+#include "core/shutdown.h"
+#include "core/si_size.h"
+#include "sacct/publish.h"
+#include "sacct/sacct_records.h"
+#include "sinks/sink.h"
+#include "slurm/cluster_name.h"
+
+namespace gcm::sacct {
+
+namespace {
+
+struct PublishCommand {
+  std::unique_ptr<OptionBinder> binder;
+  SharedOptions shared;
+  std::string input = "-";
+  bool ignore_line_errors = false;
+  std::string io_errors = "strict";
+  std::string delimiter = "|#";
+  std::optional<std::string> sacct_timezone;
+
+  int run(const ConfigFile& cfg);
+};
+
+int usage(const std::string& msg) {
+  std::cerr << "Error: " << msg << "\n";
+  return 2;
+}
+
+int PublishCommand::run(const ConfigFile& cfg) {
+  std::vector<std::string> warnings;
+  try {
+    apply_config(cfg, {"sacct_publish"}, *binder, {}, [&](const std::string& w) { warnings.push_back(w); });
+  } catch (const ConfigError& e) {
+    return usage(e.what());
+  }
+  std::shared_ptr<spdlog::logger> log;
+  try {
+    log = setup_logging({"sacct_publish", "", shared.log_folder, shared.log_level, shared.log_stdout});
+  } catch (const std::invalid_argument& e) {
+    return usage(e.what());
+  }
+  for (const auto& w : warnings) log->warn("{}", w);
+
+  PublishOptions o;
+  int64_t chunk_size = 0;
+  try {
+    chunk_size = parse_si_size(shared.chunk_size);
+  } catch (const SiSizeError& e) {
+    return usage(fmt::format("Invalid value for '--chunk-size': {}", e.what()));
+  }
+  try {
+    o.io_errors = parse_utf8_errors(io_errors);
+  } catch (const std::invalid_argument& e) {
+    return usage(fmt::format("Invalid value for '--sacct-output-io-errors': {}", e.what()));
+  }
+  if (delimiter.empty()) return usage("Invalid value for '--delimiter': it must not be empty");
+  o.delimiter = delimiter;
+  o.ignore_line_errors = ignore_line_errors;
+  o.naive_zone = TimeZone::host();
+  try {
+    o.sacct_zone = sacct_timezone ? TimeZone::load(*sacct_timezone) : o.naive_zone;
+  } catch (const TimeZoneError&) {
+    return usage(fmt::format("Invalid value for '--sacct-timezone': '{}' is not a valid timezone", *sacct_timezone));
+  }
+  try {
+    o.end_ds_zone = TimeZone::load("America/Los_Angeles");
+  } catch (const TimeZoneError& e) {
+    log->critical("sacct_publish: {}", e.what());
+    std::cerr << "Error: end_ds needs the America/Los_Angeles zone: " << e.what() << "\n";
+    return 1;
+  }
+  o.time = static_cast<int64_t>(std::time(nullptr));
+  o.input_name = input == "-" ? "<stdin>" : input;
+
+  int fd = 0;
+  if (input != "-") {
+    fd = ::open(input.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return usage(fmt::format("Invalid value for '[SACCT_OUTPUT]': '{}': {}", input, std::strerror(errno)));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() {
+      if (fd > 0) ::close(fd);
+    }
+  } closer{fd};
+
+  std::unique_ptr<Sink> sink;
+  try {
+    o.cluster = shared.cluster ? *shared.cluster : detect_cluster();
+    o.heterogeneous_cluster_v1 = shared.heterogeneous_cluster_v1;
+    sink = make_sink_for("sacct_publish", shared, log);
+  } catch (const SinkUsageError& e) {
+    return usage(e.what());
+  }
+  ::signal(SIGPIPE, SIG_IGN);  // a closed stdout is a write error to report
+
+  BatchInfo info;
+  info.ts = o.time;
+  info.schema = &sacct_payload_schema();
+  info.data_type = DataType::Log;
+  info.identifier = DataIdentifier::Generic;
+  info.heterogeneous_cluster_v1 = shared.heterogeneous_cluster_v1;
+  PayloadChunkWriter writer(*sink, info, chunk_size);
+  SacctPublisher publisher(o, log);
+  writer.size_from(&publisher);
+  int rc = 0;
+  std::string failure;
+  try {
+    sink->begin_round(info);
+    try {
+      publisher.run(fd, writer);
+    } catch (const PublishError& e) {
+      rc = 2;
+      failure = e.what();
+    } catch (const std::system_error& e) {
+      rc = 1;
+      failure = e.what();
+    }
+    writer.finish();  // what was read before a failure is still delivered
+    sink->end_round(info);
+    sink->flush();
+  } catch (const SinkError& e) {
+    rc = 1;
+    failure = fmt::format("writing to sink '{}' failed: {}", shared.dry_run ? "stdout" : shared.sink, e.what());
+  }
+  const PublishStats& st = publisher.stats();
+  std::string summary = fmt::format("{}: {} record(s) from {} line(s) ({} bytes) in {} chunk(s)", o.input_name,
+                                    writer.records(), st.lines, st.bytes, writer.chunks());
+  if (st.utf8_fixed_lines)
+    summary += fmt::format("; {} line(s) with invalid UTF-8 read with errors={}", st.utf8_fixed_lines, io_errors);
+  if (writer.oversized())
+    log->warn("sacct_publish: {} record(s) were larger than --chunk-size {} and were sent alone", writer.oversized(),
+              shared.chunk_size);
+  if (!failure.empty()) {
+    log->error("sacct_publish: {} (after {})", failure, summary);
+    std::cerr << "Error: " << failure << "\n" << "(" << summary << " were published before it)\n";
+    return rc;
+  }
+  if (st.invalid_lines) {
+    std::string skipped = publisher.invalid_summary();
+    log->warn("sacct_publish: {}", skipped);
+    std::cerr << "Warning: " << o.input_name << ": " << skipped << "\n";
+  }
+  log->info("sacct_publish: {}", summary);
+  return 0;
+}
+
+const bool registered = register_app_command({
+    "sacct_publish",
+    "Turn sacct parsable output (`sacct -P ...`, from a file or stdin) into SacctPayload records, once.",
+    [](CLI::App& sub) -> CommandRunner {
+      auto cmd = std::make_shared<PublishCommand>();
+      cmd->binder = std::make_unique<OptionBinder>(sub);
+      OptionBinder& b = *cmd->binder;
+      sub.footer(sinks_help());
+      b.option("sacct_output", "sacct_output", cmd->input,
+               "SACCT_OUTPUT: the sacct -P output to read; - (the default) reads stdin.")
+          ->capture_default_str();
+      b.flag("--ignore-line-errors", "ignore_line_errors", cmd->ignore_line_errors,
+             "Skip invalid lines (wrong field count, End not a date) instead of failing; they are counted and "
+             "reported by line number.");
+      b.option("--sacct-output-io-errors", "sacct_output_io_errors", cmd->io_errors,
+               "Invalid UTF-8 in the input: strict (fail, naming the line and byte offset), ignore (drop the bytes) "
+               "or replace (U+FFFD).")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"strict", "ignore", "replace"}));
+      b.option("--delimiter", "delimiter", cmd->delimiter, "Field delimiter of the input.")->capture_default_str();
+      b.option("--sacct-timezone", "sacct_timezone", cmd->sacct_timezone,
+               "IANA zone the times are written in (default: the host's zone).");
+      // The shared options, less --interval and --once: sacct_publish always runs once.
+      OptionBinder all(sub);
+      cmd->shared.add_to(all, 0);
+      for (const auto& [param, opt] : all.bindings()) {
+        if (param == "interval" || param == "once")
+          sub.remove_option(opt);
+        else
+          b.bind(param, opt);
+      }
+      cmd->shared.once = true;
+      return [cmd](const ConfigFile& cfg) { return cmd->run(cfg); };
+    },
+});
+
+}  // namespace
+
+}  // namespace gcm::sacct

@@ -1,0 +1,173 @@
+#include "sacct/sacct_running.h"
+
+#include <fmt/format.h>
+
+#include "collectors/slurm_collectors.h"
+#include "core/subprocess.h"
+#include "sacct/sacct_records.h"
+#include "slurm/coerce.h"
+#include "slurm/delimited.h"
+#include "slurm/derived_cluster.h"
+#include "slurm/hostlist.h"
+#include "slurm/sacct_lines.h"
+#include "slurm/timestamp.h"
+
+namespace gcm::sacct {
+
+using namespace gcm::slurm;
+
+std::vector<std::string> sacct_running_argv(const std::string& delimiter) {
+  return {"sacct", "-P", "-s", "running,r", "--delimiter", delimiter, "-a", "-o", "all", "--duplicates",
+          "--noconvert"};
+}
+
+SacctRunningStats collect_sacct_running(SlurmClient& client, const CollectorContext& ctx,
+                                        const SacctRunningOptions& o, RecordOut& out) {
+  const Schema& schema = sacct_schema();
+  SlurmQuery q;
+  q.name = "sacct_running";
+  q.argv = sacct_running_argv(o.delimiter);
+  q.timeout = o.timeout;
+
+  SacctLineRepair repair(o.delimiter);
+  DelimitedOptions dopts;
+  dopts.delimiter = o.delimiter;
+  dopts.length_mismatch = RowLengthPolicy::Skip;  // parse_delimited: a row of the wrong length is skipped, counted
+  DelimitedParser parser(dopts);
+  SacctRunningStats stats;
+  Record r(schema);
+  const size_t derived_field = sacct_derived_cluster_field();
+  std::vector<std::optional<size_t>> column;  // schema field -> output column
+  std::optional<size_t> partition_col, nodelist_col, cluster_col;
+
+  client.stream_lines(q, [&](std::string_view physical) {
+    auto logical = repair.feed(physical);
+    if (!logical) return;
+    size_t skipped = parser.skipped_rows();
+    const DelimitedRow* row = parser.feed(*logical);
+    if (parser.skipped_rows() != skipped && ctx.log)
+      ctx.log->warn("sacct_running: line {} skipped: its field count differs from the header's {}", repair.lines(),
+                    parser.header().size());
+    if (column.empty() && parser.has_header()) {
+      const DelimitedHeader& h = parser.header();
+      column.resize(schema.fields.size());
+      for (size_t f = 0; f < derived_field; ++f) {
+        column[f] = h.first(schema.fields[f].name);
+        if (!column[f] && ctx.log) ctx.log->debug("sacct_running: no column {}; it is null", schema.fields[f].name);
+      }
+      partition_col = h.first("Partition");
+      nodelist_col = h.first("NodeList");
+      cluster_col = h.first("Cluster");
+    }
+    if (!row) return;
+    for (size_t f = 0; f < derived_field; ++f) {
+      Value& v = r[f];
+      if (!column[f]) {
+        v = Value();
+        continue;
+      }
+      std::string_view text = (*row)[*column[f]];
+      switch (sacct_column_kind(f)) {
+        case SacctColumnKind::String: v.set_string(text); break;
+        case SacctColumnKind::MaybeInt: {
+          auto n = maybe_int(text);
+          v = n ? Value(*n) : Value();
+          break;
+        }
+        case SacctColumnKind::MaybeFloat: {
+          auto d = maybe_float(text);
+          v = d ? Value(*d) : Value();
+          break;
+        }
+        case SacctColumnKind::Time:
+          try {
+            v.set_string(time_to_time_aware(text, o.zone, o.zone));
+          } catch (const ParseError& e) {
+            // Kept as sacct printed it (the reference aborted the whole round on one such value).
+            ++stats.bad_values;
+            if (ctx.log)
+              ctx.log->warn("sacct_running: line {}: {} kept as printed: {}", repair.lines(), schema.fields[f].name,
+                            e.what());
+            v.set_string(text);
+          }
+          break;
+        case SacctColumnKind::NodeList: {
+          auto names = nodelist_or_null(text);
+          if (!names) {
+            v = Value();
+          } else {
+            List l;
+            l.reserve(names->size());
+            for (auto& n : *names) l.emplace_back(std::move(n));
+            v = Value(std::move(l));
+          }
+          break;
+        }
+      }
+    }
+    r[derived_field] = derived_cluster(
+        [&](std::string_view key) -> std::optional<std::string_view> {
+          std::optional<size_t> c;
+          if (key == "Partition") c = partition_col;
+          if (key == "NodeList") c = nodelist_col;
+          if (key == "Cluster") c = cluster_col;
+          if (!c) return std::nullopt;
+          return (*row)[*c];
+        },
+        ctx.heterogeneous_cluster_v1, ctx.cluster);
+    out.emit(r);
+    ++stats.records;
+  });
+  stats.skipped_rows = parser.skipped_rows();
+  stats.unterminated = repair.pending();
+  if (stats.unterminated && ctx.log)
+    ctx.log->warn("sacct_running: the output ended inside a record broken across lines (dropped)");
+  return stats;
+}
+
+namespace {
+
+class SacctRunning : public Collector {
+ public:
+  explicit SacctRunning(OptionBinder& b) {
+    b.option("--delimiter", "delimiter", delimiter_, "Delimiter sacct is asked to use (--delimiter).")
+        ->capture_default_str();
+    timeout_s_ = 300;
+    add_slurm_timeout_option(b, timeout_s_);
+  }
+
+  std::vector<CollectorTask> tasks(const CollectorContext&) override {
+    if (delimiter_.empty()) throw UsageError("Invalid value for '--delimiter': it must not be empty");
+    opts_.delimiter = delimiter_;
+    opts_.timeout = slurm_timeout_ms(timeout_s_);
+    opts_.zone = TimeZone::host();
+    return {{"sacct_running", &sacct_schema(), [this](const CollectorContext& c, RecordOut& o) {
+               SacctRunningStats s = collect_sacct_running(client_, c, opts_, o);
+               c.log->info("sacct_running: {} record(s); {} row(s) skipped, {} time value(s) kept as printed",
+                           s.records, s.skipped_rows, s.bad_values);
+               if (s.skipped_rows || s.unterminated)
+                 throw std::runtime_error(fmt::format(
+                     "{} sacct row(s) had the wrong field count{} (the other records were delivered)",
+                     s.skipped_rows, s.unterminated ? " and the output ended inside a broken record" : ""));
+             }}};
+  }
+
+ private:
+  std::string delimiter_ = "|#";
+  double timeout_s_ = 300;
+  SacctRunningOptions opts_;
+  CliSlurmClient client_;
+};
+
+const bool registered = register_collector({
+    "sacct_running",
+    "Running jobs and steps from `sacct -P -s running,r --delimiter '|#' -a -o all --duplicates --noconvert` "
+    "(LOG): one Sacct record per row, records broken across lines by a newline in a field joined back.",
+    3600,
+    "sacct_running",
+    [](OptionBinder& b) { return std::make_unique<SacctRunning>(b); },
+});
+
+}  // namespace
+
+}  // namespace gcm::sacct
