@@ -90,6 +90,13 @@ int gcm_main(int argc, char** argv) {
                                                         "Prometheus names) as Markdown.");
   CLI::App* hc_cmd = app.add_subcommand("health_checks", "The health checks (same as the `health_checks` command).");
   hc_cmd->prefix_command();
+  std::vector<std::pair<CLI::App*, suite::Profile>> suite_cmds;
+  for (auto p : {suite::Profile::Prolog, suite::Profile::Epilog, suite::Profile::HealthCheck}) {
+    CLI::App* c = app.add_subcommand(suite::to_string(p), suite_command_help(p));
+    c->prefix_command();
+    c->set_help_flag();  // --help goes to the runner's own parser, which knows the options
+    suite_cmds.emplace_back(c, p);
+  }
 
   if (argc <= 1) {
     std::cout << app.help();
@@ -114,6 +121,8 @@ int gcm_main(int argc, char** argv) {
     for (auto& s : rest) hc_argv.push_back(s.data());
     return health_checks_main(static_cast<int>(hc_argv.size()), hc_argv.data());
   }
+  for (auto& [c, p] : suite_cmds)
+    if (c->parsed()) return suite_main(p, c->remaining());
   if (schemas_cmd->parsed()) {
     for (const Schema* s : schema_registry()) std::cout << schema_markdown(*s) << "\n";
     return 0;
