@@ -62,7 +62,8 @@ median_ms() { # command...: median wall ms of RUNS runs
   printf '%s\n' "${t[@]}" | sort -n | awk '{v[NR]=$1} END {printf "%.2f", v[int((NR+1)/2)]/1000}'
 }
 set_prolog() {
-  { [ -n "$1" ] && echo "Prolog=$1"; } >"$HOOKS" || : >"$HOOKS"
+  # Never an empty file: Slurm warns about an empty included file on every command.
+  { echo "# scripts/bench-prolog.sh"; [ -z "$1" ] || echo "Prolog=$1"; } >"$HOOKS"
   scontrol reconfigure
   for _ in $(seq 1 100); do
     if scontrol show config | grep -q "^Prolog *= *${1:-(null)}$"; then return; fi

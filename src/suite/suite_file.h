@@ -50,7 +50,7 @@ struct CheckEntry {
 
 struct ProfileSpec {
   double budget_s = 30;             // the whole profile, all checks together
-  double default_timeout_s = 10;    // a check's timeout when it names none (never more than the budget)
+  double default_timeout_s = 10;    // a check's timeout when it names none (the budget ends any check anyway)
   bool drain = false;               // call scontrol to drain/resume (healthcheck: default true)
   std::vector<CheckEntry> checks;
 };

@@ -64,7 +64,7 @@ exit_codes = "zero-ok"
   EXPECT_EQ(p.checks[0].args, (std::vector<std::string>{"-v", "/", "--usage-critical-threshold", "90"}));
   EXPECT_EQ(p.checks[0].timeout_s, 3);
   EXPECT_EQ(p.checks[0].severity, Severity::Drain);
-  EXPECT_EQ(p.checks[1].timeout_s, 12) << "a check's timeout never exceeds the budget";
+  EXPECT_EQ(p.checks[1].timeout_s, 60) << "kept as written: the budget ends it (tested in Supervisor)";
   EXPECT_EQ(p.checks[1].severity, Severity::Warn);
   EXPECT_TRUE(p.checks[1].fail_on_warning);
   EXPECT_FALSE(p.checks[1].nagios_exit_codes);
