@@ -76,11 +76,21 @@ SRUN=(srun -w node1 -p gpu --gres=gpu:2 -J gcm-bench-prolog true)
 set_prolog ""
 "${SRUN[@]}"
 without=$(median_ms "${SRUN[@]}")
+# The floor of any prolog on this machine: slurmd forking and waiting for a program that does nothing.
+printf '#!/bin/sh\nexec /bin/true\n' >"$WORK/true.sh"
+chmod 755 "$WORK/true.sh"
+set_prolog "$WORK/true.sh"
+"${SRUN[@]}"
+with_true=$(median_ms "${SRUN[@]}")
 set_prolog "$WORK/prolog.sh"
 "${SRUN[@]}"
 grep -q "PASS" "$WORK/logs/prolog_logs/node1.log" || { echo "the prolog did not pass:" >&2; cat "$WORK/logs/prolog_logs/node1.log" >&2; exit 1; }
 with=$(median_ms "${SRUN[@]}")
 alone=$(SLURMD_NODENAME=node1 SLURM_JOB_ID=1 SLURM_JOB_GPUS=0,1 median_ms "$BUILD/gcm" prolog --suite "$WORK/suite.toml")
-awk -v a="$without" -v b="$with" -v c="$alone" -v n="$RUNS" 'BEGIN {
-  printf "srun true on node1, median of %d: without Prolog %.1f ms, with gcm prolog %.1f ms: +%.1f ms (%.2fx); budget +50 ms\n", n, a, b, b - a, b / a
-  printf "gcm prolog alone (3 checks, fake NVML): median %.1f ms\n", c }'
+true_alone=$(median_ms /bin/true)
+version=$(median_ms "$BUILD/gcm" --version)
+awk -v a="$without" -v t="$with_true" -v b="$with" -v c="$alone" -v f="$true_alone" -v v="$version" -v n="$RUNS" \
+    -v load="$(cut -d' ' -f1 /proc/loadavg)" -v cpus="$(nproc)" 'BEGIN {
+  printf "srun true on node1, median of %d (load %s on %d CPUs):\n", n, load, cpus
+  printf "  no Prolog %.1f ms; Prolog=/bin/true %.1f ms (+%.1f); Prolog=gcm prolog %.1f ms (+%.1f ms, %.2fx; +%.1f ms over the /bin/true prolog). Budget: +50 ms\n", a, t, t - a, b, b - a, b / a, b - t
+  printf "  alone: gcm prolog (3 checks, fake NVML) %.1f ms; gcm --version %.1f ms; /bin/true %.1f ms\n", c, v, f }'

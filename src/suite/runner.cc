@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -282,11 +283,12 @@ std::optional<int64_t> env_job_id() {
   return v;
 }
 
-std::string read_first_line(const std::string& path) {
+std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path);
-  std::string l;
-  std::getline(in, l);
-  return l;
+  std::vector<std::string> out;
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty()) out.push_back(l);
+  return out;
 }
 
 // Drains or resumes the node by gcm's ownership rules; everything it decides is logged.
@@ -312,8 +314,7 @@ void settle_node(const RunnerOptions& opts, const SuiteFile& suite, const Contex
              e.what());
     return;
   }
-  std::vector<std::string> adopted;
-  if (std::string m = read_first_line(marker); !m.empty()) adopted.push_back(m);
+  std::vector<std::string> adopted = read_lines(marker);
   Ownership owner = reason_owner(st, adopted);
   try {
     if (failed) {
@@ -348,15 +349,19 @@ void settle_node(const RunnerOptions& opts, const SuiteFile& suite, const Contex
   }
 }
 
-void write_marker(const std::string& state_dir, const std::string& node, Profile p, const std::string& reason,
-                  spdlog::logger& log) {
+// Adds the reason Slurm gives a node whose prolog/epilog failed to the node's marker: a failed prolog is followed by
+// the job's epilog, which may fail too, while Slurm keeps the first reason ("Prolog error"), so both must count.
+void write_marker(const std::string& state_dir, const std::string& node, Profile p, spdlog::logger& log) {
+  std::string path = failure_marker_path(state_dir, node);
+  std::string slurm_reason = p == Profile::Prolog ? "Prolog error" : "Epilog error";
+  std::vector<std::string> lines = read_lines(path);
+  if (std::find(lines.begin(), lines.end(), slurm_reason) != lines.end()) return;
   std::error_code ec;
   std::filesystem::create_directories(state_dir, ec);
-  std::ofstream out(failure_marker_path(state_dir, node), std::ios::trunc);
-  // Line 1: the reason Slurm gives a node whose prolog/epilog failed; line 2: gcm's verdict.
-  out << (p == Profile::Prolog ? "Prolog error" : "Epilog error") << "\n" << reason << "\n";
-  if (!out.flush()) log.warn("cannot write {}: a Slurm drain for this failure will not count as gcm's",
-                             failure_marker_path(state_dir, node));
+  std::ofstream out(path, std::ios::app);
+  out << slurm_reason << "\n";
+  if (!out.flush()) log.warn("cannot write {}: Slurm's '{}' for this failure will not count as gcm's", path,
+                             slurm_reason);
 }
 
 }  // namespace
@@ -508,7 +513,7 @@ int run_profile(const RunnerOptions& opts) {
                                      : "";
   if (opts.profile != Profile::HealthCheck) {
     std::error_code ec;
-    if (failed) write_marker(suite.state_dir, ctx.node, opts.profile, reason, *log);
+    if (failed) write_marker(suite.state_dir, ctx.node, opts.profile, *log);
     else if (opts.profile == Profile::Prolog) std::filesystem::remove(failure_marker_path(suite.state_dir, ctx.node), ec);
   }
   if (opts.drain.value_or(spec->drain)) settle_node(opts, suite, ctx, failed, reason, *log);

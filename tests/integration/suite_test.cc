@@ -143,9 +143,16 @@ TEST(Suite, PrologFailureExitsOneAndRecordsItWithoutCallingScontrol) {
   EXPECT_NE(r.out.find("FAIL - 3 checks, 1 failed (gpu memory errors)"), std::string::npos) << r.out;
   EXPECT_EQ(n.calls(), "");
   EXPECT_FALSE(std::filesystem::exists(n.dir + "/gpu-jobs/1")) << "no mapping for a job that will not run";
-  std::string marker = read_text(n.dir + "/state/node1.failed");
-  EXPECT_EQ(marker.substr(0, marker.find('\n')), "Prolog error");
-  EXPECT_NE(marker.find("gcm: gpu memory errors: "), std::string::npos) << marker;
+  EXPECT_EQ(read_text(n.dir + "/state/node1.failed"), "Prolog error\n");
+  // The failed job's epilog fails too: both of Slurm's reasons count as gcm's, whichever Slurm keeps.
+  EXPECT_EQ(n.run("epilog", R"(
+[epilog]
+[[epilog.checks]]
+name = "gpu memory errors"
+check = "check-nvidia-smi"
+args = ["-c", "ecc_uncorrected_volatile_total"]
+)", {"SLURM_JOB_ID=43"}).exit_code, 1);
+  EXPECT_EQ(read_text(n.dir + "/state/node1.failed"), "Prolog error\nEpilog error\n");
 }
 
 TEST(Suite, HealthcheckDrainsWithGcmReasonInAMinimalEnvironment) {
@@ -201,6 +208,7 @@ TEST(Suite, HealthcheckAdoptsSlurmsPrologErrorOnlyAfterGcmsPrologFailed) {
 
   n.scenario["devices"][1]["ecc"]["volatile_uncorrected"] = 1;
   EXPECT_EQ(n.run("prolog", kEccSuite, {"SLURM_JOB_ID=44"}).exit_code, 1);
+  EXPECT_EQ(n.run("epilog", kEccSuite, {"SLURM_JOB_ID=44"}).exit_code, 0) << "its epilog checks only the count";
   auto still_bad = n.run("healthcheck", kEccSuite);  // gcm's prolog failed: the reason becomes gcm's own
   EXPECT_EQ(still_bad.exit_code, 1);
   EXPECT_NE(n.calls().find("update NodeName=node1 State=DRAIN Reason=gcm: gpu memory errors: "), std::string::npos)
