@@ -9,7 +9,7 @@ endfunction()
 page(gcm)
 execute_process(COMMAND ${GCM} --help OUTPUT_VARIABLE top)
 # Subcommand names: the indented words of the SUBCOMMANDS section.
-string(REGEX MATCH "SUBCOMMANDS:.*" subs "${top}")
+string(REGEX MATCH "[Ss][Uu][Bb][Cc][Oo][Mm][Mm][Aa][Nn][Dd][Ss]:.*" subs "${top}")
 string(REGEX MATCHALL "\n  [a-z_]+" names "${subs}")
 foreach(n ${names})
   string(STRIP "${n}" n)
