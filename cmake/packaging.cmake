@@ -44,6 +44,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_STRIP_FILES ON)  # debug info stays in the build tree
 # libcurl (HTTP sinks) is dlopen'ed, so dpkg-shlibdeps cannot see it.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libcurl4")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "slurm-client")

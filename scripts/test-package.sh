@@ -36,6 +36,11 @@ for u in /lib/systemd/system/gcm-*.service; do
   cmd=$(sed -n 's|^ExecStart=/usr/bin/gcm \([a-z_]*\).*|\1|p' "$u")
   check /usr/bin/gcm "$cmd" --help >/dev/null
 done
+# The units and the slices are valid systemd files (systemd need not run here).
+if command -v systemd-analyze >/dev/null; then
+  check systemd-analyze verify --man=no /lib/systemd/system/gcm-*.service /lib/systemd/system/gcm-*.timer \
+    /lib/systemd/system/gcm*.slice
+fi
 dpkg --purge gcm >/dev/null
 check test ! -e /usr/bin/gcm
 trap - EXIT
