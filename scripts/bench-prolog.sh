@@ -90,7 +90,7 @@ alone=$(SLURMD_NODENAME=node1 SLURM_JOB_ID=1 SLURM_JOB_GPUS=0,1 median_ms "$BUIL
 true_alone=$(median_ms /bin/true)
 version=$(median_ms "$BUILD/gcm" --version)
 awk -v a="$without" -v t="$with_true" -v b="$with" -v c="$alone" -v f="$true_alone" -v v="$version" -v n="$RUNS" \
-    -v load="$(cut -d' ' -f1 /proc/loadavg)" -v cpus="$(nproc)" 'BEGIN {
-  printf "srun true on node1, median of %d (load %s on %d CPUs):\n", n, load, cpus
+    -v loadavg="$(cut -d' ' -f1 /proc/loadavg)" -v cpus="$(nproc)" 'BEGIN {
+  printf "srun true on node1, median of %d (load %s on %d CPUs):\n", n, loadavg, cpus
   printf "  no Prolog %.1f ms; Prolog=/bin/true %.1f ms (+%.1f); Prolog=gcm prolog %.1f ms (+%.1f ms, %.2fx; +%.1f ms over the /bin/true prolog). Budget: +50 ms\n", a, t, t - a, b, b - a, b / a, b - t
   printf "  alone: gcm prolog (3 checks, fake NVML) %.1f ms; gcm --version %.1f ms; /bin/true %.1f ms\n", c, v, f }'
