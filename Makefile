@@ -5,7 +5,7 @@ FUZZ_DIR ?= build-fuzz
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build test unit-test integration-test asan-test fuzz demo bench clean
+.PHONY: all deps build package test unit-test integration-test asan-test fuzz demo bench clean
 
 all: build
 
@@ -17,6 +17,10 @@ $(BUILD_DIR)/build.ninja:
 
 build: deps $(BUILD_DIR)/build.ninja
 	ninja -C $(BUILD_DIR) -j $(JOBS)
+
+# The Debian package (CPack): build/gcm_<version>_<arch>.deb.
+package: build
+	cd $(BUILD_DIR) && cpack -G DEB
 
 # Every test: unit, golden and integration (real Prometheus, real OTLP receiver), then the unit tests again under
 # AddressSanitizer and UndefinedBehaviorSanitizer (clang 14).

@@ -28,6 +28,9 @@ ctest --test-dir "$BUILD" --output-on-failure -L integration || status=1
 bash tests/testbed/stop.sh || status=1
 trap - EXIT
 
+echo "== Debian package: build, dpkg -i, run the installed commands, remove"
+./scripts/test-package.sh "$BUILD" || status=1
+
 echo "== sanitizer build: unit tests under AddressSanitizer + UndefinedBehaviorSanitizer ($ASAN)"
 cmake -S . -B "$ASAN" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \
   -DGCM_SANITIZE=ON -DGCM_BUILD_BENCH=OFF -DGCM_WERROR=ON >/dev/null

@@ -100,6 +100,13 @@ int gcm_main(int argc, char** argv) {
   hc_cmd->prefix_command();
   auto processor_cmd = add_slurm_processor_command(app);
   sub_names.push_back("slurm_processor");
+  std::vector<std::pair<CLI::App*, suite::Profile>> suite_cmds;
+  for (auto p : {suite::Profile::Prolog, suite::Profile::Epilog, suite::Profile::HealthCheck}) {
+    CLI::App* c = app.add_subcommand(suite::to_string(p), suite_command_help(p));
+    c->prefix_command();
+    c->set_help_flag();  // --help goes to the runner's own parser, which knows the options
+    suite_cmds.emplace_back(c, p);
+  }
 
   if (argc <= 1) {
     std::cout << app.help();
@@ -125,6 +132,8 @@ int gcm_main(int argc, char** argv) {
     return health_checks_main(static_cast<int>(hc_argv.size()), hc_argv.data());
   }
   if (slurm_processor_parsed(*processor_cmd)) return run_slurm_processor(*processor_cmd, config_path, kDefaultConfigPaths);
+  for (auto& [c, p] : suite_cmds)
+    if (c->parsed()) return suite_main(p, c->remaining());
   if (schemas_cmd->parsed()) {
     for (const Schema* s : schema_registry()) std::cout << schema_markdown(*s) << "\n";
     return 0;

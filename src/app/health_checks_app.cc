@@ -226,6 +226,8 @@ int dispatch_main(int argc, char** argv) {
   size_t slash = self.rfind('/');
   if (slash != std::string_view::npos) self.remove_prefix(slash + 1);
   if (self == "health_checks") return health_checks_main(argc, argv);
+  if (auto profile = suite_profile_of_program(self))
+    return suite_main(*profile, std::vector<std::string>(argv + 1, argv + argc));
   return gcm_main(argc, argv);
 }
 

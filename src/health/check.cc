@@ -57,6 +57,7 @@ std::optional<std::string> CheckRun::output_line(const std::string& health_check
 }
 
 void CheckRun::print_output(const std::string& health_check, const CheckOutcome& o) const {
+  if (on_output) return on_output(health_check, o);
   if (auto line = output_line(health_check, o)) std::cout << *line << std::endl;
 }
 

@@ -39,6 +39,9 @@ class CheckRun {
   std::shared_ptr<spdlog::logger> log;
   std::unique_ptr<Sink> sink;  // null: telemetry goes nowhere (do_nothing)
   std::optional<std::string> gpu_node_id;  // known after a check read the GPUs; else from the node-id file
+  // Set by the suite runners (gcm prolog/epilog/healthcheck): every result print_output would show goes here
+  // instead of stdout, whatever the type, so the runner gets the check's own message.
+  std::function<void(const std::string& health_check, const CheckOutcome& o)> on_output;
 
   // The stdout line: printed for nagios/app or with --verbose-out; the message only for app or --verbose-out.
   std::optional<std::string> output_line(const std::string& health_check, const CheckOutcome& o) const;

@@ -44,6 +44,8 @@ constexpr SubCheck kSubChecks[] = {
     {"row_remap", "nvidia smi row_remap", "disable_nvidia_smi_row_remap"},
     {"row_remap_pending", "nvidia smi row_remap_pending", "disable_nvidia_smi_row_remap_pending"},
     {"row_remap_failed", "nvidia smi row_remap_failed", "disable_nvidia_smi_row_remap_failed"},
+    // Not in the reference: a GPU without persistence mode re-initialises at every job start (seconds).
+    {"persistence_mode", "nvidia smi persistence_mode", "disable_nvidia_smi_persistence_mode"},
 };
 
 // One NVML call that failed: it raises the sub-check to the mapped level and is named in the message.
@@ -430,6 +432,13 @@ class CheckNvidiaSmi : public HealthCheck {
         return ecc("ecc_uncorrected_volatile_total", nvml::ECC_UNCORRECTED, ecc_unc_threshold_);
       if (which == "ecc_corrected_volatile_total")
         return ecc("ecc_corrected_volatile_total", nvml::ECC_CORRECTED, ecc_corr_threshold_);
+      if (which == "persistence_mode")
+        return per_gpu("persistence_mode", all, [&](unsigned g) -> std::string {
+          auto m = nv.get<unsigned>("nvmlDeviceGetPersistenceMode", g, [](const A& a, D h, unsigned* v) {
+            return a.DeviceGetPersistenceMode(h, v);
+          });
+          return m == 1 ? "" : "persistence mode is disabled";
+        });
       if (which == "vbios_mismatch") {
         std::string expected = vbios_;
         return per_gpu("vbios_mismatch", all, [&](unsigned g) -> std::string {

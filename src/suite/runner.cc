@@ -1,0 +1,540 @@
+#include "suite/runner.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/sinks/stdout_sinks.h>
+
+#include "app/option_binder.h"
+#include "core/config.h"
+#include "core/logging.h"
+#include "health/check.h"
+#include "suite/gpu_job_mapping.h"
+#include "suite/supervisor.h"
+
+namespace gcm::suite {
+
+namespace {
+
+using health::CheckOutcome;
+using health::ExitCode;
+
+// One check of the profile, resolved and configured in the parent before anything is forked.
+struct Prepared {
+  const CheckEntry* entry = nullptr;
+  const health::HealthCheckSpec* spec = nullptr;  // null for an external command
+  std::unique_ptr<CLI::App> app;
+  std::unique_ptr<OptionBinder> binder;
+  std::unique_ptr<health::HealthCheck> check;
+  int64_t timeout_opt = 300;
+};
+
+std::string known_checks() {
+  std::string s;
+  for (const auto& spec : health::health_check_registry())
+    s += (s.empty() ? "" : ", ") + fmt::format("'{}'", fmt::join(spec.path, " "));
+  return s;
+}
+
+void apply_options(Prepared& p) {
+  const CheckEntry& e = *p.entry;
+  for (const auto& [key_node, node] : *e.options) {
+    std::string key(key_node.str());
+    CLI::Option* opt = nullptr;
+    std::string known;
+    for (const auto& [param, o] : p.binder->bindings()) {
+      if (param == key) opt = o;
+      known += (known.empty() ? "" : ", ") + param;
+    }
+    if (!opt)
+      throw SuiteError(fmt::format("suite {}: options: '{}' is not an option of '{}' (its options: {})",
+                                   e.where, key, fmt::join(e.check, " "), known));
+    if (opt->count() > 0) continue;  // args win
+    std::vector<std::string> args;
+    if (const toml::array* arr = node.as_array()) {
+      for (const auto& v : *arr)
+        if (auto s = toml_scalar_to_arg(v)) args.push_back(*s);
+        else throw SuiteError(fmt::format("suite {}: options.{}: list items must be strings or numbers", e.where, key));
+    } else if (auto s = toml_scalar_to_arg(node)) {
+      args.push_back(*s);
+    } else {
+      throw SuiteError(fmt::format("suite {}: options.{}: expected a string, number or boolean", e.where, key));
+    }
+    try {
+      opt->add_result(args);
+      opt->run_callback();
+    } catch (const CLI::Error& err) {
+      throw SuiteError(fmt::format("suite {}: options.{} = {}: {}", e.where, key, fmt::join(args, ", "), err.what()));
+    }
+  }
+}
+
+std::vector<std::unique_ptr<Prepared>> prepare(const ProfileSpec& spec) {
+  std::vector<std::unique_ptr<Prepared>> out;
+  for (const auto& e : spec.checks) {
+    auto p = std::make_unique<Prepared>();
+    p->entry = &e;
+    if (!e.check.empty()) {
+      for (const auto& s : health::health_check_registry())
+        if (s.path == e.check) p->spec = &s;
+      if (!p->spec)
+        throw SuiteError(fmt::format("suite {}: unknown check '{}' for '{}' (checks in this build: {})", e.where,
+                                     fmt::join(e.check, " "), e.name, known_checks()));
+      p->app = std::make_unique<CLI::App>(e.name, fmt::format("{}", fmt::join(e.check, " ")));
+      p->binder = std::make_unique<OptionBinder>(*p->app);
+      p->timeout_opt = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(e.timeout_s)));
+      if (p->spec->has_timeout)
+        p->binder->option("--timeout", "timeout", p->timeout_opt, "Seconds each external command may run.");
+      p->check = p->spec->setup(*p->binder);
+      std::vector<std::string> rev(e.args.rbegin(), e.args.rend());
+      try {
+        p->app->parse(rev);
+      } catch (const CLI::ParseError& err) {
+        throw SuiteError(fmt::format("suite {}: args of '{}': {}", e.where, fmt::join(e.check, " "), err.what()));
+      }
+      if (e.options) apply_options(*p);
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+void write_all(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::write(fd, s.data() + off, s.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    off += static_cast<size_t>(n);
+  }
+}
+
+void write_result(int fd, const nlohmann::json& j) {
+  write_all(fd, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+struct Context {
+  const SuiteFile* suite = nullptr;
+  Profile profile = Profile::Prolog;
+  std::string node;
+  std::string cluster;
+  health::Killswitches killswitches;
+};
+
+health::CheckType check_type(Profile p) {
+  switch (p) {
+    case Profile::Prolog: return health::CheckType::Prolog;
+    case Profile::Epilog: return health::CheckType::Epilog;
+    case Profile::HealthCheck: return health::CheckType::Nagios;
+  }
+  return health::CheckType::Nagios;
+}
+
+[[noreturn]] void run_builtin_child(const Context& ctx, Prepared& p, int res_fd) {
+  health::CheckRun run;
+  run.cluster = ctx.cluster;
+  run.type = check_type(ctx.profile);
+  run.verbose_out = true;
+  run.timeout_s = p.timeout_opt;
+  run.killswitches = ctx.killswitches;
+  // Its log lines go to stderr, which the parent captures (a rotating log file is not safe to share).
+  run.log = std::make_shared<spdlog::logger>(p.entry->name, std::make_shared<spdlog::sinks::stderr_sink_st>());
+  run.on_output = [res_fd](const std::string& hc, const CheckOutcome& o) {
+    write_result(res_fd, {{"health_check", hc}, {"code", static_cast<int>(o.code)}, {"msg", o.msg}});
+  };
+  int rc = 3;
+  try {
+    rc = p.check->run(run);
+  } catch (const health::CheckUsageError& e) {
+    write_result(res_fd, {{"usage_error", e.what()}});
+    rc = 2;
+  } catch (const std::exception& e) {
+    write_result(res_fd, {{"error", e.what()}});
+    rc = 1;
+  }
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  ::_exit(rc);
+}
+
+[[noreturn]] void run_command_child(const CheckEntry& e, int res_fd) {
+  std::vector<char*> argv;
+  for (const auto& a : e.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  if (e.command[0].find('/') != std::string::npos) ::execv(argv[0], argv.data());
+  else ::execvp(argv[0], argv.data());
+  write_result(res_fd, {{"start_error", fmt::format("cannot run '{}': {}", e.command[0], std::strerror(errno))}});
+  ::_exit(127);
+}
+
+struct Verdict {
+  std::string name;
+  ExitCode code = ExitCode::UNKNOWN;
+  bool timed_out = false;
+  bool failed = false;  // the node must not run jobs because of this check
+  std::string msg;
+  double start = 0, end = 0;
+};
+
+std::string last_line(const std::string& text) {
+  std::istringstream in(text);
+  std::string last;
+  for (std::string l; std::getline(in, l);) {
+    size_t b = l.find_first_not_of(" \t\r");
+    if (b != std::string::npos) last = l.substr(b);
+  }
+  if (last.size() > 300) last = last.substr(0, 300) + "...";
+  return last;
+}
+
+std::string seconds_text(double s) { return s == std::floor(s) ? fmt::format("{}", s) : fmt::format("{:.1f}", s); }
+
+Verdict judge(const Context& ctx, const ProfileSpec& spec, const CheckEntry& e, const JobOutcome& o) {
+  Verdict v;
+  v.name = e.name;
+  v.start = o.start;
+  v.end = o.end > 0 ? o.end : o.start;
+  std::optional<std::string> msg, usage_error, error, start_error;
+  std::istringstream in(o.results);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object()) continue;
+    if (j.contains("msg")) msg = j.value("msg", "");
+    if (j.contains("usage_error")) usage_error = j.value("usage_error", "");
+    if (j.contains("error")) error = j.value("error", "");
+    if (j.contains("start_error")) start_error = j.value("start_error", "");
+  }
+  bool builtin = !e.check.empty();
+  if (!o.started) {
+    v.code = ExitCode::UNKNOWN;
+    v.msg = "could not start: " + o.start_error;
+  } else if (o.timed_out) {
+    v.code = ExitCode::CRITICAL;
+    v.timed_out = true;
+    v.msg = fmt::format("timed out: killed after its {} s timeout", seconds_text(e.timeout_s));
+  } else if (o.budget_exhausted) {
+    v.code = ExitCode::CRITICAL;
+    v.timed_out = true;
+    v.msg = fmt::format("timed out: killed when the {} budget of {} s ran out", to_string(ctx.profile),
+                        seconds_text(spec.budget_s));
+  } else if (o.term_signal) {
+    v.code = ExitCode::CRITICAL;
+    v.msg = fmt::format("{} by signal {} ({})", builtin ? "crashed" : "killed", o.term_signal,
+                        ::strsignal(o.term_signal));
+  } else if (start_error) {
+    v.code = ExitCode::UNKNOWN;
+    v.msg = *start_error;
+  } else if (usage_error) {
+    v.code = ExitCode::UNKNOWN;  // a misconfigured entry: reported loudly, but it says nothing about the node
+    v.msg = "usage error: " + *usage_error;
+  } else if (error) {
+    v.code = ExitCode::WARN;  // the reference's "check did not exit normally"
+    v.msg = "check did not exit normally: " + *error;
+  } else if (builtin || e.nagios_exit_codes) {
+    v.code = o.exit_code >= 0 && o.exit_code <= 3 ? static_cast<ExitCode>(o.exit_code)
+                                                   : (builtin ? ExitCode::UNKNOWN : ExitCode::CRITICAL);
+    v.msg = msg ? *msg : last_line(o.output);
+    if (!builtin && o.exit_code > 3) v.msg = fmt::format("exit {}: {}", o.exit_code, v.msg);
+  } else {
+    v.code = o.exit_code == 0 ? ExitCode::OK : ExitCode::CRITICAL;
+    v.msg = o.exit_code == 0 ? last_line(o.output) : fmt::format("exit {}: {}", o.exit_code, last_line(o.output));
+  }
+  bool bad = v.code == ExitCode::CRITICAL || (e.fail_on_warning && v.code == ExitCode::WARN);
+  v.failed = e.severity == Severity::Drain && bad;
+  return v;
+}
+
+std::string verdict_line(const Verdict& v) {
+  std::string word = v.timed_out ? "TIMEOUT" : health::status_word(v.code);
+  std::string line = fmt::format("{} - {} [{:.2f} s]", word, v.name, std::max(0.0, v.end - v.start));
+  if (!v.msg.empty()) line += ". " + v.msg.substr(0, v.msg.find('\n'));
+  return line;
+}
+
+std::string with_node(std::string value, const std::string& node) {
+  for (size_t p; (p = value.find("{node}")) != std::string::npos;) value.replace(p, 6, node);
+  return value;
+}
+
+void set_environment(const SuiteFile& s, const std::string& node) {
+  if (!std::getenv("PATH")) ::setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 1);
+  for (const auto& [k, v] : s.environment) ::setenv(k.c_str(), with_node(v, node).c_str(), 1);
+}
+
+std::optional<int64_t> env_job_id() {
+  const char* id = std::getenv("SLURM_JOB_ID");
+  if (!id || !*id) return std::nullopt;
+  char* end = nullptr;
+  long long v = std::strtoll(id, &end, 10);
+  if (*end) return std::nullopt;
+  return v;
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty()) out.push_back(l);
+  return out;
+}
+
+// Drains or resumes the node by gcm's ownership rules; everything it decides is logged.
+void settle_node(const RunnerOptions& opts, const SuiteFile& suite, const Context& ctx, bool failed,
+                 const std::string& reason, spdlog::logger& log) {
+  std::string marker = failure_marker_path(suite.state_dir, ctx.node);
+  ScontrolRunner scontrol = opts.scontrol;
+  if (!scontrol) {
+    auto path = locate_scontrol(suite.scontrol);
+    if (!path) {
+      log.error("cannot {} node {}: scontrol not found (PATH, /usr/bin, /usr/local/bin, /opt/slurm/bin, /usr/sbin; "
+                "set [slurm] scontrol in the suite)", failed ? "drain" : "check", ctx.node);
+      return;
+    }
+    scontrol = make_scontrol_runner(*path, locate_slurm_conf(suite.slurm_conf), suite.slurm_timeout_s);
+  }
+  NodeState st;
+  try {
+    st = show_node(scontrol, ctx.node);
+  } catch (const std::exception& e) {
+    // Before slurmd has registered, or slurmctld down: nothing to do now; the next run tries again.
+    log.warn("cannot read the state of node {} (not registered yet, or slurmctld unreachable): {}", ctx.node,
+             e.what());
+    return;
+  }
+  std::vector<std::string> adopted = read_lines(marker);
+  Ownership owner = reason_owner(st, adopted);
+  try {
+    if (failed) {
+      if (owner == Ownership::Other) {
+        log.warn("node {} already carries the reason '{}' (state {}), which gcm did not set: adding nothing "
+                 "(gcm's verdict: '{}')", ctx.node, st.reason, st.state, reason);
+        return;
+      }
+      if (st.drain && st.reason == reason) {
+        log.info("node {} is already drained with this reason", ctx.node);
+        return;
+      }
+      scontrol({"update", "NodeName=" + ctx.node, "State=DRAIN", "Reason=" + reason});
+      log.warn("drained node {} (was {}{}): {}", ctx.node, st.state,
+               st.reason.empty() ? "" : ", reason '" + st.reason + "'", reason);
+      std::cout << fmt::format("gcm {}: drained node {}: {}", to_string(ctx.profile), ctx.node, reason) << std::endl;
+      return;
+    }
+    if (ctx.profile != Profile::HealthCheck || !st.drain) return;
+    if (owner == Ownership::Gcm) {
+      scontrol({"update", "NodeName=" + ctx.node, "State=RESUME"});
+      std::error_code ec;
+      std::filesystem::remove(marker, ec);
+      log.warn("resumed node {}: its checks pass again (it was drained by gcm: '{}')", ctx.node, st.reason);
+      std::cout << fmt::format("gcm healthcheck: resumed node {} (was drained by gcm: {})", ctx.node, st.reason)
+                << std::endl;
+    } else {
+      log.info("node {} is drained with a reason gcm did not set ('{}'): not resuming", ctx.node, st.reason);
+    }
+  } catch (const std::exception& e) {
+    log.error("scontrol failed for node {}: {}", ctx.node, e.what());
+  }
+}
+
+// Adds the reason Slurm gives a node whose prolog/epilog failed to the node's marker: a failed prolog is followed by
+// the job's epilog, which may fail too, while Slurm keeps the first reason ("Prolog error"), so both must count.
+void write_marker(const std::string& state_dir, const std::string& node, Profile p, spdlog::logger& log) {
+  std::string path = failure_marker_path(state_dir, node);
+  std::string slurm_reason = p == Profile::Prolog ? "Prolog error" : "Epilog error";
+  std::vector<std::string> lines = read_lines(path);
+  if (std::find(lines.begin(), lines.end(), slurm_reason) != lines.end()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(state_dir, ec);
+  std::ofstream out(path, std::ios::app);
+  out << slurm_reason << "\n";
+  if (!out.flush()) log.warn("cannot write {}: Slurm's '{}' for this failure will not count as gcm's", path,
+                             slurm_reason);
+}
+
+}  // namespace
+
+std::string failure_marker_path(const std::string& state_dir, const std::string& node) {
+  return fmt::format("{}/{}.failed", state_dir, node);
+}
+
+int run_profile(const RunnerOptions& opts) {
+  const char* profile_name = to_string(opts.profile);
+  SuiteFile suite;
+  std::vector<std::unique_ptr<Prepared>> prepared;
+  const ProfileSpec* spec = nullptr;
+  try {
+    suite = load_suite(opts.suite_path);
+    auto it = suite.profiles.find(opts.profile);
+    if (it == suite.profiles.end())
+      throw SuiteError(fmt::format("suite {}: has no [{}] table", suite.path, profile_name));
+    spec = &it->second;
+    prepared = prepare(*spec);
+  } catch (const SuiteError& e) {
+    std::cerr << "Error: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (opts.validate_only) {
+    std::cout << fmt::format("{}: {} checks, budget {} s, drain {}\n", profile_name, spec->checks.size(),
+                             seconds_text(spec->budget_s), opts.drain.value_or(spec->drain));
+    for (const auto& e : spec->checks) {
+      std::string what = e.check.empty() ? fmt::format("command {}", fmt::join(e.command, " "))
+                                         : fmt::format("{} {}", fmt::join(e.check, " "), fmt::join(e.args, " "));
+      std::cout << fmt::format("  {}: {} [timeout {} s, severity {}{}]\n", e.name, what, seconds_text(e.timeout_s),
+                               e.severity == Severity::Drain ? "drain" : e.severity == Severity::Warn ? "warn" : "ignore",
+                               e.fail_on_warning ? ", fails on WARNING" : "");
+    }
+    return kExitPass;
+  }
+
+  Context ctx;
+  ctx.suite = &suite;
+  ctx.profile = opts.profile;
+  ctx.node = opts.node ? *opts.node : slurm_node_name();
+  set_environment(suite, ctx.node);
+  // Several slurmd on one host (multiple-slurmd setups, the testbed) need a mapping directory each.
+  suite.gpu_job_mapping_dir = with_node(suite.gpu_job_mapping_dir, ctx.node);
+  std::optional<std::string> conf = locate_slurm_conf(suite.slurm_conf);
+  ctx.cluster = suite.cluster ? *suite.cluster
+                              : (conf ? cluster_name_of(*conf) : std::nullopt).value_or("local-node");
+  std::shared_ptr<spdlog::logger> log;
+  try {
+    log = setup_logging({profile_name, ctx.node, suite.log_folder, suite.log_level, opts.log_stdout});
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "Error: suite " << suite.path << ": [suite] log_level: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (suite.features_config) {
+    try {
+      std::vector<std::string> warnings;
+      ctx.killswitches = health::Killswitches::load(*suite.features_config, &warnings);
+      for (const auto& w : warnings) log->warn("{}", w);
+    } catch (const std::exception& e) {
+      log->error("features_config {}: {} (no killswitch applies)", *suite.features_config, e.what());
+    }
+  }
+
+  auto job_id = env_job_id();
+  auto gpus = job_gpus_from_environment();
+  if (opts.profile == Profile::Epilog && !suite.gpu_job_mapping_dir.empty() && job_id) {
+    size_t n = remove_mapping_files(suite.gpu_job_mapping_dir, *job_id, gpus);
+    log->info("job {}: removed {} GPU mapping files from {}", *job_id, n, suite.gpu_job_mapping_dir);
+  }
+
+  // Every child is forked before this process starts any thread (the sink is made afterwards).
+  std::vector<Job> jobs;
+  for (auto& p : prepared) {
+    Job j;
+    j.name = p->entry->name;
+    j.timeout_s = p->entry->timeout_s;
+    Prepared* pp = p.get();
+    if (pp->spec) j.child_main = [&ctx, pp](int fd) { run_builtin_child(ctx, *pp, fd); };
+    else j.child_main = [pp](int fd) { run_command_child(*pp->entry, fd); };
+    jobs.push_back(std::move(j));
+  }
+  std::cout.flush();
+  std::fflush(nullptr);
+  double t0 = health::CheckRun::now();
+  std::vector<JobOutcome> outcomes = run_jobs(jobs, spec->budget_s);
+  double elapsed = health::CheckRun::now() - t0;
+
+  std::vector<Verdict> verdicts;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    verdicts.push_back(judge(ctx, *spec, spec->checks[i], outcomes[i]));
+    const Verdict& v = verdicts.back();
+    std::string line = verdict_line(v);
+    std::cout << line << "\n";
+    if (v.failed) log->error("{}", line);
+    else if (v.code == ExitCode::OK) log->info("{}", line);
+    else log->warn("{}", line);
+    if (!outcomes[i].output.empty())
+      log->debug("{} output:\n{}", v.name, outcomes[i].output);
+  }
+  std::vector<std::string> failed_names, warned_names, unknown_names;
+  const Verdict* first_failure = nullptr;
+  for (const auto& v : verdicts) {
+    if (v.failed) {
+      failed_names.push_back(v.name);
+      if (!first_failure) first_failure = &v;
+    } else if (v.code == ExitCode::WARN || v.code == ExitCode::CRITICAL) {
+      warned_names.push_back(v.name);
+    } else if (v.code == ExitCode::UNKNOWN) {
+      unknown_names.push_back(v.name);
+    }
+  }
+  bool failed = first_failure != nullptr;
+  std::string summary = fmt::format("gcm {} {}: {} - {} checks", profile_name, ctx.node, failed ? "FAIL" : "PASS",
+                                    verdicts.size());
+  if (failed) summary += fmt::format(", {} failed ({})", failed_names.size(), fmt::join(failed_names, ", "));
+  if (!warned_names.empty()) summary += fmt::format(", {} not OK without draining ({})", warned_names.size(),
+                                                        fmt::join(warned_names, ", "));
+  if (!unknown_names.empty()) summary += fmt::format(", {} unknown ({})", unknown_names.size(),
+                                                     fmt::join(unknown_names, ", "));
+  summary += fmt::format(" in {:.2f} s (budget {} s)", elapsed, seconds_text(spec->budget_s));
+  std::cout << summary << std::endl;
+  if (failed) log->error("{}", summary);
+  else log->info("{}", summary);
+
+  // Telemetry: one record per check, one for the suite. A sink failure is logged, never changes the verdict.
+  {
+    health::CheckRun tele;
+    tele.cluster = ctx.cluster;
+    tele.type = check_type(opts.profile);
+    tele.log = log;
+    try {
+      SinkContext sctx;
+      sctx.command = std::string("gcm ") + profile_name;
+      sctx.log = log;
+      sctx.retry.retries = 0;  // a prolog must not wait for a telemetry backend
+      tele.sink = make_sink(suite.sink, suite.sink_opts, sctx);
+    } catch (const std::exception& e) {
+      log->error("telemetry sink '{}': {} (no records sent)", suite.sink, e.what());
+    }
+    if (tele.sink) {
+      for (const auto& v : verdicts) tele.send_telemetry(v.name, {v.code, v.msg}, v.start, job_id, ctx.node);
+      tele.send_telemetry(fmt::format("gcm {}", profile_name),
+                          {failed ? ExitCode::CRITICAL : ExitCode::OK, summary}, t0, job_id, ctx.node);
+    }
+  }
+
+  std::string reason = first_failure ? drain_reason(first_failure->name, first_failure->msg, suite.reason_max_length)
+                                     : "";
+  if (opts.profile != Profile::HealthCheck) {
+    std::error_code ec;
+    if (failed) write_marker(suite.state_dir, ctx.node, opts.profile, *log);
+    else if (opts.profile == Profile::Prolog) std::filesystem::remove(failure_marker_path(suite.state_dir, ctx.node), ec);
+  }
+  if (opts.drain.value_or(spec->drain)) settle_node(opts, suite, ctx, failed, reason, *log);
+  else if (failed) log->info("not calling scontrol from the {} (drain = false): the exit code drains node {}",
+                             profile_name, ctx.node);
+
+  if (!failed && opts.profile == Profile::Prolog && !suite.gpu_job_mapping_dir.empty()) {
+    if (!job_id) {
+      log->warn("SLURM_JOB_ID is not set: no GPU mapping files written");
+    } else {
+      try {
+        write_mapping_files(suite.gpu_job_mapping_dir, *job_id, gpus);
+        log->info("job {}: wrote mapping files for GPUs {} in {}", *job_id, fmt::join(gpus, ","),
+                  suite.gpu_job_mapping_dir);
+      } catch (const std::exception& e) {
+        log->error("job {}: {}", *job_id, e.what());
+      }
+    }
+  }
+  log->flush();
+  return failed ? kExitFail : kExitPass;
+}
+
+}  // namespace gcm::suite

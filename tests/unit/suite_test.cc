@@ -1,0 +1,221 @@
+// The suite file, drain reasons and node state, and the supervisor that runs checks in child processes.
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "health/check.h"
+#include "suite/slurm_node.h"
+#include "suite/suite_file.h"
+#include "suite/supervisor.h"
+
+namespace gcm::suite {
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_suite(text, "s.toml");
+  } catch (const SuiteError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SuiteFile, ReadsProfilesEntriesAndDefaults) {
+  SuiteFile s = parse_suite(R"(
+[suite]
+cluster = "c1"
+[slurm]
+scontrol = "/opt/x/scontrol"
+reason_max_length = 100
+[environment]
+A = "1"
+[prolog]
+budget = 12
+timeout = 3
+[[prolog.checks]]
+check = "check-storage disk-usage"
+args = ["-v", "/", "--usage-critical-threshold", 90]
+options = { inode_check = true }
+[[prolog.checks]]
+name = "tool"
+command = ["/bin/true"]
+timeout = 60
+severity = "warn"
+fail_on = "warning"
+exit_codes = "zero-ok"
+[healthcheck]
+)", "s.toml");
+  EXPECT_EQ(s.cluster, "c1");
+  EXPECT_EQ(s.scontrol, "/opt/x/scontrol");
+  EXPECT_EQ(s.reason_max_length, 100u);
+  ASSERT_EQ(s.environment.size(), 1u);
+  const ProfileSpec& p = s.profiles.at(Profile::Prolog);
+  EXPECT_EQ(p.budget_s, 12);
+  EXPECT_FALSE(p.drain);
+  ASSERT_EQ(p.checks.size(), 2u);
+  EXPECT_EQ(p.checks[0].name, "check-storage disk-usage");
+  EXPECT_EQ(p.checks[0].check, (std::vector<std::string>{"check-storage", "disk-usage"}));
+  EXPECT_EQ(p.checks[0].args, (std::vector<std::string>{"-v", "/", "--usage-critical-threshold", "90"}));
+  EXPECT_EQ(p.checks[0].timeout_s, 3);
+  EXPECT_EQ(p.checks[0].severity, Severity::Drain);
+  EXPECT_EQ(p.checks[1].timeout_s, 60) << "kept as written: the budget ends it (tested in Supervisor)";
+  EXPECT_EQ(p.checks[1].severity, Severity::Warn);
+  EXPECT_TRUE(p.checks[1].fail_on_warning);
+  EXPECT_FALSE(p.checks[1].nagios_exit_codes);
+  EXPECT_TRUE(s.profiles.at(Profile::HealthCheck).drain) << "health-check mode drains by default";
+  EXPECT_FALSE(s.profiles.count(Profile::Epilog));
+}
+
+TEST(SuiteFile, ErrorsNameTheFileTheEntryTheLineAndWhatWasExpected) {
+  EXPECT_EQ(error_of("[prolog]\nbugdet = 3\n"),
+            "suite s.toml: [prolog] (line 2): unknown key 'bugdet' (expected one of: budget, checks, drain, timeout)");
+  EXPECT_EQ(error_of("[prolog]\n[[prolog.checks]]\nname = \"x\"\n"),
+            "suite s.toml: [[prolog.checks]] #1 (line 2): needs exactly one of 'check' (a built-in check, e.g. "
+            "\"check-nvidia-smi\") or 'command' (an external tool's argv)");
+  EXPECT_NE(error_of("[prolog]\n[[prolog.checks]]\ncheck = \"a\"\n[[prolog.checks]]\ncheck = \"a\"\n")
+                .find("#2 (line 4): a second check named 'a'"),
+            std::string::npos);
+  EXPECT_NE(error_of("[epilog]\n[[epilog.checks]]\ncheck = \"a\"\nseverity = \"fatal\"\n")
+                .find("severity 'fatal' is not one of drain, warn, ignore"),
+            std::string::npos);
+  EXPECT_NE(error_of("[epilog]\nbudget = 0\n").find("'budget' must be a number of seconds greater than 0"),
+            std::string::npos);
+  EXPECT_NE(error_of("[prolog]\n[[prolog.checks]]\ncommand = [\"/bin/x\"]\nargs = [\"y\"]\n")
+                .find("'args' and 'options' belong to built-in checks"),
+            std::string::npos);
+  EXPECT_NE(error_of("[prolog\n").find("suite s.toml: line 1"), std::string::npos);
+  EXPECT_NE(error_of("[sutie]\n").find("unknown key 'sutie'"), std::string::npos);
+}
+
+TEST(SuiteFile, TheShippedSuiteParsesAndNamesOnlyChecksOfTheReferenceTree) {
+  SuiteFile s = load_suite(std::string(GCM_SOURCE_DIR) + "/deploy/etc/gcm/suite.toml");
+  ASSERT_EQ(s.profiles.size(), 3u);
+  EXPECT_FALSE(s.profiles.at(Profile::Prolog).drain);
+  EXPECT_TRUE(s.profiles.at(Profile::HealthCheck).drain);
+  EXPECT_LT(s.profiles.at(Profile::HealthCheck).budget_s, 60) << "Slurm kills HealthCheckProgram at 60 s";
+  // Every check is one of the reference's command tree (so it resolves once that check is in the build); the
+  // ones this build has must resolve now (tests/integration/suite_test.cc runs them).
+  const std::set<std::string> groups = {"check-nvidia-smi", "check-syslogs", "check-ib", "check-storage",
+                                        "check-dcgmi", "cuda"};
+  for (const auto& [profile, spec] : s.profiles) {
+    EXPECT_FALSE(spec.checks.empty()) << to_string(profile);
+    for (const auto& e : spec.checks) {
+      ASSERT_FALSE(e.check.empty()) << e.where;
+      EXPECT_TRUE(groups.count(e.check[0])) << e.where << ": " << e.check[0];
+    }
+  }
+}
+
+TEST(DrainReason, PrefixFirstLineAndSlurmsLengthLimit) {
+  EXPECT_EQ(drain_reason("ecc", "GPU 1: 3 errors\nGPU 2: 1 error", 255), "gcm: ecc: GPU 1: 3 errors");
+  std::string r = drain_reason("ecc", std::string(400, 'x'), 64);
+  EXPECT_EQ(r.size(), 64u);
+  EXPECT_EQ(r.substr(0, 10), "gcm: ecc: ");
+  EXPECT_EQ(r.substr(61), "...");
+  // Never cut inside a UTF-8 sequence.
+  std::string u = drain_reason("t", std::string(20, 'a') + "\xC3\xA9\xC3\xA9\xC3\xA9", 32);
+  EXPECT_LE(u.size(), 32u);
+  EXPECT_NE(static_cast<unsigned char>(u[u.size() - 4]), 0xC3) << u;
+}
+
+TEST(NodeState, ParsesScontrolShowNodeAndOwnership) {
+  ScontrolRunner fake = [](const std::vector<std::string>& args) -> std::string {
+    EXPECT_EQ(args, (std::vector<std::string>{"show", "node", "node3"}));
+    return "NodeName=node3 Arch=x86_64 CoresPerSocket=4\n   CPUAlloc=0 CPUEfctv=4 CPUTot=4 CPULoad=0.00\n"
+           "   State=IDLE+DRAIN ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n"
+           "   Reason=gcm: ecc: GPU 1: count=3 [root@2026-11-29T21:00:00]\n";
+  };
+  NodeState s = show_node(fake, "node3");
+  EXPECT_EQ(s.state, "IDLE+DRAIN");
+  EXPECT_TRUE(s.drain);
+  EXPECT_EQ(s.reason, "gcm: ecc: GPU 1: count=3");
+  EXPECT_EQ(reason_owner(s, {}), Ownership::Gcm);
+  s.reason = "Prolog error";
+  EXPECT_EQ(reason_owner(s, {}), Ownership::Other);
+  EXPECT_EQ(reason_owner(s, {"Prolog error"}), Ownership::Gcm);
+  s.reason = "";
+  EXPECT_EQ(reason_owner(s, {}), Ownership::None);
+  ScontrolRunner unknown = [](const std::vector<std::string>&) -> std::string { return "Node node9 not found\n"; };
+  EXPECT_THROW(show_node(unknown, "node9"), std::runtime_error);
+}
+
+TEST(NodeName, SlurmdNodenameThenShortHostname) {
+  ::setenv("SLURMD_NODENAME", "node7", 1);
+  EXPECT_EQ(slurm_node_name(), "node7");
+  ::unsetenv("SLURMD_NODENAME");
+  std::string h = slurm_node_name();
+  EXPECT_FALSE(h.empty());
+  EXPECT_EQ(h.find('.'), std::string::npos);
+}
+
+TEST(LocateSlurm, ConfiguredPathsWinAndClusterNameIsReadLocally) {
+  EXPECT_EQ(locate_scontrol(std::string("/x/scontrol")), "/x/scontrol");
+  std::string conf = "/tmp/gcm-suite-unit-slurm.conf";
+  std::ofstream(conf) << "# c\nSlurmctldHost=localhost\nclustername = mycluster # comment\n";
+  EXPECT_EQ(cluster_name_of(conf), "mycluster");
+  EXPECT_EQ(locate_slurm_conf(conf), conf);
+  std::remove(conf.c_str());
+}
+
+TEST(Supervisor, RunsEveryJobKillsOverrunsAndKeepsResults) {
+  std::vector<Job> jobs;
+  jobs.push_back({"ok", 10, [](int fd) {
+                    (void)!::write(fd, "r1\n", 3);
+                    std::printf("hello\n");
+                    std::fflush(stdout);
+                    ::_exit(0);
+                  }});
+  jobs.push_back({"hang", 0.3, [](int) {
+                    for (;;) ::pause();
+                  }});
+  jobs.push_back({"crash", 10, [](int) { std::raise(SIGABRT); }});
+  jobs.push_back({"over budget", 100, [](int) {
+                    for (;;) ::pause();
+                  }});
+  auto out = run_jobs(jobs, 1.0);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_TRUE(out[0].exited);
+  EXPECT_EQ(out[0].exit_code, 0);
+  EXPECT_EQ(out[0].results, "r1\n");
+  EXPECT_EQ(out[0].output, "hello\n");
+  EXPECT_TRUE(out[1].timed_out);
+  EXPECT_FALSE(out[1].budget_exhausted);
+  EXPECT_EQ(out[2].term_signal, SIGABRT);
+  EXPECT_TRUE(out[3].budget_exhausted);
+  EXPECT_FALSE(out[3].timed_out);
+}
+
+TEST(Supervisor, AKilledCheckTakesTheToolsItStartedWithIt) {
+  std::string pidfile = "/tmp/gcm-suite-unit-grandchild.pid";
+  std::remove(pidfile.c_str());
+  std::vector<Job> jobs;
+  jobs.push_back({"starts a tool", 0.5, [pidfile](int) {
+                    ::execl("/bin/sh", "sh", "-c", ("sleep 600 & echo $! > " + pidfile + "; wait").c_str(),
+                            static_cast<char*>(nullptr));
+                    ::_exit(127);
+                  }});
+  auto out = run_jobs(jobs, 5);
+  EXPECT_TRUE(out[0].timed_out);
+  std::ifstream in(pidfile);
+  pid_t grandchild = 0;
+  ASSERT_TRUE(in >> grandchild);
+  // SIGKILL went to the whole process group; the grandchild is gone (or a zombie awaiting init) within moments.
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+    std::string s;
+    gone = !std::getline(stat, s) || s.find(") Z") != std::string::npos;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone) << "pid " << grandchild;
+  std::remove(pidfile.c_str());
+}
+
+}  // namespace
+}  // namespace gcm::suite
