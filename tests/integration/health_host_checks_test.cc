@@ -10,6 +10,7 @@
 #include <fstream>
 #include <regex>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <sstream>
 #include <sys/statvfs.h>
 
@@ -799,7 +800,7 @@ TEST(HostChecksKillswitch, EachCheckHonoursItsOwnFlag) {
     // No controller either: the real Slurm tools find no configuration.
     auto r = h.run(args, {"SLURM_CONF=" + h.dir + "/no-slurm.conf"});
     EXPECT_VERDICT(r, OK, std::string(c.name) + " is disabled by killswitch.");
-    EXPECT_NE(r.out.find("\"health_check\":\"" + std::string(c.name) + "\""), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\"health_check\": \"" + std::string(c.name) + "\""), std::string::npos) << r.out;
     // Another check's flag does not disable this one.
     h.write(features, "[HealthChecksFeatures]\ndisable_nvidia_smi = true\n");
     r = h.run(args, {"SLURM_CONF=" + h.dir + "/no-slurm.conf"});
@@ -864,9 +865,11 @@ TEST(HostChecksSlurmTestbed, NodeStatesAvailabilityAndControllers) {
                  "Insufficient slurmctld daemon count. Expected: 2, found: 1.");
   // Nodes already drained or down (another test's workload may have left some): the expectations count them.
   auto bad_now = [] {
-    int n = 0;
+    std::map<std::string, std::string> states;  // a node in two partitions has two rows
     std::istringstream in(run_slurm({"sinfo", "-h", "-N", "-o", "%N %T"}));
-    for (std::string node, state; in >> node >> state;)
+    for (std::string node, state; in >> node >> state;) states[node] = state;
+    int n = 0;
+    for (const auto& [node, state] : states)
       n += state.find("drain") != std::string::npos || state.find("down") != std::string::npos;
     return n;
   };

@@ -1,6 +1,7 @@
 // health_checks check-service: service-status (systemctl), package-version (rpm or dpkg-query), the Slurm checks
 // slurmctld-count (scontrol ping), node-slurm-state (sinfo), cluster-availability (scontrol show node) and
 // ssh-connection. Every tool runs by argv with --timeout; a missing tool is named in the message.
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -117,7 +118,11 @@ const bool kNodeState = register_simple_check<NodeStateOpts>(
       }
       auto t = run_tool({"sinfo", "-n", node, "-o", "%T", "-h"}, r.timeout_s);
       if (!t.ok()) return {ExitCode::WARN, t.failure()};
-      std::string state = trim(t.out);
+      // One line per partition of the node: the distinct states, in order.
+      std::vector<std::string> lines;
+      for (const auto& l : split_lines(t.out))
+        if (!trim(l).empty() && std::find(lines.begin(), lines.end(), trim(l)) == lines.end()) lines.push_back(trim(l));
+      std::string state = fmt::format("{}", fmt::join(lines, ", "));
       for (const char* bad : {"down", "drain", "fail", "maint", "unknown", "not_responding"})
         if (state.find(bad) != std::string::npos)
           return {ExitCode::WARN, fmt::format("node {} is in bad state: {}, and cannot accept jobs.", node, state)};
