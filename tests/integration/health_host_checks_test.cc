@@ -696,7 +696,7 @@ TEST(HostChecksAuth, PasswordAccessCertsCredentials) {
 
   h.write(h.dir + "/readable", "x");
   EXPECT_VERDICT(h.run({"check-authentication", "check-path-access-by-user", "c", "app", "-p", h.dir + "/readable",
-                        "-o", "read"}),
+                        "--operation", "read"}),
                  OK, "can read");
   EXPECT_VERDICT(h.run({"check-authentication", "check-path-access-by-user", "c", "app", "-p", h.dir + "/absent"}),
                  CRIT, "cannot write");

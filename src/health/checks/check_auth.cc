@@ -55,7 +55,7 @@ const bool kAccess = register_simple_check<AccessOpts>(
     [](OptionBinder& b, AccessOpts& o) {
       b.option("-u,--user", "user", o.user, "The user.")->capture_default_str();
       b.option("-p,--path", "path", o.path, "The path.")->required();
-      b.option("-o,--operation", "operation", o.operation, "read or write.")
+      b.option("--operation", "operation", o.operation, "read or write (no -o: that is --sink-opt here).")
           ->capture_default_str()
           ->check(CLI::IsMember({"read", "write"}));
     },
