@@ -40,7 +40,10 @@ void add_rootfs_option(OptionBinder& b, HostRoots& r) {
 std::string ToolRun::failure() const {
   std::string tool = argv.empty() ? "?" : argv[0];
   if (tool == "sudo" && argv.size() > 1) tool = argv[1];
-  if (missing) return fmt::format("{}: not found on PATH (exit {})", tool, rc);
+  if (missing)
+    return err.find("could not find executable") != std::string::npos
+               ? fmt::format("{}: not found on PATH (exit {})", tool, rc)
+               : fmt::format("{}: could not be started (exit {}): {}", tool, rc, err);
   if (timed_out) return fmt::format("{} timed out (exit {}): Error command timeout because of timeout setting.", tool,
                                     rc);
   std::string last;
