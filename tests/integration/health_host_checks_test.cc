@@ -73,8 +73,13 @@ struct Host {
     s.argv.insert(s.argv.end(), args.begin(), args.end());
     s.argv.insert(s.argv.end(), {"--log-folder", dir + "/logs"});
     s.timeout = std::chrono::seconds(60);
-    s.extra_env = {"PATH=" + bin + ":/usr/bin:/bin:/usr/sbin:/sbin", "SLURM_JOB_ID="};
-    for (auto& e : env) s.extra_env.push_back(e);
+    s.extra_env = {"SLURM_JOB_ID="};
+    bool path_given = false;
+    for (auto& e : env) {
+      s.extra_env.push_back(e);
+      path_given = path_given || e.rfind("PATH=", 0) == 0;
+    }
+    if (!path_given) s.extra_env.push_back("PATH=" + bin + ":/usr/bin:/bin:/usr/sbin:/sbin");
     return run_command(s);
   }
 };
@@ -489,9 +494,11 @@ TEST(HostChecksStorage, EveryCheck) {
           "/dev/sda1 / ext4 rw 0 0\nnfs1:/home /home nfs rw 0 0\nproc /proc proc rw 0 0\n");
   h.write(h.root + "/etc/hosts", "127.0.0.1 localhost\n");
   fs::create_directories(h.root + "/scratch");
-  std::vector<std::string> roots = {"--path.rootfs", h.root, "--path.procfs", h.proc};
+  // Each check takes the roots of the files it reads.
   auto with = [&](std::vector<std::string> a) {
-    a.insert(a.end(), roots.begin(), roots.end());
+    const std::string check = a[1];  // a copy: the inserts below may move a's elements
+    if (check != "mounted-directory") a.insert(a.end(), {"--path.rootfs", h.root});
+    if (check == "mounted-directory" || check == "check-mountpoint") a.insert(a.end(), {"--path.procfs", h.proc});
     return a;
   };
   EXPECT_VERDICT(h.run(with({"check-storage", "check-mountpoint", "c", "app", "--mountpoint", "/home/"})), OK,
@@ -651,8 +658,9 @@ TEST(HostChecksService, SystemctlPackagesSsh) {
                  "Service munge: running. Status: active");
   EXPECT_VERDICT(h.run({"check-service", "service-status", "c", "app", "-s", "slurmd", "-s", "nvidia-fabricmanager"}),
                  CRIT, "Service nvidia-fabricmanager: not running. error_code: 3, status: inactive");
+  // Only the fake tools on PATH, and no systemctl among them.
   fs::remove(h.bin + "/systemctl");
-  EXPECT_VERDICT(h.run({"check-service", "service-status", "c", "app", "-s", "slurmd"}), CRIT,
+  EXPECT_VERDICT(h.run({"check-service", "service-status", "c", "app", "-s", "slurmd"}, {"PATH=" + h.bin}), CRIT,
                  "systemctl: not found on PATH (exit 127)");
 
   h.tool("rpm", "[ \"$4\" = slurm ] && { echo 22.05.8-1.el8; exit 0; }\necho \"package $4 is not installed\"; exit 1");

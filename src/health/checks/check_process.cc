@@ -60,7 +60,8 @@ const bool kDstate = register_simple_check<DstateOpts>(
       b.option("--elapsed", "elapsed", o.elapsed, "Only processes older than this many seconds.")
           ->capture_default_str();
       b.option("--process-name", "process_name", o.names,
-               "Only processes whose name matches one of these regexes (searched anywhere in the name); repeatable.");
+               "Only processes whose name matches one of these regexes (searched anywhere in the name), repeatable.")
+          ->allow_extra_args(false);
       b.option("--sample-interval", "sample_interval", o.sample_interval,
                "Seconds a candidate is watched for progress (context switches).")
           ->capture_default_str()
@@ -112,8 +113,9 @@ const bool kRunning = register_simple_check<RunningOpts>(
     "worst wins.",
     true, "running process", "disable_running_process",
     [](OptionBinder& b, RunningOpts& o) {
-      b.option("-p,--process-name", "process_name", o.names, "A process that must be running (regex); repeatable.")
-          ->required();
+      b.option("-p,--process-name", "process_name", o.names, "A process that must be running (regex), repeatable.")
+          ->required()
+          ->allow_extra_args(false);
       add_procfs_option(b, o.roots);
     },
     [](CheckRun&, const RunningOpts& o) -> CheckOutcome {

@@ -39,6 +39,7 @@ const bool kFreq = register_simple_check<FreqOpts>(
       b.option("--proc_freq,--proc-freq", "proc_freq", o.proc_freq, "Expected minimum average frequency in MHz.")
           ->capture_default_str();
       add_procfs_option(b, o.roots);
+      add_sysfs_option(b, o.roots);
     },
     [](CheckRun&, const FreqOpts& o) -> CheckOutcome {
       auto text = read_file(o.roots.proc("cpuinfo"));
@@ -78,6 +79,7 @@ const bool kGov = register_simple_check<GovOpts>(
       b.option("--governor", "governor", o.governor, "Expected governor.")->capture_default_str();
       b.option("--sys_freq_file,--sys-freq-file", "sys_freq_file", o.file, "Glob of the governor files.")
           ->capture_default_str();
+      add_procfs_option(b, o.roots);
       add_sysfs_option(b, o.roots);
     },
     [](CheckRun&, const GovOpts& o) -> CheckOutcome {
@@ -184,6 +186,7 @@ const bool kBuddy = register_simple_check<BuddyOpts>(
       b.option("--buddyinfo_path,--buddyinfo-path", "buddyinfo_path", o.path, "The buddyinfo file.")
           ->capture_default_str();
       add_procfs_option(b, o.roots);
+      add_sysfs_option(b, o.roots);
     },
     [](CheckRun&, const BuddyOpts& o) -> CheckOutcome {
       std::string path = host_path(o.roots, o.path);
@@ -225,6 +228,7 @@ const bool kClock = register_simple_check<ClockOpts>(
       b.option("--expected-source", "expected_source", o.expected, "e.g. tsc.")->required();
       b.option("--sys-clocksource-file", "sys_clocksource_file", o.file, "The current clock source file.")
           ->capture_default_str();
+      add_procfs_option(b, o.roots);
       add_sysfs_option(b, o.roots);
     },
     [](CheckRun&, const ClockOpts& o) -> CheckOutcome {

@@ -23,7 +23,8 @@ const bool kService = register_simple_check<ServiceOpts>(
     {"check-service", "service-status"}, "CRITICAL when `systemctl is-active SERVICE` fails for a -s SERVICE.", true,
     "service status", "disable_service_status",
     [](OptionBinder& b, ServiceOpts& o) {
-      b.option("-s,--service", "service", o.services, "A systemd unit that must be active; repeatable.")->required();
+      b.option("-s,--service", "service", o.services, "A systemd unit that must be active, repeatable.")->required()
+          ->allow_extra_args(false);
     },
     [](CheckRun& r, const ServiceOpts& o) -> CheckOutcome {
       Verdict v;
@@ -184,7 +185,8 @@ const bool kSsh = register_simple_check<SshOpts>(
     "CRITICAL when `ssh -o BatchMode=yes HOST exit` fails for a --host (never waits for a password).", true,
     "check ssh", "disable_check_ssh",
     [](OptionBinder& b, SshOpts& o) {
-      b.option("--hostaddress,--host", "hostaddress", o.hosts, "A host to reach; repeatable.")->required();
+      b.option("--hostaddress,--host", "hostaddress", o.hosts, "A host to reach, repeatable.")->required()
+          ->allow_extra_args(false);
     },
     [](CheckRun& r, const SshOpts& o) -> CheckOutcome {
       Verdict v;

@@ -57,7 +57,8 @@ const bool kUsage = register_simple_check<UsageOpts>(
     "Block (and with --inode-check inode) usage of each volume against the thresholds (percent used, as df).", true,
     "disk usage", "disable_disk_usage",
     [](OptionBinder& b, UsageOpts& o) {
-      b.option("-v,--volume", "volume", o.volumes, "A mounted volume; repeatable.")->required();
+      b.option("-v,--volume", "volume", o.volumes, "A mounted volume, repeatable.")->required()
+          ->allow_extra_args(false);
       b.option("--usage-critical-threshold", "usage_critical_threshold", o.critical, "CRITICAL above this percent.")
           ->capture_default_str();
       b.option("--usage-warning-threshold", "usage_warning_threshold", o.warning, "WARNING above this percent.")
@@ -168,7 +169,8 @@ const bool kMounted = register_simple_check<MountedOpts>(
     "CRITICAL when a directory is not a mount point of the mount table.", true, "mounted directory",
     "disable_mounted_dir",
     [](OptionBinder& b, MountedOpts& o) {
-      b.option("-d,--directory", "directory", o.dirs, "A directory that must be mounted; repeatable.")->required();
+      b.option("-d,--directory", "directory", o.dirs, "A directory that must be mounted, repeatable.")->required()
+          ->allow_extra_args(false);
       add_procfs_option(b, o.roots);
     },
     [](CheckRun&, const MountedOpts& o) -> CheckOutcome {
@@ -194,7 +196,8 @@ const bool kFile = register_simple_check<FileOpts>(
     "CRITICAL when a file is missing (or, with --should-not-exist, present).", false, "file exists check",
     "disable_file_exists",
     [](OptionBinder& b, FileOpts& o) {
-      b.option("-f,--file", "file", o.files, "A regular file; repeatable.")->required();
+      b.option("-f,--file", "file", o.files, "A regular file, repeatable.")->required()
+          ->allow_extra_args(false);
       b.flag("--should-not-exist", "should_not_exist", o.should_not_exist, "The files must be absent instead.");
       add_rootfs_option(b, o.roots);
     },
@@ -219,7 +222,8 @@ const bool kDir = register_simple_check<DirOpts>(
     {"check-storage", "directory-exists"}, "CRITICAL when a directory is missing.", false, "directory exists check",
     "disable_dir_exists",
     [](OptionBinder& b, DirOpts& o) {
-      b.option("-d,--directory", "directory", o.dirs, "A directory; repeatable.")->required();
+      b.option("-d,--directory", "directory", o.dirs, "A directory, repeatable.")->required()
+          ->allow_extra_args(false);
       add_rootfs_option(b, o.roots);
     },
     [](CheckRun&, const DirOpts& o) -> CheckOutcome {
@@ -257,8 +261,9 @@ const bool kMountpoint = register_simple_check<MountpointOpts>(
     "check mountpoint", "disable_check_mountpoint",
     [](OptionBinder& b, MountpointOpts& o) {
       b.option("--mountpoint", "mountpoint", o.patterns,
-               "Pattern selecting fstab lines (an awk-style /regex/ or a plain regex); repeatable.")
-          ->required();
+               "Pattern selecting fstab lines (an awk-style /regex/ or a plain regex), repeatable.")
+          ->required()
+          ->allow_extra_args(false);
       add_rootfs_option(b, o.roots);
       add_procfs_option(b, o.roots);
     },
