@@ -6,7 +6,8 @@
 # Checks marked "(tool)" run fake external tools (/bin/sh scripts), whose start-up is part of their time.
 # Usage: bench/scripts/health_host_checks_bench.sh [build/health_checks] [RUNS]
 set -euo pipefail
-HC=$(realpath "${1:-build/health_checks}")
+HC_ARG=${1:-build/health_checks}
+HC="$(cd "$(dirname "$HC_ARG")" && pwd)/$(basename "$HC_ARG")"  # not realpath: the name health_checks matters
 RUNS=${2:-21}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 FIX="$ROOT/../shared/fixtures/gcm/health_checks"
@@ -16,7 +17,7 @@ dir=$(mktemp -d /tmp/gcm-hc2-bench-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 
 python3 - "$HC" "$RUNS" "$dir" "$FIX" "$OURS" <<'PY'
-import json, os, statistics, subprocess, sys, time
+import json, os, resource, statistics, subprocess, sys, time
 
 hc, runs, d, fix, ours = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 sysfs, root, bin_ = f"{d}/sys", f"{d}/root", f"{d}/bin"
@@ -76,39 +77,47 @@ checks = [
 ]
 env = dict(os.environ, PATH=f"{bin_}:/usr/bin:/bin")
 
+def cpu_children():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
 def once(argv):
-    t0 = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    _, status, ru = os.wait4(p.pid, 0)
-    return time.perf_counter() - t0, ru.ru_maxrss, os.waitstatus_to_exitcode(status)
+    c0, t0 = cpu_children(), time.perf_counter()
+    rc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env).returncode
+    return time.perf_counter() - t0, rc, cpu_children() - c0
+
+def peak_rss_kib(argv):
+    # GNU time reports the child's own peak RSS (a forked Python's pages would count in wait4's ru_maxrss).
+    r = subprocess.run(["/usr/bin/time", "-f", "%M"] + argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       env=env, text=True)
+    return int(r.stderr.strip().splitlines()[-1])
 
 def measure(argv):
     samples = [once(argv) for _ in range(runs)]
-    return statistics.median(s[0] for s in samples), max(s[1] for s in samples), samples[0][2]
+    return (statistics.median(s[0] for s in samples), peak_rss_kib(argv), samples[0][1],
+            statistics.median(s[2] for s in samples))
 
-true_t, true_rss, _ = measure(["/bin/true"])
-help_t, help_rss, _ = measure([hc, "--help"])
-print(f"runs per figure: {runs} (median wall, max peak RSS)")
-print(f"{'baseline /bin/true':52s} {true_t*1e3:8.2f} ms {true_rss/1024:7.1f} MiB")
-print(f"{'baseline health_checks --help':52s} {help_t*1e3:8.2f} ms {help_rss/1024:7.1f} MiB")
-print(f"{'check':52s} {'wall':>11s} {'peak RSS':>11s} {'x true':>7s} {'x help':>7s} exit")
-total = 0.0
+true_t, true_rss, _, true_c = measure(["/bin/true"])
+help_t, help_rss, _, help_c = measure([hc, "--help"])
+print(f"runs per figure: {runs} (median wall, median CPU user+sys, peak RSS); load average {os.getloadavg()[0]:.1f}")
+print(f"{'baseline /bin/true':52s} {true_t*1e3:8.2f} ms {true_c*1e3:7.2f} ms {true_rss/1024:7.1f} MiB")
+print(f"{'baseline health_checks --help':52s} {help_t*1e3:8.2f} ms {help_c*1e3:7.2f} ms {help_rss/1024:7.1f} MiB")
+print(f"{'check':52s} {'wall':>11s} {'CPU':>10s} {'peak RSS':>11s} {'x true':>7s} {'x help':>7s} exit")
+total, peak_all = 0.0, 0
 for name, args in checks:
-    t, rss, rc = measure([hc] + args + common)
+    t, rss, rc, c = measure([hc] + args + common)
     total += t
-    print(f"{name:52s} {t*1e3:8.2f} ms {rss/1024:7.1f} MiB {t/true_t:7.1f} {t/help_t:7.1f} {rc}")
+    peak_all = max(peak_all, rss)
+    print(f"{name:52s} {t*1e3:8.2f} ms {c*1e3:7.2f} ms {rss/1024:7.1f} MiB {t/true_t:7.1f} {t/help_t:7.1f} {rc}")
 
 # All of them in sequence, as one prolog would run them one after another.
 def sequence():
     t0 = time.perf_counter()
-    peak = 0
     for _, args in checks:
-        p = subprocess.Popen([hc] + args + common, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        _, _, ru = os.wait4(p.pid, 0)
-        peak = max(peak, ru.ru_maxrss)
-    return time.perf_counter() - t0, peak
+        subprocess.run([hc] + args + common, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    return time.perf_counter() - t0
 seq = [sequence() for _ in range(max(3, runs // 4))]
-st = statistics.median(s[0] for s in seq)
-print(f"{'all ' + str(len(checks)) + ' in sequence':52s} {st*1e3:8.2f} ms {max(s[1] for s in seq)/1024:7.1f} MiB "
+st = statistics.median(seq)
+print(f"{'all ' + str(len(checks)) + ' in sequence':52s} {st*1e3:8.2f} ms {'':10s} {peak_all/1024:7.1f} MiB "
       f"{st/true_t:7.1f} {st/help_t:7.1f}   (sum of medians {total*1e3:.2f} ms)")
 PY
