@@ -1,0 +1,158 @@
+#include "health/checks/host_check.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/subprocess.h"
+
+namespace gcm::health {
+
+namespace {
+
+std::string rebase(const std::string& root, std::string_view rel) {
+  while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
+  return (std::filesystem::path(root) / std::filesystem::path(rel)).string();
+}
+
+}  // namespace
+
+std::string HostRoots::proc(std::string_view rel) const { return rebase(procfs, rel); }
+std::string HostRoots::sys(std::string_view rel) const { return rebase(sysfs, rel); }
+std::string HostRoots::root(std::string_view abs) const { return rebase(rootfs, abs); }
+
+void add_procfs_option(OptionBinder& b, HostRoots& r) {
+  b.option("--path.procfs", "path_procfs", r.procfs, "Where /proc is mounted (containers, tests).")
+      ->capture_default_str();
+}
+void add_sysfs_option(OptionBinder& b, HostRoots& r) {
+  b.option("--path.sysfs", "path_sysfs", r.sysfs, "Where /sys is mounted (containers, tests).")->capture_default_str();
+}
+void add_rootfs_option(OptionBinder& b, HostRoots& r) {
+  b.option("--path.rootfs", "path_rootfs", r.rootfs, "Host files (/etc/...) are read under this root.")
+      ->capture_default_str();
+}
+
+std::string ToolRun::failure() const {
+  std::string tool = argv.empty() ? "?" : argv[0];
+  if (tool == "sudo" && argv.size() > 1) tool = argv[1];
+  if (missing)
+    return err.find("could not find executable") != std::string::npos
+               ? fmt::format("{}: not found on PATH (exit {})", tool, rc)
+               : fmt::format("{}: could not be started (exit {}): {}", tool, rc, err);
+  if (timed_out) return fmt::format("{} timed out (exit {}): Error command timeout because of timeout setting.", tool,
+                                    rc);
+  std::string last;
+  for (const auto& l : split_lines(err))
+    if (!trim(l).empty()) last = trim(l);
+  return last.empty() ? fmt::format("{} exited with code {}", tool, rc)
+                      : fmt::format("{} exited with code {}: {}", tool, rc, last);
+}
+
+ToolRun run_tool(std::vector<std::string> argv, int64_t timeout_s, std::optional<std::string> stdin_data) {
+  ToolRun t;
+  t.argv = argv;
+  CommandSpec s;
+  s.argv = std::move(argv);
+  s.timeout = std::chrono::seconds(timeout_s);
+  s.stdin_data = std::move(stdin_data);
+  s.max_stdout = 16u << 20;
+  CommandResult r;
+  try {
+    r = run_command(s);
+  } catch (const CommandError& e) {
+    t.missing = true;
+    t.rc = 127;
+    t.err = e.what();
+    return t;
+  }
+  t.out = std::move(r.out);
+  t.err = std::move(r.err);
+  if (r.timed_out) {
+    t.timed_out = true;
+    t.rc = 128;
+  } else if (r.exit_code < 0) {
+    t.rc = 128 + r.term_signal;
+  } else {
+    t.rc = r.exit_code;
+  }
+  return t;
+}
+
+std::vector<std::string> maybe_sudo(std::vector<std::string> argv, bool sudo) {
+  if (sudo && ::geteuid() != 0) argv.insert(argv.begin(), "sudo");
+  return argv;
+}
+
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return ss.str();
+}
+
+std::optional<std::string> read_trimmed(const std::string& path) {
+  auto s = read_file(path);
+  if (!s) return s;
+  return trim(*s);
+}
+
+std::string trim(std::string_view s) {
+  const char* ws = " \t\r\n\v\f";
+  size_t b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return "";
+  size_t e = s.find_last_not_of(ws);
+  return std::string(s.substr(b, e - b + 1));
+}
+
+std::vector<std::string> split_lines(std::string_view s) {
+  std::vector<std::string> v;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t nl = s.find('\n', pos);
+    if (nl == std::string_view::npos) nl = s.size();
+    v.emplace_back(s.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  return v;
+}
+
+std::vector<std::string> split_ws(std::string_view s) {
+  std::vector<std::string> v;
+  std::istringstream in{std::string(s)};
+  for (std::string w; in >> w;) v.push_back(w);
+  return v;
+}
+
+std::optional<long long> parse_int(std::string_view s) {
+  std::string t = trim(s);
+  if (t.empty()) return std::nullopt;
+  size_t i = (t[0] == '-' || t[0] == '+') ? 1 : 0;
+  if (i == t.size()) return std::nullopt;
+  for (size_t k = i; k < t.size(); ++k)
+    if (t[k] < '0' || t[k] > '9') return std::nullopt;
+  try {
+    return std::stoll(t);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+void Verdict::add(ExitCode c, std::string msg) {
+  code = worse(code, c);
+  if (!msg.empty()) msgs.push_back(std::move(msg));
+}
+
+CheckOutcome Verdict::outcome(const std::string& sep) const {
+  std::string m;
+  for (size_t i = 0; i < msgs.size(); ++i) m += (i ? sep : "") + msgs[i];
+  return {code, m};
+}
+
+}  // namespace gcm::health

@@ -1,0 +1,106 @@
+// What the host checks (check-process, check-storage, check-ib, ...) share: the --path.procfs/--path.sysfs/
+// --path.rootfs roots through which every host file is read, running a tool by argv with the check's timeout (a
+// missing tool or a timeout comes back as the exit status the reference's shell would have given, with a message
+// naming the tool), `sudo` only where it is needed, a verdict that keeps the worst result and every message, and a
+// registration helper for checks that are one options struct and one function.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "health/check.h"
+
+namespace gcm::health {
+
+// The host roots (containers and tests point them elsewhere). Paths given as absolute host paths are rebased.
+struct HostRoots {
+  std::string procfs = "/proc";
+  std::string sysfs = "/sys";
+  std::string rootfs = "/";
+  std::string proc(std::string_view rel) const;  // proc("buddyinfo") -> <procfs>/buddyinfo
+  std::string sys(std::string_view rel) const;   // sys("class/net") -> <sysfs>/class/net
+  std::string root(std::string_view abs) const;  // root("/etc/fstab") -> <rootfs>/etc/fstab
+};
+void add_procfs_option(OptionBinder& b, HostRoots& r);
+void add_sysfs_option(OptionBinder& b, HostRoots& r);
+void add_rootfs_option(OptionBinder& b, HostRoots& r);
+
+// A finished tool. rc follows the reference's shell: 127 when the tool is not on PATH, 128 on timeout (its
+// "Error command timeout because of timeout setting."), else the exit status (128+signal when killed).
+struct ToolRun {
+  std::vector<std::string> argv;
+  int rc = 0;
+  bool missing = false;
+  bool timed_out = false;
+  std::string out, err;
+  bool ok() const { return rc == 0; }
+  // "ibstat: not found on PATH (exit 127)", "ibstat timed out after 300 s (exit 128)",
+  // "ibstat exited with code 1: <stderr's last line>".
+  std::string failure() const;
+};
+ToolRun run_tool(std::vector<std::string> argv, int64_t timeout_s, std::optional<std::string> stdin_data = {});
+// Prefixes "sudo" when asked and not already root (a root prolog needs no sudo, and many nodes have none).
+std::vector<std::string> maybe_sudo(std::vector<std::string> argv, bool sudo = true);
+
+// Whole file; nullopt when it cannot be read.
+std::optional<std::string> read_file(const std::string& path);
+// The file with surrounding white space removed.
+std::optional<std::string> read_trimmed(const std::string& path);
+std::string trim(std::string_view s);
+std::vector<std::string> split_lines(std::string_view s);  // without empty trailing line
+std::vector<std::string> split_ws(std::string_view s);
+std::optional<long long> parse_int(std::string_view s);    // whole string (after trimming) as an integer
+
+// The worst result of the parts (UNKNOWN ranks lowest) and their messages.
+struct Verdict {
+  ExitCode code = ExitCode::UNKNOWN;
+  std::vector<std::string> msgs;
+  void add(ExitCode c, std::string msg);
+  CheckOutcome outcome(const std::string& sep = "\n") const;
+};
+
+// A check that is an options struct plus a function. An exception from the function (an unreadable file, bad
+// tool output) is WARN with its message, as the reference's per-check handlers; CheckUsageError stays exit 2.
+template <typename Opts>
+class SimpleCheck : public HealthCheck {
+ public:
+  using Body = std::function<CheckOutcome(CheckRun&, const Opts&)>;
+  SimpleCheck(std::string name, std::string flag, Body body)
+      : name_(std::move(name)), flag_(std::move(flag)), body_(std::move(body)) {}
+  Opts opts;
+  int run(CheckRun& r) override {
+    return r.run_standard(name_, flag_, [&]() -> CheckOutcome {
+      try {
+        return body_(r, opts);
+      } catch (const CheckUsageError&) {
+        throw;
+      } catch (const std::exception& e) {
+        if (r.log) r.log->error("{}: {}", name_, e.what());
+        return {ExitCode::WARN, e.what()};
+      }
+    });
+  }
+
+ private:
+  std::string name_, flag_;
+  Body body_;
+};
+
+// path: {"check-process", "check-zombie"}; name: the telemetry health_check ("check zombie"); flag: its killswitch.
+template <typename Opts>
+bool register_simple_check(std::vector<std::string> path, std::string help, bool has_timeout, std::string name,
+                           std::string flag, std::function<void(OptionBinder&, Opts&)> options,
+                           typename SimpleCheck<Opts>::Body body) {
+  return register_health_check({std::move(path), std::move(help), has_timeout,
+                                [=](OptionBinder& b) -> std::unique_ptr<HealthCheck> {
+                                  auto c = std::make_unique<SimpleCheck<Opts>>(name, flag, body);
+                                  options(b, c->opts);
+                                  return c;
+                                }});
+}
+
+}  // namespace gcm::health

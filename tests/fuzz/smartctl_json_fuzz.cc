@@ -1,0 +1,13 @@
+// libFuzzer: the smartctl -xj reader never crashes on arbitrary text; bad input is a SmartctlError.
+#include <cstdint>
+#include <string_view>
+
+#include "health/checks/smartctl.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    (void)gcm::health::parse_smartctl_json(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz");
+  } catch (const gcm::health::SmartctlError&) {
+  }
+  return 0;
+}

@@ -1,0 +1,99 @@
+// The readers under the host checks: the node manifest (coercions, errors naming the key), smartctl's JSON, and
+// /proc/<pid>/stat lines.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "health/checks/manifest.h"
+#include "health/checks/proc_table.h"
+#include "health/checks/smartctl.h"
+
+namespace gcm::health {
+namespace {
+
+const std::string kShared = std::string(GCM_SOURCE_DIR) + "/../shared/fixtures/gcm/health_checks/";
+
+std::string slurp(const std::string& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(HostManifest, SharedManifestsLoadWithTheirCoercions) {
+  if (!std::filesystem::exists(kShared)) GTEST_SKIP() << "shared fixtures not present: " << kShared;
+  Manifest m = load_manifest(kShared + "DGX_A100.json");
+  ASSERT_EQ(m.pci.size(), 36u);
+  EXPECT_EQ(m.pci[0].id, "0000:c4:00.0");  // file order kept: topology_critical stops the walk in that order
+  EXPECT_EQ(m.pci[0].link_width, 2);       // "2"
+  EXPECT_TRUE(m.pci[0].topology_critical);  // "true"
+  EXPECT_EQ(m.pci[0].link_speed, (std::vector<std::string>{"8 GT/s", "8.0 GT/s PCIe"}));
+  ASSERT_TRUE(m.eth);
+  EXPECT_EQ(m.eth->size(), 3u);
+  ASSERT_TRUE(m.ib);
+  EXPECT_EQ(m.ib->link_rate, "200 Gb/sec (4X HDR)");
+  EXPECT_EQ(m.ib->interfaces.at("ib6").mlx, "mlx5_8");
+  EXPECT_EQ(m.disks.size(), 10u);
+  EXPECT_EQ(m.disks[0].size, 3840000000000LL);
+  for (const char* f : {"Altus_XE1211_Cache_Milan.json", "Altus_XE1211_Cache_Rome.json", "cache_milan.json",
+                        "cache_rome.json", "empty.json"})
+    EXPECT_NO_THROW(load_manifest(kShared + f)) << f;
+  EXPECT_FALSE(load_manifest(kShared + "empty.json").eth);
+}
+
+TEST(HostManifest, BadValuesNameTheFileAndKey) {
+  auto err = [](const std::string& text) {
+    try {
+      parse_manifest(text, "m.json");
+    } catch (const ManifestError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(err(R"({"pci": {"0000:01:00.0": {"link_width": "x16"}}})"),
+            "m.json: pci.0000:01:00.0.link_width: expected an integer, got \"x16\"");
+  EXPECT_EQ(err(R"({"pci": {"0000:01:00.0": {"topology_critical": "maybe"}}})"),
+            "m.json: pci.0000:01:00.0.topology_critical: expected a boolean, got \"maybe\"");
+  EXPECT_EQ(err(R"({"disks": {"U.2_0": {"size": 1}}})"), "m.json: disks.U.2_0.blockdev: expected a block device name, got null");
+  EXPECT_EQ(err(R"({"eth": []})"), "m.json: eth: expected an object, got []");
+  EXPECT_NE(err("{").find("m.json: not valid JSON"), std::string::npos);
+  EXPECT_EQ(err("[]"), "m.json: (top level): expected an object, got []");
+  Manifest m = parse_manifest(R"({"pci": {"a": {"link_width": 4.0, "link_speed": "8 GT/s"}}})", "m");
+  EXPECT_EQ(m.pci[0].link_width, 4);
+  EXPECT_EQ(m.pci[0].link_speed, std::vector<std::string>{"8 GT/s"});
+}
+
+TEST(HostSmartctl, SharedDumpsAndBrokenOnes) {
+  if (!std::filesystem::exists(kShared)) GTEST_SKIP() << "shared fixtures not present: " << kShared;
+  SmartInfo good = parse_smartctl_json(slurp(kShared + "smartctl_dumps/learn_good/nvme0.json"), "nvme0");
+  ASSERT_TRUE(good.health_log);
+  EXPECT_EQ(good.capacity, 3840755982336LL);
+  EXPECT_EQ(good.health_log->available_spare, 100);
+  EXPECT_EQ(good.read_kbytes(), 7482LL * 512);
+  EXPECT_EQ(good.smart_passed, true);
+  SmartInfo missing = parse_smartctl_json(slurp(kShared + "smartctl_dumps/learn_missing_smartdata/nvme7.json"), "n7");
+  EXPECT_FALSE(missing.health_log);
+  EXPECT_THROW(parse_smartctl_json("Smartctl open device failed", "x"), SmartctlError);
+  EXPECT_THROW(parse_smartctl_json("[1]", "x"), SmartctlError);
+  EXPECT_THROW(parse_smartctl_json(R"({"model_name": 5})", "x"), SmartctlError);
+  // A health log missing a field counts as unreadable.
+  EXPECT_FALSE(parse_smartctl_json(R"({"nvme_smart_health_information_log": {"available_spare": 3}})", "x").health_log);
+  // SATA disks: user_capacity.
+  EXPECT_EQ(parse_smartctl_json(R"({"user_capacity": {"bytes": 500}})", "x").capacity, 500);
+}
+
+TEST(HostProcStat, NamesWithSpacesAndParentheses) {
+  auto p = parse_proc_stat("42 (tmux: server) (x)) D 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 500 0 0", 100.0, 100);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->pid, 42);
+  EXPECT_EQ(p->comm, "tmux: server) (x)");
+  EXPECT_EQ(p->state, 'D');
+  EXPECT_DOUBLE_EQ(p->elapsed_s, 95.0);
+  EXPECT_FALSE(parse_proc_stat("42 (x) D 1", 100.0, 100));
+  EXPECT_FALSE(parse_proc_stat("garbage", 100.0, 100));
+}
+
+}  // namespace
+}  // namespace gcm::health
