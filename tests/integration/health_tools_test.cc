@@ -389,6 +389,28 @@ const std::map<std::string, std::vector<std::string>> kRequiredArgs = {
     {"check-nvidia-smi", {"-c", "gpu_num"}},
     {"check-dcgmi nvlink", {"-c", "nvlink_errors", "-c", "nvlink_status"}},
     {"check-telemetry", {"--exit_code", "2", "--health-check-name", "x", "--node", "n"}},
+    {"check-process check-running-process", {"-p", "x"}},
+    {"check-storage disk-usage", {"-v", "/x"}},
+    {"check-storage disk-size", {"-v", "/x", "--operator", ">", "--value", "1"}},
+    {"check-storage mounted-directory", {"-d", "/x"}},
+    {"check-storage file-exists", {"-f", "/x"}},
+    {"check-storage directory-exists", {"-d", "/x"}},
+    {"check-storage check-mountpoint", {"--mountpoint", "/x"}},
+    {"check-processor check-mem-size", {"--dimms", "1", "--total-size", "1"}},
+    {"check-processor check-clocksource", {"--expected-source", "tsc"}},
+    {"check-service service-status", {"-s", "x"}},
+    {"check-service package-version", {"-p", "x", "-v", "1"}},
+    {"check-service slurmctld-count", {"--slurmctld-count", "1"}},
+    {"check-service ssh-connection", {"--host", "x"}},
+    {"check-node check-module", {"-m", "x"}},
+    {"check-ib check-iblink", {"--manifest_file", "/x"}},
+    {"check-hca", {"--expected-count", "1"}},
+    {"check-pci", {"--manifest_file", "/x"}},
+    {"check-ethlink", {"--manifest_file", "/x"}},
+    {"check-blockdev", {"--manifest_file", "/x"}},
+    {"check-authentication check-path-access-by-user", {"-p", "/x"}},
+    {"check-ssh-certs", {"--host", "x"}},
+    {"check-airstore flash-array-credential-count", {"--expected-count-ge", "1"}},
 };
 
 TEST(HealthKillswitches, EveryCommandOfTheTreeExitsOkAndStillSendsTelemetry) {
@@ -417,7 +439,23 @@ TEST(HealthKillswitches, EveryCommandOfTheTreeExitsOkAndStillSendsTelemetry) {
     for (const auto& rec : recs) EXPECT_EQ(rec["result"], 0) << path << ": " << rec;
     ++checked;
   }
-  EXPECT_GE(checked, 7u);  // nvidia-smi, dcgmi x2, syslogs x3, nccl, memtest at least
+  EXPECT_GE(checked, 40u);  // GCM's tree: 44 commands besides check-telemetry
+}
+
+}  // namespace
+}  // namespace gcm::testing
+
+namespace gcm::testing {
+namespace {
+
+// The suite the package ships names only checks this build has, with options they accept (--validate resolves
+// every entry through the registry and parses its options, running nothing).
+TEST(ShippedSuite, EveryProfileValidates) {
+  for (const char* profile : {"prolog", "epilog", "healthcheck"}) {
+    auto r = run_gcm({profile, "--validate", "--suite", std::string(GCM_SOURCE_DIR) + "/deploy/etc/gcm/suite.toml"});
+    EXPECT_EQ(r.exit_code, 0) << profile << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find(std::string(profile) + ": "), std::string::npos) << r.out;
+  }
 }
 
 }  // namespace
