@@ -1,9 +1,14 @@
 # Writes OUT/<command>.txt: the --help of gcm, of each of its commands, of health_checks and of each check group.
 file(MAKE_DIRECTORY ${OUT})
 function(page name)
-  execute_process(COMMAND ${GCM} ${ARGN} --help OUTPUT_FILE ${OUT}/${name}.txt RESULT_VARIABLE rc)
+  # fsacct passes --help on to sacct, as GCM's wrapper does; its own help is --wrapper-help.
+  set(flag --help)
+  if("${ARGN}" STREQUAL "fsacct")
+    set(flag --wrapper-help)
+  endif()
+  execute_process(COMMAND ${GCM} ${ARGN} ${flag} OUTPUT_FILE ${OUT}/${name}.txt RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${GCM} ${ARGN} --help failed (${rc})")
+    message(FATAL_ERROR "${GCM} ${ARGN} ${flag} failed (${rc})")
   endif()
 endfunction()
 page(gcm)
