@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The demo: runs `gcm storage` once through each sink on this machine and shows what arrived, then
 # `gcm nvml_monitor` on 8 fake H100s (the project's fake libnvidia-ml.so.1), one of them hung, scraped by Prometheus,
-# then a local Slurm cluster (tests/testbed/: 8 nodes with 2 fake GPUs each, accounting) put under a varied
+# health checks and a `gcm prolog` suite on those GPUs and on recorded kernel logs, then a local Slurm cluster (tests/testbed/: 8 nodes with 2 fake GPUs each, accounting) put under a varied
 # workload, and the Slurm collectors run once to stdout, to Prometheus and to the OTLP receiver.
 #   stdout      -> printed as is
 #   file        -> JSON lines in a file
@@ -130,6 +130,57 @@ done
 echo "the hung GPU in gcm's log:"
 grep -h "GPU# 7" "$WORK"/logs/nvml_monitor_logs/*.log | head -2 | sed 's/^/  /'
 
+section "health_checks and a prolog suite on the same 8 fake GPUs (exit codes: 0 OK, 1 WARNING, 2 CRITICAL)"
+HC="$(cd "$BUILD" && pwd)/health_checks"
+LOGS="$ROOT/tests/fixtures/health/kernel-log"
+run_shown() {  # prints the command line, its output indented and its exit code; never stops the demo
+  echo "\$ ${*/#$HC/health_checks}"
+  set +e
+  out="$("$@" 2>&1)"
+  rc=$?
+  set -e
+  printf '%s\n' "$out" | sed 's/^/  /'
+  echo "  (exit code $rc)"
+}
+run_shown "$HC" check-nvidia-smi demo app -c gpu_num -c ecc_uncorrected_volatile_total -c row_remap \
+  -c running_procs --nvml-timeout 0.5 --log-folder "$WORK/logs"
+run_shown "$HC" check-syslogs xid demo app --path.kmsg "$LOGS/xid-dmesg-forms.txt" --log-folder "$WORK/logs"
+cat > "$WORK/suite.toml" <<TOML
+[suite]
+cluster = "demo"
+log_folder = "$WORK/logs"
+state_dir = "$WORK/state"
+gpu_job_mapping_dir = "$WORK/gpu-jobs"
+
+[prolog]
+budget = 10
+timeout = 3
+drain = false
+
+[[prolog.checks]]
+name = "gpu count"
+check = "check-nvidia-smi"
+args = ["-c", "gpu_num"]
+options = { gpu_num = 8 }
+
+[[prolog.checks]]
+name = "gpu memory errors"
+check = "check-nvidia-smi"
+args = ["-c", "ecc_uncorrected_volatile_total", "-c", "row_remap"]
+
+[[prolog.checks]]
+name = "gpu xids"
+check = "check-syslogs xid"
+options = { "path.kmsg" = "$LOGS/clean-dmesg.txt" }
+
+[[prolog.checks]]
+name = "disk space"
+check = "check-storage disk-usage"
+args = ["-v", "/"]
+TOML
+SLURM_JOB_ID=4243 SLURM_JOB_GPUS=1,2 run_shown "$GCM" prolog --suite "$WORK/suite.toml" --node demo-node
+echo "GPU -> job mapping files the prolog wrote for the job: $(cd "$WORK/gpu-jobs" 2>/dev/null && for f in *; do printf '%s=%s ' "$f" "$(cat "$f")"; done)"
+
 section "a local Slurm cluster (tests/testbed): 8 nodes x 2 fake GPUs, accounting, a varied workload"
 # Its own state directory and ports, so a testbed a developer runs on the defaults is left alone (not under
 # $WORK: munge and slurm run as their own users and need a directory they may enter).
@@ -146,6 +197,12 @@ section "gcm slurm_job_monitor --once --sink file  (NodeData and JobData records
   -o "node_file_path=$WORK/nodes.jsonl" -o "job_file_path=$WORK/jobs.jsonl"
 echo "first node record: $(head -1 "$WORK/nodes.jsonl" | cut -c1-300)..."
 echo "first job record:  $(head -1 "$WORK/jobs.jsonl" | cut -c1-300)..."
+
+section "gcm sacct_running --once --sink stdout  (running jobs and steps from sacct, Sacct records)"
+"$GCM" sacct_running --once "${SLURM_COMMON[@]}" --sink stdout | node -e '
+  let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{
+    const recs=s.split("\n").filter(Boolean).flatMap(l=>JSON.parse(l));
+    console.log(`${recs.length} record(s); first: ${JSON.stringify(recs[0]||{}).slice(0,300)}...`);});'
 
 section "gcm scontrol, scontrol_config, sacctmgr_qos, sacctmgr_user --once --sink stdout  (abridged)"
 for c in scontrol scontrol_config sacctmgr_qos sacctmgr_user; do
