@@ -181,8 +181,8 @@ TEST(HostChecksIblink, WrongFirmwareAndOperstateDown) {
   std::string card = h.sys + "/bus/pci/devices/0000:ba:00.0";
   h.write(card + "/infiniband/mlx5_8/fw_ver", "20.28.1002\n");
   auto r = iblink(h, kShared + "DGX_A100.json");
-  // FIRMWARE_MISMATCH is a warning-level issue (102) in the reference's scale.
-  EXPECT_VERDICT(r, WARN, "FIRMWARE_MISMATCH");
+  // CRITICAL, as GCM's tests expect (reference §7.2).
+  EXPECT_VERDICT(r, CRIT, "FIRMWARE_MISMATCH");
   EXPECT_NE(r.out.find("up: 7, down: 1"), std::string::npos) << r.out;
   h.write(card + "/net/ib6/operstate", "down\n");
   r = iblink(h, kShared + "DGX_A100.json");
