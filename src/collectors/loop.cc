@@ -13,7 +13,7 @@ namespace gcm {
 
 void ChunkWriter::emit(const Record& r) {
   if (limit_ > 0) {
-    int64_t size = static_cast<int64_t>(compact_json_size(r));
+    int64_t size = static_cast<int64_t>(size_of_ ? size_of_(r) : compact_json_size(r));
     if (open_ && bytes_ + 1 + size > limit_) {
       sink_.end_chunk();
       open_ = false;

@@ -4,6 +4,7 @@
 // the next round runs. SIGTERM/SIGINT end the loop after the write in progress; sinks are flushed; exit 0.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -18,6 +19,9 @@ namespace gcm {
 class ChunkWriter : public RecordOut {
  public:
   ChunkWriter(Sink& sink, const BatchInfo& info, int64_t chunk_size) : sink_(sink), info_(info), limit_(chunk_size) {}
+  // Where a record's compact-JSON size comes from when its producer knows it without encoding it (sacct_publish
+  // computes it from the line); by default the record is measured.
+  void size_from(std::function<size_t(const Record&)> size_of) { size_of_ = std::move(size_of); }
   void emit(const Record& r) override;
   void finish();
   uint64_t records() const { return records_; }
@@ -28,6 +32,7 @@ class ChunkWriter : public RecordOut {
   Sink& sink_;
   BatchInfo info_;
   int64_t limit_;
+  std::function<size_t(const Record&)> size_of_;
   bool open_ = false;
   int64_t bytes_ = 0;
   uint64_t records_ = 0;

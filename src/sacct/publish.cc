@@ -367,29 +367,6 @@ void SacctPublisher::process(std::string_view line, RecordOut& out) {
   ++stats_.records;
 }
 
-void PayloadChunkWriter::emit(const Record& r) {
-  if (limit_ > 0) {
-    auto size = static_cast<int64_t>(sizes_ ? sizes_->last_record_size() : compact_json_size(r));
-    if (open_ && bytes_ + 1 + size > limit_) {
-      sink_.end_chunk();
-      open_ = false;
-    }
-    if (size + 2 > limit_) ++oversized_;
-    bytes_ = open_ ? bytes_ + 1 + size : 2 + size;
-  }
-  if (!open_) {
-    sink_.begin_chunk(info_);
-    open_ = true;
-    ++chunks_;
-  }
-  sink_.write(r);
-  ++records_;
-}
-
-void PayloadChunkWriter::finish() {
-  if (open_) sink_.end_chunk();
-  open_ = false;
-}
 
 std::string SacctPublisher::invalid_summary() const {
   if (stats_.invalid_lines == 0) return "";

@@ -116,29 +116,6 @@ class SacctPublisher {
   size_t cluster_size_ = 0, derived_size_ = 0;
 };
 
-// The loop's chunking rule (loop.h ChunkWriter: greedy chunks of at most chunk_size bytes of compact JSON, a record
-// larger than that alone in its chunk) with record sizes from the publisher.
-class PayloadChunkWriter : public RecordOut {
- public:
-  PayloadChunkWriter(Sink& sink, const BatchInfo& info, int64_t chunk_size)
-      : sink_(sink), info_(info), limit_(chunk_size) {}
-  void size_from(const SacctPublisher* p) { sizes_ = p; }
-  void emit(const Record& r) override;
-  void finish();
-  uint64_t records() const { return records_; }
-  uint64_t chunks() const { return chunks_; }
-  uint64_t oversized() const { return oversized_; }
-
- private:
-  Sink& sink_;
-  BatchInfo info_;
-  int64_t limit_;
-  const SacctPublisher* sizes_ = nullptr;
-  bool open_ = false;
-  int64_t bytes_ = 0;
-  uint64_t records_ = 0, chunks_ = 0, oversized_ = 0;
-};
-
 // The first invalid UTF-8 byte of s, or npos.
 size_t first_invalid_utf8(std::string_view s);
 // s with invalid UTF-8 dropped (replace=false) or each invalid byte replaced by U+FFFD, appended to out.

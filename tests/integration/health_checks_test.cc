@@ -60,15 +60,6 @@ struct Host {
   }
 };
 
-std::vector<json> records_of(const std::string& out) {
-  std::vector<json> v;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line[0] == '[')
-      for (auto& r : json::parse(line)) v.push_back(r);
-  return v;
-}
-
 TEST(HealthChecks, HealthyGpusPassEverySubCheck) {
   Host h(8);
   auto r = h.run({"check-nvidia-smi", "c", "nagios", "-c", "gpu_num", "-c", "clock_freq", "-c", "running_procs", "-c",

@@ -58,15 +58,6 @@ struct Sandbox {
   }
 };
 
-std::vector<json> records_of(const std::string& out) {
-  std::vector<json> v;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line[0] == '[')
-      for (auto& r : json::parse(line)) v.push_back(r);
-  return v;
-}
-
 // ---- check-syslogs xid ----
 
 TEST(HealthXid, NamesEachXidOnceWithCausesDescriptionAndAction) {

@@ -1,4 +1,5 @@
-// Shared helpers of the integration tests: temp dirs, free ports, running the gcm binary, polling with a deadline.
+// Shared helpers of the integration tests: temp dirs, free ports, running the gcm binary, polling with a deadline,
+// reading the records a command printed.
 #pragma once
 
 #include <netinet/in.h>
@@ -14,6 +15,9 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/subprocess.h"
 
@@ -89,6 +93,17 @@ inline std::string run_ok(std::vector<std::string> argv) {
   auto r = run_command(s);
   if (!r.ok()) throw std::runtime_error(describe_failure(s, r));
   return r.out;
+}
+
+// Every record of the JSON-array lines a command printed with `--sink stdout`; other lines (log lines with
+// "[time] [level]" included) are skipped.
+inline std::vector<nlohmann::json> records_of(const std::string& out) {
+  std::vector<nlohmann::json> records;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("[{"))
+      for (auto& r : nlohmann::json::parse(line)) records.push_back(r);
+  return records;
 }
 
 }  // namespace gcm::testing

@@ -25,16 +25,6 @@ void write_file(const std::string& path, const std::string& text, bool executabl
   if (executable) ::chmod(path.c_str(), 0755);
 }
 
-std::vector<json> records_of(const std::string& out) {
-  std::vector<json> records;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.starts_with("[")) continue;
-    for (auto& r : json::parse(line)) records.push_back(r);
-  }
-  return records;
-}
-
 std::vector<std::string> with_env_path(const std::string& dir) {
   return {"PATH=" + dir + ":" + std::string(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin"), "TZ=UTC"};
 }

@@ -60,17 +60,6 @@ class FakeSlurm {
 };
 
 // Every record of the stdout sink's output (one JSON list per line; log lines are skipped).
-std::vector<json> records_of(const std::string& out) {
-  std::vector<json> records;
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.starts_with("[{")) continue;
-    for (auto& r : json::parse(line)) records.push_back(r);
-  }
-  return records;
-}
-
 std::vector<json> with_key(const std::vector<json>& records, const std::string& key) {
   std::vector<json> out;
   for (const auto& r : records)
