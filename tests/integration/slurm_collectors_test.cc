@@ -210,6 +210,9 @@ struct Job {
 // What the cluster says right now: node states, running/pending jobs and the GPUs the running ones hold.
 struct ClusterView {
   int nodes = 0, drained = 0, down = 0, running = 0, pending = 0, gpus_alloc = 0;
+  // The reference counts REQUEUED among the pending states: with --duplicates, sacct gives each requeue of a job a
+  // record of its own in that state, which squeue never shows (the suite tests leave such records behind).
+  int requeued_in_window = 0;
   static ClusterView take() {
     ClusterView v;
     std::set<std::string> seen;
@@ -235,6 +238,10 @@ struct ClusterView {
         ++v.pending;
       }
     }
+    // The window of slurm_monitor --once: the 300 s before now.
+    std::istringstream q(run_ok({"sacct", "-a", "-D", "-X", "-P", "-n", "--noconvert", "-S", "now-300", "-E", "now",
+                                 "-o", "state"}));
+    for (std::string state; std::getline(q, state);) v.requeued_in_window += state == "REQUEUED";
     return v;
   }
   bool operator==(const ClusterView&) const = default;
@@ -254,7 +261,8 @@ TEST(SlurmMonitorTestbed, AgreesWithTheCluster) {
   json log;
   ClusterView before, after;
   auto agrees = [&] {
-    return before == after && log["jobs_running"] == before.running && log["jobs_pending"] == before.pending &&
+    return before == after && log["jobs_running"] == before.running &&
+           log["jobs_pending"] == before.pending + before.requeued_in_window &&
            log["total_gpus_alloc"] == before.gpus_alloc;
   };
   for (int attempt = 0; attempt < 10; ++attempt) {
@@ -278,7 +286,7 @@ TEST(SlurmMonitorTestbed, AgreesWithTheCluster) {
   EXPECT_EQ(log["total_gpus_alloc"], before.gpus_alloc);
   EXPECT_GE(before.gpus_alloc, 1);
   EXPECT_EQ(log["jobs_running"], before.running);
-  EXPECT_EQ(log["jobs_pending"], before.pending);
+  EXPECT_EQ(log["jobs_pending"], before.pending + before.requeued_in_window);
   EXPECT_GE(before.pending, 1);
   EXPECT_GE(log["server_thread_count"].get<int>(), 1);
 }
