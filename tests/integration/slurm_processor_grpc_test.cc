@@ -1,7 +1,8 @@
 // slurm_processor's OTLP/gRPC receiver (--grpc-listen), without the Slurm testbed: the jobs come from the
-// mapping-files source over the fake NVML's GPUs. Our exporter's gRPC metrics arrive downstream enriched; bad calls
-// (undecodable, oversized also after gzip inflation, unknown method) get the gRPC status OTLP prescribes and the
-// service keeps serving; a full queue answers UNAVAILABLE; a port in use is a start-up error.
+// mapping-files source over the fake NVML's GPUs. Our exporter's gRPC metrics arrive downstream enriched; logs and
+// traces have their methods; bad calls (undecodable, oversized also after gzip inflation, unknown method) get the
+// gRPC status OTLP prescribes and the service keeps serving; a full queue answers UNAVAILABLE; a port in use is a
+// start-up error.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,7 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/http_client.h"
+#include "logs_service.pb.h"
 #include "metrics_service.pb.h"
+#include "trace_service.pb.h"
 #include "otlp/grpc_loader.h"
 #include "slurm_processor_process.h"
 
@@ -114,6 +117,37 @@ TEST(SlurmProcessorGrpc, OurExportersGrpcMetricsArriveWithEachGpusJob) {
       << metrics;
   EXPECT_TRUE(has_line(metrics, "gcm_slurm_processor_requests_total{signal=\"metrics\",transport=\"http\"} 0"))
       << metrics;
+  EXPECT_EQ(proc.stop(), 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SlurmProcessorGrpc, LogsAndTracesHaveTheirMethods) {
+  ASSERT_FALSE(find_executable("node").empty()) << "node is not installed";
+  auto dir = temp_dir("slurm-processor-grpc-signals");
+  OtlpReceiverProcess rx(dir);
+  ProcessorProcess proc(dir, {"--grpc-listen", "127.0.0.1:0", "--downstream", rx.url, "--attribution", "slurmd-local",
+                              "--scontrol", "/bin/false", "--batch-timeout", "0.01"});
+  opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest logs;
+  logs.add_resource_logs()->add_scope_logs()->add_log_records()->mutable_body()->set_string_value("over gRPC");
+  auto a = call(proc.grpc_target, "/opentelemetry.proto.collector.logs.v1.LogsService/Export", logs.SerializeAsString());
+  ASSERT_EQ(a.code, 0) << a.message;
+  json data = rx.next("logs");
+  ASSERT_FALSE(data.is_null());
+  EXPECT_NE(data.dump().find("over gRPC"), std::string::npos) << data;
+  opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest traces;
+  auto* span = traces.add_resource_spans()->add_scope_spans()->add_spans();
+  span->set_name("grpc-span");
+  span->set_trace_id(std::string(16, '\x01'));
+  span->set_span_id(std::string(8, '\x02'));
+  a = call(proc.grpc_target, "/opentelemetry.proto.collector.trace.v1.TraceService/Export", traces.SerializeAsString());
+  ASSERT_EQ(a.code, 0) << a.message;
+  data = rx.next("traces");
+  ASSERT_FALSE(data.is_null());
+  EXPECT_NE(data.dump().find("grpc-span"), std::string::npos) << data;
+  auto metrics = metrics_of(proc);
+  for (const char* line : {"gcm_slurm_processor_requests_total{signal=\"logs\",transport=\"grpc\"} 1",
+                           "gcm_slurm_processor_requests_total{signal=\"traces\",transport=\"grpc\"} 1"})
+    EXPECT_TRUE(has_line(metrics, line)) << line << "\n" << metrics;
   EXPECT_EQ(proc.stop(), 0);
   std::filesystem::remove_all(dir);
 }
