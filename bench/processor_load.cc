@@ -2,8 +2,9 @@
 // the processor started under /usr/bin/time -v with the mapping-files source on 8 fake GPUs, and CLIENTS threads
 // POSTing dcgm-like metric requests for SECONDS. Prints throughput, the latency of a request through the processor
 // against the same request sent straight to the downstream (the baseline; the difference is the latency added),
-// the processor's RSS during the run, its CPU time and the data points per CPU second.
-// Usage: processor_load GCM FAKE_NVML SECONDS CLIENTS HOSTS_PER_REQUEST
+// the processor's RSS during the run, its CPU time and the data points per CPU second. With PROTOCOL grpc the clients
+// send to the processor's OTLP/gRPC receiver instead (the transport module's client, libgcm_otlp_grpc.so beside GCM).
+// Usage: processor_load GCM FAKE_NVML SECONDS CLIENTS HOSTS_PER_REQUEST [http|grpc]
 #include <httplib.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -23,6 +25,7 @@
 
 #include "core/http_client.h"
 #include "metrics_service.pb.h"
+#include "otlp/grpc_loader.h"
 
 namespace {
 
@@ -71,13 +74,33 @@ long rss_kib(pid_t pid) {
   return -1;
 }
 
-std::vector<double> latencies(const std::string& url, const std::string& body, int n) {
-  gcm::HttpClient http;
+// One export request to the processor (or the downstream): true when it was accepted whole.
+using Send = std::function<bool()>;
+
+Send http_sender(const std::string& url, const std::string& body) {
+  auto http = std::make_shared<gcm::HttpClient>();
+  return [http, url, &body] {
+    auto res = http->post(url, body, {"Content-Type: application/x-protobuf"}, std::chrono::seconds(10));
+    return res.status == 200 && res.body.empty();
+  };
+}
+
+Send grpc_sender(const std::string& target, const std::string& body) {
+  auto call = gcm::otlp::load_grpc_transport();
+  return [call, target, &body] {
+    char response[256], message[256];
+    size_t len = 0;
+    int code = call(target.c_str(), 0, "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export", body.data(),
+                    body.size(), 10000, nullptr, 0, response, sizeof response, &len, message, sizeof message);
+    return code == 0 && len == 0;
+  };
+}
+
+std::vector<double> latencies(const Send& send, int n) {
   std::vector<double> out;
   for (int i = 0; i < n; ++i) {
     auto t0 = Clock::now();
-    auto res = http.post(url, body, {"Content-Type: application/x-protobuf"}, std::chrono::seconds(10));
-    if (res.status != 200) throw std::runtime_error(fmt::format("POST {} answered {}", url, res.status));
+    if (!send()) throw std::runtime_error("a request was not accepted");
     out.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
   }
   return out;
@@ -86,10 +109,13 @@ std::vector<double> latencies(const std::string& url, const std::string& body, i
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 6) {
-    std::cerr << "usage: processor_load GCM FAKE_NVML SECONDS CLIENTS HOSTS_PER_REQUEST\n";
+  if (argc != 6 && argc != 7) {
+    std::cerr << "usage: processor_load GCM FAKE_NVML SECONDS CLIENTS HOSTS_PER_REQUEST [http|grpc]\n";
     return 2;
   }
+  bool grpc = argc == 7 && std::string(argv[6]) == "grpc";
+  if (grpc)
+    setenv("GCM_OTLP_GRPC_MODULE", (std::filesystem::path(argv[1]).parent_path() / "libgcm_otlp_grpc.so").c_str(), 1);
   std::string gcm = argv[1], fake_nvml = argv[2];
   double seconds = std::stod(argv[3]);
   int clients = std::stoi(argv[4]);
@@ -125,21 +151,36 @@ int main(int argc, char** argv) {
     setenv("GCM_NVML_LIBRARY", fake_nvml.c_str(), 1);
     setenv("GCM_FAKE_NVML_SCENARIO", (dir + "/scenario.json").c_str(), 1);
     std::string downstream_url = fmt::format("http://127.0.0.1:{}", down_port);
+    // With gRPC the HTTP receiver listens too (it always does) but gets nothing.
     execl("/usr/bin/time", "time", "-v", "-o", (dir + "/time.txt").c_str(), gcm.c_str(), "slurm_processor", "--listen",
-          "127.0.0.1:0", "--downstream", downstream_url.c_str(), "--attribution", "mapping-files",
-          "--gpu-job-mapping-dir", (dir + "/map").c_str(), "--log-folder", dir.c_str(), "--queue-size", "256",
-          static_cast<char*>(nullptr));
+          "127.0.0.1:0", "--grpc-listen", grpc ? "127.0.0.1:0" : "", "--downstream", downstream_url.c_str(),
+          "--attribution", "mapping-files", "--gpu-job-mapping-dir", (dir + "/map").c_str(), "--log-folder",
+          dir.c_str(), "--queue-size", "256", static_cast<char*>(nullptr));
     _exit(127);
   }
   close(out[1]);
-  std::string line;
-  char c;
-  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+  auto read_line = [&] {
+    std::string line;
+    char c;
+    while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+    return line;
+  };
+  std::string line = read_line();
   if (line.find("listening on") == std::string::npos) {
     std::cerr << "slurm_processor did not start: " << line << "\n";
     return 1;
   }
   std::string url = "http://127.0.0.1:" + line.substr(line.rfind(':') + 1) + "/v1/metrics";
+  std::string grpc_target;
+  if (grpc) {
+    line = read_line();
+    if (line.find("OTLP/gRPC listening on") == std::string::npos) {
+      std::cerr << "slurm_processor's gRPC receiver did not start: " << line << "\n";
+      return 1;
+    }
+    grpc_target = "127.0.0.1:" + line.substr(line.rfind(':') + 1);
+  }
+  auto sender = [&] { return grpc ? grpc_sender(grpc_target, body) : http_sender(url, body); };
   pid_t proc_pid = -1;
   {
     std::ifstream children(fmt::format("/proc/{}/task/{}/children", time_pid, time_pid));
@@ -148,8 +189,8 @@ int main(int argc, char** argv) {
   std::string direct = fmt::format("http://127.0.0.1:{}/v1/metrics", down_port);
 
   // Latency of one request at a time, straight to the downstream and through the processor.
-  auto base = latencies(direct, body, 200);
-  auto via = latencies(url, body, 200);
+  auto base = latencies(http_sender(direct, body), 200);
+  auto via = latencies(sender(), 200);
   long rss_idle = rss_kib(proc_pid);
 
   std::atomic<bool> stop{false};
@@ -159,12 +200,12 @@ int main(int argc, char** argv) {
   auto t0 = Clock::now();
   for (int i = 0; i < clients; ++i)
     threads.emplace_back([&, i] {
-      gcm::HttpClient http;
+      Send send = sender();
       while (!stop) {
         auto s = Clock::now();
-        auto res = http.post(url, body, {"Content-Type: application/x-protobuf"}, std::chrono::seconds(10));
+        bool ok = send();
         lat[i].push_back(std::chrono::duration<double, std::micro>(Clock::now() - s).count());
-        (res.status == 200 && res.body.empty() ? sent : failed)++;
+        (ok ? sent : failed)++;
       }
     });
   std::vector<long> rss;
@@ -193,7 +234,8 @@ int main(int argc, char** argv) {
     if (tl.find("Maximum resident set size") != std::string::npos) max_rss = std::stol(tl.substr(tl.rfind(':') + 1));
   }
   uint64_t points = (sent + 200) * static_cast<uint64_t>(points_per_request);
-  fmt::print("request: {} points, {} bytes; {} clients for {:.1f} s\n", points_per_request, body.size(), clients, elapsed);
+  fmt::print("request ({}): {} points, {} bytes; {} clients for {:.1f} s\n", grpc ? "OTLP/gRPC" : "OTLP/HTTP",
+             points_per_request, body.size(), clients, elapsed);
   fmt::print("throughput: {:.0f} requests/s, {:.0f} points/s (wall), {} refused or failed\n", sent / elapsed,
              sent * points_per_request / elapsed, failed.load());
   fmt::print("processor CPU: {:.2f} s user + {:.2f} s sys -> {:.0f} points per CPU second (whole process: HTTP, "

@@ -18,6 +18,7 @@ struct SlurmProcessorCommand {
   CLI::App* app = nullptr;
   std::unique_ptr<OptionBinder> binder;
   std::string listen = "127.0.0.1:4318";
+  std::string grpc_listen;  // empty: no gRPC receiver
   std::string downstream;
   std::vector<std::string> headers;
   std::string metadata_source = "slurmctld";
@@ -50,7 +51,8 @@ std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app
   auto c = std::make_shared<SlurmProcessorCommand>();
   c->app = app.add_subcommand(
       "slurm_processor",
-      "OTLP enrichment service: receives OTLP/HTTP (protobuf or JSON) on /v1/metrics, /v1/logs and /v1/traces, adds "
+      "OTLP enrichment service: receives OTLP/HTTP (protobuf or JSON) on /v1/metrics, /v1/logs and /v1/traces "
+      "(and OTLP/gRPC with --grpc-listen), adds "
       "the Slurm job of each GPU (job_id, job_name, qos, array_job_id, array_task_id, username, partition, account, "
       "num_nodes; UUID copied to uuid) as GCM's slurmprocessor does, and forwards to a downstream OTLP/HTTP endpoint "
       "with batching, retries and a disk spool. GET /health and GET /metrics report on the service itself.");
@@ -61,6 +63,11 @@ std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app
   OptionBinder& b = *(c->binder = std::make_unique<OptionBinder>(*c->app));
   b.option("--listen", "listen", c->listen, "HOST:PORT of the OTLP/HTTP receiver (port 0: any free port).")
       ->capture_default_str();
+  b.option("--grpc-listen", "grpc_listen", c->grpc_listen,
+           "HOST:PORT of an OTLP/gRPC receiver (the MetricsService, LogsService and TraceService Export methods; "
+           "OTLP's port is 4317; port 0: any free port); unset: none. Loads libgcm_otlp_grpc.so. Answers: "
+           "INVALID_ARGUMENT for undecodable messages, RESOURCE_EXHAUSTED over --max-request-size, UNAVAILABLE "
+           "(retryable) when the queue and spool are full, UNIMPLEMENTED for other methods.");
   b.option("--downstream", "downstream", c->downstream,
            "Base URL of the downstream OTLP/HTTP endpoint, e.g. http://collector:4318 (/v1/<signal> is appended); "
            "required (here or in the config table).");
@@ -97,7 +104,8 @@ std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app
   b.option("--nvml-library", "nvml_library", c->nvml_library,
            "libnvidia-ml to load for the sources that list GPUs (default: $GCM_NVML_LIBRARY, else the system's).");
   b.option("--max-request-size", "max_request_size", c->max_request_mib,
-           "Largest request body in MiB, as received and after gzip inflation (larger: HTTP 413).")
+           "Largest request body in MiB, as received and after gzip inflation (larger: HTTP 413, gRPC "
+           "RESOURCE_EXHAUSTED).")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   b.option("--batch-size", "batch_size", c->batch_size, "Items per downstream request (a batch is sent when full).")
@@ -145,9 +153,10 @@ std::vector<std::string> sources_of(const SlurmProcessorCommand& c) {
   throw std::invalid_argument(fmt::format("Invalid value for '--metadata-source': '{}' (expected nvml, slurmd or slurmctld)", m));
 }
 
-std::pair<std::string, int> host_port(const std::string& s) {
+std::pair<std::string, int> host_port(const std::string& s, const char* option) {
   size_t colon = s.rfind(':');
-  if (colon == std::string::npos) throw std::invalid_argument(fmt::format("Invalid value for '--listen': '{}' (expected HOST:PORT)", s));
+  if (colon == std::string::npos)
+    throw std::invalid_argument(fmt::format("Invalid value for '{}': '{}' (expected HOST:PORT)", option, s));
   std::string host = s.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   try {
@@ -156,7 +165,7 @@ std::pair<std::string, int> host_port(const std::string& s) {
     if (used != s.size() - colon - 1 || port < 0 || port > 65535) throw std::out_of_range("port");
     return {host, port};
   } catch (const std::exception&) {
-    throw std::invalid_argument(fmt::format("Invalid value for '--listen': '{}' (expected HOST:PORT)", s));
+    throw std::invalid_argument(fmt::format("Invalid value for '{}': '{}' (expected HOST:PORT)", option, s));
   }
 }
 
@@ -176,9 +185,15 @@ int run_slurm_processor(SlurmProcessorCommand& c, const std::optional<std::strin
   }
   processor::ServiceOptions o;
   try {
-    auto [host, port] = host_port(c.listen);
+    auto [host, port] = host_port(c.listen, "--listen");
     o.listen.host = host;
     o.listen.port = port;
+    if (!c.grpc_listen.empty()) {
+      auto [ghost, gport] = host_port(c.grpc_listen, "--grpc-listen");
+      o.grpc.emplace();
+      o.grpc->host = ghost;
+      o.grpc->port = gport;
+    }
     o.resolver.attribution.sources = sources_of(c);
     check_attribution_sources(o.resolver.attribution.sources);
     if (std::find(o.resolver.attribution.sources.begin(), o.resolver.attribution.sources.end(), "mapping-files") !=
@@ -237,7 +252,13 @@ int run_slurm_processor(SlurmProcessorCommand& c, const std::optional<std::strin
     log->info("slurm_processor: listening on {}:{}, forwarding to {}, attribution {}", o.listen.host, svc.port(),
               o.forward.endpoint, sources);
     // The port, for scripts and tests that asked for port 0 (stdout: logs go to the log file unless --stdout).
-    std::cout << fmt::format("slurm_processor listening on {}:{}\n", o.listen.host, svc.port()) << std::flush;
+    std::cout << fmt::format("slurm_processor listening on {}:{}\n", o.listen.host, svc.port());
+    if (o.grpc) {
+      log->info("slurm_processor: OTLP/gRPC receiver on {}:{}", o.grpc->host, svc.grpc_port());
+      // A line of its own after the HTTP one, which scripts already read.
+      std::cout << fmt::format("slurm_processor OTLP/gRPC listening on {}:{}\n", o.grpc->host, svc.grpc_port());
+    }
+    std::cout << std::flush;
     while (sleep_unless_shutdown(std::chrono::hours(1))) {
     }
     log->info("slurm_processor: shutting down");

@@ -27,27 +27,42 @@ std::vector<std::string> candidates() {
   }
   return out;
 }
-}  // namespace
 
-gcm_otlp_grpc_call_fn load_grpc_transport() {
+// The first candidate that loads and has the client entry point (every version of the module has it); loaded once.
+void* module_handle() {
   static std::mutex mu;
-  static gcm_otlp_grpc_call_fn fn = nullptr;
+  static void* handle = nullptr;
   std::lock_guard lock(mu);
-  if (fn) return fn;
+  if (handle) return handle;
   std::vector<std::string> tried;
   for (const auto& path : candidates()) {
     if (void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-      if (auto* sym = ::dlsym(h, "gcm_otlp_grpc_call")) {
-        fn = reinterpret_cast<gcm_otlp_grpc_call_fn>(sym);
-        return fn;
-      }
+      if (::dlsym(h, "gcm_otlp_grpc_call")) return handle = h;
       tried.push_back(path + " (no gcm_otlp_grpc_call)");
+      ::dlclose(h);
     } else {
       tried.push_back(::dlerror());
     }
   }
   throw std::runtime_error(fmt::format("the OTLP/gRPC transport module {} could not be loaded; tried: {}", kModule,
                                        fmt::join(tried, "; ")));
+}
+
+void* symbol(const char* name) {
+  void* h = module_handle();
+  if (void* sym = ::dlsym(h, name)) return sym;
+  throw std::runtime_error(
+      fmt::format("the OTLP/gRPC transport module {} has no {} (a module older than this gcm?)", kModule, name));
+}
+}  // namespace
+
+gcm_otlp_grpc_call_fn load_grpc_transport() {
+  return reinterpret_cast<gcm_otlp_grpc_call_fn>(symbol("gcm_otlp_grpc_call"));
+}
+
+GrpcServerApi load_grpc_server() {
+  return {reinterpret_cast<gcm_otlp_grpc_server_start_fn>(symbol("gcm_otlp_grpc_server_start")),
+          reinterpret_cast<gcm_otlp_grpc_server_stop_fn>(symbol("gcm_otlp_grpc_server_stop"))};
 }
 
 }  // namespace gcm::otlp

@@ -9,6 +9,13 @@ Service::Service(ServiceOptions opts, std::shared_ptr<spdlog::logger> log) : opt
   resolver_ = std::make_unique<JobResolver>(opts_.resolver, log_);
   forwarder_ = std::make_unique<Forwarder>(opts_.forward, log_);
   server_ = std::make_unique<HttpServer>(opts_.listen, [this](const HttpRequest& r) { return handle(r); });
+  if (opts_.grpc) {
+    opts_.grpc->max_message = opts_.listen.max_body;
+    grpc_ = std::make_unique<GrpcReceiver>(
+        *opts_.grpc, [this](std::string_view method, std::string_view body, std::string_view encoding) {
+          return handle_grpc(method, body, encoding);
+        });
+  }
 }
 
 Service::~Service() { stop(); }
@@ -17,18 +24,19 @@ void Service::start() {
   resolver_->start();
   forwarder_->start();
   server_->start();
+  if (grpc_) grpc_->start();
 }
 
 // Receiver first (no new requests), then the forwarder drains or spools what it holds.
 void Service::stop() {
+  if (grpc_) grpc_->stop();
   server_->stop();
   forwarder_->stop();
   resolver_->stop();
 }
 
 HttpReply Service::export_request(Signal signal, const HttpRequest& req) {
-  auto& c = counters_[static_cast<size_t>(signal)];
-  c.requests.fetch_add(1, std::memory_order_relaxed);
+  counters_[static_cast<size_t>(signal)].requests[kHttp].fetch_add(1, std::memory_order_relaxed);
   RequestResult r;
   if (req.too_large) {
     r.status = 413;
@@ -44,17 +52,69 @@ HttpReply Service::export_request(Signal signal, const HttpRequest& req) {
     if (log_) log_->warn("slurm_processor: POST /{} answered {}: {}", signal_path(signal), r.status, r.message);
     return {r.status, ct, error_body(r.json, r.status, r.message), ""};
   }
-  c.items.fetch_add(r.items, std::memory_order_relaxed);
-  c.enriched.fetch_add(r.enriched, std::memory_order_relaxed);
-  if (r.items == 0) return {200, ct, success_body(signal, r.json, 0, ""), ""};
-  if (!forwarder_->submit(signal, std::move(r.forward), r.items)) {
-    c.refused.fetch_add(r.items, std::memory_order_relaxed);
+  uint64_t items = r.items;
+  if (!forward(signal, r))
     return {200, ct,
-            success_body(signal, r.json, static_cast<int64_t>(r.items),
+            success_body(signal, r.json, static_cast<int64_t>(items),
                          "slurm_processor: the forwarding queue and spool are full"),
             ""};
-  }
   return {200, ct, success_body(signal, r.json, 0, ""), ""};
+}
+
+bool Service::forward(Signal signal, RequestResult& r) {
+  auto& c = counters_[static_cast<size_t>(signal)];
+  c.items.fetch_add(r.items, std::memory_order_relaxed);
+  c.enriched.fetch_add(r.enriched, std::memory_order_relaxed);
+  if (r.items == 0) return true;
+  uint64_t items = r.items;
+  if (forwarder_->submit(signal, std::move(r.forward), items)) return true;
+  c.refused.fetch_add(items, std::memory_order_relaxed);
+  return false;
+}
+
+namespace {
+// The OTLP/gRPC service methods (opentelemetry/proto/collector/*/v1/*_service.proto).
+std::optional<Signal> signal_of_method(std::string_view method) {
+  if (method == "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export") return Signal::Metrics;
+  if (method == "/opentelemetry.proto.collector.logs.v1.LogsService/Export") return Signal::Logs;
+  if (method == "/opentelemetry.proto.collector.trace.v1.TraceService/Export") return Signal::Traces;
+  return std::nullopt;
+}
+}  // namespace
+
+GrpcReply Service::grpc_error(GrpcCode code, Signal signal, std::string message) {
+  grpc_errors_[static_cast<size_t>(code)].fetch_add(1, std::memory_order_relaxed);
+  // A refusal is logged by the forwarder already.
+  if (log_ && code != GrpcCode::Unavailable)
+    log_->warn("slurm_processor: gRPC {} export answered {}: {}", signal_name(signal), grpc_code_name(code), message);
+  return {code, std::move(message), ""};
+}
+
+// The OTLP/gRPC answers: OK with an ExportXServiceResponse; INVALID_ARGUMENT for what cannot be decoded,
+// RESOURCE_EXHAUSTED over the size limit (not retryable); UNAVAILABLE when the forwarder has no room, which OTLP
+// clients retry with backoff (OTLP/HTTP answers that case with a partial success instead: see export_request).
+GrpcReply Service::handle_grpc(std::string_view method, std::string_view body, std::string_view encoding) {
+  auto signal = signal_of_method(method);
+  if (!signal) {
+    grpc_errors_[static_cast<size_t>(GrpcCode::Unimplemented)].fetch_add(1, std::memory_order_relaxed);
+    return {GrpcCode::Unimplemented,
+            fmt::format("unknown method {} (slurm_processor serves the OTLP Export methods of MetricsService, "
+                        "LogsService and TraceService)",
+                        method),
+            ""};
+  }
+  counters_[static_cast<size_t>(*signal)].requests[kGrpc].fetch_add(1, std::memory_order_relaxed);
+  // gRPC has enforced the size limit as received; process_request inflates compressed messages within it.
+  RequestResult r = process_request(*signal, "application/x-protobuf", encoding, body, opts_.listen.max_body,
+                                    [this](std::string_view host) { return resolver_->lookup(host); });
+  if (r.status != 200)
+    return grpc_error(r.status == 413   ? GrpcCode::ResourceExhausted
+                      : r.status == 400 ? GrpcCode::InvalidArgument
+                                        : GrpcCode::Internal,
+                      *signal, std::move(r.message));
+  if (!forward(*signal, r))
+    return grpc_error(GrpcCode::Unavailable, *signal, "slurm_processor: the forwarding queue and spool are full");
+  return {GrpcCode::Ok, "", success_body(*signal, false, 0, "")};
 }
 
 HttpReply Service::handle(const HttpRequest& req) {
@@ -95,17 +155,27 @@ std::string Service::metrics_text() const {
     family(name, type, help);
     out += fmt::format("gcm_slurm_processor_{} {}\n", name, value);
   };
-  per_signal("requests_total", "Export requests received.", [](const SignalCounters& c) { return c.requests.load(); });
+  family("requests_total", "counter", "Export requests received, by transport.");
+  for (Signal s : {Signal::Metrics, Signal::Logs, Signal::Traces})
+    for (auto [t, name] : {std::pair{kHttp, "http"}, std::pair{kGrpc, "grpc"}})
+      out += fmt::format("gcm_slurm_processor_requests_total{{signal=\"{}\",transport=\"{}\"}} {}\n", signal_name(s),
+                         name, counters_[static_cast<size_t>(s)].requests[t].load());
   per_signal("received_total", "Items (data points, log records, spans) received in decodable requests.",
              [](const SignalCounters& c) { return c.items.load(); });
   per_signal("enriched_total", "Items given Slurm job attributes.", [](const SignalCounters& c) { return c.enriched.load(); });
-  per_signal("refused_total", "Items answered as rejected because the queue and spool were full.",
+  per_signal("refused_total",
+             "Items refused because the queue and spool were full (HTTP: answered as rejected; gRPC: UNAVAILABLE).",
              [](const SignalCounters& c) { return c.refused.load(); });
-  family("bad_requests_total", "counter", "Requests answered with an error status.");
-  out += fmt::format("gcm_slurm_processor_bad_requests_total{{code=\"400\"}} {}\n", bad_400_.load());
-  out += fmt::format("gcm_slurm_processor_bad_requests_total{{code=\"413\"}} {}\n", bad_413_.load());
-  out += fmt::format("gcm_slurm_processor_bad_requests_total{{code=\"415\"}} {}\n", bad_415_.load());
-  out += fmt::format("gcm_slurm_processor_bad_requests_total{{code=\"404\"}} {}\n", not_found_.load());
+  family("bad_requests_total", "counter",
+         "Requests answered with an error status: HTTP status codes; gRPC status names (a message over the size "
+         "limit as received is refused by gRPC before the service sees it and is not counted).");
+  for (auto [code, n] : {std::pair{"400", &bad_400_}, std::pair{"413", &bad_413_}, std::pair{"415", &bad_415_},
+                         std::pair{"404", &not_found_}})
+    out += fmt::format("gcm_slurm_processor_bad_requests_total{{transport=\"http\",code=\"{}\"}} {}\n", code, n->load());
+  for (GrpcCode code : {GrpcCode::InvalidArgument, GrpcCode::ResourceExhausted, GrpcCode::Unimplemented,
+                        GrpcCode::Unavailable, GrpcCode::Internal})
+    out += fmt::format("gcm_slurm_processor_bad_requests_total{{transport=\"grpc\",code=\"{}\"}} {}\n",
+                       grpc_code_name(code), grpc_errors_[static_cast<size_t>(code)].load());
   auto f = forwarder_->stats();
   one("forwarded_total", "counter", "Items the downstream accepted.", f.forwarded);
   one("forward_requests_total", "counter", "Requests the downstream accepted.", f.requests);

@@ -1,14 +1,17 @@
-// slurm_processor as a whole: the OTLP/HTTP receiver, the enrichment with the resolver's job tables, the forwarder,
-// and the service's own endpoints (GET /health, GET /metrics in the Prometheus text format) on the same port.
+// slurm_processor as a whole: the OTLP/HTTP receiver, the optional OTLP/gRPC receiver, the enrichment with the
+// resolver's job tables, the forwarder, and the service's own endpoints (GET /health, GET /metrics in the Prometheus
+// text format) on the HTTP port.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <memory>
+#include <optional>
 
 #include <spdlog/logger.h>
 
 #include "processor/forwarder.h"
+#include "processor/grpc_receiver.h"
 #include "processor/http_server.h"
 #include "processor/job_resolver.h"
 
@@ -16,6 +19,7 @@ namespace gcm::processor {
 
 struct ServiceOptions {
   HttpServerOptions listen;
+  std::optional<GrpcReceiverOptions> grpc;  // absent: no gRPC receiver (its max_message follows listen.max_body)
   ResolverOptions resolver;
   ForwarderOptions forward;
 };
@@ -27,22 +31,33 @@ class Service {
   void start();
   void stop();
   int port() const { return server_->port(); }
+  int grpc_port() const { return grpc_ ? grpc_->port() : 0; }
   HttpReply handle(const HttpRequest& req);
+  // One gRPC call: the three OTLP Export methods, anything else UNIMPLEMENTED.
+  GrpcReply handle_grpc(std::string_view method, std::string_view body, std::string_view encoding);
   std::string metrics_text() const;
 
  private:
+  enum Transport { kHttp, kGrpc };
   struct SignalCounters {
-    std::atomic<uint64_t> requests{0}, items{0}, enriched{0}, refused{0};
+    std::array<std::atomic<uint64_t>, 2> requests{};  // per transport
+    std::atomic<uint64_t> items{0}, enriched{0}, refused{0};
   };
   HttpReply export_request(Signal signal, const HttpRequest& req);
+  // Counts a decoded request's items and hands them to the forwarder; false when it has no room (counted refused).
+  bool forward(Signal signal, RequestResult& r);
+  GrpcReply grpc_error(GrpcCode code, Signal signal, std::string message);
 
   ServiceOptions opts_;
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<JobResolver> resolver_;
   std::unique_ptr<Forwarder> forwarder_;
   std::unique_ptr<HttpServer> server_;
+  std::unique_ptr<GrpcReceiver> grpc_;
   std::array<SignalCounters, 3> counters_;
   std::atomic<uint64_t> bad_400_{0}, bad_413_{0}, bad_415_{0}, not_found_{0};
+  // gRPC calls answered with an error status, by code (GrpcCode values are below 17).
+  std::array<std::atomic<uint64_t>, 17> grpc_errors_{};
 };
 
 }  // namespace gcm::processor

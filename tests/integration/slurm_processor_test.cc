@@ -14,7 +14,7 @@
 #include "core/http_client.h"
 #include "helpers.h"
 #include "metrics_service.pb.h"
-#include "process.h"
+#include "slurm_processor_process.h"
 #include "status.pb.h"
 
 namespace gcm::testing {
@@ -24,55 +24,8 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 using MetricsReq = opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest;
 
-// tests/integration/otlp_receiver/receiver.js: one JSON line per request received.
-class Receiver {
- public:
-  Receiver(const std::string& dir, int port = 0)
-      : proc_({"node", std::string(GCM_SOURCE_DIR) + "/tests/integration/otlp_receiver/receiver.js"},
-              dir + "/receiver.stderr", {"OTLP_HTTP_PORT=" + std::to_string(port), "OTLP_GRPC_PORT=0"}) {
-    auto first = proc_.read_line(30s);
-    if (!first) throw std::runtime_error("the OTLP receiver did not start: " + read_text(dir + "/receiver.stderr"));
-    url = json::parse(*first)["http"].get<std::string>();
-    if (!url.empty() && url.back() == '/') url.pop_back();
-  }
-  // The next request of the signal, or null when none arrives within the timeout.
-  json next(const std::string& signal, std::chrono::milliseconds timeout = 20s) {
-    while (auto line = proc_.read_line(timeout)) {
-      auto j = json::parse(*line);
-      if (j.value("signal", "") == signal) return j["data"];
-    }
-    return nullptr;
-  }
-  int port() const { return std::stoi(url.substr(url.rfind(':') + 1)); }
-  // SIGKILL: an outage, not a shutdown (and node's close() would wait for the processor's keep-alive connection).
-  void kill() { proc_.stop(SIGKILL, 10s); }
-  std::string url;
-
- private:
-  BackgroundProcess proc_;
-};
-
-class Processor {
- public:
-  Processor(const std::string& dir, std::vector<std::string> args, std::vector<std::string> env = {})
-      : proc_(argv(dir, std::move(args)), dir + "/processor.stderr", std::move(env)) {
-    auto line = proc_.read_line(30s);
-    if (!line || line->find("listening on") == std::string::npos)
-      throw std::runtime_error("slurm_processor did not start: " + read_text(dir + "/processor.stderr") +
-                               read_text(dir + "/slurm_processor_logs/slurm_processor.log"));
-    url = "http://127.0.0.1:" + line->substr(line->rfind(':') + 1);
-  }
-  int stop() { return proc_.stop(SIGTERM, 30s); }
-  std::string url;
-
- private:
-  static std::vector<std::string> argv(const std::string& dir, std::vector<std::string> args) {
-    std::vector<std::string> a = {gcm_binary(), "slurm_processor", "--listen", "127.0.0.1:0", "--log-folder", dir};
-    a.insert(a.end(), args.begin(), args.end());
-    return a;
-  }
-  BackgroundProcess proc_;
-};
+using Receiver = OtlpReceiverProcess;
+using Processor = ProcessorProcess;
 
 HttpResponse post(HttpClient& http, const std::string& url, const std::string& body, const std::string& ct) {
   return http.post(url, body, {"Content-Type: " + ct}, 10s);
@@ -292,8 +245,12 @@ TEST(SlurmProcessor, BadInputGetsItsStatusAndTheServiceKeepsServing) {
   expect_status(res, 200, "health");
   EXPECT_EQ(json::parse(res.body)["status"], "ok");
   auto metrics = http.get(proc.url + "/metrics", 5s).body;
-  EXPECT_NE(metrics.find("gcm_slurm_processor_bad_requests_total{code=\"413\"} 1\n"), std::string::npos) << metrics;
-  EXPECT_NE(metrics.find("gcm_slurm_processor_bad_requests_total{code=\"415\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("gcm_slurm_processor_bad_requests_total{transport=\"http\",code=\"413\"} 1\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("gcm_slurm_processor_bad_requests_total{transport=\"http\",code=\"415\"} 1\n"),
+            std::string::npos)
+      << metrics;
   EXPECT_EQ(proc.stop(), 0);
   std::filesystem::remove_all(dir);
 }
