@@ -13,12 +13,28 @@ constexpr uint32_t kKey = pbc::KeyValue::kKeyFieldNumber;
 constexpr uint32_t kValue = pbc::KeyValue::kValueFieldNumber;
 constexpr uint32_t kArrayValues = pbc::ArrayValue::kValuesFieldNumber;
 
+struct KeyRole {
+  std::string_view key;
+  Role role;
+};
+// As string_views: comparing with the const char* of kJobKeys would measure them (strlen) on every attribute.
+constexpr std::array<KeyRole, 12> kRoles = {{{"gpu", Role::Gpu},
+                                             {"UUID", Role::UUID},
+                                             {"uuid", Role::Added},
+                                             {kJobKeys[0], Role::Added},
+                                             {kJobKeys[1], Role::Added},
+                                             {kJobKeys[2], Role::Added},
+                                             {kJobKeys[3], Role::Added},
+                                             {kJobKeys[4], Role::Added},
+                                             {kJobKeys[5], Role::Added},
+                                             {kJobKeys[6], Role::Added},
+                                             {kJobKeys[7], Role::Added},
+                                             {kJobKeys[8], Role::Added}}};
+static_assert(kJobKeys.size() == 9);
+
 Role role_of(std::string_view key) {
-  if (key == "gpu") return Role::Gpu;
-  if (key == "UUID") return Role::UUID;
-  if (key == "uuid") return Role::Added;
-  for (const char* k : kJobKeys)
-    if (key == k) return Role::Added;
+  for (const KeyRole& r : kRoles)
+    if (key == r.key) return r.role;
   return Role::Other;
 }
 
@@ -162,6 +178,40 @@ void ItemWriter::replace(const Attr& a, uint32_t attr_no, const Put& p) {
   size_t off = scratch_.size();
   append_attribute(scratch_, attr_no, a.key, value, extras);
   edits_.push_back({a.begin, a.end, off, scratch_.size() - off, nullptr, true});
+}
+
+void ItemWriter::write_appended(Writer& w, uint32_t field_no, std::string_view content, uint32_t attr_no,
+                                const ItemScan& s, std::string_view fields, std::string_view last_key,
+                                std::string_view last_value) {
+  char head[48];  // the last attribute's framing up to its value's content
+  char* h = head;
+  if (!last_key.empty()) {
+    size_t kv = len_field_size(kKey, last_key.size()) + len_field_size(kValue, last_value.size());
+    if (last_key.size() > 16) reject("key too long for the appended attribute");
+    h = write_varint(h, len_tag(attr_no));
+    h = write_varint(h, kv);
+    h = write_varint(h, len_tag(kKey));
+    h = write_varint(h, last_key.size());
+    std::memcpy(h, last_key.data(), last_key.size());
+    h += last_key.size();
+    h = write_varint(h, len_tag(kValue));
+    h = write_varint(h, last_value.size());
+  }
+  size_t head_size = static_cast<size_t>(h - head);
+  size_t before = static_cast<size_t>(s.insert_at - content.data());
+  size_t size = content.size() + fields.size() + head_size + last_value.size();
+  w.len_prefix(field_no, size);
+  char* out = w.room(size);
+  std::memcpy(out, content.data(), before);
+  out += before;
+  std::memcpy(out, fields.data(), fields.size());
+  out += fields.size();
+  std::memcpy(out, head, head_size);
+  out += head_size;
+  std::memcpy(out, last_value.data(), last_value.size());
+  out += last_value.size();
+  std::memcpy(out, s.insert_at, content.size() - before);
+  w.advance(size);
 }
 
 void ItemWriter::write(Writer& w, uint32_t field_no, std::string_view content, uint32_t attr_no, const ItemScan& s,

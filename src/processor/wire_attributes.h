@@ -70,6 +70,12 @@ class ItemWriter {
   void write(Writer& w, uint32_t field_no, std::string_view content, uint32_t attr_no, const ItemScan& s,
              const Put* puts, size_t n_puts);
 
+  // The common case, when none of the keys put is there yet (!s.has_added_keys): the content with attribute fields
+  // inserted at s.insert_at, `fields` (encoded beforehand) and then, when last_key is not empty, one encoded here.
+  static void write_appended(Writer& w, uint32_t field_no, std::string_view content, uint32_t attr_no,
+                             const ItemScan& s, std::string_view fields, std::string_view last_key,
+                             std::string_view last_value);
+
  private:
   struct Edit {
     const char* at;       // where in the content

@@ -17,7 +17,8 @@ namespace gcm::processor::wire {
 
 class Writer {
  public:
-  explicit Writer(std::string& buf) : buf_(buf) {}
+  // expected: the output size to allocate at first (growing costs a copy and a zero-fill of the new part).
+  Writer(std::string& buf, size_t expected) : buf_(buf) { buf_.resize(expected); }
 
   // Room for n more bytes at the write position (advance() past what was written there).
   char* room(size_t n) {
