@@ -202,15 +202,11 @@ void ItemWriter::write_appended(Writer& w, uint32_t field_no, std::string_view c
   size_t size = content.size() + fields.size() + head_size + last_value.size();
   w.len_prefix(field_no, size);
   char* out = w.room(size);
-  std::memcpy(out, content.data(), before);
-  out += before;
-  std::memcpy(out, fields.data(), fields.size());
-  out += fields.size();
-  std::memcpy(out, head, head_size);
-  out += head_size;
-  std::memcpy(out, last_value.data(), last_value.size());
-  out += last_value.size();
-  std::memcpy(out, s.insert_at, content.size() - before);
+  out = copy_bytes(out, content.data(), before);
+  out = copy_bytes(out, fields.data(), fields.size());
+  out = copy_bytes(out, head, head_size);
+  out = copy_bytes(out, last_value.data(), last_value.size());
+  copy_bytes(out, s.insert_at, content.size() - before);
   w.advance(size);
 }
 
@@ -257,15 +253,11 @@ void ItemWriter::write(Writer& w, uint32_t field_no, std::string_view content, u
   char* out = w.room(size);
   const char* cursor = content.data();
   for (const Edit& e : edits_) {
-    size_t keep = static_cast<size_t>(e.at - cursor);
-    std::memcpy(out, cursor, keep);
-    out += keep;
-    std::memcpy(out, e.in_scratch ? scratch_.data() + e.off : e.data, e.size);
-    out += e.size;
+    out = copy_bytes(out, cursor, static_cast<size_t>(e.at - cursor));
+    out = copy_bytes(out, e.in_scratch ? scratch_.data() + e.off : e.data, e.size);
     cursor = e.skip_to;
   }
-  size_t rest = static_cast<size_t>(content.data() + content.size() - cursor);
-  std::memcpy(out, cursor, rest);
+  copy_bytes(out, cursor, static_cast<size_t>(content.data() + content.size() - cursor));
   w.advance(size);
 }
 

@@ -89,6 +89,13 @@ inline const char* read_field(const char* p, const char* end, Field& f) {
   return p;
 }
 
+// memcpy that returns the end, and takes empty ranges of null pointers (an empty string_view's data may be null,
+// which memcpy itself does not allow even for zero bytes).
+inline char* copy_bytes(char* out, const char* src, size_t n) {
+  if (n) std::memcpy(out, src, n);
+  return out + n;
+}
+
 constexpr size_t varint_size(uint64_t v) {
   size_t n = 1;
   while (v >= 0x80) {

@@ -27,7 +27,7 @@ class Writer {
   }
   void advance(size_t n) { pos_ += n; }
   void append(std::string_view s) {
-    std::memcpy(room(s.size()), s.data(), s.size());
+    copy_bytes(room(s.size()), s.data(), s.size());
     pos_ += s.size();
   }
   void varint(uint64_t v) { pos_ = static_cast<size_t>(write_varint(room(10), v) - buf_.data()); }

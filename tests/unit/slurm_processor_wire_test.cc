@@ -5,13 +5,16 @@
 
 #include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/unknown_field_set.h>
+#include <google/protobuf/util/field_comparator.h>
 #include <google/protobuf/util/message_differencer.h>
 
+#include <fstream>
 #include <random>
 
 #include "processor/enrich.h"
 #include "processor/otlp_request.h"
 #include "processor/wire_enrich.h"
+#include "processor/wire_schema.h"
 
 namespace gcm::processor {
 namespace {
@@ -89,7 +92,10 @@ Signals signals_of() {
 }
 
 std::string differences(const google::protobuf::Message& a, const google::protobuf::Message& b) {
+  google::protobuf::util::DefaultFieldComparator nan_is_nan;  // a NaN double copied is the same NaN
+  nan_is_nan.set_treat_nan_as_equal(true);
   google::protobuf::util::MessageDifferencer d;
+  d.set_field_comparator(&nan_is_nan);
   std::string report;
   d.ReportDifferencesToString(&report);
   return d.Compare(a, b) ? "" : report;
@@ -397,6 +403,41 @@ TEST(SlurmProcessorWire, MalformedBodiesAreRefused) {
   }
 }
 
+// The rewriter's UTF-8 check refuses exactly what protobuf's does, around every boundary of the encoding (overlong
+// forms, surrogates, noncharacters, the end of Unicode, stray and truncated bytes).
+TEST(SlurmProcessorWire, Utf8CheckAgreesWithProtobuf) {
+  google::protobuf::LogSilencer quiet;
+  pbc::KeyValue probe;
+  auto agree = [&](const std::string& s) {
+    bool wire_ok = true;
+    try {
+      wire::check_utf8(s);
+    } catch (const wire::WireReject&) {
+      wire_ok = false;
+    }
+    bool protobuf_ok = probe.ParseFromString(len(1, s));
+    if (wire_ok != protobuf_ok) ADD_FAILURE() << "differ on " << testing::PrintToString(s);
+    return wire_ok == protobuf_ok;
+  };
+  std::string s;
+  for (int a = 0; a < 256; ++a) {
+    agree(std::string(1, static_cast<char>(a)));
+    for (int b = 0; b < 256; ++b) {
+      std::string two{static_cast<char>(a), static_cast<char>(b)};
+      if (!agree(two) || !agree("abcdefgh" + two) || !agree(two + "abcdefgh")) return;
+    }
+  }
+  for (int a : {0xe0, 0xe1, 0xed, 0xee, 0xef})
+    for (int b = 0; b < 256; ++b)
+      for (int c = 0; c < 256; ++c)
+        if (!agree({static_cast<char>(a), static_cast<char>(b), static_cast<char>(c)})) return;
+  for (int a : {0xf0, 0xf1, 0xf4, 0xf5, 0xf7, 0xf8, 0xff})
+    for (int b = 0; b < 256; ++b)
+      for (int c : {0x00, 0x7f, 0x80, 0xbf, 0xc0})
+        for (int d : {0x00, 0x80, 0xbf, 0xc0})
+          if (!agree({static_cast<char>(a), static_cast<char>(b), static_cast<char>(c), static_cast<char>(d)})) return;
+}
+
 // Random damage to good bodies of the three signals: never a difference from the message path.
 TEST(SlurmProcessorWire, MutatedBodiesAgreeWithTheMessagePath) {
   std::mt19937 rng(7);
@@ -419,6 +460,21 @@ TEST(SlurmProcessorWire, MutatedBodiesAgreeWithTheMessagePath) {
     if (HasFailure()) break;
   }
   EXPECT_GT(taken, 100) << "the rewriter should take many damaged but valid bodies";
+}
+
+// WIRE_CASE=path reproduces a finding of tests/fuzz/otlp_wire_fuzz (its first byte picks the signal).
+TEST(SlurmProcessorWire, CaseFromFile) {
+  const char* path = getenv("WIRE_CASE");
+  if (!path) GTEST_SKIP() << "WIRE_CASE not set";
+  std::ifstream f(path, std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(f)), {});
+  ASSERT_FALSE(s.empty());
+  std::string body = s.substr(1);
+  switch (s[0] % 3) {
+    case 0: expect_same<MetricsReq>(body, false); break;
+    case 1: expect_same<LogsReq>(body, false); break;
+    default: expect_same<TracesReq>(body, false); break;
+  }
 }
 
 }  // namespace
