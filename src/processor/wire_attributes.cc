@@ -33,8 +33,9 @@ constexpr std::array<KeyRole, 12> kRoles = {{{"gpu", Role::Gpu},
 static_assert(kJobKeys.size() == 9);
 
 Role role_of(std::string_view key) {
-  for (const KeyRole& r : kRoles)
-    if (key == r.key) return r.role;
+  if (key.empty()) return Role::Other;
+  for (const KeyRole& r : kRoles)  // length and first letter rule out nearly all before memcmp
+    if (key.size() == r.key.size() && key[0] == r.key[0] && key == r.key) return r.role;
   return Role::Other;
 }
 
