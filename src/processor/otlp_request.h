@@ -3,8 +3,8 @@
 // size limit, 415 unknown content type) with a google.rpc.Status message naming the problem.
 //
 // Unknown fields: a protobuf body is rewritten as bytes, or decoded and re-encoded by protobuf; both keep fields this
-// build does not declare byte for byte. A JSON body has no such place: protobuf's JSON parser ignores unknown keys (as OTLP asks
-// receivers to), so they are not forwarded; the downstream always receives protobuf.
+// build does not declare byte for byte. A JSON body has no such place: protobuf's JSON parser ignores unknown keys
+// (as OTLP asks receivers to), so they are not forwarded; the downstream always receives protobuf.
 #pragma once
 
 #include <cstdint>

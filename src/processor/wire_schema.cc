@@ -47,7 +47,9 @@ class Builder {
         case FieldDescriptor::TYPE_STRING: rule = {Kind::String, kLen, nullptr}; break;
         case FieldDescriptor::TYPE_BYTES: rule = {Kind::Bytes, kLen, nullptr}; break;
         case FieldDescriptor::TYPE_MESSAGE: rule = {Kind::Message, kLen, &build(f->message_type())}; break;
-        case FieldDescriptor::TYPE_GROUP: rule = {Kind::Unknown, 3, nullptr}; break;  // none in OTLP; read_field refuses groups
+        case FieldDescriptor::TYPE_GROUP:  // none in OTLP; read_field refuses groups
+          rule = {Kind::Unknown, 3, nullptr};
+          break;
         default: rule = scalar_rule(f); break;
       }
     }

@@ -46,7 +46,8 @@ void differential(std::string_view body, WireOutcome (*wire)(std::string_view, c
   WireOutcome w = wire(body, l, out);
   if (!w.ok) return;
   Req expected;
-  if (!expected.ParseFromArray(body.data(), static_cast<int>(body.size()))) __builtin_trap();  // took what protobuf refuses
+  // Taken, but protobuf refuses it.
+  if (!expected.ParseFromArray(body.data(), static_cast<int>(body.size()))) __builtin_trap();
   EnrichStats st = enrich(expected, l);
   if (st.items != w.stats.items || st.enriched != w.stats.enriched) __builtin_trap();
   Req got;
@@ -60,24 +61,29 @@ void differential(std::string_view body, WireOutcome (*wire)(std::string_view, c
 
 }  // namespace
 
+namespace pbcm = opentelemetry::proto::collector::metrics::v1;
+namespace pbcl = opentelemetry::proto::collector::logs::v1;
+namespace pbct = opentelemetry::proto::collector::trace::v1;
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view body(reinterpret_cast<const char*>(data + 1), size - 1);
   Signal signal = static_cast<Signal>(data[0] % 3);
   switch (signal) {
     case Signal::Metrics:
-      differential<opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest>(body, wire_enrich_metrics);
+      differential<pbcm::ExportMetricsServiceRequest>(body, wire_enrich_metrics);
       break;
     case Signal::Logs:
-      differential<opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest>(body, wire_enrich_logs);
+      differential<pbcl::ExportLogsServiceRequest>(body, wire_enrich_logs);
       break;
     case Signal::Traces:
-      differential<opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest>(body, wire_enrich_traces);
+      differential<pbct::ExportTraceServiceRequest>(body, wire_enrich_traces);
       break;
   }
   HostLookup l = lookup();
   RequestResult a = process_request(signal, "application/x-protobuf", "", body, 1 << 20, l, Decoder::Wire);
   RequestResult b = process_request(signal, "application/x-protobuf", "", body, 1 << 20, l, Decoder::Messages);
-  if (a.status != b.status || a.message != b.message || a.items != b.items || a.enriched != b.enriched) __builtin_trap();
+  bool same = a.status == b.status && a.message == b.message && a.items == b.items && a.enriched == b.enriched;
+  if (!same) __builtin_trap();
   return 0;
 }
