@@ -1,7 +1,11 @@
-// slurm_processor's request path per core: decode + enrich + re-encode of OTLP metrics as dcgm-exporter sends them
-// (8 GPUs x 20 metrics, each point with gpu, UUID, device, modelName, Hostname), and logs and traces. Baselines in
-// the same run: decode + re-encode without enrichment (what any protobuf pass-through costs), and decode alone.
+// slurm_processor's request path per core: receive + enrich + re-encode of OTLP metrics as dcgm-exporter sends them
+// (8 GPUs x 20 metrics, each point with gpu, UUID, device, modelName, Hostname), and logs and traces, through both
+// decoders: /messages (decode into protobuf messages, enrich, encode) and /wire (rewrite the bytes). Baselines in
+// the same run: the same without enrichment (what a pass-through costs), and protobuf decoding alone.
+// allocs_per_item counts heap allocations (operator new) per item; arena blocks are reused, so it is near 0 for both.
 #include <benchmark/benchmark.h>
+
+#include "alloc_count.h"
 
 #include "processor/enrich.h"
 #include "processor/otlp_request.h"
@@ -102,11 +106,12 @@ HostLookup no_jobs() {
   return [](std::string_view) { return std::shared_ptr<const NodeJobs>(); };
 }
 
-void run(benchmark::State& state, Signal signal, const std::string& body, const HostLookup& lookup) {
+void run(benchmark::State& state, Signal signal, const std::string& body, const HostLookup& lookup, Decoder decoder) {
   uint64_t items = 0;
   size_t out_bytes = 0;
+  uint64_t allocations = heap_allocations();
   for (auto _ : state) {
-    RequestResult r = process_request(signal, "application/x-protobuf", "", body, 1 << 30, lookup);
+    RequestResult r = process_request(signal, "application/x-protobuf", "", body, 1 << 30, lookup, decoder);
     if (r.status != 200) state.SkipWithError(r.message.c_str());
     items += r.items;
     out_bytes = r.forward.size();
@@ -116,20 +121,23 @@ void run(benchmark::State& state, Signal signal, const std::string& body, const 
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
   state.counters["bytes_in"] = static_cast<double>(body.size());
   state.counters["bytes_out"] = static_cast<double>(out_bytes);
+  state.counters["allocs_per_item"] = items ? static_cast<double>(heap_allocations() - allocations) / items : 0;
 }
 
 // 50 hosts x 161 points = 8 050 points per request (a typical collector batch).
-void BM_MetricsEnriched(benchmark::State& state) {
+void BM_MetricsEnriched(benchmark::State& state, Decoder decoder) {
   static const std::string body = metrics_body(static_cast<int>(state.range(0)));
-  run(state, Signal::Metrics, body, with_jobs());
+  run(state, Signal::Metrics, body, with_jobs(), decoder);
 }
-BENCHMARK(BM_MetricsEnriched)->Arg(50);
+BENCHMARK_CAPTURE(BM_MetricsEnriched, messages, Decoder::Messages)->Arg(50);
+BENCHMARK_CAPTURE(BM_MetricsEnriched, wire, Decoder::Wire)->Arg(50);
 
-void BM_MetricsPassThroughBaseline(benchmark::State& state) {
+void BM_MetricsPassThroughBaseline(benchmark::State& state, Decoder decoder) {
   static const std::string body = metrics_body(static_cast<int>(state.range(0)));
-  run(state, Signal::Metrics, body, no_jobs());
+  run(state, Signal::Metrics, body, no_jobs(), decoder);
 }
-BENCHMARK(BM_MetricsPassThroughBaseline)->Arg(50);
+BENCHMARK_CAPTURE(BM_MetricsPassThroughBaseline, messages, Decoder::Messages)->Arg(50);
+BENCHMARK_CAPTURE(BM_MetricsPassThroughBaseline, wire, Decoder::Wire)->Arg(50);
 
 void BM_MetricsDecodeOnlyBaseline(benchmark::State& state) {
   static const std::string body = metrics_body(static_cast<int>(state.range(0)));
@@ -145,17 +153,19 @@ void BM_MetricsDecodeOnlyBaseline(benchmark::State& state) {
 }
 BENCHMARK(BM_MetricsDecodeOnlyBaseline)->Arg(50);
 
-void BM_LogsEnriched(benchmark::State& state) {
+void BM_LogsEnriched(benchmark::State& state, Decoder decoder) {
   static const std::string body = logs_body(8000);
-  run(state, Signal::Logs, body, with_jobs());
+  run(state, Signal::Logs, body, with_jobs(), decoder);
 }
-BENCHMARK(BM_LogsEnriched);
+BENCHMARK_CAPTURE(BM_LogsEnriched, messages, Decoder::Messages);
+BENCHMARK_CAPTURE(BM_LogsEnriched, wire, Decoder::Wire);
 
-void BM_TracesEnriched(benchmark::State& state) {
+void BM_TracesEnriched(benchmark::State& state, Decoder decoder) {
   static const std::string body = traces_body(8000);
-  run(state, Signal::Traces, body, with_jobs());
+  run(state, Signal::Traces, body, with_jobs(), decoder);
 }
-BENCHMARK(BM_TracesEnriched);
+BENCHMARK_CAPTURE(BM_TracesEnriched, messages, Decoder::Messages);
+BENCHMARK_CAPTURE(BM_TracesEnriched, wire, Decoder::Wire);
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "processor/wire_enrich.h"
 #include "status.pb.h"
 
 namespace gcm::processor {
@@ -181,7 +182,7 @@ std::string inflate_bounded(std::string_view data, size_t limit) {
 }
 
 RequestResult process_request(Signal signal, std::string_view content_type, std::string_view content_encoding,
-                              std::string_view body, size_t max_body, const HostLookup& lookup) {
+                              std::string_view body, size_t max_body, const HostLookup& lookup, Decoder decoder) {
   RequestResult r;
   std::string_view mt = media_type(content_type);
   if (iequals(mt, "application/json")) {
@@ -219,6 +220,19 @@ RequestResult process_request(Signal signal, std::string_view content_type, std:
     return r;
   }
   bool json = r.json;
+  if (!json && decoder == Decoder::Wire) {
+    WireOutcome w = signal == Signal::Metrics ? wire_enrich_metrics(body, lookup, r.forward)
+                    : signal == Signal::Logs  ? wire_enrich_logs(body, lookup, r.forward)
+                                              : wire_enrich_traces(body, lookup, r.forward);
+    if (w.ok) {
+      r.items = w.stats.items;
+      r.enriched = w.stats.enriched;
+      return r;
+    }
+    // Not taken (see wire_enrich.h): the message path decides, at the cost of a second pass and of the lookups
+    // asked again.
+    r.forward.clear();
+  }
   switch (signal) {
     case Signal::Metrics:
       return decode_enrich_encode<pbm::ExportMetricsServiceRequest>(body, json, "ExportMetricsServiceRequest", lookup);

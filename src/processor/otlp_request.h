@@ -2,9 +2,9 @@
 // re-encode as protobuf for the downstream; or the error status OTLP/HTTP prescribes (400 undecodable, 413 over the
 // size limit, 415 unknown content type) with a google.rpc.Status message naming the problem.
 //
-// Unknown fields: a protobuf body is decoded and re-encoded by protobuf, which keeps fields this build does not
-// declare byte for byte. A JSON body has no such place: protobuf's JSON parser ignores unknown keys (as OTLP asks
-// receivers to), so they are not forwarded; the downstream always receives protobuf.
+// Unknown fields: a protobuf body is rewritten as bytes, or decoded and re-encoded by protobuf; both keep fields this
+// build does not declare byte for byte. A JSON body has no such place: protobuf's JSON parser ignores unknown keys
+// (as OTLP asks receivers to), so they are not forwarded; the downstream always receives protobuf.
 #pragma once
 
 #include <cstdint>
@@ -29,10 +29,16 @@ struct RequestResult {
   uint64_t enriched = 0;
 };
 
+// How a protobuf body is enriched. Wire: rewritten as bytes (wire_enrich.h), falling back to Messages for what the
+// rewriter does not take (malformed bodies among them, whose error the message path words); Messages: decoded,
+// enriched and encoded again. JSON bodies always go through messages. Both give the same forwarded request.
+enum class Decoder { Wire, Messages };
+
 // content_type and content_encoding are the raw header values (parameters such as "; charset=utf-8" allowed).
 // max_body bounds the body both as received and after gzip inflation.
 RequestResult process_request(Signal signal, std::string_view content_type, std::string_view content_encoding,
-                              std::string_view body, size_t max_body, const HostLookup& lookup);
+                              std::string_view body, size_t max_body, const HostLookup& lookup,
+                              Decoder decoder = Decoder::Wire);
 
 // The success answer (ExportXServiceResponse, with partial_success when rejected > 0) in the client's encoding.
 std::string success_body(Signal signal, bool json, int64_t rejected, const std::string& message);

@@ -1,0 +1,94 @@
+// Attribute lists on the wire: reading an item's attributes (a data point, log record, span or resource) and writing
+// the item again with attributes put, as the message path's put() does: a key already there gets its value replaced
+// in place (the first entry with that key), a new key is appended after the existing attributes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "processor/wire_schema.h"
+#include "processor/wire_writer.h"
+
+namespace gcm::processor::wire {
+
+// One KeyValue of an item, as read.
+struct Attr {
+  const char* begin;       // the whole attribute field in the item
+  const char* end;
+  std::string_view kv;     // the KeyValue's content
+  std::string_view key;    // the last `key` field (protobuf keeps the last)
+  std::string_view value;  // the AnyValue's content
+  bool has_value = false;
+  bool value_twice = false;  // protobuf would merge the two: only refused where the value is read or replaced
+};
+
+enum class Role : uint8_t { Other, Gpu, UUID, Added };  // Added: a key the enrichment writes (job keys, uuid)
+
+struct ItemScan {
+  std::vector<Attr> attrs;
+  const char* insert_at = nullptr;  // where new attributes go: after the last one, else in field-number order
+  int gpu = -1;                     // the last `gpu` attribute (the message path's scan keeps the last)
+  int uuid = -1;                    // the last `UUID`
+  bool has_added_keys = false;
+};
+
+// Reads the item's fields (checking all of them as protobuf would) and its attributes (field attr_no).
+// depth is the item's nesting depth.
+void scan_item(std::string_view content, uint32_t attr_no, const MessageRules& rules, int depth, ItemScan& s);
+
+// The case an AnyValue's content sets (its last oneof member) and that member's value.
+struct AnyValueCase {
+  uint32_t member = 0;       // AnyValue field number; 0 when none
+  std::string_view string;   // member 1
+  int64_t integer = 0;       // member 3
+};
+AnyValueCase any_value_case(std::string_view content);
+
+// A value to put under a key.
+struct Put {
+  enum class Mode : uint8_t {
+    Set,      // set_string_value: the old value's unknown fields stay
+    SetList,  // mutable_array_value + clear: likewise
+    Copy,     // CopyFrom: the value is replaced whole
+  };
+  std::string_view key;
+  std::string_view value;  // the new AnyValue content
+  std::string_view field;  // the whole attribute field to append, when encoded beforehand; empty: encoded here
+  Mode mode = Mode::Set;
+};
+
+// Appends an attribute field (tag attr_no, KeyValue{key, value{value_content}, kv_extras}) to out.
+void append_attribute(std::string& out, uint32_t attr_no, std::string_view key, std::string_view value_content,
+                      std::string_view kv_extras = {});
+
+// Writes the item as field `field_no` of its parent with the puts applied; puts are applied in order.
+class ItemWriter {
+ public:
+  static constexpr size_t kMaxPuts = 16;
+  void write(Writer& w, uint32_t field_no, std::string_view content, uint32_t attr_no, const ItemScan& s,
+             const Put* puts, size_t n_puts);
+
+  // The common case, when none of the keys put is there yet (!s.has_added_keys): the content with attribute fields
+  // inserted at s.insert_at, `fields` (encoded beforehand) and then, when last_key is not empty, one encoded here.
+  static void write_appended(Writer& w, uint32_t field_no, std::string_view content, uint32_t attr_no,
+                             const ItemScan& s, std::string_view fields, std::string_view last_key,
+                             std::string_view last_value);
+
+ private:
+  struct Edit {
+    const char* at;       // where in the content
+    const char* skip_to;  // the content resumes here
+    size_t off;           // the bytes written instead: scratch_[off, off + size) when in_scratch, else data
+    size_t size;
+    const char* data;
+    bool in_scratch;
+  };
+  void replace(const Attr& a, uint32_t attr_no, const Put& p);
+
+  std::vector<Edit> edits_;
+  std::string scratch_;
+};
+
+}  // namespace gcm::processor::wire

@@ -1,0 +1,323 @@
+#include "processor/wire_enrich.h"
+
+#include <charconv>
+
+#include "processor/wire_attributes.h"
+#include "processor/wire_job_puts.h"
+#include "processor/wire_schema.h"
+#include "processor/wire_writer.h"
+
+namespace gcm::processor {
+
+namespace {
+
+using namespace wire;
+namespace pbc = opentelemetry::proto::common::v1;
+namespace pbr = opentelemetry::proto::resource::v1;
+namespace pbm = opentelemetry::proto::metrics::v1;
+namespace pbl = opentelemetry::proto::logs::v1;
+namespace pbt = opentelemetry::proto::trace::v1;
+namespace cm = opentelemetry::proto::collector::metrics::v1;
+namespace cl = opentelemetry::proto::collector::logs::v1;
+namespace ct = opentelemetry::proto::collector::trace::v1;
+
+// Where a level's items are and how they are built: the walk is the same for the three signals down to the scopes.
+struct ItemType {
+  uint32_t attributes;          // the item's attributes field
+  const MessageRules* rules;    // the item's message
+  bool metric_point;            // points without `gpu` get the host's lists, UUID is copied to uuid
+};
+
+template <typename Point>
+ItemType point_type() {
+  return {Point::kAttributesFieldNumber, &rules_of<Point>(), true};
+}
+
+// The data oneof of Metric: its member's field number, the member's message and its points' type.
+struct MetricData {
+  uint32_t number;
+  const MessageRules* rules;
+  ItemType points;
+};
+
+const MetricData* metric_data(uint32_t number) {
+  static const MetricData kData[] = {
+      {pbm::Metric::kGaugeFieldNumber, &rules_of<pbm::Gauge>(), point_type<pbm::NumberDataPoint>()},
+      {pbm::Metric::kSumFieldNumber, &rules_of<pbm::Sum>(), point_type<pbm::NumberDataPoint>()},
+      {pbm::Metric::kHistogramFieldNumber, &rules_of<pbm::Histogram>(), point_type<pbm::HistogramDataPoint>()},
+      {pbm::Metric::kExponentialHistogramFieldNumber, &rules_of<pbm::ExponentialHistogram>(),
+       point_type<pbm::ExponentialHistogramDataPoint>()},
+      {pbm::Metric::kSummaryFieldNumber, &rules_of<pbm::Summary>(), point_type<pbm::SummaryDataPoint>()},
+  };
+  for (const auto& d : kData)
+    if (d.number == number) return &d;
+  return nullptr;
+}
+
+// The data_points field is 1 in all five data messages.
+static_assert(pbm::Gauge::kDataPointsFieldNumber == 1 && pbm::Sum::kDataPointsFieldNumber == 1 &&
+              pbm::Histogram::kDataPointsFieldNumber == 1 && pbm::ExponentialHistogram::kDataPointsFieldNumber == 1 &&
+              pbm::Summary::kDataPointsFieldNumber == 1);
+constexpr uint32_t kDataPoints = 1;
+
+// The three signals share the shape request > resource level > scope level > items; the field numbers agree too.
+static_assert(cm::ExportMetricsServiceRequest::kResourceMetricsFieldNumber == 1 &&
+              cl::ExportLogsServiceRequest::kResourceLogsFieldNumber == 1 &&
+              ct::ExportTraceServiceRequest::kResourceSpansFieldNumber == 1);
+static_assert(pbm::ResourceMetrics::kResourceFieldNumber == 1 && pbl::ResourceLogs::kResourceFieldNumber == 1 &&
+              pbt::ResourceSpans::kResourceFieldNumber == 1);
+static_assert(pbm::ResourceMetrics::kScopeMetricsFieldNumber == 2 && pbl::ResourceLogs::kScopeLogsFieldNumber == 2 &&
+              pbt::ResourceSpans::kScopeSpansFieldNumber == 2);
+static_assert(pbm::ScopeMetrics::kMetricsFieldNumber == 2 && pbl::ScopeLogs::kLogRecordsFieldNumber == 2 &&
+              pbt::ScopeSpans::kSpansFieldNumber == 2);
+constexpr uint32_t kResourceLevels = 1;
+constexpr uint32_t kResource = 1;
+constexpr uint32_t kScopeLevels = 2;
+constexpr uint32_t kScopeItems = 2;
+constexpr uint32_t kResourceAttributes = pbr::Resource::kAttributesFieldNumber;
+
+// The message types of one signal's levels.
+struct SignalType {
+  const MessageRules* request;
+  const MessageRules* resource_level;
+  const MessageRules* scope_level;
+  const MessageRules* scope_item;  // Metric, LogRecord, Span
+  ItemType records;                // logs and traces: the scope's items are the enriched items
+  bool resource_job_ids;           // logs and traces: the resource gets job_id
+};
+
+// Enriched dcgm-exporter metrics come out about 2.4 times their size (nine attributes and uuid on points of five):
+// room for that at first saves most regrowing.
+size_t expected_size(size_t body_size) { return body_size * 5 / 2 + 4096; }
+
+class Rewriter {
+ public:
+  Rewriter(const SignalType& type, const HostLookup& lookup, std::string& out, size_t body_size)
+      : type_(type), lookup_(lookup), w_(out, expected_size(body_size)) {}
+
+  EnrichStats run(std::string_view body) {
+    // Depth 0: the request.
+    walk(body, 0, [&](const Field& f) {
+      if (f.number != kResourceLevels || f.type != kLen) return false;
+      resource_level(f.bytes, 1);
+      return true;
+    }, *type_.request);
+    w_.finish();
+    return st_;
+  }
+
+ private:
+  // Calls descend(f) for each field; a field it does not take is checked and copied.
+  template <typename Descend>
+  void walk(std::string_view content, int depth, Descend descend, const MessageRules& rules) {
+    if (depth > kMaxDepth) reject("nesting too deep");
+    const char* p = content.data();
+    const char* end = p + content.size();
+    Field f;
+    while (p != end) {
+      p = read_field(p, end, f);
+      if (descend(f)) continue;
+      check_field(rules[f.number], f, depth);
+      w_.append({f.begin, static_cast<size_t>(f.end - f.begin)});
+    }
+  }
+
+  // ResourceMetrics / ResourceLogs / ResourceSpans.
+  void resource_level(std::string_view content, int depth) {
+    std::string_view resource;
+    bool has_resource = find_resource(content, resource);
+    scan_item(resource, kResourceAttributes, rules_of<pbr::Resource>(), depth + 1, resource_scan_);
+    jobs_ = lookup_(host_of(resource_scan_));
+    if (jobs_) held_.push_back(jobs_);
+    bool put_job_ids = type_.resource_job_ids && jobs_ && !jobs_->job_ids_joined.empty();
+    w_.open(kResourceLevels);
+    if (put_job_ids && !has_resource) {
+      // mutable_resource() makes one: a resource holding only job_id, first as protobuf writes it.
+      const EncodedPuts& e = job_puts_.job_ids(*jobs_, kResourceAttributes);
+      w_.len_field(kResource, e.puts[0].field);
+    }
+    walk(content, depth, [&](const Field& f) {
+      if (f.number == kResource && f.type == kLen) {
+        if (put_job_ids) {
+          const EncodedPuts& e = job_puts_.job_ids(*jobs_, kResourceAttributes);
+          item_writer_.write(w_, kResource, f.bytes, kResourceAttributes, resource_scan_, e.puts.data(), e.count);
+        } else {
+          w_.append({f.begin, static_cast<size_t>(f.end - f.begin)});  // checked by scan_item
+        }
+        return true;
+      }
+      if (f.number != kScopeLevels || f.type != kLen) return false;
+      scope_level(f.bytes, depth + 1);
+      return true;
+    }, *type_.resource_level);
+    w_.close();
+  }
+
+  // The resource field (protobuf merges two of them: refused); false without one.
+  static bool find_resource(std::string_view content, std::string_view& resource) {
+    const char* p = content.data();
+    const char* end = p + content.size();
+    bool found = false;
+    Field f;
+    while (p != end) {
+      p = read_field(p, end, f);
+      if (f.number != kResource || f.type != kLen) continue;
+      if (found) reject("a resource twice");
+      found = true;
+      resource = f.bytes;
+    }
+    return found;
+  }
+
+  // As the message path's host_of: the first `host.name` holding a string; else empty (this host).
+  static std::string_view host_of(const ItemScan& resource) {
+    for (const Attr& a : resource.attrs) {
+      if (a.key != "host.name") continue;
+      if (a.value_twice) reject("host.name with its value twice");
+      AnyValueCase c = any_value_case(a.value);
+      if (c.member == pbc::AnyValue::kStringValueFieldNumber) return c.string;
+    }
+    return {};
+  }
+
+  // ScopeMetrics / ScopeLogs / ScopeSpans.
+  void scope_level(std::string_view content, int depth) {
+    w_.open(kScopeLevels);
+    walk(content, depth, [&](const Field& f) {
+      if (f.number != kScopeItems || f.type != kLen) return false;
+      if (type_.resource_job_ids) {
+        item(kScopeItems, f.bytes, depth + 1, type_.records);
+      } else {
+        metric(f.bytes, depth + 1);
+      }
+      return true;
+    }, *type_.scope_level);
+    w_.close();
+  }
+
+  void metric(std::string_view content, int depth) {
+    w_.open(kScopeItems);
+    bool has_data = false;
+    walk(content, depth, [&](const Field& f) {
+      const MetricData* d = f.type == kLen ? metric_data(f.number) : nullptr;
+      if (!d) return false;
+      // A second member switches the oneof or merges into it: refused.
+      if (has_data) reject("a metric's data twice");
+      has_data = true;
+      w_.open(d->number);
+      walk(f.bytes, depth + 1, [&](const Field& p) {
+        if (p.number != kDataPoints || p.type != kLen) return false;
+        item(kDataPoints, p.bytes, depth + 2, d->points);
+        return true;
+      }, *d->rules);
+      w_.close();
+      return true;
+    }, *type_.scope_item);
+    w_.close();
+  }
+
+  // A data point, log record or span: field `field_no` of its parent.
+  void item(uint32_t field_no, std::string_view content, int depth, const ItemType& type) {
+    ++st_.items;
+    if (!jobs_) {  // a host the sources cannot attribute: untouched
+      check_message(*type.rules, content, depth);
+      w_.len_field(field_no, content);
+      return;
+    }
+    scan_item(content, type.attributes, *type.rules, depth, scan_);
+    const EncodedPuts* job = nullptr;
+    if (scan_.gpu >= 0) {
+      if (const JobFields* f = gpu_jobs(scan_.attrs[static_cast<size_t>(scan_.gpu)])) {
+        job = &job_puts_.strings(*f, type.attributes);
+        ++st_.enriched;
+      }
+    } else if (type.metric_point) {
+      job = &job_puts_.lists(*jobs_, type.attributes);
+      ++st_.enriched;
+    }
+    const Attr* uuid = type.metric_point && scan_.uuid >= 0 ? &scan_.attrs[static_cast<size_t>(scan_.uuid)] : nullptr;
+    if (uuid && uuid->value_twice) reject("UUID with its value twice");
+    if (!job && !uuid) {
+      w_.len_field(field_no, content);
+    } else if (!scan_.has_added_keys) {  // nothing to replace: one insertion (nearly every item)
+      ItemWriter::write_appended(w_, field_no, content, type.attributes, scan_, job ? job->bytes : std::string_view(),
+                                 uuid ? "uuid" : "", uuid ? uuid->value : std::string_view());
+    } else {
+      size_t n = 0;
+      for (size_t i = 0; job && i < job->count; ++i) puts_[n++] = job->puts[i];
+      // CopyFrom the UUID's value (of a KeyValue without one: an empty value).
+      if (uuid) puts_[n++] = {"uuid", uuid->value, {}, Put::Mode::Copy};
+      item_writer_.write(w_, field_no, content, type.attributes, scan_, puts_.data(), n);
+    }
+  }
+
+  // The job fields of the GPU a `gpu` attribute names (a string, or an integer), when that GPU has a job.
+  const JobFields* gpu_jobs(const Attr& gpu) const {
+    if (gpu.value_twice) reject("gpu with its value twice");
+    AnyValueCase c = any_value_case(gpu.value);
+    std::string_view name;
+    char buf[24];
+    if (c.member == pbc::AnyValue::kStringValueFieldNumber) {
+      name = c.string;
+    } else if (c.member == pbc::AnyValue::kIntValueFieldNumber) {
+      auto r = std::to_chars(buf, buf + sizeof buf, c.integer);
+      name = {buf, static_cast<size_t>(r.ptr - buf)};
+    } else {
+      return nullptr;
+    }
+    auto it = jobs_->by_gpu.find(name);
+    return it == jobs_->by_gpu.end() ? nullptr : &it->second;
+  }
+
+  const SignalType& type_;
+  const HostLookup& lookup_;
+  Writer w_;
+  EnrichStats st_;
+  std::shared_ptr<const NodeJobs> jobs_;              // the current resource's
+  std::vector<std::shared_ptr<const NodeJobs>> held_;  // job_puts_ is keyed by their addresses: keep them alive
+  JobPuts job_puts_;
+  ItemScan resource_scan_;
+  ItemScan scan_;
+  ItemWriter item_writer_;
+  std::array<Put, ItemWriter::kMaxPuts> puts_;
+};
+
+WireOutcome rewrite(const SignalType& type, std::string_view body, const HostLookup& lookup, std::string& out) {
+  WireOutcome o;
+  out.clear();
+  try {
+    Rewriter r(type, lookup, out, body.size());
+    o.stats = r.run(body);
+    o.ok = true;
+    // The forwarding queue keeps the request until the downstream takes it: a buffer well over its size (an
+    // unenriched request in one sized for enrichment) gives the excess back, at the cost of one copy.
+    if (out.capacity() > out.size() + out.size() / 4) out.shrink_to_fit();
+  } catch (const WireReject& e) {
+    o.why = e.why;
+  }
+  return o;
+}
+
+}  // namespace
+
+WireOutcome wire_enrich_metrics(std::string_view body, const HostLookup& lookup, std::string& out) {
+  static const SignalType t{&rules_of<cm::ExportMetricsServiceRequest>(), &rules_of<pbm::ResourceMetrics>(),
+                            &rules_of<pbm::ScopeMetrics>(), &rules_of<pbm::Metric>(), {}, false};
+  return rewrite(t, body, lookup, out);
+}
+
+WireOutcome wire_enrich_logs(std::string_view body, const HostLookup& lookup, std::string& out) {
+  static const SignalType t{&rules_of<cl::ExportLogsServiceRequest>(), &rules_of<pbl::ResourceLogs>(),
+                            &rules_of<pbl::ScopeLogs>(), &rules_of<pbl::LogRecord>(),
+                            {pbl::LogRecord::kAttributesFieldNumber, &rules_of<pbl::LogRecord>(), false}, true};
+  return rewrite(t, body, lookup, out);
+}
+
+WireOutcome wire_enrich_traces(std::string_view body, const HostLookup& lookup, std::string& out) {
+  static const SignalType t{&rules_of<ct::ExportTraceServiceRequest>(), &rules_of<pbt::ResourceSpans>(),
+                            &rules_of<pbt::ScopeSpans>(), &rules_of<pbt::Span>(),
+                            {pbt::Span::kAttributesFieldNumber, &rules_of<pbt::Span>(), false}, true};
+  return rewrite(t, body, lookup, out);
+}
+
+}  // namespace gcm::processor

@@ -1,0 +1,33 @@
+// The enrichment of enrich.h applied to serialized OTLP requests directly: the rewriter walks the known nesting down
+// to the items (data points, log records, spans), adds their attributes, and copies every other field byte for byte,
+// without building messages (decoding into messages, allocating nine KeyValues per point and encoding again cost
+// about three times as much).
+//
+// It gives what the message path gives: the output decodes to the message enrich() makes of the decoded input, and
+// the counts are the same. What it does not take it refuses rather than approximates, and the caller then uses the
+// message path: malformed bodies (whose error message the message path words), and valid ones it leaves to protobuf:
+// unknown groups, nesting deeper than kMaxDepth, a resource or a metric's data appearing twice (protobuf merges
+// them), an attribute read or replaced whose value appears twice, a list attribute to replace that carries unknown
+// fields. Every field it does not interpret is checked as protobuf's parser checks it (wire_schema.h), so a body it
+// forwards is one the message path would have accepted.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "processor/enrich.h"
+
+namespace gcm::processor {
+
+struct WireOutcome {
+  bool ok = false;
+  const char* why = nullptr;  // when !ok: what the rewriter did not take
+  EnrichStats stats;
+};
+
+// Writes the enriched request to out (replacing its content; unspecified when !ok).
+WireOutcome wire_enrich_metrics(std::string_view body, const HostLookup& lookup, std::string& out);
+WireOutcome wire_enrich_logs(std::string_view body, const HostLookup& lookup, std::string& out);
+WireOutcome wire_enrich_traces(std::string_view body, const HostLookup& lookup, std::string& out);
+
+}  // namespace gcm::processor
