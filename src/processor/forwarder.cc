@@ -214,7 +214,7 @@ bool Forwarder::submit(Signal signal, std::string request, uint64_t items) {
   bool room = held + request.size() <= opts_.queue_bytes ||
               (!opts_.spool_dir.empty() && st_.spool_bytes + request.size() <= opts_.spool_bytes);
   if (!room || stopping_) {
-    st_.dropped += items;
+    ++st_.refused_requests;  // the client is told to retry: not lost here, so not in dropped
     lock.unlock();
     if (log_)
       log_->error("slurm_processor: no room in the queue ({} bytes) {}: {} {} refused", opts_.queue_bytes,

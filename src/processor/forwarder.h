@@ -47,7 +47,8 @@ struct ForwarderStats {
   uint64_t retried = 0;            // failed attempts that will be retried
   uint64_t spooled = 0;            // items written to the spool
   uint64_t unspooled = 0;          // items read back from the spool and sent
-  uint64_t dropped = 0;            // items lost: refused (no room), rejected by the downstream, unwritable spool
+  uint64_t dropped = 0;            // items lost: rejected by the downstream, unwritable spool, no room at stop
+  uint64_t refused_requests = 0;   // submits refused for want of room (the receiver tells the client to retry)
   uint64_t rejected_downstream = 0;  // of the forwarded, the items the downstream reported as rejected
   uint64_t queued_items = 0;       // now in memory (pending batches and queue)
   uint64_t queue_bytes = 0;        // now in memory

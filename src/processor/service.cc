@@ -52,12 +52,11 @@ HttpReply Service::export_request(Signal signal, const HttpRequest& req) {
     if (log_) log_->warn("slurm_processor: POST /{} answered {}: {}", signal_path(signal), r.status, r.message);
     return {r.status, ct, error_body(r.json, r.status, r.message), ""};
   }
-  uint64_t items = r.items;
+  // No room: 503 with Retry-After, which OTLP/HTTP clients retry with backoff, so nothing is lost while the
+  // downstream catches up (a 200 with a partial success would tell the client to drop the data).
   if (!forward(signal, r))
-    return {200, ct,
-            success_body(signal, r.json, static_cast<int64_t>(items),
-                         "slurm_processor: the forwarding queue and spool are full"),
-            ""};
+    return {503, ct, error_body(r.json, 503, "slurm_processor: the forwarding queue and spool are full"),
+            "Retry-After: 5\r\n"};
   return {200, ct, success_body(signal, r.json, 0, ""), ""};
 }
 
@@ -92,7 +91,7 @@ GrpcReply Service::grpc_error(GrpcCode code, Signal signal, std::string message)
 
 // The OTLP/gRPC answers: OK with an ExportXServiceResponse; INVALID_ARGUMENT for what cannot be decoded,
 // RESOURCE_EXHAUSTED over the size limit (not retryable); UNAVAILABLE when the forwarder has no room, which OTLP
-// clients retry with backoff (OTLP/HTTP answers that case with a partial success instead: see export_request).
+// clients retry with backoff (OTLP/HTTP answers that case with 503 and Retry-After: see export_request).
 GrpcReply Service::handle_grpc(std::string_view method, std::string_view body, std::string_view encoding) {
   auto signal = signal_of_method(method);
   if (!signal) {
@@ -164,7 +163,8 @@ std::string Service::metrics_text() const {
              [](const SignalCounters& c) { return c.items.load(); });
   per_signal("enriched_total", "Items given Slurm job attributes.", [](const SignalCounters& c) { return c.enriched.load(); });
   per_signal("refused_total",
-             "Items refused because the queue and spool were full (HTTP: answered as rejected; gRPC: UNAVAILABLE).",
+             "Items refused because the queue and spool were full (answered HTTP 503 or gRPC UNAVAILABLE, which clients "
+             "retry).",
              [](const SignalCounters& c) { return c.refused.load(); });
   family("bad_requests_total", "counter",
          "Requests answered with an error status: HTTP status codes; gRPC status names (a message over the size "

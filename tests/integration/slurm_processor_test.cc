@@ -255,5 +255,42 @@ TEST(SlurmProcessor, BadInputGetsItsStatusAndTheServiceKeepsServing) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(SlurmProcessor, AFullQueueAnswers503WithRetryAfterWhichClientsRetry) {
+  auto dir = temp_dir("slurm-processor-full");
+  // The downstream is a port nobody listens on; no spool and a 10 KiB queue fill quickly.
+  std::string downstream = "http://127.0.0.1:" + std::to_string(free_port());
+  Processor proc(dir, {"--downstream", downstream, "--attribution", "slurmd-local", "--scontrol", "/bin/false",
+                       "--batch-size", "10", "--queue-size", "0.01", "--retry-initial-backoff", "5",
+                       "--retry-max-backoff", "5"});
+  HttpClient http;
+  std::string body = numbered_request(0, 100);
+  HttpResponse res;
+  int ok = 0;
+  for (int i = 0; i < 200; ++i) {
+    res = post(http, proc.url + "/v1/metrics", body, "application/x-protobuf");
+    if (res.status != 200) break;
+    ++ok;
+  }
+  ASSERT_EQ(res.status, 503) << "after " << ok << " accepted requests: " << res.body;
+  EXPECT_EQ(res.header("retry-after"), "5");
+  gcm::otlp::Status st;
+  ASSERT_TRUE(st.ParseFromString(res.body));
+  EXPECT_EQ(st.code(), 14);  // UNAVAILABLE
+  EXPECT_NE(st.message().find("queue"), std::string::npos) << st.message();
+  // JSON clients get the same answer in JSON (the same 100 points: a smaller request could still fit).
+  json points = json::array();
+  for (int i = 0; i < 100; ++i) points.push_back({{"asInt", std::to_string(i)}});
+  json req = {{"resourceMetrics",
+               {{{"scopeMetrics", {{{"metrics", {{{"name", "seq"}, {"gauge", {{"dataPoints", points}}}}}}}}}}}}};
+  res = post(http, proc.url + "/v1/metrics", req.dump(), "application/json");
+  EXPECT_EQ(res.status, 503) << res.body;
+  EXPECT_EQ(json::parse(res.body)["code"], 14) << res.body;
+  auto metrics = http.get(proc.url + "/metrics", 5s).body;
+  EXPECT_NE(metrics.find("gcm_slurm_processor_refused_total{signal=\"metrics\"} 200\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("gcm_slurm_processor_dropped_total 0\n"), std::string::npos) << metrics;
+  EXPECT_EQ(proc.stop(), 0);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace gcm::testing
