@@ -18,23 +18,41 @@ echo "== unit, golden and integration tests ($BUILD)"
 # Integration tests start real services (Prometheus, the OTLP receiver); they run one at a time.
 ctest --test-dir "$BUILD" --output-on-failure -L unit -j "$JOBS" || status=1
 
+# The sanitizer build compiles while the Slurm stages run: those mostly wait on Slurm, and the build at the lowest
+# priority takes the cores they leave idle, so most of its compile time is hidden behind them.
+echo "== sanitizer build ($ASAN) started in the background (log: $ASAN/build.log)"
+mkdir -p "$ASAN"
+(
+  cmake -S . -B "$ASAN" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \
+    -DGCM_SANITIZE=ON -DGCM_BUILD_BENCH=OFF -DGCM_WERROR=ON >/dev/null &&
+    nice -n 19 ninja -C "$ASAN" -j "$JOBS" unit_tests nvml_device_tests fuzz_targets
+) >"$ASAN/build.log" 2>&1 &
+asan_build=$!
+cleanup() {
+  pkill -TERM -P "$asan_build" 2>/dev/null || true  # cmake or ninja, which stops its compilers
+  kill "$asan_build" 2>/dev/null || true
+  bash tests/testbed/stop.sh >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
 echo "== Slurm testbed: its own self-test, then a testbed for the integration tests"
 bash tests/testbed/selftest.sh || status=1
 bash tests/testbed/start.sh || status=1
-trap 'bash tests/testbed/stop.sh >/dev/null 2>&1 || true' EXIT
 # shellcheck source=../tests/testbed/env.sh
 . tests/testbed/env.sh
 ctest --test-dir "$BUILD" --output-on-failure -L integration || status=1
 bash tests/testbed/stop.sh || status=1
-trap - EXIT
 
 echo "== Debian package: build, dpkg -i, run the installed commands, remove"
 ./scripts/test-package.sh "$BUILD" || status=1
 
 echo "== sanitizer build: unit tests under AddressSanitizer + UndefinedBehaviorSanitizer ($ASAN)"
-cmake -S . -B "$ASAN" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \
-  -DGCM_SANITIZE=ON -DGCM_BUILD_BENCH=OFF -DGCM_WERROR=ON >/dev/null
-ninja -C "$ASAN" -j "$JOBS" unit_tests nvml_device_tests fuzz_targets
+if ! wait "$asan_build"; then
+  tail -60 "$ASAN/build.log"
+  echo "make test: FAILED (the sanitizer build failed; see above)"
+  exit 1
+fi
+trap - EXIT
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$ASAN" --output-on-failure -L unit -j "$JOBS" || status=1
 
