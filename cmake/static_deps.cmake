@@ -6,15 +6,13 @@
 # The sanitizer and fuzz builds keep the shared libraries: their runtimes expect one libstdc++, and speed is not
 # their point. The test programs keep the shared libstdc++ because libgtest is a shared C++ library.
 #
-# Provides GCM_FMT, GCM_SPDLOG and GCM_TOML (targets to link) and gcm_static_runtime(<target>) for executables.
+# Provides GCM_PROTOBUF, GCM_FMT, GCM_SPDLOG and GCM_TOML (targets to link) and gcm_static_runtime(<target>) for
+# executables.
 option(GCM_STATIC_DEPS "Link protobuf, fmt, spdlog, toml++ and libstdc++ statically into gcm" ON)
 if(GCM_SANITIZE OR GCM_FUZZ)
   set(GCM_STATIC_DEPS OFF)
 endif()
 
-if(GCM_STATIC_DEPS)
-  set(Protobuf_USE_STATIC_LIBS ON)
-endif()
 find_package(Protobuf REQUIRED)
 find_package(tomlplusplus REQUIRED)
 find_package(fmt REQUIRED)
@@ -30,10 +28,18 @@ if(GCM_STATIC_DEPS)
   target_compile_definitions(gcm_third_party PUBLIC SPDLOG_COMPILED_LIB SPDLOG_FMT_EXTERNAL TOML_HEADER_ONLY=0)
   target_compile_options(gcm_third_party PRIVATE -w)
   target_link_libraries(gcm_third_party PUBLIC Threads::Threads)
+  # The archive is looked up by its own name: FindProtobuf caches the library it found first, so a build directory
+  # configured before would keep the shared one (and with it a second libstdc++ in the process).
+  find_library(GCM_PROTOBUF_ARCHIVE NAMES libprotobuf.a REQUIRED)
+  add_library(gcm_protobuf INTERFACE)
+  target_include_directories(gcm_protobuf SYSTEM INTERFACE ${Protobuf_INCLUDE_DIRS})
+  target_link_libraries(gcm_protobuf INTERFACE ${GCM_PROTOBUF_ARCHIVE} ZLIB::ZLIB Threads::Threads)
+  set(GCM_PROTOBUF gcm_protobuf)
   set(GCM_FMT gcm_third_party)
   set(GCM_SPDLOG gcm_third_party)
   set(GCM_TOML gcm_third_party)
 else()
+  set(GCM_PROTOBUF protobuf::libprotobuf)
   set(GCM_FMT fmt::fmt)
   set(GCM_SPDLOG spdlog::spdlog)
   set(GCM_TOML tomlplusplus::tomlplusplus)

@@ -22,6 +22,13 @@ check() { if ! "$@"; then echo "FAILED: $*" >&2; fail=1; fi; }
 check /usr/bin/health_checks --help >/dev/null
 check test "$(/usr/bin/gcm --version)" = "gcm, version $(sed -n 's/^project(gcm VERSION \([0-9.]*\).*/\1/p' "$ROOT/CMakeLists.txt")"
 check /usr/lib/gcm/gcm-prolog --help >/dev/null
+# A static build (GCM_STATIC_DEPS, the default) loads no C++ library at start: one more would bring a second
+# libstdc++ into the process, or the start-up cost back.
+if grep -q '^GCM_STATIC_DEPS:BOOL=ON' "$BUILD/CMakeCache.txt"; then
+  shared_cxx=$(ldd /usr/bin/gcm | grep -E 'libstdc\+\+|libprotobuf|libfmt|libspdlog|libtomlplusplus' || true)
+  check test -z "$shared_cxx"
+  [ -z "$shared_cxx" ] || echo "test-package: /usr/bin/gcm loads shared C++ libraries: $shared_cxx" >&2
+fi
 for f in /etc/gcm/config.toml /etc/gcm/suite.toml /lib/systemd/system/gcm.slice \
   /lib/systemd/system/gcm-slurm_monitor.service /lib/systemd/system/gcm-nvml_monitor.service \
   /usr/share/doc/gcm/help/gcm.txt /usr/share/doc/gcm/help/gcm-prolog.txt /usr/share/doc/gcm/help/health_checks.txt \

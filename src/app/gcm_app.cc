@@ -54,6 +54,29 @@ void detach() {
   }
 }
 
+// The command named on the command line (its first word that is not an option or --config's value). Only that
+// command's options are built: building every collector's options was most of the start-up of `gcm prolog`, which
+// runs before every job. No name, or one that is not a command, builds them all, for --help and the error message.
+std::string_view named_command(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--config") {
+      ++i;  // its value
+      continue;
+    }
+    if (!a.empty() && a[0] == '-') continue;
+    return a;
+  }
+  return {};
+}
+
+bool is_command(std::string_view name) {
+  if (collector_registry().count(std::string(name)) || app_command_registry().count(std::string(name))) return true;
+  for (const char* n : {"slurm_processor", "schemas", "health_checks", "prolog", "epilog", "healthcheck"})
+    if (name == n) return true;
+  return false;
+}
+
 int usage_error(const std::string& msg) {
   std::cerr << "Error: " << msg << "\n";
   return 2;
@@ -75,9 +98,15 @@ int gcm_main(int argc, char** argv) {
   root.flag("-d,--detach", "detach", detach_flag, "Run in the background, detached from the terminal.");
   app.set_version_flag("--version", fmt::format("gcm, version {}", GCM_VERSION));
 
+  std::string_view named = named_command(argc, argv);
+  bool build_all = !is_command(named);
+  auto wanted = [&](std::string_view name) { return build_all || name == named; };
+
   std::map<std::string, std::unique_ptr<CollectorCommand>> commands;  // stable addresses: CLI11 binds to members
-  std::vector<std::string> sub_names;
+  std::vector<std::string> sub_names;  // every command: the config file's [gcm.<name>] tables are not root options
   for (const auto& [name, spec] : collector_registry()) {
+    sub_names.push_back(name);
+    if (!wanted(name)) continue;
     auto c = std::make_unique<CollectorCommand>();
     c->spec = &spec;
     c->app = app.add_subcommand(name, spec.help);
@@ -85,20 +114,20 @@ int gcm_main(int argc, char** argv) {
     c->binder = std::make_unique<OptionBinder>(*c->app);
     c->shared.add_to(*c->binder, spec.default_interval);
     c->collector = spec.setup(*c->binder);
-    sub_names.push_back(name);
     commands.emplace(name, std::move(c));
   }
   std::vector<std::pair<CLI::App*, CommandRunner>> app_commands;  // sacct_publish, fsacct, sacct_backfill, ...
   for (const auto& [name, spec] : app_command_registry()) {
+    sub_names.push_back(name);
+    if (!wanted(name)) continue;
     CLI::App* sub = app.add_subcommand(name, spec.help);
     app_commands.emplace_back(sub, spec.setup(*sub));
-    sub_names.push_back(name);
   }
   CLI::App* schemas_cmd = app.add_subcommand("schemas", "Print every record schema (fields, types, roles, units, "
                                                         "Prometheus names) as Markdown.");
   CLI::App* hc_cmd = app.add_subcommand("health_checks", "The health checks (same as the `health_checks` command).");
   hc_cmd->prefix_command();
-  auto processor_cmd = add_slurm_processor_command(app);
+  auto processor_cmd = wanted("slurm_processor") ? add_slurm_processor_command(app) : nullptr;
   sub_names.push_back("slurm_processor");
   std::vector<std::pair<CLI::App*, suite::Profile>> suite_cmds;
   for (auto p : {suite::Profile::Prolog, suite::Profile::Epilog, suite::Profile::HealthCheck}) {
@@ -131,7 +160,7 @@ int gcm_main(int argc, char** argv) {
     for (auto& s : rest) hc_argv.push_back(s.data());
     return health_checks_main(static_cast<int>(hc_argv.size()), hc_argv.data());
   }
-  if (slurm_processor_parsed(*processor_cmd)) return run_slurm_processor(*processor_cmd, config_path, kDefaultConfigPaths);
+  if (processor_cmd && slurm_processor_parsed(*processor_cmd)) return run_slurm_processor(*processor_cmd, config_path, kDefaultConfigPaths);
   for (auto& [c, p] : suite_cmds)
     if (c->parsed()) return suite_main(p, c->remaining());
   if (schemas_cmd->parsed()) {
