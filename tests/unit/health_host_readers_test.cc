@@ -78,6 +78,9 @@ TEST(HostSmartctl, SharedDumpsAndBrokenOnes) {
   EXPECT_THROW(parse_smartctl_json("Smartctl open device failed", "x"), SmartctlError);
   EXPECT_THROW(parse_smartctl_json("[1]", "x"), SmartctlError);
   EXPECT_THROW(parse_smartctl_json(R"({"model_name": 5})", "x"), SmartctlError);
+  // Found by smartctl_json_fuzz: a number too large for a double is out_of_range, not a parse_error.
+  EXPECT_THROW(parse_smartctl_json("999e99999999999999999999999999{}", "x"), SmartctlError);
+  EXPECT_THROW(parse_smartctl_json(R"({"nvme_total_capacity": 1e999999})", "x"), SmartctlError);
   // A health log missing a field counts as unreadable.
   EXPECT_FALSE(parse_smartctl_json(R"({"nvme_smart_health_information_log": {"available_spare": 3}})", "x").health_log);
   // SATA disks: user_capacity.

@@ -74,7 +74,7 @@ CheckOutcome check_ethlink(const EthOpts& o) {
   nlohmann::json ifs;
   try {
     ifs = nlohmann::json::parse(t.out);
-  } catch (const nlohmann::json::parse_error& ex) {
+  } catch (const nlohmann::json::exception& ex) {  // parse_error, and out_of_range for a number too large
     return {ExitCode::WARN, fmt::format("ip -j addr: not valid JSON: {}", ex.what())};
   }
   if (!ifs.is_array()) return {ExitCode::WARN, "ip -j addr: expected a JSON list of interfaces"};

@@ -90,7 +90,7 @@ const bool kIfs = register_simple_check<IfOpts>(
       nlohmann::json j;
       try {
         j = nlohmann::json::parse(t.out);
-      } catch (const nlohmann::json::parse_error& e) {
+      } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number too large
         return {ExitCode::CRITICAL, fmt::format("ip -json link show: not valid JSON: {}", e.what())};
       }
       if (!j.is_array()) return {ExitCode::CRITICAL, "ip -json link show: expected a JSON list of interfaces"};

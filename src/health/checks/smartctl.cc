@@ -9,7 +9,7 @@ SmartInfo parse_smartctl_json(std::string_view text, const std::string& source) 
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number too large
     throw SmartctlError(fmt::format("{}: smartctl output is not JSON: {}", source, e.what()));
   }
   if (!j.is_object()) throw SmartctlError(fmt::format("{}: smartctl output is not a JSON object", source));
