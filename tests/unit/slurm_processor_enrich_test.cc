@@ -8,42 +8,16 @@
 #include "core/http_client.h"
 #include "processor/enrich.h"
 #include "processor/otlp_request.h"
+#include "slurm_processor_fixtures.h"
 #include "status.pb.h"
 
 namespace gcm::processor {
 namespace {
 
-namespace pbc = opentelemetry::proto::common::v1;
-namespace pbm = opentelemetry::proto::metrics::v1;
-using MetricsReq = opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest;
-using LogsReq = opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest;
-using TracesReq = opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest;
-using Attrs = google::protobuf::RepeatedPtrField<pbc::KeyValue>;
-
-JobInfo job(int64_t id, const std::string& name, const std::string& user) {
-  JobInfo j;
-  j.job_id = id;
-  j.job_name = name;
-  j.job_user = user;
-  j.job_qos = "normal";
-  j.job_partition = "gpu";
-  j.job_account = "acct";
-  j.job_num_nodes = 1;
-  return j;
-}
-
-// GPU 0 runs job 11, GPU 1 runs jobs 12 and 13 (array 12_1), GPU 2 is idle.
-std::shared_ptr<const NodeJobs> table() {
-  JobInfo a = job(12, "train", "bob");
-  a.array_job_id = 12;
-  a.array_task_id = 1;
-  JobInfo b = job(13, "eval", "carol");
-  return std::make_shared<const NodeJobs>(
-      node_jobs_from({{0, {job(11, "prep", "alice")}}, {1, {a, b}}, {2, {}}}));
-}
+using namespace fixtures;  // NOLINT: the shared OTLP aliases, job(), node1_jobs(), set_str(), set_int()
 
 HostLookup local_only() {
-  auto t = table();
+  auto t = node1_jobs();
   return [t](std::string_view host) { return host.empty() || host == "node1" ? t : nullptr; };
 }
 
@@ -66,16 +40,6 @@ std::vector<std::string> list(const Attrs& attrs, const std::string& key) {
   return out;
 }
 
-void set_str(Attrs* a, const std::string& k, const std::string& v) {
-  auto* kv = a->Add();
-  kv->set_key(k);
-  kv->mutable_value()->set_string_value(v);
-}
-void set_int(Attrs* a, const std::string& k, int64_t v) {
-  auto* kv = a->Add();
-  kv->set_key(k);
-  kv->mutable_value()->set_int_value(v);
-}
 
 // Four points per metric: gpu "0" (string) with UUID, gpu 1 (int), gpu "2" (idle), no gpu.
 template <typename Points>
@@ -198,7 +162,7 @@ TEST(SlurmProcessorEnrich, OtherHostsAreAttributedByTheirHostName) {
     set_str(rm->mutable_resource()->mutable_attributes(), "host.name", host);
     set_str(rm->add_scope_metrics()->add_metrics()->mutable_gauge()->add_data_points()->mutable_attributes(), "gpu", "0");
   }
-  auto t = table();
+  auto t = node1_jobs();
   std::vector<std::string> asked;
   enrich(req, [&](std::string_view host) {
     asked.emplace_back(host);

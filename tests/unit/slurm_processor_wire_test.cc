@@ -13,39 +13,19 @@
 
 #include "processor/enrich.h"
 #include "processor/otlp_request.h"
+#include "slurm_processor_fixtures.h"
 #include "processor/wire_enrich.h"
 #include "processor/wire_schema.h"
 
 namespace gcm::processor {
 namespace {
 
-namespace pbc = opentelemetry::proto::common::v1;
-namespace pbm = opentelemetry::proto::metrics::v1;
-using MetricsReq = opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest;
-using LogsReq = opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest;
-using TracesReq = opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest;
-using Attrs = google::protobuf::RepeatedPtrField<pbc::KeyValue>;
-
-JobInfo job(int64_t id, const std::string& name, const std::string& user) {
-  JobInfo j;
-  j.job_id = id;
-  j.job_name = name;
-  j.job_user = user;
-  j.job_qos = "normal";
-  j.job_partition = "gpu";
-  j.job_account = "acct";
-  j.job_num_nodes = 1;
-  return j;
-}
+using namespace fixtures;  // NOLINT: the shared OTLP aliases, job(), node1_jobs(), set_str(), set_int()
 
 // node1 (and this host, ""): GPU 0 runs job 11, GPU 1 jobs 12 and 13, GPU 2 idle; idle-node: no jobs at all
 // (empty lists); anything else: not attributable (null).
 HostLookup lookup() {
-  JobInfo a = job(12, "train", "bob");
-  a.array_job_id = 12;
-  a.array_task_id = 1;
-  auto t = std::make_shared<const NodeJobs>(
-      node_jobs_from({{0, {job(11, "prep", "alice")}}, {1, {a, job(13, "eval", "carol")}}, {2, {}}}));
+  auto t = node1_jobs();
   auto idle = std::make_shared<const NodeJobs>(node_jobs_from({}));
   return [t, idle](std::string_view host) -> std::shared_ptr<const NodeJobs> {
     if (host.empty() || host == "node1") return t;
@@ -54,16 +34,6 @@ HostLookup lookup() {
   };
 }
 
-void set_str(Attrs* a, const std::string& k, const std::string& v) {
-  auto* kv = a->Add();
-  kv->set_key(k);
-  kv->mutable_value()->set_string_value(v);
-}
-void set_int(Attrs* a, const std::string& k, int64_t v) {
-  auto* kv = a->Add();
-  kv->set_key(k);
-  kv->mutable_value()->set_int_value(v);
-}
 
 // Wire-format pieces for bodies protobuf would not write (fields out of order, twice, malformed).
 std::string varint(uint64_t v) {

@@ -1,0 +1,55 @@
+// Shared by the slurm_processor unit tests (message path and wire path): the OTLP aliases, a job, the jobs of the
+// test node, and attribute setters.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "logs_service.pb.h"
+#include "metrics_service.pb.h"
+#include "processor/node_jobs.h"
+#include "trace_service.pb.h"
+
+namespace gcm::processor::fixtures {
+
+namespace pbc = opentelemetry::proto::common::v1;
+namespace pbm = opentelemetry::proto::metrics::v1;
+using MetricsReq = opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest;
+using LogsReq = opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest;
+using TracesReq = opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest;
+using Attrs = google::protobuf::RepeatedPtrField<pbc::KeyValue>;
+
+inline JobInfo job(int64_t id, const std::string& name, const std::string& user) {
+  JobInfo j;
+  j.job_id = id;
+  j.job_name = name;
+  j.job_user = user;
+  j.job_qos = "normal";
+  j.job_partition = "gpu";
+  j.job_account = "acct";
+  j.job_num_nodes = 1;
+  return j;
+}
+
+// GPU 0 runs job 11, GPU 1 runs jobs 12 (array 12_1) and 13, GPU 2 is idle.
+inline std::shared_ptr<const NodeJobs> node1_jobs() {
+  JobInfo a = job(12, "train", "bob");
+  a.array_job_id = 12;
+  a.array_task_id = 1;
+  return std::make_shared<const NodeJobs>(
+      node_jobs_from({{0, {job(11, "prep", "alice")}}, {1, {a, job(13, "eval", "carol")}}, {2, {}}}));
+}
+
+inline void set_str(Attrs* a, const std::string& k, const std::string& v) {
+  auto* kv = a->Add();
+  kv->set_key(k);
+  kv->mutable_value()->set_string_value(v);
+}
+inline void set_int(Attrs* a, const std::string& k, int64_t v) {
+  auto* kv = a->Add();
+  kv->set_key(k);
+  kv->mutable_value()->set_int_value(v);
+}
+
+}  // namespace gcm::processor::fixtures
