@@ -62,11 +62,6 @@ std::string gauge_request(int count) {
   return m.SerializeAsString();
 }
 
-std::string attr(const json& point, const std::string& key) {
-  if (!point.contains("attributes") || !point["attributes"].contains(key)) return "<absent>";
-  const json& v = point["attributes"][key];
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
 
 std::string metrics_of(const ProcessorProcess& proc) {
   HttpClient http;
@@ -97,21 +92,10 @@ TEST(SlurmProcessorGrpc, OurExportersGrpcMetricsArriveWithEachGpusJob) {
                     "-o", "otel_endpoint=http://" + proc.grpc_target, "-o", "protocol=grpc", "--log-folder", dir},
                    60s, env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::map<std::string, std::set<std::string>> job_by_gpu;
-  size_t points = 0;
-  for (json data = rx.next("metrics"); !data.is_null(); data = rx.next("metrics", 2s))
-    for (const auto& rm : data["resourceMetrics"])
-      for (const auto& sm : rm["scopeMetrics"])
-        for (const auto& m : sm["metrics"])
-          for (const char* kind : {"gauge", "sum"})
-            if (m.contains(kind))
-              for (const auto& p : m[kind]["dataPoints"]) {
-                ++points;
-                if (attr(p, "gpu") != "<absent>") job_by_gpu[attr(p, "gpu")].insert(attr(p, "job_id"));
-              }
-  ASSERT_GT(points, 0u);
-  EXPECT_EQ(job_by_gpu["0"], std::set<std::string>{"4242"});
-  EXPECT_EQ(job_by_gpu["1"], std::set<std::string>{"4243"});
+  JobsByGpu seen = jobs_by_gpu(rx);
+  ASSERT_GT(seen.points, 0u);
+  EXPECT_EQ(seen.job_ids["0"], std::set<std::string>{"4242"});
+  EXPECT_EQ(seen.job_ids["1"], std::set<std::string>{"4243"});
   auto metrics = metrics_of(proc);
   EXPECT_FALSE(has_line(metrics, "gcm_slurm_processor_requests_total{signal=\"metrics\",transport=\"grpc\"} 0"))
       << metrics;

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -44,6 +46,35 @@ class OtlpReceiverProcess {
  private:
   BackgroundProcess proc_;
 };
+
+// The attribute of a normalised data point (mockotlpserver renders attributes as an object).
+inline std::string attr(const nlohmann::json& point, const std::string& key) {
+  if (!point.contains("attributes") || !point["attributes"].contains(key)) return "<absent>";
+  const nlohmann::json& v = point["attributes"][key];
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// Every gauge and sum point the receiver gets until none arrives for 2 s: how many, and the job_id values seen on
+// the points of each `gpu` attribute.
+struct JobsByGpu {
+  size_t points = 0;
+  std::map<std::string, std::set<std::string>> job_ids;
+};
+inline JobsByGpu jobs_by_gpu(OtlpReceiverProcess& rx) {
+  using namespace std::chrono_literals;
+  JobsByGpu seen;
+  for (nlohmann::json data = rx.next("metrics"); !data.is_null(); data = rx.next("metrics", 2s))
+    for (const auto& rm : data["resourceMetrics"])
+      for (const auto& sm : rm["scopeMetrics"])
+        for (const auto& m : sm["metrics"])
+          for (const char* kind : {"gauge", "sum"})
+            if (m.contains(kind))
+              for (const auto& p : m[kind]["dataPoints"]) {
+                ++seen.points;
+                if (attr(p, "gpu") != "<absent>") seen.job_ids[attr(p, "gpu")].insert(attr(p, "job_id"));
+              }
+  return seen;
+}
 
 // slurm_processor on any free port, logging into `dir`. With --grpc-listen among the arguments, the gRPC port it
 // printed on its second line is in grpc_target.

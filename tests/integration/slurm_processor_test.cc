@@ -31,12 +31,6 @@ HttpResponse post(HttpClient& http, const std::string& url, const std::string& b
   return http.post(url, body, {"Content-Type: " + ct}, 10s);
 }
 
-// The attribute of a normalised data point (mockotlpserver renders attributes as an object).
-std::string attr(const json& point, const std::string& key) {
-  if (!point.contains("attributes") || !point["attributes"].contains(key)) return "<absent>";
-  const json& v = point["attributes"][key];
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
 
 // A batch job that sleeps on node3 with one GPU; cancelled when the object goes.
 struct Job {
@@ -102,22 +96,10 @@ TEST(SlurmProcessor, GpuMetricsFromOurExporterArriveWithEachGpusJob) {
                     "-o", "otel_endpoint=" + proc.url, "-o", "protocol=http/protobuf", "--log-folder", dir},
                    60s, env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::map<std::string, std::set<std::string>> job_by_gpu;  // over every point with a gpu attribute
-  size_t points = 0;
-  for (json data = rx.next("metrics"); !data.is_null(); data = rx.next("metrics", 2s)) {
-    for (const auto& rm : data["resourceMetrics"])
-      for (const auto& sm : rm["scopeMetrics"])
-        for (const auto& m : sm["metrics"])
-          for (const char* kind : {"gauge", "sum"})
-            if (m.contains(kind))
-              for (const auto& p : m[kind]["dataPoints"]) {
-                ++points;
-                if (attr(p, "gpu") != "<absent>") job_by_gpu[attr(p, "gpu")].insert(attr(p, "job_id"));
-              }
-  }
-  ASSERT_GT(points, 0u);
-  EXPECT_EQ(job_by_gpu[std::to_string(a.gpus[0])], std::set<std::string>{std::to_string(a.id)});
-  EXPECT_EQ(job_by_gpu[std::to_string(b.gpus[0])], std::set<std::string>{std::to_string(b.id)});
+  JobsByGpu seen = jobs_by_gpu(rx);
+  ASSERT_GT(seen.points, 0u);
+  EXPECT_EQ(seen.job_ids[std::to_string(a.gpus[0])], std::set<std::string>{std::to_string(a.id)});
+  EXPECT_EQ(seen.job_ids[std::to_string(b.gpus[0])], std::set<std::string>{std::to_string(b.id)});
   EXPECT_EQ(proc.stop(), 0);
   std::filesystem::remove_all(dir);
 }
