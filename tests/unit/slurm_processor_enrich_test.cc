@@ -14,7 +14,7 @@
 namespace gcm::processor {
 namespace {
 
-using namespace fixtures;  // NOLINT: the shared OTLP aliases, job(), node1_jobs(), set_str(), set_int()
+using namespace fixtures;  // NOLINT: shared aliases and helpers (slurm_processor_fixtures.h)
 
 HostLookup local_only() {
   auto t = node1_jobs();
@@ -41,16 +41,6 @@ std::vector<std::string> list(const Attrs& attrs, const std::string& key) {
 }
 
 
-// Four points per metric: gpu "0" (string) with UUID, gpu 1 (int), gpu "2" (idle), no gpu.
-template <typename Points>
-void add_points(Points* pts) {
-  auto* p0 = pts->Add();
-  set_str(p0->mutable_attributes(), "gpu", "0");
-  set_str(p0->mutable_attributes(), "UUID", "GPU-aaaa");
-  set_int(pts->Add()->mutable_attributes(), "gpu", 1);
-  set_str(pts->Add()->mutable_attributes(), "gpu", "2");
-  set_str(pts->Add()->mutable_attributes(), "other", "x");
-}
 
 MetricsReq every_metric_type() {
   MetricsReq req;

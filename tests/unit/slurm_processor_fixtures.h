@@ -1,5 +1,5 @@
 // Shared by the slurm_processor unit tests (message path and wire path): the OTLP aliases, a job, the jobs of the
-// test node, and attribute setters.
+// test node, attribute setters, and the four kinds of points every metric type is tried with.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +50,17 @@ inline void set_int(Attrs* a, const std::string& k, int64_t v) {
   auto* kv = a->Add();
   kv->set_key(k);
   kv->mutable_value()->set_int_value(v);
+}
+
+// Four points per metric: gpu "0" (string) with UUID, gpu 1 (int), gpu "2" (idle), no gpu.
+template <typename Points>
+void add_points(Points* pts) {
+  auto* p0 = pts->Add();
+  set_str(p0->mutable_attributes(), "gpu", "0");
+  set_str(p0->mutable_attributes(), "UUID", "GPU-aaaa");
+  set_int(pts->Add()->mutable_attributes(), "gpu", 1);
+  set_str(pts->Add()->mutable_attributes(), "gpu", "2");
+  set_str(pts->Add()->mutable_attributes(), "other", "x");
 }
 
 }  // namespace gcm::processor::fixtures

@@ -20,7 +20,7 @@
 namespace gcm::processor {
 namespace {
 
-using namespace fixtures;  // NOLINT: the shared OTLP aliases, job(), node1_jobs(), set_str(), set_int()
+using namespace fixtures;  // NOLINT: shared aliases and helpers (slurm_processor_fixtures.h)
 
 // node1 (and this host, ""): GPU 0 runs job 11, GPU 1 jobs 12 and 13, GPU 2 idle; idle-node: no jobs at all
 // (empty lists); anything else: not attributable (null).
@@ -112,16 +112,6 @@ bool expect_same(const std::string& body, bool expect_taken = true) {
   return w.ok;
 }
 
-// Four points per metric: gpu "0" (string) with UUID, gpu 1 (int), gpu "2" (idle), no gpu.
-template <typename Points>
-void add_points(Points* pts) {
-  auto* p0 = pts->Add();
-  set_str(p0->mutable_attributes(), "gpu", "0");
-  set_str(p0->mutable_attributes(), "UUID", "GPU-aaaa");
-  set_int(pts->Add()->mutable_attributes(), "gpu", 1);
-  set_str(pts->Add()->mutable_attributes(), "gpu", "2");
-  set_str(pts->Add()->mutable_attributes(), "other", "x");
-}
 
 MetricsReq every_metric_type(const std::string& host) {
   MetricsReq req;
