@@ -59,6 +59,9 @@ TEST(HostManifest, BadValuesNameTheFileAndKey) {
   EXPECT_EQ(err(R"({"disks": {"U.2_0": {"size": 1}}})"), "m.json: disks.U.2_0.blockdev: expected a block device name, got null");
   EXPECT_EQ(err(R"({"eth": []})"), "m.json: eth: expected an object, got []");
   EXPECT_NE(err("{").find("m.json: not valid JSON"), std::string::npos);
+  // nlohmann::json throws out_of_range, not parse_error, for a number too large (a fuzzer finding).
+  EXPECT_NE(err("1e999999").find("m.json: not valid JSON"), std::string::npos);
+  EXPECT_NE(err(R"({"disks": {"a": {"size": 9e99999}}})").find("m.json: not valid JSON"), std::string::npos);
   EXPECT_EQ(err("[]"), "m.json: (top level): expected an object, got []");
   Manifest m = parse_manifest(R"({"pci": {"a": {"link_width": 4.0, "link_speed": "8 GT/s"}}})", "m");
   EXPECT_EQ(m.pci[0].link_width, 4);

@@ -71,7 +71,7 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
   Json root;
   try {
     root = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number too large
     throw ManifestError(fmt::format("{}: not valid JSON: {}", source, e.what()));
   }
   Ctx c{source};
