@@ -4,6 +4,7 @@
 # checks), RUNS times each (default 41), then RUNS interleaved pairs (the same Prolog= script exec'ing /bin/true or
 # gcm in turn), plus the median of `gcm prolog` run alone. Needs the testbed up
 # (tests/testbed/start.sh) and GCM_TESTBED_DIR / GCM_TESTBED_PORT_BASE of that testbed; puts hooks.conf back.
+# BASE=<build dir> adds that build's gcm to the interleaved rotation as a baseline.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$(cd "${1:-$ROOT/build}" && pwd)"
@@ -90,32 +91,45 @@ with=$(median_ms "${SRUN[@]}")
 # Paired and interleaved: one Prolog= script that execs either gcm or /bin/true as a file says, switched between
 # consecutive jobs, so both see the same moment of the machine; the median of the per-pair differences is what gcm
 # adds over the cheapest possible prolog, free of the drift between blocks of runs.
-printf '#!/bin/sh\nread -r mode < %s/mode\nif [ "$mode" = gcm ]; then exec %s prolog --suite %s; fi\nexec /bin/true\n' \
-  "$WORK" "$BUILD/gcm" "$WORK/suite.toml" >"$WORK/switch.sh"
+# With BASE=<another build dir>, a third mode execs that build's gcm in the same rotation: the baseline of a change,
+# measured in the same run.
+BASE_GCM="${BASE:+$(cd "$BASE" && pwd)/gcm}"
+printf '#!/bin/sh\nread -r mode < %s/mode\nif [ "$mode" = gcm ]; then exec %s prolog --suite %s; fi\nif [ "$mode" = base ]; then exec %s prolog --suite %s; fi\nexec /bin/true\n' \
+  "$WORK" "$BUILD/gcm" "$WORK/suite.toml" "${BASE_GCM:-/bin/false}" "$WORK/suite.toml" >"$WORK/switch.sh"
 chmod 755 "$WORK/switch.sh"
 echo true >"$WORK/mode"
 chmod 644 "$WORK/mode"
 set_prolog "$WORK/switch.sh"
 "${SRUN[@]}"
+modes=(true gcm)
+[ -z "$BASE_GCM" ] || modes+=(base)
 diffs=()
-for _ in $(seq 1 "$RUNS"); do
-  pair=()
-  for mode in true gcm; do
+base_diffs=()
+for r in $(seq 1 "$RUNS"); do
+  declare -A took=()
+  k=$(( r % ${#modes[@]} ))  # the order rotates, so that no mode always follows the same one
+  for mode in "${modes[@]:k}" "${modes[@]:0:k}"; do
     echo "$mode" >"$WORK/mode"
     a=$(date +%s%N)
     "${SRUN[@]}" >/dev/null
     b=$(date +%s%N)
-    pair+=("$(( (b - a) / 1000 ))")
+    took[$mode]=$(( (b - a) / 1000 ))
   done
-  diffs+=("$(( pair[1] - pair[0] ))")
+  diffs+=("$(( took[gcm] - took[true] ))")
+  [ -z "$BASE_GCM" ] || base_diffs+=("$(( took[base] - took[true] ))")
+  unset took
 done
-paired=$(printf '%s\n' "${diffs[@]}" | sort -n | awk '{v[NR]=$1} END {printf "%.2f", v[int((NR+1)/2)]/1000}')
+median_of() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {printf "%.2f", v[int((NR+1)/2)]/1000}'; }
+paired=$(median_of "${diffs[@]}")
+base_paired=""
+[ -z "$BASE_GCM" ] || base_paired=$(median_of "${base_diffs[@]}")
 alone=$(SLURMD_NODENAME=node1 SLURM_JOB_ID=1 SLURM_JOB_GPUS=0,1 median_ms "$BUILD/gcm" prolog --suite "$WORK/suite.toml")
 true_alone=$(median_ms /bin/true)
 version=$(median_ms "$BUILD/gcm" --version)
 awk -v a="$without" -v t="$with_true" -v b="$with" -v c="$alone" -v f="$true_alone" -v v="$version" -v n="$RUNS" \
-    -v p="$paired" -v loadavg="$(cut -d' ' -f1 /proc/loadavg)" -v cpus="$(nproc)" 'BEGIN {
+    -v p="$paired" -v bp="$base_paired" -v base="${BASE:-}" -v loadavg="$(cut -d' ' -f1 /proc/loadavg)" -v cpus="$(nproc)" 'BEGIN {
   printf "srun true on node1, median of %d (load %s on %d CPUs):\n", n, loadavg, cpus
   printf "  no Prolog %.1f ms; Prolog=/bin/true %.1f ms (+%.1f); Prolog=gcm prolog %.1f ms (+%.1f ms, %.2fx; +%.1f ms over the /bin/true prolog). Budget: +50 ms\n", a, t, t - a, b, b - a, b / a, b - t
   printf "  paired, interleaved: gcm prolog adds %.1f ms over a /bin/true prolog (median of %d pairs); with the /bin/true prolog'"'"'s own %.1f ms: +%.1f ms. Budget: +50 ms\n", p, n, t - a, p + t - a
-  printf "  alone: gcm prolog (3 checks, fake NVML) %.1f ms; gcm --version %.1f ms; /bin/true %.1f ms\n", c, v, f }'
+  printf "  alone: gcm prolog (3 checks, fake NVML) %.1f ms; gcm --version %.1f ms; /bin/true %.1f ms\n", c, v, f
+  if (bp != "") printf "  baseline (%s), in the same rotation: adds %.1f ms over the /bin/true prolog; this build %.1f ms (%.2fx)\n", base, bp, p, p / bp }'

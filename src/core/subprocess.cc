@@ -54,7 +54,8 @@ std::vector<std::string> build_env(const std::vector<std::string>& extra) {
     }
     if (!replaced) env.emplace_back(kv);
   }
-  for (const auto& x : extra) env.push_back(x);
+  for (const auto& x : extra)
+    if (x.find('=') != std::string::npos) env.push_back(x);
   return env;
 }
 

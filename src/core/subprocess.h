@@ -22,7 +22,8 @@ struct CommandSpec {
   size_t max_stdout = 64u << 20;  // capture limit for run_command(); beyond it the output is truncated and flagged
   size_t max_stderr = 64u << 10;  // the tail of stderr kept for error messages
   std::optional<std::string> stdin_data;  // written to the child's stdin, then closed; /dev/null when absent
-  std::vector<std::string> extra_env;     // "KEY=VALUE" entries added to (or replacing in) the environment
+  // "KEY=VALUE" entries added to (or replacing in) the child's environment; a bare "KEY" removes KEY from it.
+  std::vector<std::string> extra_env;
 };
 
 struct CommandResult {

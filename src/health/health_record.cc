@@ -1,5 +1,8 @@
 #include "health/health_record.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -78,13 +81,16 @@ void write_gpu_node_id(const std::string& id) {
   std::error_code ec;
   std::filesystem::path p(gpu_node_id_file());
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  std::string tmp = p.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) return;
-    out << id << "\n";
-  }
-  std::filesystem::rename(tmp, p, ec);
+  // A temp name of its own: several checks of one suite may write the file at once, from processes or threads.
+  std::string tmp = p.string() + ".XXXXXX";
+  int fd = ::mkstemp(tmp.data());
+  if (fd < 0) return;
+  std::string line = id + "\n";
+  bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ok = ::fchmod(fd, 0644) == 0 && ok;
+  ::close(fd);
+  if (ok) std::filesystem::rename(tmp, p, ec);
+  if (!ok || ec) std::filesystem::remove(tmp, ec);
 }
 
 }  // namespace gcm::health

@@ -11,11 +11,12 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/sinks/base_sink.h>
 
 #include "app/option_binder.h"
 #include "core/config.h"
@@ -142,15 +143,33 @@ health::CheckType check_type(Profile p) {
   return health::CheckType::Nagios;
 }
 
-[[noreturn]] void run_builtin_child(const Context& ctx, Prepared& p, int res_fd) {
+// Writes each formatted log line to a pipe with one write(2), so that what a part logged before it was killed is
+// already in the parent (spdlog has no sink for a bare fd; a FILE* would hold lines back in its buffer).
+class FdSink : public spdlog::sinks::base_sink<spdlog::details::null_mutex> {
+ public:
+  explicit FdSink(int fd) : fd_(fd) {}
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t buf;
+    formatter_->format(msg, buf);
+    write_all(fd_, std::string(buf.data(), buf.size()));
+  }
+  void flush_() override {}
+
+ private:
+  int fd_;
+};
+
+// Runs one built-in check: its results and then {"rc": exit code} as lines to res_fd, its log lines to log_fd.
+int run_builtin(const Context& ctx, Prepared& p, int log_fd, int res_fd) {
   health::CheckRun run;
   run.cluster = ctx.cluster;
   run.type = check_type(ctx.profile);
   run.verbose_out = true;
   run.timeout_s = p.timeout_opt;
   run.killswitches = ctx.killswitches;
-  // Its log lines go to stderr, which the parent captures (a rotating log file is not safe to share).
-  run.log = std::make_shared<spdlog::logger>(p.entry->name, std::make_shared<spdlog::sinks::stderr_sink_st>());
+  run.log = std::make_shared<spdlog::logger>(p.entry->name, std::make_shared<FdSink>(log_fd));
   run.on_output = [res_fd](const std::string& hc, const CheckOutcome& o) {
     write_result(res_fd, {{"health_check", hc}, {"code", static_cast<int>(o.code)}, {"msg", o.msg}});
   };
@@ -163,21 +182,41 @@ health::CheckType check_type(Profile p) {
   } catch (const std::exception& e) {
     write_result(res_fd, {{"error", e.what()}});
     rc = 1;
+  } catch (...) {  // on a thread of a group, anything uncaught would end every check of the group
+    write_result(res_fd, {{"error", "an exception that is not a std::exception"}});
+    rc = 1;
   }
+  write_result(res_fd, {{"rc", rc}});
+  return rc;
+}
+
+[[noreturn]] void run_builtin_child(const Context& ctx, Prepared& p, int res_fd) {
+  int rc = run_builtin(ctx, p, 2, res_fd);
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
   ::_exit(rc);
 }
 
-[[noreturn]] void run_command_child(const CheckEntry& e, int res_fd) {
-  std::vector<char*> argv;
-  for (const auto& a : e.command) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  if (e.command[0].find('/') != std::string::npos) ::execv(argv[0], argv.data());
-  else ::execvp(argv[0], argv.data());
-  write_result(res_fd, {{"start_error", fmt::format("cannot run '{}': {}", e.command[0], std::strerror(errno))}});
-  ::_exit(127);
+// The group child: every part on a thread of its own; each closes its pipes when done, which the parent reads as
+// that check's end (its deadline no longer applies).
+[[noreturn]] void run_builtin_group(const Context& ctx, const std::vector<Prepared*>& parts,
+                                    const std::vector<PartFds>& fds) {
+  // A tool that exits before reading its stdin must fail one check's write with EPIPE, not kill every check of
+  // the group with SIGPIPE (core/subprocess restores the default in the tools it starts).
+  ::signal(SIGPIPE, SIG_IGN);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < parts.size(); ++i)
+    threads.emplace_back([&ctx, p = parts[i], f = fds[i]] {
+      run_builtin(ctx, *p, f.out_fd, f.result_fd);
+      ::close(f.out_fd);
+      ::close(f.result_fd);
+    });
+  for (auto& t : threads) t.join();
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  ::_exit(0);
 }
 
 struct Verdict {
@@ -364,6 +403,102 @@ void write_marker(const std::string& state_dir, const std::string& node, Profile
                              slurm_reason);
 }
 
+// The last {"rc": N} a built-in check wrote: how it ended, whatever happened to its process afterwards.
+std::optional<int> result_rc(const std::string& results) {
+  std::optional<int> rc;
+  std::istringstream in(results);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("rc") && j["rc"].is_number_integer()) rc = j["rc"].get<int>();
+  }
+  return rc;
+}
+
+// Runs the profile's checks: the built-in ones together in one child (a group, one thread per check), each external
+// command in a child of its own. A check of the group that did not finish because another overran, or because the
+// group's process died, runs again in a process of its own with the budget left, so that a hang or a crash is
+// blamed on the check that caused it and costs the others nothing but time.
+std::vector<JobOutcome> run_checks(const Context& ctx, std::vector<std::unique_ptr<Prepared>>& prepared,
+                                   double budget_s, spdlog::logger& log) {
+  std::vector<Job> jobs;
+  std::vector<size_t> job_check;  // check index of each job
+  GroupJob group;
+  std::vector<Prepared*> group_parts;
+  std::vector<size_t> part_check;
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    Prepared* pp = prepared[i].get();
+    if (pp->spec) {
+      group.timeouts_s.push_back(pp->entry->timeout_s);
+      group_parts.push_back(pp);
+      part_check.push_back(i);
+      continue;
+    }
+    Job j;
+    j.name = pp->entry->name;
+    j.timeout_s = pp->entry->timeout_s;
+    j.argv = pp->entry->command;
+    jobs.push_back(std::move(j));
+    job_check.push_back(i);
+  }
+  std::vector<GroupJob> groups;
+  // One built-in check alone is a plain job: a group would only add a thread.
+  if (group_parts.size() == 1) {
+    Prepared* pp = group_parts[0];
+    jobs.push_back({pp->entry->name, pp->entry->timeout_s, [&ctx, pp](int fd) { run_builtin_child(ctx, *pp, fd); }});
+    job_check.push_back(part_check[0]);
+  } else if (!group_parts.empty()) {
+    group.name = "built-in checks";
+    group.child_main = [&ctx, &group_parts](const std::vector<PartFds>& fds) {
+      run_builtin_group(ctx, group_parts, fds);
+    };
+    groups.push_back(std::move(group));
+  }
+  // Every child is forked before this process starts any thread (the sink is made afterwards).
+  std::cout.flush();
+  std::fflush(nullptr);
+  double start = health::CheckRun::now();
+  RunResult rr = run_all(jobs, groups, budget_s);
+
+  std::vector<JobOutcome> out(prepared.size());
+  for (size_t k = 0; k < jobs.size(); ++k) out[job_check[k]] = std::move(rr.jobs[k]);
+  std::vector<size_t> again;
+  if (!groups.empty()) {
+    for (size_t k = 0; k < part_check.size(); ++k) {
+      JobOutcome& o = rr.groups[0][k];
+      size_t i = part_check[k];
+      if (!o.process_output.empty() && k == 0)
+        log.debug("built-in checks process output:\n{}", o.process_output);
+      if (auto rc = result_rc(o.results)) {
+        // It finished: its own code, even if the process later died of another check.
+        o.exit_code = *rc;
+        o.term_signal = 0;
+      } else if (o.started && !o.timed_out && !o.budget_exhausted) {
+        std::string why = o.interrupted ? "the process it shared was killed when another check overran"
+                          : o.term_signal ? fmt::format("the process it shared died of signal {}", o.term_signal)
+                                          : fmt::format("the process it shared exited ({}) first", o.exit_code);
+        log.warn("{}: did not finish ({}); running it again in a process of its own", prepared[i]->entry->name, why);
+        again.push_back(i);
+      }
+      out[i] = std::move(o);
+    }
+  }
+  if (!again.empty()) {
+    double left = budget_s - (health::CheckRun::now() - start);
+    std::vector<Job> retry;
+    for (size_t i : again) {
+      Prepared* pp = prepared[i].get();
+      retry.push_back({pp->entry->name, pp->entry->timeout_s, [&ctx, pp](int fd) { run_builtin_child(ctx, *pp, fd); }});
+    }
+    std::vector<JobOutcome> second = run_jobs(retry, std::max(0.0, left));
+    for (size_t k = 0; k < again.size(); ++k) {
+      double first_start = out[again[k]].start;
+      out[again[k]] = std::move(second[k]);
+      out[again[k]].start = first_start;  // its time counts from the first attempt
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string failure_marker_path(const std::string& state_dir, const std::string& node) {
@@ -433,21 +568,8 @@ int run_profile(const RunnerOptions& opts) {
     log->info("job {}: removed {} GPU mapping files from {}", *job_id, n, suite.gpu_job_mapping_dir);
   }
 
-  // Every child is forked before this process starts any thread (the sink is made afterwards).
-  std::vector<Job> jobs;
-  for (auto& p : prepared) {
-    Job j;
-    j.name = p->entry->name;
-    j.timeout_s = p->entry->timeout_s;
-    Prepared* pp = p.get();
-    if (pp->spec) j.child_main = [&ctx, pp](int fd) { run_builtin_child(ctx, *pp, fd); };
-    else j.child_main = [pp](int fd) { run_command_child(*pp->entry, fd); };
-    jobs.push_back(std::move(j));
-  }
-  std::cout.flush();
-  std::fflush(nullptr);
   double t0 = health::CheckRun::now();
-  std::vector<JobOutcome> outcomes = run_jobs(jobs, spec->budget_s);
+  std::vector<JobOutcome> outcomes = run_checks(ctx, prepared, spec->budget_s, *log);
   double elapsed = health::CheckRun::now() - t0;
 
   std::vector<Verdict> verdicts;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <utility>
 
 #include "gpu/nvml_api.h"
 
@@ -102,7 +103,7 @@ Fault Device::fault_for(const std::string& function) {
   Fault f;
   auto apply = [&](const char* section) {
     if (!spec.contains(section)) return;
-    const auto& sec = spec[section];
+    const auto& sec = std::as_const(spec)[section];  // const: no insertion, safe from several threads
     const nlohmann::json* e = nullptr;
     for (const std::string& name : {function, fn})
       if (sec.contains(name)) {

@@ -255,6 +255,59 @@ severity = "warn"
       << n.calls();
 }
 
+TEST(Suite, BuiltInChecksShareOneProcessAndAnInterruptedOneRunsAgainAlone) {
+  Node n;
+  // Every NVML call that counts the GPUs takes 1.5 s; "ecc" has only 1 s and is killed, with the process it shares
+  // with "gpu count", which then runs again in a process of its own and passes.
+  n.scenario["delays"] = {{"nvmlDeviceGetCount_v2", {{"ms", 1500}}}};
+  const char* suite = R"(
+[healthcheck]
+budget = 10
+[[healthcheck.checks]]
+name = "gpu count"
+check = "check-nvidia-smi"
+args = ["-c", "gpu_num", "--gpu_num", "2"]
+timeout = 8
+[[healthcheck.checks]]
+name = "ecc"
+check = "check-nvidia-smi"
+args = ["-c", "ecc_uncorrected_volatile_total"]
+timeout = 1
+)";
+  auto r = n.run("healthcheck", suite);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("TIMEOUT - ecc ["), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("OK - gpu count ["), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 failed (ecc)"), std::string::npos) << r.out;
+  EXPECT_NE(n.log("healthcheck").find("gpu count: did not finish (the process it shared was killed when another check "
+                                      "overran); running it again in a process of its own"),
+            std::string::npos)
+      << n.log("healthcheck");
+}
+
+TEST(Suite, BuiltInChecksSharingAProcessGetVerdictsOfTheirOwn) {
+  Node n;
+  // One check fails, the other passes, in the same process: each keeps its own verdict and nothing runs again.
+  n.scenario["devices"][1]["ecc"]["volatile_uncorrected"] = 3;
+  const char* suite = R"(
+[healthcheck]
+budget = 10
+[[healthcheck.checks]]
+name = "gpu count"
+check = "check-nvidia-smi"
+args = ["-c", "gpu_num", "--gpu_num", "2"]
+[[healthcheck.checks]]
+name = "ecc"
+check = "check-nvidia-smi"
+args = ["-c", "ecc_uncorrected_volatile_total"]
+)";
+  auto r = n.run("healthcheck", suite);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("OK - gpu count ["), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("CRITICAL - ecc ["), std::string::npos) << r.out;
+  EXPECT_EQ(n.log("healthcheck").find("running it again"), std::string::npos) << n.log("healthcheck");
+}
+
 TEST(Suite, CommandsUseNagiosExitCodesOrZeroOk) {
   Node n;
   const char* suite = R"(

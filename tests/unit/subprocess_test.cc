@@ -120,5 +120,15 @@ TEST(Subprocess, ExtraEnvironment) {
   EXPECT_EQ(run_command(spec).out, "a=b\n");
 }
 
+TEST(Subprocess, ABareKeyRemovesAVariableFromTheChildOnly) {
+  ::setenv("GCM_TEST_UNSET", "x", 1);
+  CommandSpec spec;
+  spec.argv = {"/bin/sh", "-c", "echo ${GCM_TEST_UNSET-unset}"};
+  spec.extra_env = {"GCM_TEST_UNSET"};
+  EXPECT_EQ(run_command(spec).out, "unset\n");
+  EXPECT_STREQ(std::getenv("GCM_TEST_UNSET"), "x");
+  ::unsetenv("GCM_TEST_UNSET");
+}
+
 }  // namespace
 }  // namespace gcm

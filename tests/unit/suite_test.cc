@@ -217,5 +217,122 @@ TEST(Supervisor, AKilledCheckTakesTheToolsItStartedWithIt) {
   std::remove(pidfile.c_str());
 }
 
+// Whether `pid` is gone (or a zombie waiting for init), waiting up to 2 s.
+bool process_gone(pid_t pid) {
+  for (int i = 0; i < 200; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string s;
+    if (!std::getline(stat, s) || s.find(") Z") != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+TEST(Supervisor, AKilledCheckTakesToolsInProcessGroupsOfTheirOwnWithIt) {
+  // core/subprocess puts each tool in a process group of its own; the kill at the deadline must reach it anyway.
+  std::string pidfile = "/tmp/gcm-suite-unit-tool.pid";
+  std::remove(pidfile.c_str());
+  std::vector<Job> jobs;
+  jobs.push_back({"runs a tool", 0.5, [pidfile](int) {
+                    pid_t tool = ::fork();
+                    if (tool == 0) {
+                      ::setpgid(0, 0);
+                      ::execl("/bin/sleep", "sleep", "600", static_cast<char*>(nullptr));
+                      ::_exit(127);
+                    }
+                    std::ofstream(pidfile) << tool << "\n";
+                    for (;;) ::pause();
+                  }});
+  auto out = run_jobs(jobs, 5);
+  EXPECT_TRUE(out[0].timed_out);
+  std::ifstream in(pidfile);
+  pid_t tool = 0;
+  ASSERT_TRUE(in >> tool);
+  EXPECT_TRUE(process_gone(tool)) << "pid " << tool;
+  std::remove(pidfile.c_str());
+}
+
+void write_str(int fd, const std::string& s) { (void)!::write(fd, s.data(), s.size()); }
+
+TEST(SupervisorGroup, PartsKeepTheirOwnDeadlinesAndAnOverrunInterruptsTheUnfinished) {
+  GroupJob g;
+  g.name = "g";
+  g.timeouts_s = {5, 0.4, 5};
+  g.child_main = [](const std::vector<PartFds>& parts) {
+    std::thread quick([f = parts[0]] {
+      write_str(f.out_fd, "log of quick\n");
+      write_str(f.result_fd, "done\n");
+      ::close(f.out_fd);
+      ::close(f.result_fd);
+    });
+    std::thread slow([f = parts[2]] {
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+      write_str(f.result_fd, "late\n");
+      ::close(f.result_fd);
+    });
+    write_str(parts[1].result_fd, "started\n");  // part 1 hangs on the main thread
+    for (;;) ::pause();
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  RunResult r = run_all({}, {g}, 10);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.groups.size(), 1u);
+  const auto& parts = r.groups[0];
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[0].results, "done\n");
+  EXPECT_EQ(parts[0].output, "log of quick\n");
+  EXPECT_FALSE(parts[0].timed_out);
+  EXPECT_FALSE(parts[0].interrupted);
+  EXPECT_TRUE(parts[1].timed_out);
+  EXPECT_EQ(parts[1].results, "started\n");
+  EXPECT_FALSE(parts[2].timed_out);
+  EXPECT_TRUE(parts[2].interrupted);
+  EXPECT_EQ(parts[2].results, "");
+  EXPECT_LT(took, 2.5) << "the group was not killed at part 1's deadline";
+}
+
+TEST(SupervisorGroup, AProcessThatDiesEndsEveryPartStillRunningAndKeepsWhatFinished) {
+  GroupJob g;
+  g.name = "g";
+  g.timeouts_s = {5, 5};
+  g.child_main = [](const std::vector<PartFds>& parts) {
+    write_str(parts[0].result_fd, "{\"rc\": 0}\n");
+    ::close(parts[0].result_fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::raise(SIGABRT);
+  };
+  std::vector<Job> jobs;
+  jobs.push_back({"plain", 5, [](int fd) {
+                    write_str(fd, "plain\n");
+                    ::_exit(0);
+                  }});
+  RunResult r = run_all(jobs, {g}, 10);
+  ASSERT_EQ(r.jobs.size(), 1u);
+  EXPECT_EQ(r.jobs[0].results, "plain\n");
+  EXPECT_EQ(r.jobs[0].exit_code, 0);
+  const auto& parts = r.groups[0];
+  EXPECT_EQ(parts[0].results, "{\"rc\": 0}\n");
+  for (const auto& p : parts) {
+    EXPECT_TRUE(p.exited);
+    EXPECT_EQ(p.term_signal, SIGABRT);
+    EXPECT_FALSE(p.timed_out);
+    EXPECT_FALSE(p.interrupted);
+  }
+}
+
+TEST(SupervisorGroup, TheBudgetEndsAGroupAsItEndsAJob) {
+  GroupJob g;
+  g.name = "g";
+  g.timeouts_s = {100, 100};
+  g.child_main = [](const std::vector<PartFds>&) {
+    for (;;) ::pause();
+  };
+  RunResult r = run_all({}, {g}, 0.3);
+  for (const auto& p : r.groups[0]) {
+    EXPECT_TRUE(p.budget_exhausted);
+    EXPECT_FALSE(p.timed_out);
+  }
+}
+
 }  // namespace
 }  // namespace gcm::suite

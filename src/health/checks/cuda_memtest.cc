@@ -41,14 +41,14 @@ class CudaMemtest : public HealthCheck {
       if (exe.empty())
         return {ExitCode::WARN, fmt::format("CUDA memory test failed to execute: {} is not on PATH (build it with "
                                             "nvcc, see tools/cuda_memtest, or give --memtest-bin).", bin_)};
-      // Each test must see every GPU by its index: the job's CUDA_VISIBLE_DEVICES would renumber them.
-      ::unsetenv("CUDA_VISIBLE_DEVICES");
+      // Each test must see every GPU by its index: the job's CUDA_VISIBLE_DEVICES would renumber them. Removed from
+      // the tools' environment only: this process' own may be read by other checks running on other threads.
       std::vector<CommandResult> results(gpus.size());
       std::vector<std::thread> threads;
       for (size_t i = 0; i < gpus.size(); ++i)
         threads.emplace_back([&, i] {
           results[i] = run_tool({exe, fmt::format("--device={}", gpus[i]), fmt::format("--alloc_mem_gb={}", size_gb_)},
-                                static_cast<double>(r.timeout_s));
+                                static_cast<double>(r.timeout_s), {"CUDA_VISIBLE_DEVICES"});
         });
       for (auto& t : threads) t.join();
       ExitCode code = ExitCode::UNKNOWN;
