@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# What `gcm prolog` adds to a job's start on the live testbed: the median wall time of `srun -w node1 true` without
-# a Prolog= and with Prolog= running the suite (3 NVML checks on the fake NVML, as the default suite's fast GPU
-# checks), RUNS times each (default 41), then RUNS interleaved pairs (the same Prolog= script exec'ing /bin/true or
-# gcm in turn), plus the median of `gcm prolog` run alone. Needs the testbed up
-# (tests/testbed/start.sh) and GCM_TESTBED_DIR / GCM_TESTBED_PORT_BASE of that testbed; puts hooks.conf back.
-# BASE=<build dir> adds that build's gcm to the interleaved rotation as a baseline.
+# What `gcm prolog` adds to a job's start on the live testbed, `srun -w node1 true` timed end to end:
+#   - with and without: Prolog= unset, /bin/true and the gcm prolog script (3 checks: 2 NVML checks on the fake
+#     NVML, as the default suite's fast GPU checks, and one external command), in alternating blocks (ROUNDS x BLOCK);
+#   - paired: RUNS interleaved rotations of one Prolog= script that execs /bin/true or gcm as a file says (and, with
+#     BASE=<build dir>, that build's gcm as a baseline), the median of per-rotation differences;
+#   - `gcm prolog`, `gcm --version` and /bin/true run alone.
+# Needs the testbed up (tests/testbed/start.sh) and GCM_TESTBED_DIR / GCM_TESTBED_PORT_BASE of that testbed; puts
+# hooks.conf back.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$(cd "${1:-$ROOT/build}" && pwd)"
@@ -15,7 +17,11 @@ HOOKS="$(dirname "$SLURM_CONF")/hooks.conf"
 WORK="$(mktemp -d /tmp/gcm-bench-prolog-XXXXXX)"
 chmod 755 "$WORK"
 cp "$HOOKS" "$WORK/hooks.saved"
-restore() { cp "$WORK/hooks.saved" "$HOOKS"; scontrol reconfigure || true; rm -rf "$WORK"; }
+# The mapping files and state go where a node keeps /run/gcm: on a tmpfs (on a disk, ext4 flushes each mapping
+# file the prolog renames over an old one, which a node's /run never does).
+RUNDIR="$(mktemp -d "$( [ -d /dev/shm ] && echo /dev/shm || echo /tmp )/gcm-bench-prolog-run-XXXXXX")"
+chmod 755 "$RUNDIR"
+restore() { cp "$WORK/hooks.saved" "$HOOKS"; scontrol reconfigure || true; rm -rf "$WORK" "$RUNDIR"; }
 trap restore EXIT
 
 cat >"$WORK/nvml.json" <<JSON
@@ -28,8 +34,8 @@ JSON
 cat >"$WORK/suite.toml" <<TOML
 [suite]
 log_folder = "$WORK/logs"
-state_dir = "$WORK/state"
-gpu_job_mapping_dir = "$WORK/gpu-jobs/{node}"
+state_dir = "$RUNDIR/state"
+gpu_job_mapping_dir = "$RUNDIR/gpu-jobs/{node}"
 [environment]
 GCM_FAKE_NVML_SCENARIO = "$WORK/nvml.json"
 GCM_NVML_LIBRARY = "$BUILD/fake_nvml/libnvidia-ml.so.1"
@@ -75,19 +81,34 @@ set_prolog() {
   exit 1
 }
 SRUN=(srun -w node1 -p gpu --gres=gpu:2 -J gcm-bench-prolog true)
-set_prolog ""
-"${SRUN[@]}"
-without=$(median_ms "${SRUN[@]}")
-# The floor of any prolog on this machine: slurmd forking and waiting for a program that does nothing.
-printf '#!/bin/sh\nexec /bin/true\n' >"$WORK/true.sh"
-chmod 755 "$WORK/true.sh"
-set_prolog "$WORK/true.sh"
-"${SRUN[@]}"
-with_true=$(median_ms "${SRUN[@]}")
+# Whole-prolog cost, "with and without": Prolog= unset, /bin/true (the floor of any prolog: slurmd forking and
+# waiting for a program that does nothing, named directly as a deployment names gcm-prolog) and the gcm prolog
+# script, in alternating blocks of BLOCK jobs (a reconfigure between blocks), ROUNDS times; the median over rounds
+# of each block's median difference to the unset block of its round, so that drift between rounds cancels.
+ROUNDS="${ROUNDS:-6}"
+BLOCK="${BLOCK:-7}"
 set_prolog "$WORK/prolog.sh"
 "${SRUN[@]}"
 grep -q "PASS" "$WORK/logs/prolog_logs/node1.log" || { echo "the prolog did not pass:" >&2; cat "$WORK/logs/prolog_logs/node1.log" >&2; exit 1; }
-with=$(median_ms "${SRUN[@]}")
+true_adds=()
+gcm_adds=()
+nones=()
+for _ in $(seq 1 "$ROUNDS"); do
+  declare -A block=()
+  for cfg in none true gcm; do
+    case $cfg in none) set_prolog "" ;; true) set_prolog /bin/true ;; gcm) set_prolog "$WORK/prolog.sh" ;; esac
+    "${SRUN[@]}" >/dev/null  # the first job after a reconfigure is not counted
+    block[$cfg]=$(RUNS=$BLOCK median_ms "${SRUN[@]}")
+  done
+  nones+=("${block[none]}")
+  true_adds+=("$(awk -v a="${block[true]}" -v b="${block[none]}" 'BEGIN {printf "%d", (a - b) * 1000}')")
+  gcm_adds+=("$(awk -v a="${block[gcm]}" -v b="${block[none]}" 'BEGIN {printf "%d", (a - b) * 1000}')")
+  unset block
+done
+median_us() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {printf "%.2f", v[int((NR+1)/2)]/1000}'; }
+without=$(printf '%s\n' "${nones[@]}" | sort -n | awk '{v[NR]=$1} END {printf "%.2f", v[int((NR+1)/2)]}')
+true_added=$(median_us "${true_adds[@]}")
+gcm_added=$(median_us "${gcm_adds[@]}")
 # Paired and interleaved: one Prolog= script that execs either gcm or /bin/true as a file says, switched between
 # consecutive jobs, so both see the same moment of the machine; the median of the per-pair differences is what gcm
 # adds over the cheapest possible prolog, free of the drift between blocks of runs.
@@ -126,10 +147,10 @@ base_paired=""
 alone=$(SLURMD_NODENAME=node1 SLURM_JOB_ID=1 SLURM_JOB_GPUS=0,1 median_ms "$BUILD/gcm" prolog --suite "$WORK/suite.toml")
 true_alone=$(median_ms /bin/true)
 version=$(median_ms "$BUILD/gcm" --version)
-awk -v a="$without" -v t="$with_true" -v b="$with" -v c="$alone" -v f="$true_alone" -v v="$version" -v n="$RUNS" \
+awk -v a="$without" -v ta="$true_added" -v ga="$gcm_added" -v rounds="$ROUNDS" -v block="$BLOCK" -v c="$alone" -v f="$true_alone" -v v="$version" -v n="$RUNS" \
     -v p="$paired" -v bp="$base_paired" -v base="${BASE:-}" -v loadavg="$(cut -d' ' -f1 /proc/loadavg)" -v cpus="$(nproc)" 'BEGIN {
-  printf "srun true on node1, median of %d (load %s on %d CPUs):\n", n, loadavg, cpus
-  printf "  no Prolog %.1f ms; Prolog=/bin/true %.1f ms (+%.1f); Prolog=gcm prolog %.1f ms (+%.1f ms, %.2fx; +%.1f ms over the /bin/true prolog). Budget: +50 ms\n", a, t, t - a, b, b - a, b / a, b - t
-  printf "  paired, interleaved: gcm prolog adds %.1f ms over a /bin/true prolog (median of %d pairs); with the /bin/true prolog'"'"'s own %.1f ms: +%.1f ms. Budget: +50 ms\n", p, n, t - a, p + t - a
+  printf "srun true on node1 (load %s on %d CPUs); budget: +50 ms added by the prolog\n", loadavg, cpus
+  printf "  with and without, %d rounds of blocks of %d jobs: no Prolog %.1f ms; Prolog=/bin/true adds %.1f ms; Prolog=gcm prolog (script) adds %.1f ms\n", rounds, block, a, ta, ga
+  printf "  paired, interleaved (%d pairs): gcm prolog adds %.1f ms over a /bin/true prolog; with the /bin/true prolog'"'"'s own %.1f ms: +%.1f ms\n", n, p, ta, p + ta
   printf "  alone: gcm prolog (3 checks, fake NVML) %.1f ms; gcm --version %.1f ms; /bin/true %.1f ms\n", c, v, f
   if (bp != "") printf "  baseline (%s), in the same rotation: adds %.1f ms over the /bin/true prolog; this build %.1f ms (%.2fx)\n", base, bp, p, p / bp }'

@@ -42,7 +42,10 @@ int suite_main(suite::Profile profile, std::vector<std::string> args) {
       "Suite file: [suite], [slurm], [environment], [prolog]/[epilog]/[healthcheck] with budget, timeout, drain and "
       "[[<profile>.checks]] entries (name, check or command, args, options, timeout, severity, fail_on). See the "
       "README, section 'Prolog, epilog and health-check suites'.\nVerdict lines: '<OK|WARNING|CRITICAL|UNKNOWN|"
-      "TIMEOUT> - <check> [<seconds> s]. <message>', then 'gcm <profile> <node>: PASS|FAIL - ...'.\nExit codes: 0 "
+      "TIMEOUT> - <check> [<seconds> s]. <message>', then 'gcm <profile> <node>: PASS|FAIL - ...'.\nHow checks run: "
+      "all at once; the built-in ones on threads of one child process, each external command in a process of its "
+      "own; a check past its timeout is killed with its tools, and a built-in check interrupted with it runs again "
+      "alone.\nExit codes: 0 "
       "the node may run jobs, 1 it must not, 2 a bad command line or suite file.");
   suite::RunnerOptions opts;
   opts.profile = profile;

@@ -3,8 +3,9 @@
 //   1. Resolve every check of the profile (built-in checks by command path through the health-check registry,
 //      their args and options parsed as `health_checks` would; external tools by argv). Any error stops here,
 //      naming the entry, before anything runs.
-//   2. Run them all at once, each in its own child process (supervisor.h says why), under its timeout and the
-//      profile's budget.
+//   2. Run them all at once under their timeouts and the profile's budget: the built-in checks on threads of one
+//      child process, each external command in a process of its own (supervisor.h says why); a built-in check cut
+//      short by another's overrun or crash runs again alone with the budget left.
 //   3. One verdict line per check and a summary line (stdout and the log), one HealthCheckLog record per check and
 //      one for the suite, the mapping files (prolog writes, epilog removes), and the node's drain state.
 //   4. Exit 0 when the node may run jobs, 1 when it must not (Slurm drains the node on a failed prolog/epilog).

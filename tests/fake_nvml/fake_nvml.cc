@@ -20,7 +20,6 @@ using nv::Return;
 namespace {
 
 std::mutex g_mutex;
-fake_nvml::Scenario* g_loading = nullptr;  // loaded by a first nvmlInit still running (guarded by g_mutex)
 std::atomic<int> g_refcount{0};  // nvmlInit/nvmlShutdown nest, as in the real library; read without the lock
 std::atomic<Scenario*> g_scenario{nullptr};
 
@@ -86,17 +85,16 @@ FAKE_NVML_EXPORT Return nvmlInit_v2() {
       ++g_refcount;
       return nv::SUCCESS;
     }
-    // Reread at every first init (tests switch scenarios), but once for first inits that overlap (several
-    // checks' threads in one process): they must share one scenario and its call counters.
-    if (!g_loading) g_loading = fake_nvml::load_scenario();
-    s = g_loading;
+    // Reread at every first init: tests switch scenarios. First inits that overlap (checks on threads of one
+    // process) each load it and apply its init faults; the first to finish is the one every caller then uses.
+    // Sharing one loaded scenario between them instead would also hand a scenario whose init hung for good to
+    // every later test in the process.
+    s = fake_nvml::load_scenario();
     if (!s) return nv::ERROR_DRIVER_NOT_LOADED;
   }
   // A slow or hung init holds no lock, so an abandoned one does not wedge later tests in the same process.
-  Return rc = apply_fault(s->global, "nvmlInit_v2");
+  if (Return rc = apply_fault(s->global, "nvmlInit_v2")) return rc;
   std::lock_guard<std::mutex> lk(g_mutex);
-  g_loading = nullptr;
-  if (rc) return rc;
   if (g_refcount == 0) g_scenario.store(s);
   ++g_refcount;
   return nv::SUCCESS;

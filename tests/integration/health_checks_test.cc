@@ -183,6 +183,49 @@ TEST(HealthChecks, RunningProcessesOfTheJobsGpusAndTheForcedKill) {
       << killed.out;
 }
 
+TEST(HealthChecks, RunningProcessesSkipTheSuitesOwnToolsInTheCheckSession) {
+  // As the suite runs it: the check leads a session of its own, and a tool of another check of its group (a
+  // cudaMemTest) runs on a GPU in that session. Neither reported nor killed; a job's process still is.
+  pid_t job = fork();
+  if (job == 0) {
+    setsid();
+    execl("/bin/sleep", "sleep", "60", nullptr);
+    _exit(127);
+  }
+  Host h(2);
+  h.scenario["devices"][1]["processes"] = json::array({{{"pid", 424242}}, {{"pid", job}}});
+  std::ofstream(h.dir + "/scenario.template") << h.scenario.dump();
+  std::string hc = std::string(GCM_BINARY).substr(0, std::string(GCM_BINARY).rfind('/')) + "/health_checks";
+  auto in_session = [&](const std::string& check) {
+    CommandSpec s;
+    // sh becomes the session leader, starts the "tool" in its session, puts the tool's pid in the scenario in place
+    // of 424242, and execs the check (same pid: the check leads the session).
+    s.argv = {"/usr/bin/setsid", "-w", "/bin/sh", "-c",
+              "sleep 60 >/dev/null 2>&1 & echo $! > " + h.dir + "/tool.pid; sed \"s/424242/$!/\" " + h.dir + "/scenario.template > " +
+                  h.dir + "/scenario.json; exec " + hc + " check-nvidia-smi c app -c " + check +
+                  " --running_procs_retry_count 1 --running_procs_force_kill true --log-folder " + h.dir + "/logs"};
+    s.extra_env = {"GCM_FAKE_NVML_SCENARIO=" + h.dir + "/scenario.json", std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML,
+                   "GCM_GPU_NODE_ID_FILE=" + h.dir + "/gpu_node_id"};
+    s.timeout = std::chrono::seconds(60);
+    return run_command(s);
+  };
+  auto seen = in_session("running_procs");
+  EXPECT_EQ(seen.exit_code, 2) << seen.out << seen.err;
+  EXPECT_NE(seen.out.find("has running processes: " + std::to_string(job)), std::string::npos) << seen.out;
+  pid_t tool = 0;
+  std::ifstream(h.dir + "/tool.pid") >> tool;
+  ASSERT_GT(tool, 0);
+  EXPECT_EQ(seen.out.find(std::to_string(tool)), std::string::npos) << "the session's own tool: " << seen.out;
+  auto killed = in_session("running_procs_and_kill");
+  std::ifstream(h.dir + "/tool.pid") >> tool;
+  int status = 0;
+  EXPECT_EQ(waitpid(job, &status, 0), job);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << killed.out;
+  EXPECT_NE(killed.out.find("pids are successfully killed: " + std::to_string(job)), std::string::npos) << killed.out;
+  EXPECT_EQ(killed.out.find(std::to_string(tool)), std::string::npos) << killed.out;
+  ::kill(tool, SIGKILL);  // left running by the check, as it should be (setsid -w waited only for the check)
+}
+
 TEST(HealthChecks, KillswitchesConfigAndUsageErrors) {
   Host h(2);
   h.scenario["devices"][1]["remapped_rows"]["failure"] = 1;

@@ -263,9 +263,18 @@ class CheckNvidiaSmi : public HealthCheck {
         if (attempt >= 3 || *n < infos->size()) throw;  // not a size problem, or still growing after 4 tries
       }
     }
+    // The suite runner gives its checks a session of their own (suite/supervisor.h), shared by the checks of one
+    // group: a process of that session on a GPU is another check's tool (the epilog's cudaMemTest next to
+    // running_procs_and_kill), never a job's leftover, and must not be reported or killed. Run from a shell, this
+    // process leads no session, and nothing is skipped.
+    pid_t self = ::getpid();
+    bool own_session = ::getsid(0) == self;
     std::vector<unsigned> pids;
-    for (unsigned i = 0; i < *n && i < infos->size(); ++i)
-      if (pid_alive(procfs_, (*infos)[i].pid)) pids.push_back((*infos)[i].pid);
+    for (unsigned i = 0; i < *n && i < infos->size(); ++i) {
+      unsigned pid = (*infos)[i].pid;
+      if (own_session && ::getsid(static_cast<pid_t>(pid)) == self) continue;
+      if (pid_alive(procfs_, pid)) pids.push_back(pid);
+    }
     return pids;
   }
 
