@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -155,6 +156,18 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::open(const std::string& path, std::chr
                                       nvml::return_code_name(rc)),
                           rc);
   lib->initialised_ = true;
+  return lib;
+}
+
+std::shared_ptr<NvmlLibrary> NvmlLibrary::open_shared(const std::string& path, std::chrono::milliseconds init_timeout) {
+  static std::mutex m;
+  static std::map<std::string, std::weak_ptr<NvmlLibrary>> live;
+  // Held while opening: a second caller waits for the first one's nvmlInit (bounded by its timeout) and then
+  // shares its result, or opens for itself if it failed.
+  std::lock_guard<std::mutex> lk(m);
+  if (auto lib = live[path].lock()) return lib;
+  auto lib = open(path, init_timeout);
+  live[path] = lib;
   return lib;
 }
 

@@ -31,6 +31,9 @@ class NvmlLibrary {
   // dlopens `path`, resolves the table and runs nvmlInit_v2 on a helper thread, waiting at most init_timeout.
   // Throws NvmlUnavailable naming the path and the reason.
   static std::shared_ptr<NvmlLibrary> open(const std::string& path, std::chrono::milliseconds init_timeout);
+  // The same, but while an instance opened by open_shared for `path` is alive anywhere in the process, that one:
+  // checks running on threads of one process (the suite's shared child) load and initialise NVML once.
+  static std::shared_ptr<NvmlLibrary> open_shared(const std::string& path, std::chrono::milliseconds init_timeout);
   ~NvmlLibrary();
   NvmlLibrary(const NvmlLibrary&) = delete;
   NvmlLibrary& operator=(const NvmlLibrary&) = delete;

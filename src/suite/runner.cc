@@ -205,13 +205,14 @@ int run_builtin(const Context& ctx, Prepared& p, int log_fd, int res_fd) {
   // A tool that exits before reading its stdin must fail one check's write with EPIPE, not kill every check of
   // the group with SIGPIPE (core/subprocess restores the default in the tools it starts).
   ::signal(SIGPIPE, SIG_IGN);
+  auto run_part = [&ctx](Prepared* p, PartFds f) {
+    run_builtin(ctx, *p, f.out_fd, f.result_fd);
+    ::close(f.out_fd);
+    ::close(f.result_fd);
+  };
   std::vector<std::thread> threads;
-  for (size_t i = 0; i < parts.size(); ++i)
-    threads.emplace_back([&ctx, p = parts[i], f = fds[i]] {
-      run_builtin(ctx, *p, f.out_fd, f.result_fd);
-      ::close(f.out_fd);
-      ::close(f.result_fd);
-    });
+  for (size_t i = 1; i < parts.size(); ++i) threads.emplace_back(run_part, parts[i], fds[i]);
+  run_part(parts[0], fds[0]);  // the first on this thread: one thread fewer to start
   for (auto& t : threads) t.join();
   std::cout.flush();
   std::cerr.flush();

@@ -103,6 +103,25 @@ TEST(NvmlLibrary, AHungInitTimesOut) {
   }
 }
 
+TEST(NvmlLibrary, OpenSharedGivesLiveInstanceToEveryThreadAndOpensAgainOnceReleased) {
+  ScenarioFile s(json{{"devices", json::array({gpu(0)})}});
+  std::shared_ptr<NvmlLibrary> a, b;
+  std::thread t1([&] { a = NvmlLibrary::open_shared(fake_path(), milliseconds(2000)); });
+  std::thread t2([&] { b = NvmlLibrary::open_shared(fake_path(), milliseconds(2000)); });
+  t1.join();
+  t2.join();
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a.get(), b.get()) << "two checks of one process share one nvmlInit";
+  std::weak_ptr<NvmlLibrary> first = a;
+  a.reset();
+  b.reset();
+  EXPECT_TRUE(first.expired()) << "the cache must not keep the library initialised";
+  auto c = NvmlLibrary::open_shared(fake_path(), milliseconds(2000));
+  unsigned n = 0;
+  EXPECT_EQ(c->api().DeviceGetCount(&n), 0);
+  EXPECT_EQ(n, 1u);
+}
+
 TEST(NvmlLibrary, PathComesFromOptionThenEnvironment) {
   ::setenv("GCM_NVML_LIBRARY", "/from/env.so", 1);
   EXPECT_EQ(nvml_library_path(std::string("/explicit.so")), "/explicit.so");

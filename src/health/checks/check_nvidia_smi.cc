@@ -175,7 +175,7 @@ class CheckNvidiaSmi : public HealthCheck {
     auto timeout = std::chrono::milliseconds(static_cast<int64_t>(nvml_timeout_s_ * 1000));
     std::shared_ptr<NvmlLibrary> lib;
     try {
-      lib = NvmlLibrary::open(nvml_library_path(nvml_library_), timeout);
+      lib = NvmlLibrary::open_shared(nvml_library_path(nvml_library_), timeout);
     } catch (const NvmlUnavailable& e) {
       // A driver wedged in nvmlInit is as broken as a GPU hanging later: CRITICAL, not the TIMEOUT code's WARNING.
       ExitCode code = e.nvml_return == nvml::ERROR_TIMEOUT ? ExitCode::CRITICAL : exit_code_of_nvml_error(e.nvml_return);
