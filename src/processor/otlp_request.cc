@@ -233,14 +233,19 @@ RequestResult process_request(Signal signal, std::string_view content_type, std:
     // asked again.
     r.forward.clear();
   }
+  bool fell_back = !json && decoder == Decoder::Wire;
   switch (signal) {
     case Signal::Metrics:
-      return decode_enrich_encode<pbm::ExportMetricsServiceRequest>(body, json, "ExportMetricsServiceRequest", lookup);
+      r = decode_enrich_encode<pbm::ExportMetricsServiceRequest>(body, json, "ExportMetricsServiceRequest", lookup);
+      break;
     case Signal::Logs:
-      return decode_enrich_encode<pbl::ExportLogsServiceRequest>(body, json, "ExportLogsServiceRequest", lookup);
+      r = decode_enrich_encode<pbl::ExportLogsServiceRequest>(body, json, "ExportLogsServiceRequest", lookup);
+      break;
     case Signal::Traces:
-      return decode_enrich_encode<pbt::ExportTraceServiceRequest>(body, json, "ExportTraceServiceRequest", lookup);
+      r = decode_enrich_encode<pbt::ExportTraceServiceRequest>(body, json, "ExportTraceServiceRequest", lookup);
+      break;
   }
+  r.message_path = fell_back;
   return r;
 }
 

@@ -27,6 +27,7 @@ struct RequestResult {
   std::string forward;   // the enriched request, protobuf
   uint64_t items = 0;
   uint64_t enriched = 0;
+  bool message_path = false;  // a protobuf body the wire rewriter did not take, so decoded as messages instead
 };
 
 // How a protobuf body is enriched. Wire: rewritten as bytes (wire_enrich.h), falling back to Messages for what the

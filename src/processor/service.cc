@@ -45,6 +45,7 @@ HttpReply Service::export_request(Signal signal, const HttpRequest& req) {
   } else {
     r = process_request(signal, req.header("content-type"), req.header("content-encoding"), req.body,
                         opts_.listen.max_body, [this](std::string_view host) { return resolver_->lookup(host); });
+    count_path(signal, r);
   }
   const char* ct = r.json ? "application/json" : "application/x-protobuf";
   if (r.status != 200) {
@@ -58,6 +59,10 @@ HttpReply Service::export_request(Signal signal, const HttpRequest& req) {
     return {503, ct, error_body(r.json, 503, "slurm_processor: the forwarding queue and spool are full"),
             "Retry-After: 5\r\n"};
   return {200, ct, success_body(signal, r.json, 0, ""), ""};
+}
+
+void Service::count_path(Signal signal, const RequestResult& r) {
+  if (r.message_path) counters_[static_cast<size_t>(signal)].message_path.fetch_add(1, std::memory_order_relaxed);
 }
 
 bool Service::forward(Signal signal, RequestResult& r) {
@@ -106,6 +111,7 @@ GrpcReply Service::handle_grpc(std::string_view method, std::string_view body, s
   // gRPC has enforced the size limit as received; process_request inflates compressed messages within it.
   RequestResult r = process_request(*signal, "application/x-protobuf", encoding, body, opts_.listen.max_body,
                                     [this](std::string_view host) { return resolver_->lookup(host); });
+  count_path(*signal, r);
   if (r.status != 200)
     return grpc_error(r.status == 413   ? GrpcCode::ResourceExhausted
                       : r.status == 400 ? GrpcCode::InvalidArgument
@@ -166,6 +172,10 @@ std::string Service::metrics_text() const {
              "Items refused because the queue and spool were full (answered HTTP 503 or gRPC UNAVAILABLE, which clients "
              "retry).",
              [](const SignalCounters& c) { return c.refused.load(); });
+  per_signal("message_path_requests_total",
+             "Protobuf requests the wire rewriter did not take, decoded and enriched as messages instead (slower; "
+             "the malformed ones, answered 400 from there, among them).",
+             [](const SignalCounters& c) { return c.message_path.load(); });
   family("bad_requests_total", "counter",
          "Requests answered with an error status: HTTP status codes; gRPC status names (a message over the size "
          "limit as received is refused by gRPC before the service sees it and is not counted).");

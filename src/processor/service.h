@@ -41,11 +41,13 @@ class Service {
   enum Transport { kHttp, kGrpc };
   struct SignalCounters {
     std::array<std::atomic<uint64_t>, 2> requests{};  // per transport
-    std::atomic<uint64_t> items{0}, enriched{0}, refused{0};
+    std::atomic<uint64_t> items{0}, enriched{0}, refused{0}, message_path{0};
   };
   HttpReply export_request(Signal signal, const HttpRequest& req);
   // Counts a decoded request's items and hands them to the forwarder; false when it has no room (counted refused).
   bool forward(Signal signal, RequestResult& r);
+  // Counts a protobuf request that went through decoded messages (whatever its answer).
+  void count_path(Signal signal, const RequestResult& r);
   GrpcReply grpc_error(GrpcCode code, Signal signal, std::string message);
 
   ServiceOptions opts_;

@@ -233,6 +233,10 @@ TEST(SlurmProcessor, BadInputGetsItsStatusAndTheServiceKeepsServing) {
   EXPECT_NE(metrics.find("gcm_slurm_processor_bad_requests_total{transport=\"http\",code=\"415\"} 1\n"),
             std::string::npos)
       << metrics;
+  // Of the protobuf metrics requests, only the truncated one left the wire rewriter for the message path.
+  EXPECT_NE(metrics.find("gcm_slurm_processor_message_path_requests_total{signal=\"metrics\"} 1\n"),
+            std::string::npos)
+      << metrics;
   EXPECT_EQ(proc.stop(), 0);
   std::filesystem::remove_all(dir);
 }
