@@ -279,18 +279,19 @@ class Supervisor {
   void start_group(const GroupJob& g, std::vector<JobOutcome>& outs) {
     Pipe proc_out;
     std::vector<Pipe> o(outs.size()), r(outs.size());
-    bool ok = proc_out.open();
-    for (size_t i = 0; ok && i < outs.size(); ++i) ok = o[i].open() && r[i].open();
-    if (!ok) {
-      std::string err = fmt::format("pipe: {}", std::strerror(errno));
+    // Every part fails to start with the same error; every pipe opened so far is closed.
+    auto fail = [&](const char* what) {
+      std::string err = fmt::format("{}: {}", what, std::strerror(errno));
       for (auto& out : outs) out.start_error = err;
       proc_out.close_both();
       for (size_t i = 0; i < outs.size(); ++i) {
         o[i].close_both();
         r[i].close_both();
       }
-      return;
-    }
+    };
+    bool ok = proc_out.open();
+    for (size_t i = 0; ok && i < outs.size(); ++i) ok = o[i].open() && r[i].open();
+    if (!ok) return fail("pipe");
     double start = wall_now();
     for (auto& out : outs) out.start = start;
     pid_t pid = ::fork();
@@ -312,16 +313,7 @@ class Supervisor {
       close_fd(o[i].w);
       close_fd(r[i].w);
     }
-    if (pid < 0) {
-      std::string err = fmt::format("fork: {}", std::strerror(errno));
-      for (auto& out : outs) out.start_error = err;
-      proc_out.close_both();
-      for (size_t i = 0; i < outs.size(); ++i) {
-        o[i].close_both();
-        r[i].close_both();
-      }
-      return;
-    }
+    if (pid < 0) return fail("fork");
     Proc pr;
     pr.group = true;
     pr.proc_out_fd = proc_out.r;
