@@ -2,12 +2,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "app/option_binder.h"
 #include "core/config.h"
+#include "core/http_listener.h"
+#include "core/private_file.h"
 #include "core/logging.h"
 #include "core/shutdown.h"
 #include "processor/service.h"
@@ -23,7 +27,7 @@ struct SlurmProcessorCommand {
   std::vector<std::string> headers;
   std::string metadata_source = "slurmctld";
   int64_t cache_duration = 60;
-  std::string cache_filepath = "/tmp/slurmprocessor_cache.json";
+  std::string cache_filepath = "/var/cache/gcm/slurmprocessor_cache.json";
   bool query_slurmctld = false;
   std::vector<std::string> attribution;
   std::string slurm_node;
@@ -34,6 +38,12 @@ struct SlurmProcessorCommand {
   std::string mapping_dir;
   std::optional<std::string> nvml_library;
   double max_request_mib = 16;
+  double max_in_flight_mib = 128;
+  int max_connections = 1024;
+  double header_timeout_s = 10;
+  double request_timeout_s = 60;
+  double idle_timeout_s = 60;
+  int http_workers = 0;  // 0: one per core, at least 2
   uint64_t batch_size = 8192;
   double batch_timeout_s = 0.2;
   double queue_mib = 64;
@@ -81,7 +91,10 @@ std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app
            "Seconds the slurmctld source's cache file is used before scontrol is asked again.")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  b.option("--cache-filepath", "cache_filepath", c->cache_filepath, "The slurmctld source's cache file (JSON, 0600).")
+  b.option("--cache-filepath", "cache_filepath", c->cache_filepath,
+           "The slurmctld source's cache file (JSON, 0600; the systemd unit's CacheDirectory). A file that is not "
+           "this service's user's own, is writable by others, or sits in a directory others can rename files in is "
+           "refused (GCM's /tmp/slurmprocessor_cache.json is accepted only when it is safe).")
       ->capture_default_str();
   b.flag("--query-slurmctld", "query_slurmctld", c->query_slurmctld,
          "Legacy: with --metadata-source \"\", use slurmctld rather than slurmd.");
@@ -108,6 +121,34 @@ std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app
            "RESOURCE_EXHAUSTED).")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  b.option("--max-in-flight-size", "max_in_flight_size", c->max_in_flight_mib,
+           "MiB of request bodies received or being processed at once, over every connection (more: HTTP 503 with "
+           "Retry-After, which clients retry); at least --max-request-size.")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  b.option("--max-connections", "max_connections", c->max_connections,
+           "Open OTLP/HTTP connections at most; at the limit the oldest idle connection, then the one that has spent "
+           "longest sending its head, is closed to make room (else the new one is answered 503).")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  b.option("--header-timeout", "header_timeout", c->header_timeout_s,
+           "Seconds from a request's first byte to the end of its head (later: 408 and closed, however steadily the "
+           "bytes trickle in).")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  b.option("--request-timeout", "request_timeout", c->request_timeout_s,
+           "Seconds from a request's first byte to the end of its body.")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  b.option("--idle-timeout", "idle_timeout", c->idle_timeout_s,
+           "Seconds a kept-alive connection may wait for its next request.")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  b.option("--http-workers", "http_workers", c->http_workers,
+           "Threads decoding and enriching OTLP/HTTP requests (0: one per core, at least 2). GET /health and "
+           "/metrics are answered apart from them, so they answer while every worker is busy.")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   b.option("--batch-size", "batch_size", c->batch_size, "Items per downstream request (a batch is sent when full).")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -153,22 +194,6 @@ std::vector<std::string> sources_of(const SlurmProcessorCommand& c) {
   throw std::invalid_argument(fmt::format("Invalid value for '--metadata-source': '{}' (expected nvml, slurmd or slurmctld)", m));
 }
 
-std::pair<std::string, int> host_port(const std::string& s, const char* option) {
-  size_t colon = s.rfind(':');
-  if (colon == std::string::npos)
-    throw std::invalid_argument(fmt::format("Invalid value for '{}': '{}' (expected HOST:PORT)", option, s));
-  std::string host = s.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  try {
-    size_t used = 0;
-    int port = std::stoi(s.substr(colon + 1), &used);
-    if (used != s.size() - colon - 1 || port < 0 || port > 65535) throw std::out_of_range("port");
-    return {host, port};
-  } catch (const std::exception&) {
-    throw std::invalid_argument(fmt::format("Invalid value for '{}': '{}' (expected HOST:PORT)", option, s));
-  }
-}
-
 uint64_t mib(double v) { return static_cast<uint64_t>(v * 1024 * 1024); }
 
 }  // namespace
@@ -185,11 +210,11 @@ int run_slurm_processor(SlurmProcessorCommand& c, const std::optional<std::strin
   }
   processor::ServiceOptions o;
   try {
-    auto [host, port] = host_port(c.listen, "--listen");
+    auto [host, port] = parse_listen_address(c.listen, "--listen");
     o.listen.host = host;
     o.listen.port = port;
     if (!c.grpc_listen.empty()) {
-      auto [ghost, gport] = host_port(c.grpc_listen, "--grpc-listen");
+      auto [ghost, gport] = parse_listen_address(c.grpc_listen, "--grpc-listen");
       o.grpc.emplace();
       o.grpc->host = ghost;
       o.grpc->port = gport;
@@ -200,6 +225,11 @@ int run_slurm_processor(SlurmProcessorCommand& c, const std::optional<std::strin
             o.resolver.attribution.sources.end() &&
         c.mapping_dir.empty())
       throw std::invalid_argument("--attribution mapping-files needs --gpu-job-mapping-dir");
+    if (c.cache_duration > 0)
+      if (auto why = untrusted_file_reason(c.cache_filepath))
+        throw std::invalid_argument(fmt::format("refusing the --cache-filepath: {} (remove it, or choose a file of "
+                                                "this service's own)",
+                                                *why));
     if (c.downstream.empty()) throw std::invalid_argument("--downstream is required (the OTLP/HTTP endpoint to forward to)");
     if (c.downstream.rfind("http://", 0) != 0 && c.downstream.rfind("https://", 0) != 0)
       throw std::invalid_argument(
@@ -209,6 +239,12 @@ int run_slurm_processor(SlurmProcessorCommand& c, const std::optional<std::strin
     return 2;
   }
   o.listen.max_body = mib(c.max_request_mib);
+  o.listen.max_in_flight = std::max(mib(c.max_in_flight_mib), o.listen.max_body);
+  o.listen.max_connections = c.max_connections;
+  o.listen.head_timeout = std::chrono::milliseconds(static_cast<int64_t>(c.header_timeout_s * 1000));
+  o.listen.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(c.request_timeout_s * 1000));
+  o.listen.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(c.idle_timeout_s * 1000));
+  o.listen.workers = c.http_workers > 0 ? c.http_workers : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
   auto& a = o.resolver.attribution;
   a.scontrol = c.scontrol;
   a.procfs = c.procfs;

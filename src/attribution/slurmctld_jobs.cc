@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "attribution/slurmd_local.h"
+#include "core/private_file.h"
 #include "core/subprocess.h"
 #include "slurm/coerce.h"
 #include "slurm/gres.h"
@@ -88,35 +89,27 @@ std::map<unsigned, std::vector<JobInfo>> from_cache(const nlohmann::json& in) {
   return m;
 }
 
+// A cache another local user could have planted or changed is not used (GCM trusted /tmp/slurmprocessor_cache.json
+// whoever owned it: a planted file attributed every GPU to the planter's job and user); scontrol is asked instead.
 std::optional<std::map<unsigned, std::vector<JobInfo>>> read_fresh_cache(const SlurmctldOptions& o) {
   if (o.cache_file.empty() || o.cache_duration.count() <= 0) return std::nullopt;
   struct stat st{};
   if (::stat(o.cache_file.c_str(), &st) != 0) return std::nullopt;
   if (::time(nullptr) - st.st_mtime > o.cache_duration.count()) return std::nullopt;
+  auto text = read_private_file(o.cache_file);
+  if (!text) return std::nullopt;
   try {
-    std::ifstream in(o.cache_file);
-    return from_cache(nlohmann::json::parse(in));
+    return from_cache(nlohmann::json::parse(*text));
   } catch (const std::exception&) {
     return std::nullopt;  // a damaged cache is only a miss
   }
 }
 
-// Written to a temporary file and renamed, so a reader never sees half a cache; the directory is private (0700:
-// shelper's 0600 directory had no search permission).
+// Written to a fresh temporary file and renamed, so a reader never sees half a cache and a planted symlink is not
+// followed; the directory is private (0700: shelper's 0600 directory had no search permission).
 void write_cache(const SlurmctldOptions& o, const std::map<unsigned, std::vector<JobInfo>>& m) {
   if (o.cache_file.empty() || o.cache_duration.count() <= 0) return;
-  std::filesystem::path p(o.cache_file);
-  std::error_code ec;
-  if (p.has_parent_path()) {
-    std::filesystem::create_directories(p.parent_path(), ec);
-  }
-  std::string tmp = o.cache_file + ".tmp" + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return;
-  std::string text = to_cache(m).dump();
-  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), o.cache_file.c_str()) != 0) ::unlink(tmp.c_str());
+  write_private_file(o.cache_file, to_cache(m).dump());
 }
 
 std::string run(const SlurmctldOptions& o, std::vector<std::string> argv) {

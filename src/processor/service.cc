@@ -8,7 +8,7 @@ namespace gcm::processor {
 Service::Service(ServiceOptions opts, std::shared_ptr<spdlog::logger> log) : opts_(std::move(opts)), log_(std::move(log)) {
   resolver_ = std::make_unique<JobResolver>(opts_.resolver, log_);
   forwarder_ = std::make_unique<Forwarder>(opts_.forward, log_);
-  server_ = std::make_unique<HttpServer>(opts_.listen, [this](const HttpRequest& r) { return handle(r); });
+  server_ = std::make_unique<HttpListener>(opts_.listen, [this](const HttpRequest& r) { return handle(r); });
   if (opts_.grpc) {
     opts_.grpc->max_message = opts_.listen.max_body;
     grpc_ = std::make_unique<GrpcReceiver>(
@@ -186,6 +186,18 @@ std::string Service::metrics_text() const {
                         GrpcCode::Unavailable, GrpcCode::Internal})
     out += fmt::format("gcm_slurm_processor_bad_requests_total{{transport=\"grpc\",code=\"{}\"}} {}\n",
                        grpc_code_name(code), grpc_errors_[static_cast<size_t>(code)].load());
+  auto h = server_->stats();
+  one("http_connections", "gauge", "OTLP/HTTP connections open.", h.open);
+  one("http_connections_accepted_total", "counter", "OTLP/HTTP connections accepted.", h.accepted);
+  family("http_connections_closed_total", "counter",
+         "OTLP/HTTP connections the receiver closed: evicted to make room at --max-connections, refused at the "
+         "limit, cut at a deadline (--header-timeout, --request-timeout, or an answer not read), or malformed.");
+  for (auto [why, n] : {std::pair{"evicted", h.evicted}, std::pair{"refused", h.refused},
+                        std::pair{"timeout", h.timed_out}, std::pair{"bad_request", h.bad_requests}})
+    out += fmt::format("gcm_slurm_processor_http_connections_closed_total{{reason=\"{}\"}} {}\n", why, n);
+  one("http_in_flight_bytes", "gauge", "Bytes of request bodies being received or processed.", h.in_flight_bytes);
+  one("http_over_budget_total", "counter",
+      "Requests answered 503 because the bodies in flight reached --max-in-flight-size.", h.over_budget);
   auto f = forwarder_->stats();
   one("forwarded_total", "counter", "Items the downstream accepted.", f.forwarded);
   one("forward_requests_total", "counter", "Requests the downstream accepted.", f.requests);

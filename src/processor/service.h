@@ -12,13 +12,13 @@
 
 #include "processor/forwarder.h"
 #include "processor/grpc_receiver.h"
-#include "processor/http_server.h"
+#include "core/http_listener.h"
 #include "processor/job_resolver.h"
 
 namespace gcm::processor {
 
 struct ServiceOptions {
-  HttpServerOptions listen;
+  HttpListenerOptions listen;
   std::optional<GrpcReceiverOptions> grpc;  // absent: no gRPC receiver (its max_message follows listen.max_body)
   ResolverOptions resolver;
   ForwarderOptions forward;
@@ -54,7 +54,7 @@ class Service {
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<JobResolver> resolver_;
   std::unique_ptr<Forwarder> forwarder_;
-  std::unique_ptr<HttpServer> server_;
+  std::unique_ptr<HttpListener> server_;
   std::unique_ptr<GrpcReceiver> grpc_;
   std::array<SignalCounters, 3> counters_;
   std::atomic<uint64_t> bad_400_{0}, bad_413_{0}, bad_415_{0}, not_found_{0};

@@ -5,10 +5,11 @@
 #include <cstdio>
 #include <memory>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
-#include "core/tiny_http_server.h"
+#include "core/http_listener.h"
 #include "sinks/prometheus_store.h"
 #include "sinks/sink.h"
 
@@ -38,29 +39,34 @@ class PrometheusSink : public Sink {
 
  private:
   void start_server(const std::string& listen) {
-    size_t colon = listen.rfind(':');
-    if (colon == std::string::npos)
-      throw SinkUsageError(fmt::format("sink 'prometheus': listen='{}' is not HOST:PORT", listen));
-    std::string host = listen.substr(0, colon);
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    if (host.empty()) host = "0.0.0.0";
-    int port = 0;
+    HttpListenerOptions o;
     try {
-      port = std::stoi(listen.substr(colon + 1));
-    } catch (...) {
-      throw SinkUsageError(fmt::format("sink 'prometheus': listen='{}' has no valid port", listen));
+      std::tie(o.host, o.port) = parse_listen_address(listen, "-o listen");
+    } catch (const std::invalid_argument& e) {
+      throw SinkUsageError(fmt::format("sink 'prometheus': {}", e.what()));
     }
+    // Scrapes are answered on the listener's I/O thread from the last round's values (rendering never waits on a
+    // collector); a scrape has no body.
+    o.workers = 0;
+    o.max_body = 0;
+    o.max_connections = 64;
     try {
-      server_ = std::make_unique<TinyHttpServer>(host, port, [this](std::string_view, std::string_view path) {
-        if (path == "/metrics") return HttpAnswer{200, "text/plain; version=0.0.4; charset=utf-8", store_.render()};
-        if (path == "/") return HttpAnswer{200, "text/html", "<html><body><a href=\"/metrics\">/metrics</a></body></html>\n"};
-        return HttpAnswer{404, "text/plain; charset=utf-8", "not found; metrics are on /metrics\n"};
-      });
+      server_ = std::make_unique<HttpListener>(o, [this](const HttpRequest& req) { return serve(req); });
     } catch (const std::runtime_error& e) {
       throw SinkError(fmt::format("sink 'prometheus': {}", e.what()));
     }
     server_->start();
-    if (log_) log_->info("prometheus sink: serving http://{}:{}/metrics", host, server_->port());
+    if (log_) log_->info("prometheus sink: serving http://{}:{}/metrics", o.host, server_->port());
+  }
+
+  HttpReply serve(const HttpRequest& req) {
+    if (req.method != "GET" && req.method != "HEAD")
+      return {405, "text/plain; charset=utf-8", "only GET and HEAD are served\n", "Allow: GET, HEAD\r\n"};
+    if (req.too_large) return {413, "text/plain; charset=utf-8", "a scrape has no body\n", ""};
+    if (req.path == "/metrics") return {200, "text/plain; version=0.0.4; charset=utf-8", store_.render(), ""};
+    if (req.path == "/")
+      return {200, "text/html", "<html><body><a href=\"/metrics\">/metrics</a></body></html>\n", ""};
+    return {404, "text/plain; charset=utf-8", "not found; metrics are on /metrics\n", ""};
   }
 
   void write_textfile() {
@@ -79,14 +85,14 @@ class PrometheusSink : public Sink {
   std::shared_ptr<spdlog::logger> log_;
   PrometheusStore store_;
   std::string textfile_;
-  std::unique_ptr<TinyHttpServer> server_;
+  std::unique_ptr<HttpListener> server_;
 };
 
 const bool registered = register_sink({
     "prometheus",
     "Latest value of every measurement, served on /metrics and/or written to a textfile (format 0.0.4).",
     {
-        {"listen", "str", "HOST:PORT to serve /metrics on (port 0 picks a free one); for daemons", ""},
+        {"listen", "str", "HOST:PORT to serve /metrics on (:PORT: every IPv4 address, 0.0.0.0; port 0 picks a free one; a port over 65535 is an error); for daemons", ""},
         {"textfile", "path", "file rewritten atomically after each round, for node_exporter's textfile collector",
          ""},
     },

@@ -1,7 +1,10 @@
 // A real Prometheus (Debian's package) scrapes the prometheus sink of a running gcm; the test asks Prometheus's
 // query API for the values. promtool lints the textfile output.
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -67,6 +70,46 @@ TEST(Prometheus, RealServerScrapesTheSinkAndAnswersQueries) {
   ASSERT_FALSE(bsize["data"]["result"].empty());
   EXPECT_EQ(bsize["data"]["result"][0]["value"][1], std::to_string(st.f_bsize));
 
+  EXPECT_EQ(gcm.stop(SIGTERM, 10s), 0);
+}
+
+// Connections that send nothing, or a head byte by byte, do not delay a scrape (the endpoint used to serve one
+// connection at a time: ten idle sockets delayed a scrape by 51 s); only GET and HEAD are served.
+TEST(Prometheus, IdleAndSlowConnectionsDoNotDelayAScrape) {
+  auto dir = temp_dir("prometheus-slow");
+  int port = free_port();
+  BackgroundProcess gcm({gcm_binary(), "storage", "--cluster", "it", "--statvfs-patterns", "it=^/$", "--sink",
+                         "prometheus", "-o", "listen=127.0.0.1:" + std::to_string(port), "--interval", "1",
+                         "--log-folder", dir},
+                        dir + "/gcm.stderr");
+  HttpClient http;
+  std::string url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
+  ASSERT_TRUE(eventually([&] {
+    try {
+      return http.get(url, 2s).body.find("gcm_statvfs_f_blocks") != std::string::npos;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }, 30s)) << read_text(dir + "/gcm.stderr");
+  std::vector<int> socks;
+  for (int i = 0; i < 20; ++i) {
+    int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    ASSERT_EQ(::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    if (i % 2) (void)!::send(s, "GET /metr", 9, MSG_NOSIGNAL);  // half of them stop in the middle of a head
+    socks.push_back(s);
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  auto res = http.get(url, 5s);
+  auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(res.status, 200);
+  EXPECT_NE(res.body.find("gcm_statvfs_f_blocks"), std::string::npos);
+  EXPECT_LT(took, 3s) << "a scrape waited on the other connections";  // served one at a time: 10 s per idle socket
+  EXPECT_EQ(http.post(url, "x", {"Content-Type: text/plain"}, 5s).status, 405);
+  for (int s : socks) ::close(s);
   EXPECT_EQ(gcm.stop(SIGTERM, 10s), 0);
 }
 

@@ -1,0 +1,755 @@
+#include "core/http_listener.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/http_request_head.h"
+
+namespace gcm {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint64_t kListenTag = 0;
+constexpr uint64_t kWakeTag = 1;
+constexpr size_t kMaxChunkLine = 4096;             // a chunk-size line with its extensions
+constexpr size_t kReadBlock = 64 * 1024;           // one recv
+constexpr size_t kReadPerEvent = 4 * kReadBlock;   // bytes taken from one connection before serving the others
+constexpr auto kLinger = std::chrono::seconds(1);  // reading what a refused client still sends, so it gets the answer
+constexpr auto kSweepEvery = std::chrono::milliseconds(100);
+
+const char* reason(int status) {
+  switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 411: return "Length Required";
+    case 413: return "Payload Too Large";
+    case 415: return "Unsupported Media Type";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Unknown";
+  }
+}
+
+HttpReply text_reply(int status, std::string message, std::string extra = "") {
+  return {status, "text/plain; charset=utf-8", std::move(message) + "\n", std::move(extra)};
+}
+
+std::string serialize(const HttpReply& r, bool head_only, bool close, bool http10) {
+  std::string out = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{}{}\r\n", r.status,
+                                reason(r.status), r.content_type, r.body.size(), r.extra_headers,
+                                close ? "Connection: close\r\n" : http10 ? "Connection: keep-alive\r\n" : "");
+  if (!head_only) out += r.body;
+  return out;
+}
+
+int bind_listener(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  std::string service = std::to_string(port);
+  int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &res);
+  if (rc != 0) throw std::runtime_error(fmt::format("cannot resolve {}:{}: {}", host, port, gai_strerror(rc)));
+  std::string last_error = "no address";
+  int listen_fd = -1;
+  for (addrinfo* a = res; a && listen_fd < 0; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) continue;
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 1024) == 0) {
+      listen_fd = fd;
+    } else {
+      last_error = std::strerror(errno);
+      ::close(fd);
+    }
+  }
+  ::freeaddrinfo(res);
+  if (listen_fd < 0) throw std::runtime_error(fmt::format("cannot listen on {}:{}: {}", host, port, last_error));
+  return listen_fd;
+}
+
+int bound_port(int fd) {
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+  return bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                                     : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+}
+
+}  // namespace
+
+struct HttpListener::Impl {
+  // Where a connection is in its life; the I/O thread alone reads and changes it.
+  enum class Phase {
+    Idle,       // waiting for a request's first byte
+    Head,       // receiving the request line and headers
+    Body,       // receiving the body
+    Handling,   // the handler has the request; the socket is not read
+    Writing,    // the answer is being sent
+    Lingering,  // answered and half-closed; reading what the client still sends until it closes, then closing
+  };
+  enum class ChunkStep { Size, Data, DataEnd, Trailers };
+
+  struct Conn {
+    uint64_t id = 0;
+    int fd = -1;
+    Phase phase = Phase::Idle;
+    bool dead = false;  // the peer went away while the handler had its request: closed when the answer comes
+    std::string in;     // received, not consumed yet
+    size_t scan_from = 0;
+    HttpRequest req;
+    RequestFraming framing;
+    ChunkStep chunk = ChunkStep::Size;
+    uint64_t remaining = 0;  // body bytes still expected: of the Content-Length, or of the current chunk
+    size_t trailer_bytes = 0;
+    size_t reserved = 0;  // bytes of max_in_flight this request holds
+    bool linger_after = false;
+    bool head_only = false;  // a HEAD request: the answer has no body
+    Clock::time_point started;   // the current request's first byte, or the accept (for eviction order)
+    Clock::time_point deadline;  // of the current phase
+    Clock::time_point request_deadline;
+    std::string out;
+    size_t out_off = 0;
+    uint32_t events = 0;  // registered with epoll
+  };
+
+  struct Job {
+    uint64_t id;
+    HttpRequest req;
+  };
+  struct Done {
+    uint64_t id;
+    HttpReply reply;
+  };
+
+  HttpListenerOptions opts;
+  Handler handler;
+  int listen_fd = -1;
+  int epoll_fd = -1;
+  int wake_fd = -1;
+  int port = 0;
+  std::thread io;
+  std::vector<std::thread> workers;
+  std::atomic<bool> stopping{false};
+  bool started = false;
+
+  std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns;
+  uint64_t next_id = 2;  // 0 and 1 tag the listening socket and the wake-up eventfd
+  size_t in_flight = 0;
+
+  std::mutex jobs_mu;
+  std::condition_variable jobs_cv;
+  std::deque<Job> jobs;
+  std::mutex done_mu;
+  std::deque<Done> done;
+
+  struct Counters {
+    std::atomic<uint64_t> accepted{0}, requests{0}, open{0}, evicted{0}, refused{0}, timed_out{0}, bad{0},
+        over_budget{0}, in_flight{0};
+  } counters;
+
+  Impl(HttpListenerOptions o, Handler h) : opts(std::move(o)), handler(std::move(h)) {
+    listen_fd = bind_listener(opts.host, opts.port);
+    port = bound_port(listen_fd);
+    epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
+    wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (epoll_fd < 0 || wake_fd < 0) throw std::runtime_error(fmt::format("epoll/eventfd: {}", std::strerror(errno)));
+    add_fd(listen_fd, kListenTag, EPOLLIN);
+    add_fd(wake_fd, kWakeTag, EPOLLIN);
+  }
+
+  ~Impl() {
+    for (int fd : {listen_fd, epoll_fd, wake_fd})
+      if (fd >= 0) ::close(fd);
+  }
+
+  void add_fd(int fd, uint64_t tag, uint32_t events) {
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.u64 = tag;
+    ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+  }
+
+  void want(Conn& c, uint32_t events) {
+    if (c.events == events) return;
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.u64 = c.id;
+    ::epoll_ctl(epoll_fd, EPOLL_CTL_MOD, c.fd, &ev);
+    c.events = events;
+  }
+
+  void wake() {
+    uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_fd, &one, sizeof one);
+  }
+
+  // --- the I/O thread ---------------------------------------------------------------------------------------------
+
+  void run() {
+    epoll_event evs[64];
+    auto next_sweep = Clock::now() + kSweepEvery;
+    while (!stopping.load()) {
+      int n = ::epoll_wait(epoll_fd, evs, 64, static_cast<int>(kSweepEvery.count()));
+      for (int i = 0; i < n; ++i) {
+        uint64_t tag = evs[i].data.u64;
+        if (tag == kListenTag) {
+          accept_all();
+        } else if (tag == kWakeTag) {
+          uint64_t v;
+          [[maybe_unused]] auto r = ::read(wake_fd, &v, sizeof v);
+          take_done();
+        } else if (auto it = conns.find(tag); it != conns.end()) {
+          on_event(*it->second, evs[i].events);
+        }
+      }
+      if (Clock::now() >= next_sweep) {
+        sweep(Clock::now());
+        next_sweep = Clock::now() + kSweepEvery;
+      }
+    }
+    std::vector<uint64_t> ids;
+    for (auto& [id, c] : conns) ids.push_back(id);
+    for (uint64_t id : ids) close_conn(id);
+  }
+
+  void accept_all() {
+    for (;;) {
+      int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) return;  // EAGAIN, or an error the next event retries (EMFILE among them)
+      counters.accepted.fetch_add(1, std::memory_order_relaxed);
+      if (static_cast<int>(conns.size()) >= opts.max_connections && !evict_one()) {
+        counters.refused.fetch_add(1, std::memory_order_relaxed);
+        std::string r = serialize(text_reply(503, "too many connections", "Retry-After: 1\r\n"), false, true, false);
+        [[maybe_unused]] auto s = ::send(fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        ::close(fd);
+        continue;
+      }
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      auto c = std::make_unique<Conn>();
+      c->id = next_id++;
+      c->fd = fd;
+      c->started = Clock::now();
+      // A new connection has the head's deadline to start a request, not the (longer) keep-alive one.
+      c->deadline = c->started + opts.head_timeout;
+      c->events = EPOLLIN | EPOLLRDHUP;
+      add_fd(fd, c->id, c->events);
+      conns.emplace(c->id, std::move(c));
+      counters.open.store(conns.size(), std::memory_order_relaxed);
+    }
+  }
+
+  // At the connection limit: the oldest idle connection goes first (its client reconnects when it needs to), then
+  // the one that has spent longest sending its head (a slow or hostile client). Bodies being received and requests
+  // being handled are never cut.
+  bool evict_one() {
+    Conn* victim = nullptr;
+    for (Phase phase : {Phase::Idle, Phase::Head, Phase::Lingering}) {
+      for (auto& [id, c] : conns)
+        if (c->phase == phase && (!victim || c->started < victim->started)) victim = c.get();
+      if (victim) break;
+    }
+    if (!victim) return false;
+    counters.evicted.fetch_add(1, std::memory_order_relaxed);
+    close_conn(victim->id);
+    return true;
+  }
+
+  void close_conn(uint64_t id) {
+    auto it = conns.find(id);
+    if (it == conns.end()) return;
+    Conn& c = *it->second;
+    release(c);
+    ::epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c.fd, nullptr);
+    ::close(c.fd);
+    conns.erase(it);
+    counters.open.store(conns.size(), std::memory_order_relaxed);
+  }
+
+  void release(Conn& c) {
+    in_flight -= c.reserved;
+    c.reserved = 0;
+    counters.in_flight.store(in_flight, std::memory_order_relaxed);
+  }
+
+  bool reserve(Conn& c, size_t bytes) {
+    if (in_flight + bytes > opts.max_in_flight) return false;
+    in_flight += bytes;
+    c.reserved += bytes;
+    counters.in_flight.store(in_flight, std::memory_order_relaxed);
+    return true;
+  }
+
+  void on_event(Conn& c, uint32_t events) {
+    uint64_t id = c.id;
+    if (c.phase == Phase::Handling) {
+      // Only a hang-up can be reported here (the socket is not read meanwhile): stop watching it.
+      ::epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c.fd, nullptr);
+      c.events = 0;
+      c.dead = true;
+      return;
+    }
+    if (events & EPOLLOUT) {
+      flush(c);
+      if (!conns.count(id) || !advance(c)) return;
+    }
+    if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(c);
+  }
+
+  void on_readable(Conn& c) {
+    size_t taken = 0;
+    while (taken < kReadPerEvent && (c.phase == Phase::Idle || c.phase == Phase::Head || c.phase == Phase::Body ||
+                                     c.phase == Phase::Lingering)) {
+      ssize_t n;
+      if (c.phase == Phase::Body && !c.framing.chunked && c.in.empty()) {
+        // A Content-Length body is received straight into the request: one copy of it is held, not two.
+        size_t want_bytes = static_cast<size_t>(std::min<uint64_t>(c.remaining, kReadBlock));
+        size_t old = c.req.body.size();
+        c.req.body.resize(old + want_bytes);
+        n = ::recv(c.fd, c.req.body.data() + old, want_bytes, 0);
+        c.req.body.resize(old + static_cast<size_t>(std::max<ssize_t>(n, 0)));
+        if (n > 0) c.remaining -= static_cast<uint64_t>(n);
+      } else {
+        char buf[kReadBlock];
+        n = ::recv(c.fd, buf, sizeof buf, 0);
+        if (n > 0 && c.phase != Phase::Lingering) c.in.append(buf, static_cast<size_t>(n));
+      }
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {  // closed by the peer or failed: whatever was unfinished cannot be finished
+        close_conn(c.id);
+        return;
+      }
+      taken += static_cast<size_t>(n);
+      if (c.phase != Phase::Lingering && !advance(c)) return;  // the connection was closed
+    }
+  }
+
+  // Parses what has arrived as far as it goes, answering each complete request in turn (pipelined ones included:
+  // a loop, not a recursion, however many arrive at once); false when the connection was closed on the way.
+  bool advance(Conn& c) {
+    uint64_t id = c.id;
+    for (;;) {
+      Phase before = c.phase;
+      switch (c.phase) {
+        case Phase::Idle:
+          // Blank lines before a request line are allowed (RFC 9112 2.2).
+          c.in.erase(0, std::min(c.in.find_first_not_of("\r\n"), c.in.size()));
+          if (c.in.empty()) return true;
+          begin_request(c);
+          continue;
+        case Phase::Head:
+          read_head(c);
+          break;
+        case Phase::Body:
+          read_body(c);
+          break;
+        default:
+          return true;
+      }
+      if (!conns.count(id)) return false;
+      if (c.phase == before) return true;  // waiting for more bytes
+    }
+  }
+
+  void begin_request(Conn& c) {
+    auto now = Clock::now();
+    c.phase = Phase::Head;
+    c.started = now;
+    c.deadline = now + opts.head_timeout;
+    c.request_deadline = now + opts.request_timeout;
+    c.scan_from = 0;
+    c.req = HttpRequest{};
+    c.framing = RequestFraming{};
+    c.chunk = ChunkStep::Size;
+    c.remaining = 0;
+    c.trailer_bytes = 0;
+    c.head_only = false;
+    c.linger_after = false;
+  }
+
+  // Moves on to Body or to the handler once the head is complete; refuses a bad one (which may close the connection).
+  void read_head(Conn& c) {
+    size_t end = c.in.find("\r\n\r\n", c.scan_from);
+    if (end == std::string::npos) {
+      if (c.in.size() > opts.max_head)
+        refuse(c, text_reply(431, fmt::format("the request head exceeds {} bytes", opts.max_head)));
+      else
+        c.scan_from = c.in.size() >= 3 ? c.in.size() - 3 : 0;
+      return;
+    }
+    if (end > opts.max_head) {
+      refuse(c, text_reply(431, fmt::format("the request head exceeds {} bytes", opts.max_head)));
+      return;
+    }
+    auto error = parse_request_head(std::string_view(c.in).substr(0, end), c.req, c.framing);
+    c.in.erase(0, end + 4);
+    if (error) {
+      refuse(c, text_reply(error->status, error->message));
+      return;
+    }
+    counters.requests.fetch_add(1, std::memory_order_relaxed);
+    if (!c.framing.chunked && c.framing.content_length == 0) {
+      dispatch(c);
+      return;
+    }
+    if (!c.framing.chunked && c.framing.content_length > opts.max_body) {
+      too_large(c);
+      return;
+    }
+    if (!c.framing.chunked) {
+      if (!reserve(c, c.framing.content_length)) {
+        over_budget(c);
+        return;
+      }
+      c.remaining = c.framing.content_length;
+      c.req.body.reserve(c.framing.content_length);
+    }
+    if (c.framing.expect_continue && !queue_output(c, "HTTP/1.1 100 Continue\r\n\r\n")) return;
+    c.phase = Phase::Body;
+    c.deadline = c.request_deadline;
+  }
+
+  // Takes what has arrived of the body; hands the request on when it is complete.
+  void read_body(Conn& c) {
+    if (!c.framing.chunked) {
+      size_t take = static_cast<size_t>(std::min<uint64_t>(c.remaining, c.in.size()));
+      c.req.body.append(c.in, 0, take);
+      c.in.erase(0, take);
+      c.remaining -= take;
+      if (c.remaining > 0) return;
+      dispatch(c);
+      return;
+    }
+    for (;;) {
+      switch (c.chunk) {
+        case ChunkStep::Size: {
+          size_t eol = c.in.find("\r\n");
+          if (eol == std::string::npos) {
+            if (c.in.size() > kMaxChunkLine) refuse(c, text_reply(400, "a chunk-size line is too long"));
+            return;
+          }
+          auto size = parse_chunk_size(std::string_view(c.in).substr(0, eol));
+          c.in.erase(0, eol + 2);
+          if (!size) {
+            refuse(c, text_reply(400, "bad chunk size"));
+            return;
+          }
+          if (*size == 0) {
+            c.chunk = ChunkStep::Trailers;
+            break;
+          }
+          // Compared without adding, so that no size can wrap the check (a chunk of 2^64 - 1 bytes is too large).
+          if (*size > opts.max_body - c.req.body.size()) {
+            too_large(c);
+            return;
+          }
+          if (!reserve(c, static_cast<size_t>(*size))) {
+            over_budget(c);
+            return;
+          }
+          c.remaining = *size;
+          c.chunk = ChunkStep::Data;
+          break;
+        }
+        case ChunkStep::Data: {
+          size_t take = static_cast<size_t>(std::min<uint64_t>(c.remaining, c.in.size()));
+          c.req.body.append(c.in, 0, take);
+          c.in.erase(0, take);
+          c.remaining -= take;
+          if (c.remaining > 0) return;
+          c.chunk = ChunkStep::DataEnd;
+          break;
+        }
+        case ChunkStep::DataEnd:
+          if (c.in.size() < 2) return;
+          if (c.in.compare(0, 2, "\r\n") != 0) {
+            refuse(c, text_reply(400, "a chunk does not end with CRLF"));
+            return;
+          }
+          c.in.erase(0, 2);
+          c.chunk = ChunkStep::Size;
+          break;
+        case ChunkStep::Trailers: {
+          size_t eol = c.in.find("\r\n");
+          if (eol == std::string::npos) {
+            if (c.trailer_bytes + c.in.size() > opts.max_head)
+              refuse(c, text_reply(431, "the trailer fields are too large"));
+            return;
+          }
+          c.trailer_bytes += eol + 2;
+          if (c.trailer_bytes > opts.max_head) {
+            refuse(c, text_reply(431, "the trailer fields are too large"));
+            return;
+          }
+          c.in.erase(0, eol + 2);
+          if (eol == 0) {  // the blank line that ends the message; trailer fields are read and ignored
+            dispatch(c);
+            return;
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  // Over max_body: the handler answers (413 in its own format) without the body, which is never read.
+  void too_large(Conn& c) {
+    c.req.too_large = true;
+    c.req.body.clear();
+    c.linger_after = true;
+    dispatch(c);
+  }
+
+  void over_budget(Conn& c) {
+    counters.over_budget.fetch_add(1, std::memory_order_relaxed);
+    c.linger_after = true;
+    answer(c, text_reply(503, "too many request bodies in flight; retry later", "Retry-After: 1\r\n"));
+  }
+
+  // A malformed request: answered and the connection closed (its framing cannot be trusted for a next request).
+  void refuse(Conn& c, HttpReply r) {
+    counters.bad.fetch_add(1, std::memory_order_relaxed);
+    c.linger_after = true;
+    answer(c, std::move(r));
+  }
+
+  void dispatch(Conn& c) {
+    c.phase = Phase::Handling;
+    c.head_only = c.req.method == "HEAD";
+    want(c, 0);
+    bool get = c.req.method == "GET" || c.req.method == "HEAD";
+    if (opts.workers == 0 || (opts.inline_get && get)) {
+      answer(c, call_handler(c.req));
+      return;
+    }
+    {
+      std::lock_guard lock(jobs_mu);
+      jobs.push_back({c.id, std::move(c.req)});
+    }
+    jobs_cv.notify_one();
+  }
+
+  HttpReply call_handler(const HttpRequest& req) {
+    try {
+      return handler(req);
+    } catch (const std::exception& e) {
+      return text_reply(500, e.what());
+    }
+  }
+
+  void take_done() {
+    std::deque<Done> ready;
+    {
+      std::lock_guard lock(done_mu);
+      ready.swap(done);
+    }
+    for (auto& d : ready) {
+      auto it = conns.find(d.id);
+      if (it == conns.end()) continue;
+      if (it->second->dead) {
+        close_conn(d.id);
+        continue;
+      }
+      answer(*it->second, std::move(d.reply));
+      if (auto again = conns.find(d.id); again != conns.end()) advance(*again->second);
+    }
+  }
+
+  void answer(Conn& c, HttpReply r) {
+    release(c);
+    bool close = c.framing.close || c.linger_after || stopping.load();
+    c.framing.close = close;
+    queue_output(c, serialize(r, c.head_only, close, c.framing.http10));
+    c.phase = Phase::Writing;
+    c.deadline = Clock::now() + opts.write_timeout;
+    flush(c);
+  }
+
+  // Appends to what is to be sent; outside Writing (a 100 Continue) also sends it. False when that closed it.
+  bool queue_output(Conn& c, std::string_view bytes) {
+    if (c.out_off == c.out.size()) {
+      c.out.clear();
+      c.out_off = 0;
+    }
+    c.out.append(bytes);
+    if (c.phase == Phase::Writing) return true;
+    uint64_t id = c.id;
+    flush_some(c);
+    if (!conns.count(id)) return false;
+    if (c.out_off < c.out.size()) want(c, EPOLLIN | EPOLLRDHUP | EPOLLOUT);
+    return true;
+  }
+
+  // Sends what it can of c.out without blocking; false when the connection failed and was closed.
+  bool flush_some(Conn& c) {
+    while (c.out_off < c.out.size()) {
+      ssize_t n = ::send(c.fd, c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+      if (n < 0) {
+        close_conn(c.id);
+        return false;
+      }
+      c.out_off += static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  void flush(Conn& c) {
+    uint64_t id = c.id;
+    if (!flush_some(c)) return;
+    if (c.out_off < c.out.size()) {
+      want(c, EPOLLOUT);
+      return;
+    }
+    c.out.clear();
+    c.out_off = 0;
+    if (c.phase != Phase::Writing) {  // a 100 Continue went out while the body is being received
+      want(c, EPOLLIN | EPOLLRDHUP);
+      return;
+    }
+    if (c.framing.close) {
+      if (!c.linger_after) {
+        close_conn(id);
+        return;
+      }
+      // Closing with unread bytes would reset the connection and the client could lose the answer: half-close,
+      // and read what it still sends for a while.
+      ::shutdown(c.fd, SHUT_WR);
+      c.phase = Phase::Lingering;
+      c.deadline = Clock::now() + kLinger;
+      want(c, EPOLLIN | EPOLLRDHUP);
+      return;
+    }
+    // Ready for the next request; one that was pipelined may be waiting in c.in already (the caller advances).
+    c.phase = Phase::Idle;
+    c.started = Clock::now();
+    c.deadline = c.started + opts.idle_timeout;
+    want(c, EPOLLIN | EPOLLRDHUP);
+  }
+
+  void sweep(Clock::time_point now) {
+    std::vector<uint64_t> expired;
+    for (auto& [id, c] : conns)
+      if (c->phase != Phase::Handling && now >= c->deadline) expired.push_back(id);
+    for (uint64_t id : expired) {
+      Conn& c = *conns.at(id);
+      if (c.phase == Phase::Head || c.phase == Phase::Body) {
+        counters.timed_out.fetch_add(1, std::memory_order_relaxed);
+        c.linger_after = false;
+        c.framing.close = true;
+        // Best effort: a client that is merely slow learns why; nothing more is waited for.
+        std::string r = serialize(text_reply(408, "the request was not received in time"), false, true, false);
+        [[maybe_unused]] auto s = ::send(c.fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      } else if (c.phase == Phase::Writing) {
+        counters.timed_out.fetch_add(1, std::memory_order_relaxed);
+      }
+      close_conn(id);
+    }
+  }
+
+  // --- the handler threads ----------------------------------------------------------------------------------------
+
+  void work() {
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock lock(jobs_mu);
+        jobs_cv.wait(lock, [&] { return stopping.load() || !jobs.empty(); });
+        // At stop, requests not started yet are dropped: their clients get no answer and send them again.
+        if (stopping.load()) return;
+        job = std::move(jobs.front());
+        jobs.pop_front();
+      }
+      HttpReply r = call_handler(job.req);
+      {
+        std::lock_guard lock(done_mu);
+        done.push_back({job.id, std::move(r)});
+      }
+      wake();
+    }
+  }
+};
+
+HttpListener::HttpListener(HttpListenerOptions opts, Handler handler)
+    : impl_(std::make_unique<Impl>(std::move(opts), std::move(handler))) {}
+
+HttpListener::~HttpListener() { stop(); }
+
+int HttpListener::port() const { return impl_->port; }
+
+void HttpListener::start() {
+  if (impl_->started) return;
+  impl_->started = true;
+  for (int i = 0; i < impl_->opts.workers; ++i) impl_->workers.emplace_back([this] { impl_->work(); });
+  impl_->io = std::thread([this] { impl_->run(); });
+}
+
+void HttpListener::stop() {
+  if (impl_->stopping.exchange(true)) return;
+  impl_->wake();
+  impl_->jobs_cv.notify_all();
+  for (auto& t : impl_->workers)
+    if (t.joinable()) t.join();
+  if (impl_->io.joinable()) impl_->io.join();
+}
+
+HttpListenerStats HttpListener::stats() const {
+  const auto& c = impl_->counters;
+  return {c.accepted.load(), c.requests.load(),  c.open.load(),        c.evicted.load(), c.refused.load(),
+          c.timed_out.load(), c.bad.load(),      c.over_budget.load(), c.in_flight.load()};
+}
+
+std::pair<std::string, int> parse_listen_address(const std::string& value, const std::string& what) {
+  size_t colon = value.rfind(':');
+  auto invalid = [&] {
+    return std::invalid_argument(
+        fmt::format("Invalid value for '{}': '{}' (expected HOST:PORT with a port from 0 to 65535; :PORT listens on "
+                    "every IPv4 address)",
+                    what, value));
+  };
+  if (colon == std::string::npos) throw invalid();
+  std::string host = value.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty()) host = "0.0.0.0";
+  std::string digits = value.substr(colon + 1);
+  if (digits.empty() || digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos) throw invalid();
+  int port = std::stoi(digits);
+  if (port > 65535) throw invalid();
+  return {host, port};
+}
+
+}  // namespace gcm
