@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "attribution/slurmd_local.h"
+#include "core/json_limits.h"
 #include "core/subprocess.h"
 #include "slurm/coerce.h"
 #include "slurm/gres.h"
@@ -95,7 +96,9 @@ std::optional<std::map<unsigned, std::vector<JobInfo>>> read_fresh_cache(const S
   if (::time(nullptr) - st.st_mtime > o.cache_duration.count()) return std::nullopt;
   try {
     std::ifstream in(o.cache_file);
-    return from_cache(nlohmann::json::parse(in));
+    std::ostringstream text;
+    text << in.rdbuf();
+    return from_cache(parse_json_limited_or_throw(text.str()));
   } catch (const std::exception&) {
     return std::nullopt;  // a damaged cache is only a miss
   }
