@@ -1,6 +1,7 @@
 // libFuzzer: the depth-limited JSON parse (core/json_limits.h) on arbitrary text. Nothing may crash or overflow the
 // stack, and the pre-pass must hold its promise: whatever it lets through nests no deeper than the limit. The first
 // byte picks a small limit and whether comments are allowed, so that the boundary is reached by short inputs.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
