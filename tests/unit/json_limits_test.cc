@@ -46,7 +46,7 @@ TEST(JsonLimits, TheLimitItselfIsAccepted) {
   EXPECT_FALSE(json_depth_error("[[[]]]", three).has_value());
   EXPECT_EQ(json_depth_error("[[[[]]]]", three), "JSON nested deeper than 3 levels (at byte 3)");
   // Siblings do not add up: only nesting counts.
-  EXPECT_FALSE(json_depth_error("[[[]],[[]],{\"a\":[[]]}]", three).has_value());
+  EXPECT_FALSE(json_depth_error("[[[]],[[]],{\"a\":[]}]", three).has_value());
 }
 
 TEST(JsonLimits, BracketsInStringsAndCommentsDoNotCount) {
