@@ -59,7 +59,9 @@ void add_common_options(CheckCommand& c) {
   b.flag("--heterogeneous-cluster-v1", "heterogeneous_cluster_v1", c.heterogeneous,
          "derived_cluster = CLUSTER.<hostname up to its first '-'>.");
   if (c.spec->has_timeout)
-    b.option("--timeout", "timeout", c.timeout, "Seconds each external command may run.")
+    b.option("--timeout", "timeout", c.timeout,
+             "Seconds each external command may run; also the check's deadline for reading host files (a kernel "
+             "log or syslog that is a FIFO or a device without end).")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
 }

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "attribution/slurmd_local.h"
+#include "core/json_limits.h"
 #include "core/private_file.h"
 #include "core/subprocess.h"
 #include "slurm/coerce.h"
@@ -99,7 +100,7 @@ std::optional<std::map<unsigned, std::vector<JobInfo>>> read_fresh_cache(const S
   auto text = read_private_file(o.cache_file);
   if (!text) return std::nullopt;
   try {
-    return from_cache(nlohmann::json::parse(*text));
+    return from_cache(parse_json_limited_or_throw(*text));
   } catch (const std::exception&) {
     return std::nullopt;  // a damaged cache is only a miss
   }

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_limits.h"
 #include "core/subprocess.h"
 #include "slurm/coerce.h"
 #include "slurm/derived_cluster.h"
@@ -243,8 +244,10 @@ Sdiag parse_sdiag_text(std::string_view text) {
 }
 
 Sdiag parse_sdiag_json(std::string_view text) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("statistics") || !j["statistics"].is_object())
+  std::string why;
+  auto j = parse_json_limited(text, &why);
+  if (j.is_discarded()) throw ParseError(fmt::format("sdiag --json output is not valid JSON: {}", why));
+  if (!j.is_object() || !j.contains("statistics") || !j["statistics"].is_object())
     throw ParseError("sdiag --json output is not a JSON object with \"statistics\"");
   const auto& st = j["statistics"];
   auto get = [&](const char* key) -> int64_t {

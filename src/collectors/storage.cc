@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collectors/collector.h"
+#include "core/json_limits.h"
 #include "storage/mountinfo.h"
 #include "storage/statvfs_timeout.h"
 
@@ -225,7 +226,7 @@ class StorageCollector : public Collector {
       while (std::getline(in, line)) {
         ++line_no;
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        auto j = nlohmann::json::parse(line, nullptr, false);
+        auto j = parse_json_limited(line);
         auto bad = [&](const std::string& what) {
           errors.push_back(fmt::format("{}:{}: {}", path, line_no, what));
         };

@@ -70,6 +70,21 @@ size_t plain_ascii_end(std::string_view s, size_t i) {
 
 }  // namespace
 
+bool is_valid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    uint32_t cp;
+    size_t len = decode_utf8(s, i, cp);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
+
 size_t append_valid_utf8(std::string& out, std::string_view s) {
   size_t replaced = 0;
   size_t i = 0;

@@ -50,6 +50,9 @@ size_t compact_json_size(const Record& r);
 // Python's repr() of a float: shortest round-trip digits, "1.0", "1e-05", "1e+16", "nan"/"inf" handled by callers.
 std::string python_float_repr(double d);
 
+// Whether s is valid UTF-8 (what append_valid_utf8 would copy unchanged).
+bool is_valid_utf8(std::string_view s);
+
 // Appends s to out with every invalid UTF-8 sequence replaced by U+FFFD. Returns the number of replacements.
 size_t append_valid_utf8(std::string& out, std::string_view s);
 

@@ -301,33 +301,11 @@ CommandResult run_command(const CommandSpec& spec) {
 size_t stream_command_lines(const CommandSpec& spec, const std::function<void(std::string_view line)>& on_line) {
   CommandResult r;
   Child child(spec);
-  std::string pending;
-  size_t lines = 0;
-  child.pump(r, [&](std::string_view chunk) {
-    size_t start = 0;
-    while (true) {
-      size_t nl = chunk.find('\n', start);
-      if (nl == std::string_view::npos) {
-        pending.append(chunk.substr(start));
-        break;
-      }
-      if (pending.empty()) {
-        on_line(chunk.substr(start, nl - start));
-      } else {
-        pending.append(chunk.substr(start, nl - start));
-        on_line(pending);
-        pending.clear();
-      }
-      ++lines;
-      start = nl + 1;
-    }
-  });
-  if (!pending.empty() && !r.timed_out) {
-    on_line(pending);
-    ++lines;
-  }
+  LineSplitter splitter(spec.max_line);
+  child.pump(r, [&](std::string_view chunk) { splitter.feed(chunk, on_line, spec.on_long_line); });
+  if (!r.timed_out) splitter.finish(on_line, spec.on_long_line);
   if (!r.ok()) throw CommandError(describe_failure(spec, r));
-  return lines;
+  return splitter.lines();
 }
 
 }  // namespace gcm

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/line_splitter.h"
+
 namespace gcm {
 
 struct CommandError : std::runtime_error {
@@ -24,6 +26,10 @@ struct CommandSpec {
   std::optional<std::string> stdin_data;  // written to the child's stdin, then closed; /dev/null when absent
   // "KEY=VALUE" entries added to (or replacing in) the child's environment; a bare "KEY" removes KEY from it.
   std::vector<std::string> extra_env;
+  // stream_command_lines: longer lines are skipped (memory stays bounded whatever the command prints) and
+  // on_long_line, when set, hears of each (its 1-based number and length); it may throw to stop the command.
+  size_t max_line = 4 * kMaxLineBytes;
+  std::function<void(size_t line_number, size_t bytes)> on_long_line;
 };
 
 struct CommandResult {
@@ -41,8 +47,9 @@ struct CommandResult {
 CommandResult run_command(const CommandSpec& spec);
 
 // Streams stdout line by line ("\n" stripped, a final line without newline included) to on_line while the command
-// runs. Throws CommandError naming the command line when it cannot start, times out, is killed or exits non-zero
-// (the message includes the end of stderr). Returns the number of lines.
+// runs; lines longer than spec.max_line are skipped (see on_long_line). Throws CommandError naming the command line
+// when it cannot start, times out, is killed or exits non-zero (the message includes the end of stderr). Returns the
+// number of lines, skipped ones included.
 size_t stream_command_lines(const CommandSpec& spec, const std::function<void(std::string_view line)>& on_line);
 
 // "scontrol show config" style rendering of argv for messages (shell-quoted where needed).

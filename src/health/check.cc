@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/host_text.h"
 #include "slurm/derived_cluster.h"
 
 namespace gcm::health {
@@ -46,6 +47,11 @@ std::string node_hostname() {
 
 double CheckRun::now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::optional<std::chrono::steady_clock::time_point> CheckRun::deadline() const {
+  if (timeout_s <= 0) return std::nullopt;
+  return started + std::chrono::seconds(timeout_s);
 }
 
 std::optional<std::string> CheckRun::output_line(const std::string& health_check, const CheckOutcome& o) const {
@@ -113,12 +119,16 @@ void CheckRun::send_telemetry(const std::string& health_check, const CheckOutcom
 int CheckRun::run_standard(const std::string& health_check, const std::string& killswitch,
                            const std::function<CheckOutcome()>& fn) {
   double start = now();
+  started = std::chrono::steady_clock::now();
   CheckOutcome o;
   if (!killswitch.empty() && killswitches.disabled(killswitch)) {
     o = {ExitCode::OK, fmt::format("{} is disabled by killswitch.", health_check)};
   } else {
     o = fn();
   }
+  // Every verdict quotes the host somewhere (sysfs values, tool output): one place makes the stdout line, the log
+  // and the record valid UTF-8, free of terminal controls and bounded.
+  o.msg = bounded_message(o.msg);
   if (log) log->info("{}: {} {}", health_check, status_word(o.code), o.msg);
   print_output(health_check, o);
   send_telemetry(health_check, o, start);

@@ -3,8 +3,10 @@
 // the telemetry and the stdout line the reference's way.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,8 @@ class CheckRun {
   bool verbose_out = false;
   bool heterogeneous_cluster_v1 = false;
   int64_t timeout_s = 300;
+  // When the check began (construction, or run_standard). With timeout_s it gives the check's own deadline.
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   Killswitches killswitches;
   std::shared_ptr<spdlog::logger> log;
   std::unique_ptr<Sink> sink;  // null: telemetry goes nowhere (do_nothing)
@@ -54,6 +58,12 @@ class CheckRun {
   int run_standard(const std::string& health_check, const std::string& killswitch,
                    const std::function<CheckOutcome()>& fn);
   static double now();
+  // started + --timeout; nullopt when timeout_s <= 0. Readers of host files that can block or never end (the kernel
+  // log on a FIFO, a syslog path that is /dev/zero) stop there with an error. Why a deadline the reader checks
+  // rather than a watchdog that stops the check: a thread cannot be cancelled safely, and the suite runs several
+  // checks in one process (its shared child), so killing or exiting would take the others with it; the suite's own
+  // per-check deadlines still kill a whole child that overran.
+  std::optional<std::chrono::steady_clock::time_point> deadline() const;
 };
 
 class HealthCheck {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_limits.h"
+
 namespace gcm::health {
 
 namespace {
@@ -10,7 +12,7 @@ namespace {
 using nlohmann::json;
 
 std::optional<json> parse_json(std::string_view text) {
-  json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  json j = parse_json_limited(text);
   if (j.is_discarded()) return std::nullopt;
   return j;
 }

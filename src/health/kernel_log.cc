@@ -74,49 +74,83 @@ std::optional<KernelLogLine> parse_kernel_log_line(std::string_view line) {
   return KernelLogLine{line, std::nullopt};
 }
 
-size_t scan_kernel_log(const std::string& path, const std::function<void(const KernelLogLine&)>& fn) {
-  auto each_line = [&](std::string_view text) {
-    while (!text.empty()) {
-      size_t nl = text.find('\n');
-      if (auto l = parse_kernel_log_line(text.substr(0, nl))) fn(*l);
-      text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    }
+namespace {
+
+std::string deadline_message(const std::string& path, size_t bytes) {
+  return fmt::format("reading the kernel log {} did not finish before the check's deadline (--timeout; {} bytes "
+                     "read)", path, bytes);
+}
+
+// /dev/kmsg: each read() returns one whole record; EAGAIN means we reached the end; EPIPE means records were
+// overwritten while we read (go on with the next, as dmesg does). A device that never says EAGAIN (/dev/zero) is
+// stopped by the byte cap or the deadline.
+KernelLogScan scan_character_device(int fd, const std::string& path, const std::function<void(const KernelLogLine&)>& fn,
+                                    const KernelLogLimits& limits) {
+  KernelLogScan scan;
+  LineSplitter splitter(limits.max_line);
+  auto deliver = [&](std::string_view line) {
+    if (auto l = parse_kernel_log_line(line)) fn(*l);
   };
+  char buf[8192];
+  for (;;) {
+    if (limits.deadline && std::chrono::steady_clock::now() >= *limits.deadline)
+      throw KernelLogError(deadline_message(path, scan.bytes));
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      scan.bytes += static_cast<size_t>(n);
+      if (scan.bytes > limits.max_device_bytes)
+        throw KernelLogError(fmt::format("{} gave more than {} bytes without an end: not a kernel ring buffer "
+                                         "(/dev/kmsg holds at most the kernel's log_buf_len)",
+                                         path, limits.max_device_bytes));
+      // A record is one read: end it even when it carries no "\n" of its own.
+      splitter.feed(std::string_view(buf, static_cast<size_t>(n)), deliver);
+      splitter.finish(deliver);
+      continue;
+    }
+    if (n < 0 && (errno == EINTR || errno == EPIPE)) continue;
+    if (n == 0 || errno == EAGAIN) break;
+    throw KernelLogError(fmt::format("cannot read the kernel log {}: {}", path, std::strerror(errno)));
+  }
+  scan.long_lines = splitter.long_lines();
+  return scan;
+}
+
+}  // namespace
+
+KernelLogScan scan_kernel_log(const std::string& path, const std::function<void(const KernelLogLine&)>& fn,
+                              const KernelLogLimits& limits) {
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw KernelLogError(fmt::format("cannot open the kernel log {}: {}", path, std::strerror(errno)));
   struct stat st {};
   ::fstat(fd, &st);
-  size_t bytes = 0;
   if (S_ISCHR(st.st_mode)) {
-    // /dev/kmsg: each read() returns one whole record; EAGAIN means we reached the end; EPIPE means records were
-    // overwritten while we read (go on with the next, as dmesg does).
-    char buf[8192];
-    for (;;) {
-      ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n > 0) {
-        bytes += static_cast<size_t>(n);
-        each_line(std::string_view(buf, static_cast<size_t>(n)));
-        continue;
-      }
-      if (n < 0 && (errno == EINTR || errno == EPIPE)) continue;
-      if (n == 0 || errno == EAGAIN) break;
-      int e = errno;
+    try {
+      KernelLogScan scan = scan_character_device(fd, path, fn, limits);
       ::close(fd);
-      throw KernelLogError(fmt::format("cannot read the kernel log {}: {}", path, std::strerror(e)));
+      return scan;
+    } catch (...) {
+      ::close(fd);
+      throw;
     }
-    ::close(fd);
-    return bytes;
   }
   ::close(fd);
+  // Files, FIFOs and the rest: lines, bounded by the same deadline (a FIFO's writer may never send or close).
+  LineReadLimits line_limits;
+  line_limits.max_line = limits.max_line;
+  line_limits.deadline = limits.deadline;
+  KernelLogScan scan;
   try {
-    for_each_file_line(path, [&](std::string_view line) {
-      bytes += line.size() + 1;
-      if (auto l = parse_kernel_log_line(line)) fn(*l);
-    });
+    FileLineCounts c = for_each_file_line(
+        path, [&](std::string_view line) {
+          if (auto l = parse_kernel_log_line(line)) fn(*l);
+        },
+        line_limits);
+    scan.bytes = c.bytes;
+    scan.long_lines = c.long_lines;
   } catch (const FileReadError& e) {
     throw KernelLogError(fmt::format("cannot read the kernel log: {}", e.what()));
   }
-  return bytes;
+  return scan;
 }
 
 KernelLog KernelLog::read(const std::string& path) {

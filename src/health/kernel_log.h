@@ -2,11 +2,14 @@
 // each until EAGAIN), or a file holding /dev/kmsg records, `dmesg` output or syslog lines (fixtures, saved logs).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "core/line_splitter.h"
 
 namespace gcm::health {
 
@@ -23,10 +26,25 @@ struct KernelLogLine {
 // anything else as it is (syslog). Continuation lines of /dev/kmsg records (" KEY=value") give nullopt.
 std::optional<KernelLogLine> parse_kernel_log_line(std::string_view line);
 
-// Calls fn for every line of the log at `path` (a character device such as /dev/kmsg, or a regular file), streaming
-// in fixed memory; continuation lines are skipped. Throws KernelLogError naming the path and the system error when
-// it cannot be opened or read. Returns the bytes read.
-size_t scan_kernel_log(const std::string& path, const std::function<void(const KernelLogLine&)>& fn);
+struct KernelLogLimits {
+  size_t max_line = kMaxLineBytes;  // longer lines are skipped and counted
+  // Reading past it is a KernelLogError (a FIFO whose writer sends nothing); the check's --timeout.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // A character device that gives more is not /dev/kmsg (/dev/zero never ends): a KernelLogError. The kernel's
+  // buffer is at most 32 MiB (CONFIG_LOG_BUF_SHIFT 25) unless log_buf_len= asks more; 256 MiB leaves room for that.
+  size_t max_device_bytes = 256u << 20;
+};
+
+struct KernelLogScan {
+  size_t bytes = 0;       // bytes read
+  size_t long_lines = 0;  // lines longer than max_line, skipped
+};
+
+// Calls fn for every line of the log at `path` (a character device such as /dev/kmsg, or a regular file or FIFO),
+// streaming in fixed memory; continuation lines are skipped. Throws KernelLogError naming the path and the system
+// error when it cannot be opened or read, or a limit was passed.
+KernelLogScan scan_kernel_log(const std::string& path, const std::function<void(const KernelLogLine&)>& fn,
+                              const KernelLogLimits& limits = {});
 
 // A log held in memory (tests, fuzzing).
 class KernelLog {

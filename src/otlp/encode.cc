@@ -3,11 +3,25 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "core/flatten.h"
+#include "core/json.h"
 
 namespace gcm::otlp {
 
 namespace pb_logs = opentelemetry::proto::logs::v1;
 namespace pb_metrics = opentelemetry::proto::metrics::v1;
+
+namespace {
+
+// Protobuf strings must be UTF-8 and receivers reject a request holding one that is not; values from the host (a
+// sysfs attribute, a process name, a GPU's serial) can be anything. Valid text, the common case, costs one scan.
+std::string utf8(const std::string& s) {
+  if (is_valid_utf8(s)) return s;
+  std::string out;
+  append_valid_utf8(out, s);
+  return out;
+}
+
+}  // namespace
 
 void to_any_value(const Value& v, pb_common::AnyValue* out) {
   switch (v.kind()) {
@@ -15,7 +29,7 @@ void to_any_value(const Value& v, pb_common::AnyValue* out) {
     case Value::Kind::Bool: out->set_bool_value(v.as_bool()); break;
     case Value::Kind::Int: out->set_int_value(v.as_int()); break;
     case Value::Kind::Double: out->set_double_value(v.as_double()); break;
-    case Value::Kind::String: out->set_string_value(v.as_string()); break;
+    case Value::Kind::String: out->set_string_value(utf8(v.as_string())); break;
     case Value::Kind::List: {
       auto* arr = out->mutable_array_value();
       for (const auto& e : v.as_list()) to_any_value(e, arr->add_values());
@@ -25,7 +39,7 @@ void to_any_value(const Value& v, pb_common::AnyValue* out) {
       auto* kv = out->mutable_kvlist_value();
       for (const auto& m : v.as_object()) {
         auto* item = kv->add_values();
-        item->set_key(m.key);
+        item->set_key(utf8(m.key));
         to_any_value(m.value, item->mutable_value());
       }
       break;
@@ -36,7 +50,7 @@ void to_any_value(const Value& v, pb_common::AnyValue* out) {
 void add_attribute(google::protobuf::RepeatedPtrField<pb_common::KeyValue>* attrs, const std::string& key,
                    const Value& v) {
   auto* kv = attrs->Add();
-  kv->set_key(key);
+  kv->set_key(utf8(key));
   to_any_value(v, kv->mutable_value());
 }
 

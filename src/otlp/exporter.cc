@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_limits.h"
 #include "core/shutdown.h"
 #include "otlp/encode.h"
 #include "otlp/grpc_loader.h"
@@ -45,7 +46,7 @@ std::string error_message(const HttpResponse& res) {
     if (st.ParseFromString(res.body) && !st.message().empty()) return st.message();
   }
   if (ct.find("json") != std::string::npos) {
-    auto j = nlohmann::json::parse(res.body, nullptr, false);
+    auto j = parse_json_limited(res.body);
     if (j.is_object() && j.contains("message") && j["message"].is_string()) return j["message"].get<std::string>();
   }
   std::string body = res.body.substr(0, 512);
@@ -107,7 +108,7 @@ void Exporter::attempt(Signal signal, const std::string& url, const std::string&
     int64_t rejected = 0;
     std::string msg;
     if (!res.body.empty()) {
-      auto j = nlohmann::json::parse(res.body, nullptr, false);
+      auto j = parse_json_limited(res.body);
       if (j.is_object() && j.contains("partialSuccess") && j["partialSuccess"].is_object()) {
         const auto& ps = j["partialSuccess"];
         for (const char* k : {"rejectedLogRecords", "rejectedDataPoints"}) {

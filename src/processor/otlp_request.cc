@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_limits.h"
 #include "processor/wire_enrich.h"
 #include "status.pb.h"
 
@@ -89,10 +90,11 @@ RequestResult decode_enrich_encode_on(google::protobuf::Arena& arena, std::strin
   r.json = json;
   auto* req = google::protobuf::Arena::CreateMessage<Request>(&arena);
   if (json) {
-    auto j = nlohmann::json::parse(body, nullptr, false);
+    std::string why;  // set only when the body is not JSON at all; too deep is one such reason
+    auto j = parse_json_limited(body, &why);
     if (j.is_discarded() || !j.is_object()) {
       r.status = 400;
-      r.message = fmt::format("the body is not a JSON object ({} expected)", type_name);
+      r.message = fmt::format("the body is not a JSON object ({} expected){}{}", type_name, why.empty() ? "" : ": ", why);
       return r;
     }
     try {

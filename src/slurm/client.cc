@@ -80,6 +80,12 @@ size_t CliSlurmClient::stream_lines(const SlurmQuery& query, const LineHandler& 
   spec.argv = query.argv;
   spec.timeout = query.timeout;
   spec.extra_env = options_.extra_env;
+  // A line longer than any Slurm row (4 MiB) is not Slurm's output: a line error, like any row that does not parse,
+  // rather than a silent gap in the records.
+  spec.on_long_line = [&](size_t line, size_t bytes) {
+    throw LineFailure{line, fmt::format("a line of {} bytes, longer than the {} bytes a line of Slurm output may have",
+                                        bytes, spec.max_line)};
+  };
   size_t number = 0;
   try {
     return stream_command_lines(spec, [&](std::string_view line) { handle_line(on_line, line, ++number); });

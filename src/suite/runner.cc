@@ -20,6 +20,7 @@
 
 #include "app/option_binder.h"
 #include "core/config.h"
+#include "core/json_limits.h"
 #include "core/logging.h"
 #include "health/check.h"
 #include "suite/gpu_job_mapping.h"
@@ -250,7 +251,7 @@ Verdict judge(const Context& ctx, const ProfileSpec& spec, const CheckEntry& e, 
   std::optional<std::string> msg, usage_error, error, start_error;
   std::istringstream in(o.results);
   for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
+    auto j = parse_json_limited(line);
     if (!j.is_object()) continue;
     if (j.contains("msg")) msg = j.value("msg", "");
     if (j.contains("usage_error")) usage_error = j.value("usage_error", "");
@@ -409,7 +410,7 @@ std::optional<int> result_rc(const std::string& results) {
   std::optional<int> rc;
   std::istringstream in(results);
   for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
+    auto j = parse_json_limited(line);
     if (j.is_object() && j.contains("rc") && j["rc"].is_number_integer()) rc = j["rc"].get<int>();
   }
   return rc;

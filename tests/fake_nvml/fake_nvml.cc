@@ -41,10 +41,20 @@ Return enter(nv::Device h, const char* fn) {
   return apply_fault(*dev(h), fn);
 }
 
+// A scenario value of the wrong type is a mistake in the test's scenario: said on stderr, naming the value's place
+// and the type wanted, and answered with NVML_ERROR_UNKNOWN. (nlohmann's type_error escaping an extern "C"
+// function would abort the process without a word.)
+Return wrong_type(const Device& d, const std::string& key, const char* expected, const nlohmann::json& v) {
+  std::fprintf(stderr, "fake libnvidia-ml: scenario value %s.%s is %s, expected %s\n", fake_nvml::describe(d).c_str(),
+               key.c_str(), v.type_name(), expected);
+  return nv::ERROR_UNKNOWN;
+}
+
 template <typename T>
 Return read_uint(Device& d, const std::string& key, T* out) {
   nlohmann::json v;
   if (!d.read(key, &v)) return nv::ERROR_NOT_SUPPORTED;
+  if (!v.is_number() && !v.is_boolean()) return wrong_type(d, key, "a number", v);
   *out = v.get<T>();
   return nv::SUCCESS;
 }
@@ -53,6 +63,7 @@ Return read_string(Device& d, const std::string& key, char* buf, unsigned len) {
   nlohmann::json v;
   if (!buf) return nv::ERROR_INVALID_ARGUMENT;
   if (!d.read(key, &v)) return nv::ERROR_NOT_SUPPORTED;
+  if (!v.is_string()) return wrong_type(d, key, "a string", v);
   std::string s = v.get<std::string>();
   if (s.size() + 1 > len) return nv::ERROR_INSUFFICIENT_SIZE;
   std::memcpy(buf, s.c_str(), s.size() + 1);
@@ -170,6 +181,7 @@ FAKE_NVML_EXPORT Return nvmlDeviceGetPciInfo_v3(nv::Device h, nv::PciInfo* pci) 
   if (!pci) return nv::ERROR_INVALID_ARGUMENT;
   nlohmann::json v;
   if (!dev(h)->read("pci_bus_id", &v)) return nv::ERROR_NOT_SUPPORTED;
+  if (!v.is_string()) return wrong_type(*dev(h), "pci_bus_id", "a string", v);
   std::string id = v.get<std::string>();
   std::memset(pci, 0, sizeof(*pci));
   std::snprintf(pci->bus_id, sizeof(pci->bus_id), "%s", id.c_str());
@@ -363,6 +375,12 @@ FAKE_NVML_EXPORT Return nvmlDeviceGetComputeRunningProcesses_v3(nv::Device h, un
     return nv::ERROR_INSUFFICIENT_SIZE;
   }
   for (unsigned i = 0; i < n; ++i) {
+    std::string key = "processes[" + std::to_string(i) + "]";
+    if (!procs[i].is_object()) return wrong_type(*dev(h), key, "an object", procs[i]);
+    for (const char* k : {"pid", "used_memory", "gpu_instance_id", "compute_instance_id"})
+      if (procs[i].contains(k) && !procs[i][k].is_number_unsigned())
+        return wrong_type(*dev(h), key + "." + k, "an unsigned integer", procs[i][k]);
+    if (!procs[i].contains("pid")) return wrong_type(*dev(h), key + ".pid", "an unsigned integer", nullptr);
     infos[i].pid = procs[i].at("pid").get<unsigned>();
     infos[i].used_gpu_memory = procs[i].value("used_memory", ~0ull);
     infos[i].gpu_instance_id = procs[i].value("gpu_instance_id", 0xFFFFFFFFu);

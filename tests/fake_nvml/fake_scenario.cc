@@ -3,8 +3,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <utility>
 
+#include "core/json_limits.h"
 #include "gpu/nvml_api.h"
 
 namespace fake_nvml {
@@ -78,6 +80,11 @@ std::unique_ptr<Device> make_device(const nlohmann::json& spec, unsigned index, 
 
 }  // namespace
 
+std::string describe(const Device& d) {
+  std::string self = "devices[" + std::to_string(d.index) + "]";
+  return d.parent ? describe(*d.parent) + ".mig." + self : self;
+}
+
 bool Device::read(const std::string& key, nlohmann::json* out) {
   const nlohmann::json* v = lookup(spec, key);
   if (!v || v->is_null()) return false;
@@ -123,8 +130,15 @@ Fault Device::fault_for(const std::string& function) {
       f.error = parse_error(*e);
     }
   };
-  apply("errors");
-  apply("delays");
+  try {
+    apply("errors");
+    apply("delays");
+  } catch (const nlohmann::json::exception& e) {  // "ms": "10", "hang": 1, ...: said, not an abort
+    std::fprintf(stderr, "fake libnvidia-ml: scenario fault of %s on %s: %s (ms, after_calls, for_calls: integers; "
+                 "hang: true or false)\n", function.c_str(), describe(*this).c_str(), e.what());
+    f = Fault{};
+    f.error = gcm::nvml::ERROR_UNKNOWN;
+  }
   return f;
 }
 
@@ -137,11 +151,15 @@ Scenario* load_scenario() {
   try {
     std::ifstream in(path);
     if (!in) throw std::runtime_error("cannot open the file");
+    std::ostringstream text;
+    text << in.rdbuf();
     // Kept reachable from a global so leak checkers see the intended "never freed" as still in use.
     static auto* all = new std::vector<Scenario*>();
     auto* s = new Scenario();
     all->push_back(s);
-    s->spec = nlohmann::json::parse(in, nullptr, true, /*ignore_comments=*/true);
+    gcm::JsonLimits limits;
+    limits.ignore_comments = true;
+    s->spec = gcm::parse_json_limited_or_throw(text.str(), limits);
     s->global.spec = s->spec;
     validate_faults(s->spec);
     unsigned i = 0;

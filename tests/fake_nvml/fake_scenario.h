@@ -50,6 +50,9 @@ struct Device {
   Fault fault_for(const std::string& function);
 };
 
+// Where a device sits in the scenario, for messages: "devices[1]", "devices[0].mig.devices[2]".
+std::string describe(const Device& d);
+
 struct Scenario {
   nlohmann::json spec;
   std::vector<std::unique_ptr<Device>> devices;

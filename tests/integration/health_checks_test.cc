@@ -156,6 +156,28 @@ TEST(HealthChecks, NvmlErrorsMapToTheReferenceLevels) {
   EXPECT_EQ(recs[0]["result"], 1);
 }
 
+// A hang in GPU 1's handle lookup was reported by the next sub-check as "GPU 0: NVML is still stuck", and one in the
+// device count as GPU 0's: the call that hangs and its GPU are named.
+TEST(HealthChecks, AHungCallIsNamedWithItsGpuInTheSubChecksAfterIt) {
+  Host hung(2);
+  hung.scenario["devices"][1]["delays"] = {{"nvmlDeviceGetHandleByIndex_v2", {{"hang", true}}}};
+  auto r = hung.run({"check-nvidia-smi", "c", "app", "-c", "gpu_temperature", "--gpu_temperature_threshold", "90",
+                     "-c", "gpu_mem_usage", "--nvml-timeout", "0.3"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("GPU 1: nvmlDeviceGetHandleByIndex_v2 did not return within 300 ms"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("NVML is still stuck in nvmlDeviceGetHandleByIndex_v2 (GPU 1, no answer after 300 ms)"),
+            std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("an earlier call"), std::string::npos) << r.out;
+  Host count(2);
+  count.scenario["delays"] = {{"nvmlDeviceGetCount_v2", {{"hang", true}}}};
+  auto c = count.run({"check-nvidia-smi", "c", "app", "-c", "gpu_num", "--nvml-timeout", "0.3"});
+  EXPECT_EQ(c.exit_code, 2) << c.out;
+  EXPECT_NE(c.out.find("the device count: nvmlDeviceGetCount_v2 did not return within 300 ms"), std::string::npos)
+      << c.out;
+  EXPECT_EQ(c.out.find("GPU 0"), std::string::npos) << c.out;
+}
+
 TEST(HealthChecks, RunningProcessesOfTheJobsGpusAndTheForcedKill) {
   pid_t child = fork();
   if (child == 0) {

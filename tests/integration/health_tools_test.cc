@@ -2,8 +2,11 @@
 // checks that run external tools (check-dcgmi, check-nccl, cuda memtest) against fake executables; plus the
 // killswitch sweep over every command of the tree.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -168,6 +171,38 @@ TEST(HealthSyslogs, LinkFlapsReportsEveryFlap) {
   auto missing = s.run({"check-syslogs", "link-flaps", "c", "app", "--syslog_file", s.dir + "/syslog"});
   EXPECT_EQ(missing.exit_code, 1) << missing.out;
   EXPECT_NE(missing.out.find(s.dir + "/syslog"), std::string::npos) << missing.out;
+}
+
+// The attacks: /dev/zero as the syslog grew to 11.5 GB in 30 s; a FIFO as the kernel log never returned.
+TEST(HealthSyslogs, DevZeroAndASilentFifoEndAtTheDeadline) {
+  Sandbox s;
+  auto start = std::chrono::steady_clock::now();
+  auto zero = s.run({"check-syslogs", "link-flaps", "c", "app", "--syslog_file", "/dev/zero", "--timeout", "2"});
+  EXPECT_EQ(zero.exit_code, 1) << zero.out << zero.err;
+  EXPECT_NE(zero.out.find("/dev/zero did not finish before the check's deadline"), std::string::npos) << zero.out;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  std::string fifo = s.dir + "/kmsg";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  int writer = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);  // holds the FIFO open and sends nothing
+  ASSERT_GE(writer, 0);
+  auto hung = s.run({"check-syslogs", "xid", "c", "app", "--path.kmsg", fifo, "--timeout", "1"});
+  ::close(writer);
+  EXPECT_EQ(hung.exit_code, 1) << hung.out << hung.err;
+  EXPECT_NE(hung.out.find("deadline"), std::string::npos) << hung.out;
+  EXPECT_NE(hung.out.find(fifo), std::string::npos) << hung.out;
+  auto zero_kmsg = s.run({"check-syslogs", "io-errors", "c", "app", "--path.kmsg", "/dev/zero"});
+  EXPECT_EQ(zero_kmsg.exit_code, 1) << zero_kmsg.out << zero_kmsg.err;
+  EXPECT_NE(zero_kmsg.out.find("not a kernel ring buffer"), std::string::npos) << zero_kmsg.out;
+}
+
+TEST(HealthSyslogs, OverlongLinesAreSkippedAndCounted) {
+  Sandbox s;
+  s.write("syslog", "Oct 14 15:01:00 node1 kernel: ib0: Lost carrier\n" + std::string(3u << 20, 'x') + "\n");
+  auto r = s.run({"check-syslogs", "link-flaps", "c", "app", "--syslog_file", s.dir + "/syslog"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("ib link flap detected on ib0."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(1 line of the syslog longer than 1048576 bytes was skipped.)"), std::string::npos)
+      << r.out.substr(0, 400);
 }
 
 TEST(HealthSyslogs, IoErrors) {

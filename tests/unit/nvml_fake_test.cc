@@ -159,6 +159,49 @@ TEST(FakeNvml, BehavesLikeTheRealLibraryWhereItMatters) {
   ASSERT_EQ(a.Init(), nvml::SUCCESS);  // so that the library's destructor has a matching shutdown
 }
 
+TEST(FakeNvml, AScenarioValueOfTheWrongTypeIsNamedNotAnAbort) {
+  json g = gpu(0);
+  g["temperature"] = "hot";
+  g["serial"] = 5;
+  g["processes"] = json::array({{{"pid", "one"}}});
+  ScenarioFile s(json{{"devices", json::array({g})}, {"delays", {{"nvmlDeviceGetPowerUsage", {{"ms", "ten"}}}}}});
+  auto lib = open_fake();
+  const nvml::Api& a = lib->api();
+  nvml::Device d = nullptr;
+  ASSERT_EQ(a.DeviceGetHandleByIndex(0, &d), nvml::SUCCESS);
+  ::testing::internal::CaptureStderr();
+  unsigned t = 0;
+  EXPECT_EQ(a.DeviceGetTemperature(d, nvml::kTemperatureGpu, &t), nvml::ERROR_UNKNOWN);
+  char buf[64];
+  EXPECT_EQ(a.DeviceGetSerial(d, buf, sizeof buf), nvml::ERROR_UNKNOWN);
+  unsigned count = 4;
+  nvml::ProcessInfo infos[4];
+  EXPECT_EQ(a.DeviceGetComputeRunningProcesses(d, &count, infos), nvml::ERROR_UNKNOWN);
+  unsigned mw = 0;
+  EXPECT_EQ(a.DeviceGetPowerUsage(d, &mw), nvml::ERROR_UNKNOWN);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("scenario value devices[0].temperature is string, expected a number"), std::string::npos) << err;
+  EXPECT_NE(err.find("scenario value devices[0].serial is number, expected a string"), std::string::npos) << err;
+  EXPECT_NE(err.find("devices[0].processes[0].pid is string, expected an unsigned integer"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("fault of nvmlDeviceGetPowerUsage on devices[0]"), std::string::npos) << err;
+}
+
+TEST(FakeNvml, ADeeplyNestedScenarioIsRefusedNamingTheLimit) {
+  char tmpl[] = "/tmp/gcm-nvml-deep-XXXXXX";
+  int fd = mkstemp(tmpl);
+  ::close(fd);
+  std::ofstream(tmpl) << "{\"devices\": [{\"name\": " << std::string(100000, '[') << std::string(100000, ']')
+                      << "}]}";
+  ::setenv("GCM_FAKE_NVML_SCENARIO", tmpl, 1);
+  ::testing::internal::CaptureStderr();
+  EXPECT_THROW(open_fake(), NvmlUnavailable);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  std::filesystem::remove(tmpl);
+  ::unsetenv("GCM_FAKE_NVML_SCENARIO");
+  EXPECT_NE(err.find("JSON nested deeper than 128 levels"), std::string::npos) << err;
+}
+
 TEST(FakeNvml, DeliversXidEventsThroughTheEventApi) {
   json g = gpu(0);
   g["xid_events"] = json::array({{{"xid", 79}, {"at_ms", 0}}});

@@ -252,6 +252,25 @@ TEST(SlurmProcessorRequest, JsonIsDecodedWithHexIdsAndForwardedAsProtobuf) {
   EXPECT_EQ(success_body(Signal::Traces, true, 0, ""), "{}");
 }
 
+// The remote crash of the issue: 100 000 nested '[' (200 KB, or a 178-byte gzip) overflowed the stack. Now a 400
+// naming the depth limit, before a DOM exists.
+TEST(SlurmProcessorRequest, DeeplyNestedJsonIsA400NamingTheLimit) {
+  std::string deep = R"({"resourceMetrics": )" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  RequestResult r = process_request(Signal::Metrics, "application/json", "", deep, 1 << 20, local_only());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.message.find("JSON nested deeper than 128 levels"), std::string::npos) << r.message;
+  std::string gz = gzip_compress(deep);
+  EXPECT_LT(gz.size(), 1024u);
+  r = process_request(Signal::Logs, "application/json", "gzip", gz, 1 << 20, local_only());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.message.find("JSON nested deeper than 128 levels"), std::string::npos) << r.message;
+  // Nesting within the limit still reaches protobuf's JSON reader, which words its own error.
+  std::string fine = R"({"resourceMetrics": [[[[]]]]})";
+  r = process_request(Signal::Metrics, "application/json", "", fine, 1 << 20, local_only());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.message.find("nested deeper"), std::string::npos) << r.message;
+}
+
 TEST(SlurmProcessorRequest, GzipBodies) {
   MetricsReq req = every_metric_type();
   RequestResult r = process_request(Signal::Metrics, "application/x-protobuf", "gzip",

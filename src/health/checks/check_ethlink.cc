@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/json_limits.h"
 #include "health/checks/host_check.h"
 #include "health/checks/manifest.h"
 
@@ -73,8 +74,8 @@ CheckOutcome check_ethlink(const EthOpts& o) {
   if (!t.ok()) return {ExitCode::WARN, t.failure()};
   nlohmann::json ifs;
   try {
-    ifs = nlohmann::json::parse(t.out);
-  } catch (const nlohmann::json::exception& ex) {  // parse_error, and out_of_range for a number too large
+    ifs = parse_json_limited_or_throw(t.out);
+  } catch (const JsonInputError& ex) {  // syntax, a number too large, too deep
     return {ExitCode::WARN, fmt::format("ip -j addr: not valid JSON: {}", ex.what())};
   }
   if (!ifs.is_array()) return {ExitCode::WARN, "ip -j addr: expected a JSON list of interfaces"};

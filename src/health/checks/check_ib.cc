@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 
+#include "core/json_limits.h"
 #include "health/checks/host_check.h"
 #include "health/checks/manifest.h"
 
@@ -89,8 +90,8 @@ const bool kIfs = register_simple_check<IfOpts>(
       if (trim(t.out).empty()) return {ExitCode::WARN, "ip -json link show printed nothing"};
       nlohmann::json j;
       try {
-        j = nlohmann::json::parse(t.out);
-      } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number too large
+        j = parse_json_limited_or_throw(t.out);
+      } catch (const JsonInputError& e) {  // syntax, a number too large, too deep
         return {ExitCode::CRITICAL, fmt::format("ip -json link show: not valid JSON: {}", e.what())};
       }
       if (!j.is_array()) return {ExitCode::CRITICAL, "ip -json link show: expected a JSON list of interfaces"};

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -61,9 +62,10 @@ class Nvml {
       : lib_(std::move(lib)), timeout_(timeout), worker_("gcm-hc-nvml") {}
   const nvml::Api& api() const { return lib_->api(); }
 
-  // Calls fn(api) on the worker; throws NvmlFailure for an error return or a timeout.
+  // Calls fn(api) on the worker; throws NvmlFailure for an error return or a timeout. gpu: the GPU the call is
+  // about; nullopt for calls of no GPU (the device count).
   template <typename Fn>
-  void call(const char* name, unsigned gpu, Fn fn) {
+  void call(const char* name, std::optional<unsigned> gpu, Fn fn) {
     auto rc = std::make_shared<nvml::Return>(nvml::SUCCESS);
     auto lib = lib_;
     // The job owns what it writes (rc); the caller's out-parameters are only read when the job finished.
@@ -72,13 +74,20 @@ class Nvml {
           *rc = fn(lib->api());
           w.end();
         }))
-      throw NvmlFailure(fmt::format("GPU {}: NVML is still stuck in an earlier call", gpu), ExitCode::CRITICAL);
-    std::string hung;
-    if (worker_.wait(timeout_, &hung) == DeviceWorker::Outcome::CallTimedOut)
-      throw NvmlFailure(fmt::format("GPU {}: {} did not return within {} ms", gpu, hung, timeout_.count()),
+      // One worker serves every GPU: name the call that hangs and its GPU, not the GPU whose turn it is now.
+      throw NvmlFailure(fmt::format("{}: {} not called: NVML is still stuck in {}", subject(name, gpu), name,
+                                    stuck_ ? *stuck_ : std::string("an earlier call")),
                         ExitCode::CRITICAL);
+    std::string hung;
+    if (worker_.wait(timeout_, &hung) == DeviceWorker::Outcome::CallTimedOut) {
+      stuck_ = fmt::format("{} ({}, no answer after {} ms)", hung.empty() ? name : hung.c_str(), subject(name, gpu),
+                           timeout_.count());
+      throw NvmlFailure(fmt::format("{}: {} did not return within {} ms", subject(name, gpu),
+                                    hung.empty() ? name : hung.c_str(), timeout_.count()),
+                        ExitCode::CRITICAL);
+    }
     if (*rc != nvml::SUCCESS)
-      throw NvmlFailure(fmt::format("GPU {}: {}: {}", gpu, name, lib_->error_string(*rc)),
+      throw NvmlFailure(fmt::format("{}: {}: {}", subject(name, gpu), name, lib_->error_string(*rc)),
                         exit_code_of_nvml_error(*rc));
   }
 
@@ -92,7 +101,7 @@ class Nvml {
 
   unsigned count() {
     auto n = std::make_shared<unsigned>(0);
-    call("nvmlDeviceGetCount_v2", 0, [n](const nvml::Api& a) { return a.DeviceGetCount(n.get()); });
+    call("nvmlDeviceGetCount_v2", std::nullopt, [n](const nvml::Api& a) { return a.DeviceGetCount(n.get()); });
     return *n;
   }
 
@@ -105,9 +114,16 @@ class Nvml {
   }
 
  private:
+  // "GPU 1", or "the device count" for a call of no GPU.
+  static std::string subject(const char* name, std::optional<unsigned> gpu) {
+    if (gpu) return fmt::format("GPU {}", *gpu);
+    return std::string_view(name).find("GetCount") != std::string_view::npos ? "the device count" : "NVML";
+  }
+
   std::shared_ptr<NvmlLibrary> lib_;
   std::chrono::milliseconds timeout_;
   DeviceWorker worker_;
+  std::optional<std::string> stuck_;  // the call that timed out and what it was about, while the worker is stuck
 };
 
 // A process that exists and is not a zombie (a killed process whose parent has not reaped it yet holds no GPU).

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/host_text.h"
 #include "health/checks/host_check.h"
 #include "health/checks/manifest.h"
 
@@ -54,7 +55,7 @@ const bool kPci = register_simple_check<PciOpts>(
         }
         ++degraded;
         lines.push_back(fmt::format("{} has degraded PCIe link (current: 'x{} @ {}', expected: 'x{} @ {}').", name,
-                                    *width, *speed, p.link_width ? std::to_string(*p.link_width) : "?",
+                                    host_value(*width), host_value(*speed), p.link_width ? std::to_string(*p.link_width) : "?",
                                     fmt::join(p.link_speed, "|")));
       }
       size_t unknown = total - pass - missing - degraded;  // not looked at after a topology-critical device

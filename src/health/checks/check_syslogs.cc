@@ -37,18 +37,30 @@ struct KernelLogSource {
         ->check(CLI::NonNegativeNumber);
   }
 
-  // Calls fn for every message young enough. Throws KernelLogError.
+  // Calls fn for every message young enough, stopping at the check's deadline. Throws KernelLogError.
   template <typename Fn>
-  void scan(Fn&& fn) const {
+  KernelLogScan scan(const CheckRun& r, Fn&& fn) const {
     std::optional<double> oldest;
     if (max_age_s > 0)
       if (auto up = read_uptime(procfs)) oldest = *up - max_age_s;
-    scan_kernel_log(kmsg, [&](const KernelLogLine& l) {
-      if (oldest && l.uptime_s && *l.uptime_s < *oldest) return;
-      fn(l.message);
-    });
+    KernelLogLimits limits;
+    limits.deadline = r.deadline();
+    return scan_kernel_log(
+        kmsg, [&](const KernelLogLine& l) {
+          if (oldest && l.uptime_s && *l.uptime_s < *oldest) return;
+          fn(l.message);
+        },
+        limits);
   }
 };
+
+// " (2 lines of the kernel log longer than 1048576 bytes were skipped.)" or "": a skipped line may have held a
+// finding, so the verdict says so.
+std::string skipped_note(size_t long_lines, const char* what, size_t max_line) {
+  if (long_lines == 0) return "";
+  return fmt::format(" ({} line{} of {} longer than {} bytes {} skipped.)", long_lines, long_lines == 1 ? "" : "s",
+                     what, max_line, long_lines == 1 ? "was" : "were");
+}
 
 std::string join_causes(const std::vector<std::string>& causes) {
   return causes.empty() ? std::string("unknown") : fmt::format("{}", fmt::join(causes, ", "));
@@ -68,11 +80,11 @@ class CheckXid : public HealthCheck {
   }
 
   int run(CheckRun& r) override {
-    return r.run_standard("xid errors", "disable_xid_errors", [&] { return evaluate(); });
+    return r.run_standard("xid errors", "disable_xid_errors", [&] { return evaluate(r); });
   }
 
  private:
-  CheckOutcome evaluate() {
+  CheckOutcome evaluate(const CheckRun& r) {
     XidCatalogue cat;
     try {
       cat = catalogue_path_ ? XidCatalogue::load_file(*catalogue_path_) : XidCatalogue::builtin();
@@ -81,8 +93,9 @@ class CheckXid : public HealthCheck {
       throw CheckUsageError(e.what());
     }
     XidScanner scanner;
+    KernelLogScan scan;
     try {
-      source_.scan([&](std::string_view msg) { scanner.feed(msg); });
+      scan = source_.scan(r, [&](std::string_view msg) { scanner.feed(msg); });
     } catch (const KernelLogError& e) {
       return {ExitCode::WARN, fmt::format("kernel log could not be read: {}.", e.what())};
     }
@@ -128,7 +141,7 @@ class CheckXid : public HealthCheck {
     if (!ignored.empty())
       msg += fmt::format("Ignored by configuration: XID {}. ", fmt::join(ignored, ", "));
     if (code == ExitCode::OK && ignored.empty()) msg = "No XID error was found.";
-    return {code, msg};
+    return {code, msg + skipped_note(scan.long_lines, "the kernel log", KernelLogLimits{}.max_line)};
   }
 
   KernelLogSource source_;
@@ -145,8 +158,9 @@ class CheckIoErrors : public HealthCheck {
   int run(CheckRun& r) override {
     return r.run_standard("io errors", "disable_io_errors", [&]() -> CheckOutcome {
       std::set<std::string> devices;
+      KernelLogScan scan;
       try {
-        source_.scan([&](std::string_view msg) {
+        scan = source_.scan(r, [&](std::string_view msg) {
           // "blk_update_request: I/O error, dev nvme2n1, sector ..." (the reference's /I.O error, dev nvme/)
           size_t p = msg.find("O error, dev nvme");
           if (p == std::string_view::npos || p < 2 || msg[p - 2] != 'I') return;
@@ -157,8 +171,9 @@ class CheckIoErrors : public HealthCheck {
       } catch (const KernelLogError& e) {
         return {ExitCode::WARN, fmt::format("kernel log could not be read: {}.", e.what())};
       }
-      if (devices.empty()) return {ExitCode::OK, "No IO errors detected."};
-      return {ExitCode::CRITICAL, fmt::format("IO error detected on: {}", fmt::join(devices, " "))};
+      std::string note = skipped_note(scan.long_lines, "the kernel log", KernelLogLimits{}.max_line);
+      if (devices.empty()) return {ExitCode::OK, "No IO errors detected." + note};
+      return {ExitCode::CRITICAL, fmt::format("IO error detected on: {}{}", fmt::join(devices, " "), note)};
     });
   }
 
@@ -218,8 +233,11 @@ class CheckLinkFlaps : public HealthCheck {
   int run(CheckRun& r) override {
     return r.run_standard("link flaps", "disable_link_flap", [&]() -> CheckOutcome {
       FlapTally ib, eth;
+      FileLineCounts counts;
+      LineReadLimits limits;
+      limits.deadline = r.deadline();
       try {
-        for_each_file_line(syslog_file_, [&](std::string_view line) {
+        counts = for_each_file_line(syslog_file_, [&](std::string_view line) {
           size_t at = 0;
           if (!contains_ci(line, "lost carrier", &at)) return;
           // The reference's classification: a line mentioning "ib" is an InfiniBand flap (CRITICAL), else one
@@ -228,15 +246,16 @@ class CheckLinkFlaps : public HealthCheck {
             ib.add(interface_before(line, at));
           else if (line.find("eth") != std::string_view::npos)
             eth.add(interface_before(line, at));
-        });
+        }, limits);
       } catch (const FileReadError& e) {
         return {ExitCode::WARN, fmt::format("link flap check FAILED to read the syslog: {}.", e.what())};
       }
-      if (ib.count == 0 && eth.count == 0) return {ExitCode::OK, "No link flaps were detected"};
+      std::string note = skipped_note(counts.long_lines, "the syslog", limits.max_line);
+      if (ib.count == 0 && eth.count == 0) return {ExitCode::OK, "No link flaps were detected" + note};
       std::string msg;
       if (eth.count) msg += eth.describe("eth");
       if (ib.count) msg += ib.describe("ib");
-      return {ib.count ? ExitCode::CRITICAL : ExitCode::WARN, msg};
+      return {ib.count ? ExitCode::CRITICAL : ExitCode::WARN, msg + note};
     });
   }
 

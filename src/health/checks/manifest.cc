@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_limits.h"
+
 namespace gcm::health {
 
 namespace {
@@ -70,8 +72,8 @@ struct Ctx {
 Manifest parse_manifest(std::string_view text, const std::string& source) {
   Json root;
   try {
-    root = Json::parse(text);
-  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number too large
+    root = parse_json_limited_or_throw(text);
+  } catch (const JsonInputError& e) {  // syntax, a number too large, too deep
     throw ManifestError(fmt::format("{}: not valid JSON: {}", source, e.what()));
   }
   Ctx c{source};

@@ -3,13 +3,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_limits.h"
+
 namespace gcm::health {
 
 SmartInfo parse_smartctl_json(std::string_view text, const std::string& source) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number too large
+    j = parse_json_limited_or_throw(text);
+  } catch (const JsonInputError& e) {  // syntax, a number too large, too deep
     throw SmartctlError(fmt::format("{}: smartctl output is not JSON: {}", source, e.what()));
   }
   if (!j.is_object()) throw SmartctlError(fmt::format("{}: smartctl output is not a JSON object", source));
