@@ -93,6 +93,19 @@ int fail(const std::string& msg, int code) {
   return code;
 }
 
+// The killswitch file into `run`. A file that is not valid TOML leaves every check enabled (GCM's documented
+// fallback), so that must not go unseen: a warning on stderr and in every telemetry record of the run, not only in
+// the log file.
+void load_killswitches(const std::string& path, CheckRun& run) {
+  std::vector<std::string> warnings;
+  run.killswitches = health::Killswitches::load(path, &warnings);
+  for (const auto& w : warnings) run.log->warn("{}", w);
+  if (auto failure = run.killswitches.load_failure()) {
+    std::cerr << "Warning: " << *failure << "\n";
+    run.telemetry_warnings.push_back(*failure);
+  }
+}
+
 }  // namespace
 
 int health_checks_main(int argc, char** argv) {
@@ -204,12 +217,10 @@ int health_checks_main(int argc, char** argv) {
     return fail(e.what(), 2);
   }
   try {
-    if (features_path) {
-      std::vector<std::string> warnings_of_features;
-      run.killswitches = health::Killswitches::load(*features_path, &warnings_of_features);
-      for (const auto& w : warnings_of_features) run.log->warn("{}", w);
-    }
+    if (features_path) load_killswitches(*features_path, run);
     return cmd->check->run(run);
+  } catch (const health::KillswitchFileError& e) {
+    return fail(e.what(), 2);
   } catch (const health::CheckUsageError& e) {
     return fail(e.what(), 2);
   } catch (const std::exception& e) {

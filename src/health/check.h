@@ -36,6 +36,9 @@ class CheckRun {
   bool heterogeneous_cluster_v1 = false;
   int64_t timeout_s = 300;
   Killswitches killswitches;
+  // Problems of the run's own setup that the operator must see in the telemetry too, not only in a log file (a
+  // killswitch file that failed to load): each is appended to every record's message as "WARNING: ...".
+  std::vector<std::string> telemetry_warnings;
   std::shared_ptr<spdlog::logger> log;
   std::unique_ptr<Sink> sink;  // null: telemetry goes nowhere (do_nothing)
   std::optional<std::string> gpu_node_id;  // known after a check read the GPUs; else from the node-id file
