@@ -8,6 +8,7 @@
 
 #include "app/option_binder.h"
 #include "core/config.h"
+#include "core/endpoint_url.h"
 #include "core/logging.h"
 #include "core/shutdown.h"
 #include "processor/service.h"
@@ -201,9 +202,8 @@ int run_slurm_processor(SlurmProcessorCommand& c, const std::optional<std::strin
         c.mapping_dir.empty())
       throw std::invalid_argument("--attribution mapping-files needs --gpu-job-mapping-dir");
     if (c.downstream.empty()) throw std::invalid_argument("--downstream is required (the OTLP/HTTP endpoint to forward to)");
-    if (c.downstream.rfind("http://", 0) != 0 && c.downstream.rfind("https://", 0) != 0)
-      throw std::invalid_argument(
-          fmt::format("Invalid value for '--downstream': '{}' (expected an http:// or https:// URL)", c.downstream));
+    if (auto problem = http_url_problem(c.downstream))
+      throw std::invalid_argument(invalid_url_message("--downstream", c.downstream, *problem));
   } catch (const std::invalid_argument& e) {
     std::cerr << "Error: " << e.what() << "\n";
     return 2;
