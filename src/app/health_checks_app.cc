@@ -11,6 +11,7 @@
 
 #include "app/commands.h"
 #include "app/option_binder.h"
+#include "app/option_limits.h"
 #include "core/config.h"
 #include "core/logging.h"
 #include "health/check.h"
@@ -61,7 +62,8 @@ void add_common_options(CheckCommand& c) {
   if (c.spec->has_timeout)
     b.option("--timeout", "timeout", c.timeout, "Seconds each external command may run.")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::PositiveNumber)
+        ->check(timeout_seconds());
 }
 
 // The one check the command line names ("check-syslogs xid ..." or "check-nccl ..."), so that only its options are

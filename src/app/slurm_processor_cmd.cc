@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "app/option_binder.h"
+#include "app/option_limits.h"
 #include "core/config.h"
 #include "core/endpoint_url.h"
 #include "core/logging.h"
@@ -81,7 +82,8 @@ std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app
   b.option("--cache-duration", "cache_duration", c->cache_duration,
            "Seconds the slurmctld source's cache file is used before scontrol is asked again.")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::NonNegativeNumber)
+      ->check(seconds_or_zero());
   b.option("--cache-filepath", "cache_filepath", c->cache_filepath, "The slurmctld source's cache file (JSON, 0600).")
       ->capture_default_str();
   b.flag("--query-slurmctld", "query_slurmctld", c->query_slurmctld,
@@ -96,7 +98,8 @@ std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app
   b.option("--refresh-interval", "refresh_interval", c->refresh_s,
            "Seconds between background refreshes of the job tables in memory.")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->check(timeout_seconds());
   b.option("--scontrol", "scontrol", c->scontrol, "The scontrol command (a name on PATH or a path).")->capture_default_str();
   b.option("--procfs", "procfs", c->procfs, "Root of procfs.")->capture_default_str();
   b.option("--sysfs", "sysfs", c->sysfs, "Root of sysfs (cgroups under <sysfs>/fs/cgroup).")->capture_default_str();
@@ -114,7 +117,8 @@ std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app
       ->check(CLI::PositiveNumber);
   b.option("--batch-timeout", "batch_timeout", c->batch_timeout_s, "Seconds a batch waits to fill before it is sent.")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::NonNegativeNumber)
+      ->check(seconds_or_zero());
   b.option("--queue-size", "queue_size", c->queue_mib, "MiB of batches kept in memory while the downstream lags.")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -126,14 +130,17 @@ std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app
       ->check(CLI::PositiveNumber);
   b.option("--timeout", "timeout", c->timeout_s, "Seconds one downstream request may take.")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->check(timeout_seconds());
   b.option("--retry-initial-backoff", "retry_initial_backoff", c->retry_initial_s,
            "Seconds before the first retry of a failed downstream request (doubling up to --retry-max-backoff).")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->check(timeout_seconds());
   b.option("--retry-max-backoff", "retry_max_backoff", c->retry_max_s, "Longest wait between retries, in seconds.")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->check(timeout_seconds());
   b.option("--log-level", "log_level", c->log_level, "DEBUG, INFO, WARNING, ERROR or CRITICAL.")->capture_default_str();
   b.option("--log-folder", "log_folder", c->log_folder, "Folder of the log file slurm_processor.log.")
       ->capture_default_str();

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "app/option_limits.h"
 #include "collectors/sacctmgr.h"
 #include "collectors/sacctmgr_table.h"
 #include "core/subprocess.h"
@@ -110,7 +111,8 @@ class SacctmgrQos : public Collector {
     b.option("--slurm-timeout", "slurm_timeout", timeout_s_,
              "Seconds `sacctmgr show qos` may run before it is killed and the round fails.")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::PositiveNumber)
+        ->check(timeout_seconds());
   }
   std::vector<CollectorTask> tasks(const CollectorContext&) override {
     return {{"sacctmgr_qos", &kSacctmgrQosPayload, [this](const CollectorContext& ctx, RecordOut& out) {
