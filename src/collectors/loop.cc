@@ -11,13 +11,22 @@
 
 namespace gcm {
 
+void ChunkWriter::end_chunk() {
+  open_ = false;
+  try {
+    sink_.end_chunk();
+  } catch (...) {
+    ++failed_chunks_;
+    throw;
+  }
+  ++acked_chunks_;
+  acked_records_ = records_;
+}
+
 void ChunkWriter::emit(const Record& r) {
   if (limit_ > 0) {
     int64_t size = static_cast<int64_t>(size_of_ ? size_of_(r) : compact_json_size(r));
-    if (open_ && bytes_ + 1 + size > limit_) {
-      sink_.end_chunk();
-      open_ = false;
-    }
+    if (open_ && bytes_ + 1 + size > limit_) end_chunk();
     if (size + 2 > limit_) ++oversized_;
     bytes_ = open_ ? bytes_ + 1 + size : 2 + size;
   }
@@ -26,13 +35,18 @@ void ChunkWriter::emit(const Record& r) {
     open_ = true;
     ++chunks_;
   }
-  sink_.write(r);
+  try {
+    sink_.write(r);  // a sink may send part of a large chunk from here
+  } catch (...) {
+    open_ = false;
+    ++failed_chunks_;
+    throw;
+  }
   ++records_;
 }
 
 void ChunkWriter::finish() {
-  if (open_) sink_.end_chunk();
-  open_ = false;
+  if (open_) end_chunk();
 }
 
 std::unique_ptr<Sink> make_sink_for(const std::string& command, const SharedOptions& opts,
