@@ -47,7 +47,7 @@ size_t stream_table(slurm::SlurmClient& slurm, const slurm::SlurmQuery& query,
                     TableProblems& problems, spdlog::logger* log) {
   slurm::DelimitedOptions o;
   o.delimiter = "|";
-  o.length_mismatch = slurm::RowLengthPolicy::Zip;
+  o.length_mismatch = slurm::RowLengthPolicy::Keep;  // Zip would cut a long row to the header unseen
   std::vector<std::string> names;
   Object obj;
   size_t n = 0;
