@@ -347,6 +347,38 @@ TEST(SacctRunning, RunningOutputsGiveTypedRecords) {
   }
 }
 
+// Garbage or binary output once became records holding only derived_cluster: a first line without JobID is not a
+// sacct header (the round fails naming the line), a row whose JobID is not a job id is a line error.
+TEST(SacctRunning, GarbageIsALineErrorNotARecord) {
+  CollectorContext ctx;
+  ctx.cluster = "c";
+  SacctRunningOptions o;
+  {
+    slurm::CannedSlurmClient client;
+    static const char binary[] = "\x7f""ELF\x02\x01\x01\0\0garbage\n\x01\x02junk\nmore junk\n";
+    client.set_output("sacct_running", std::string(binary, sizeof binary - 1));
+    Captured out;
+    try {
+      collect_sacct_running(client, ctx, o, out);
+      FAIL() << "garbage gave " << out.records.size() << " record(s)";
+    } catch (const slurm::SlurmError& e) {
+      EXPECT_EQ(e.line(), 1u);
+      EXPECT_NE(std::string(e.what()).find("not a sacct header (no JobID column): '?ELF"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_TRUE(out.records.empty());
+  }
+  slurm::CannedSlurmClient client;
+  client.set_output("sacct_running", "JobID|#State|#Partition\n12|#RUNNING|#p\n<html>|#oops|#x\n|#|#\n"
+                                     "13.batch|#RUNNING|#p\n");
+  Captured out;
+  SacctRunningStats st = collect_sacct_running(client, ctx, o, out);
+  EXPECT_EQ(st.not_sacct_rows, 2u);
+  ASSERT_EQ(out.records.size(), 2u);
+  EXPECT_EQ(out.records[0]["JobID"], "12");
+  EXPECT_EQ(out.records[1]["JobID"], "13.batch");
+}
+
 // --- fsacct (§1.15) ---
 
 TEST(Fsacct, PatchedCommandLineIsTheReferences) {
