@@ -63,8 +63,23 @@ std::unique_ptr<Sink> make_sink_for(const std::string& command, const SharedOpti
   return make_sink(opts.sink, opts.sink_opts, ctx);
 }
 
+namespace {
+
+// Before a later round: the cluster name Slurm did not give at start-up, if it answers now.
+void retry_cluster_name(const std::string& command, CollectorContext& ctx) {
+  if (!ctx.retry_cluster) return;
+  if (auto name = ctx.retry_cluster()) {
+    ctx.log->info("{}: cluster name {} read from Slurm; records carry it from this round on", command, *name);
+    ctx.cluster = *name;
+    ctx.retry_cluster = nullptr;
+  }
+}
+
+}  // namespace
+
 int run_collection_loop(const std::string& command, const SharedOptions& opts, Collector& collector,
-                        const CollectorContext& ctx, LoopStats* stats_out) {
+                        const CollectorContext& start_ctx, LoopStats* stats_out) {
+  CollectorContext ctx = start_ctx;  // the cluster name may still change (retry_cluster)
   auto log = ctx.log;
   LoopStats stats;
   int64_t chunk_size;
@@ -81,6 +96,7 @@ int run_collection_loop(const std::string& command, const SharedOptions& opts, C
   bool failed_once = false;
   while (!shutdown_requested()) {
     auto t0 = Clock::now();
+    if (stats.rounds > 0) retry_cluster_name(command, ctx);
     int64_t log_time = static_cast<int64_t>(std::time(nullptr));
     for (const auto& task : tasks) {
       BatchInfo info;

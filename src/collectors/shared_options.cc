@@ -7,7 +7,8 @@ namespace gcm {
 void SharedOptions::add_to(OptionBinder& b, int64_t default_interval) {
   interval = default_interval;
   b.option("--cluster", "cluster", cluster,
-           "Cluster name. Default: ClusterName from `scontrol show config`, or local-node without Slurm.");
+           "Cluster name. Default: ClusterName from `scontrol show config`, or local-node without Slurm (with a "
+           "warning when scontrol fails; daemons ask again each round).");
   b.option("--sink", "sink", sink, "Where records go: stdout, file, otel, prometheus, do_nothing (see Sinks below).")
       ->capture_default_str();
   b.option("-o,--sink-opt", "sink_opts", sink_opts, "Sink option key=value; repeat for several (see Sinks below).")

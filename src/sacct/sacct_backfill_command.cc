@@ -84,7 +84,11 @@ int BackfillCommand::run(const ConfigFile& cfg) {
   o.publish_cmd = is_new ? new_publish : file_publish;
   if (o.publish_cmd.empty()) return usage("a publish command is required after '--' (e.g. -- gcm sacct_publish ...)");
   try {
-    o.cluster = cluster ? *cluster : detect_cluster();
+    // The log is named after the cluster, so a warning waits for it in `warnings`.
+    o.cluster = cluster ? *cluster : detect_cluster(std::chrono::seconds(10), [&](const std::string& w) {
+      warnings.push_back(w);
+      std::cerr << "Warning: " << w << "\n";
+    });
   } catch (const std::exception& e) {
     return usage(fmt::format("cannot find the cluster name (give --cluster): {}", e.what()));
   }

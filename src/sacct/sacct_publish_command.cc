@@ -109,7 +109,10 @@ int PublishCommand::run(const ConfigFile& cfg) {
 
   std::unique_ptr<Sink> sink;
   try {
-    o.cluster = shared.cluster ? *shared.cluster : detect_cluster();
+    o.cluster = shared.cluster ? *shared.cluster : detect_cluster(std::chrono::seconds(10), [&](const std::string& w) {
+      log->warn("{}", w);
+      std::cerr << "Warning: " << w << "\n";
+    });
     o.heterogeneous_cluster_v1 = shared.heterogeneous_cluster_v1;
     sink = make_sink_for("sacct_publish", shared, log);
   } catch (const SinkUsageError& e) {
