@@ -513,6 +513,32 @@ TEST(Backfill, StateFileSurvivesARestartAndATornLine) {
   std::filesystem::remove(path);
 }
 
+// A chunk whose publish command started but never finished (the backfill was killed) is not done, and is known as
+// interrupted to the next run; once done, it is not.
+TEST(Backfill, StateFileKnowsAChunkCutOffWhilePublishing) {
+  std::string path = "/tmp/gcm-sacct-state-publishing-" + std::to_string(::getpid());
+  std::filesystem::remove(path);
+  TimeZone utc = TimeZone::from_posix_rule("UTC0");
+  {
+    BackfillState s(path);
+    s.mark_publishing({0, 9}, 5, utc);
+    s.mark_done({0, 9}, 5, utc);
+    s.mark_publishing({10, 19}, 3, utc);  // killed here
+  }
+  BackfillState s(path);
+  EXPECT_TRUE(s.done({0, 9}));
+  EXPECT_FALSE(s.interrupted({0, 9}));
+  EXPECT_FALSE(s.done({10, 19}));
+  EXPECT_TRUE(s.interrupted({10, 19}));
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("publishing 10 19 3 "), std::string::npos) << text;
+  s.mark_done({10, 19}, 3, utc);
+  EXPECT_FALSE(s.interrupted({10, 19}));
+  EXPECT_FALSE(BackfillState(path).interrupted({10, 19}));
+  std::filesystem::remove(path);
+}
+
 TEST(Backfill, FsacctArgvIsTheReferences) {
   BackfillOptions o;
   o.gcm_binary = "/usr/bin/gcm";
