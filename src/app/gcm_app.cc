@@ -215,7 +215,19 @@ int gcm_main(int argc, char** argv) {
   try {
     if (detach_flag) detach();
     CollectorContext ctx;
-    ctx.cluster = cmd->shared.cluster ? *cmd->shared.cluster : detect_cluster();
+    if (cmd->shared.cluster) {
+      ctx.cluster = *cmd->shared.cluster;
+    } else {
+      ClusterNameLookup lookup = look_up_cluster_name();
+      ctx.cluster = lookup.name.value_or("local-node");
+      if (!lookup.problem.empty()) {
+        std::string warning = cluster_name_warning(lookup);
+        if (!cmd->shared.once) warning += "; asked again before each round";
+        log->warn("{}", warning);
+        std::cerr << "Warning: " << warning << "\n";
+        ctx.retry_cluster = [] { return look_up_cluster_name().name; };
+      }
+    }
     ctx.heterogeneous_cluster_v1 = cmd->shared.heterogeneous_cluster_v1;
     ctx.interval = cmd->shared.interval;
     ctx.log = log;

@@ -11,6 +11,7 @@
 
 #include "app/commands.h"
 #include "app/option_binder.h"
+#include "app/option_limits.h"
 #include "core/config.h"
 #include "core/logging.h"
 #include "health/check.h"
@@ -63,7 +64,8 @@ void add_common_options(CheckCommand& c) {
              "Seconds each external command may run; also the check's deadline for reading host files (a kernel "
              "log or syslog that is a FIFO or a device without end).")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::PositiveNumber)
+        ->check(timeout_seconds());
 }
 
 // The one check the command line names ("check-syslogs xid ..." or "check-nccl ..."), so that only its options are
@@ -93,6 +95,19 @@ const HealthCheckSpec* named_check(int argc, char** argv) {
 int fail(const std::string& msg, int code) {
   std::cerr << "Error: " << msg << "\n";
   return code;
+}
+
+// The killswitch file into `run`. A file that is not valid TOML leaves every check enabled (GCM's documented
+// fallback), so that must not go unseen: a warning on stderr and in every telemetry record of the run, not only in
+// the log file.
+void load_killswitches(const std::string& path, CheckRun& run) {
+  std::vector<std::string> warnings;
+  run.killswitches = health::Killswitches::load(path, &warnings);
+  for (const auto& w : warnings) run.log->warn("{}", w);
+  if (auto failure = run.killswitches.load_failure()) {
+    std::cerr << "Warning: " << *failure << "\n";
+    run.telemetry_warnings.push_back(*failure);
+  }
 }
 
 }  // namespace
@@ -206,12 +221,10 @@ int health_checks_main(int argc, char** argv) {
     return fail(e.what(), 2);
   }
   try {
-    if (features_path) {
-      std::vector<std::string> warnings_of_features;
-      run.killswitches = health::Killswitches::load(*features_path, &warnings_of_features);
-      for (const auto& w : warnings_of_features) run.log->warn("{}", w);
-    }
+    if (features_path) load_killswitches(*features_path, run);
     return cmd->check->run(run);
+  } catch (const health::KillswitchFileError& e) {
+    return fail(e.what(), 2);
   } catch (const health::CheckUsageError& e) {
     return fail(e.what(), 2);
   } catch (const std::exception& e) {

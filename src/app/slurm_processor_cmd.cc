@@ -9,7 +9,9 @@
 #include <fmt/format.h>
 
 #include "app/option_binder.h"
+#include "app/option_limits.h"
 #include "core/config.h"
+#include "core/endpoint_url.h"
 #include "core/http_listener.h"
 #include "core/private_file.h"
 #include "core/logging.h"
@@ -90,7 +92,8 @@ std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app
   b.option("--cache-duration", "cache_duration", c->cache_duration,
            "Seconds the slurmctld source's cache file is used before scontrol is asked again.")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::NonNegativeNumber)
+      ->check(seconds_or_zero());
   b.option("--cache-filepath", "cache_filepath", c->cache_filepath,
            "The slurmctld source's cache file (JSON, 0600; the systemd unit's CacheDirectory). A file that is not "
            "this service's user's own, is writable by others, or sits in a directory others can rename files in is "
@@ -108,7 +111,8 @@ std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app
   b.option("--refresh-interval", "refresh_interval", c->refresh_s,
            "Seconds between background refreshes of the job tables in memory.")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->check(timeout_seconds());
   b.option("--scontrol", "scontrol", c->scontrol, "The scontrol command (a name on PATH or a path).")->capture_default_str();
   b.option("--procfs", "procfs", c->procfs, "Root of procfs.")->capture_default_str();
   b.option("--sysfs", "sysfs", c->sysfs, "Root of sysfs (cgroups under <sysfs>/fs/cgroup).")->capture_default_str();
@@ -120,12 +124,14 @@ std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app
            "Largest request body in MiB, as received and after gzip inflation (larger: HTTP 413, gRPC "
            "RESOURCE_EXHAUSTED).")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->check(mebibytes_at_most_a_tebibyte());
   b.option("--max-in-flight-size", "max_in_flight_size", c->max_in_flight_mib,
            "MiB of request bodies received or being processed at once, over every connection (more: HTTP 503 with "
            "Retry-After, which clients retry); at least --max-request-size.")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->check(mebibytes_at_most_a_tebibyte());
   b.option("--max-connections", "max_connections", c->max_connections,
            "Open OTLP/HTTP connections at most; at the limit the oldest idle connection, then the one that has spent "
            "longest sending its head, is closed to make room (else the new one is answered 503).")
@@ -135,15 +141,18 @@ std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app
            "Seconds from a request's first byte to the end of its head (later: 408 and closed, however steadily the "
            "bytes trickle in).")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->check(timeout_seconds());
   b.option("--request-timeout", "request_timeout", c->request_timeout_s,
            "Seconds from a request's first byte to the end of its body.")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->check(timeout_seconds());
   b.option("--idle-timeout", "idle_timeout", c->idle_timeout_s,
            "Seconds a kept-alive connection may wait for its next request.")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->check(timeout_seconds());
   b.option("--http-workers", "http_workers", c->http_workers,
            "Threads decoding and enriching OTLP/HTTP requests (0: one per core, at least 2). GET /health and "
            "/metrics are answered apart from them, so they answer while every worker is busy.")
@@ -154,26 +163,32 @@ std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app
       ->check(CLI::PositiveNumber);
   b.option("--batch-timeout", "batch_timeout", c->batch_timeout_s, "Seconds a batch waits to fill before it is sent.")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::NonNegativeNumber)
+      ->check(seconds_or_zero());
   b.option("--queue-size", "queue_size", c->queue_mib, "MiB of batches kept in memory while the downstream lags.")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->check(mebibytes_at_most_a_tebibyte());
   b.option("--spool-dir", "spool_dir", c->spool_dir,
            "Directory where batches go when the memory queue is full (sent when the downstream is back, also after "
            "a restart); unset: no spool, and what does not fit in memory is refused, counted and logged.");
   b.option("--spool-size", "spool_size", c->spool_mib, "MiB the spool may hold.")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->check(mebibytes_at_most_a_tebibyte());
   b.option("--timeout", "timeout", c->timeout_s, "Seconds one downstream request may take.")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->check(timeout_seconds());
   b.option("--retry-initial-backoff", "retry_initial_backoff", c->retry_initial_s,
            "Seconds before the first retry of a failed downstream request (doubling up to --retry-max-backoff).")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->check(timeout_seconds());
   b.option("--retry-max-backoff", "retry_max_backoff", c->retry_max_s, "Longest wait between retries, in seconds.")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->check(timeout_seconds());
   b.option("--log-level", "log_level", c->log_level, "DEBUG, INFO, WARNING, ERROR or CRITICAL.")->capture_default_str();
   b.option("--log-folder", "log_folder", c->log_folder, "Folder of the log file slurm_processor.log.")
       ->capture_default_str();
@@ -231,9 +246,8 @@ int run_slurm_processor(SlurmProcessorCommand& c, const std::optional<std::strin
                                                 "this service's own)",
                                                 *why));
     if (c.downstream.empty()) throw std::invalid_argument("--downstream is required (the OTLP/HTTP endpoint to forward to)");
-    if (c.downstream.rfind("http://", 0) != 0 && c.downstream.rfind("https://", 0) != 0)
-      throw std::invalid_argument(
-          fmt::format("Invalid value for '--downstream': '{}' (expected an http:// or https:// URL)", c.downstream));
+    if (auto problem = http_url_problem(c.downstream))
+      throw std::invalid_argument(invalid_url_message("--downstream", c.downstream, *problem));
   } catch (const std::invalid_argument& e) {
     std::cerr << "Error: " << e.what() << "\n";
     return 2;

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ struct CollectorContext {
   bool heterogeneous_cluster_v1 = false;
   int64_t interval = 0;
   std::shared_ptr<spdlog::logger> log;
+  // Set when the cluster name had to be detected and Slurm did not answer (cluster is "local-node" meanwhile): the
+  // loop asks again before each later round until it returns a name, so one hiccup at start-up does not label a
+  // daemon's records wrongly for its whole life.
+  std::function<std::optional<std::string>()> retry_cluster;
 };
 
 // One kind of data a collector produces each round (the reference's (get_data, SinkAdditionalParams) pairs).

@@ -11,13 +11,22 @@
 
 namespace gcm {
 
+void ChunkWriter::end_chunk() {
+  open_ = false;
+  try {
+    sink_.end_chunk();
+  } catch (...) {
+    ++failed_chunks_;
+    throw;
+  }
+  ++acked_chunks_;
+  acked_records_ = records_;
+}
+
 void ChunkWriter::emit(const Record& r) {
   if (limit_ > 0) {
     int64_t size = static_cast<int64_t>(size_of_ ? size_of_(r) : compact_json_size(r));
-    if (open_ && bytes_ + 1 + size > limit_) {
-      sink_.end_chunk();
-      open_ = false;
-    }
+    if (open_ && bytes_ + 1 + size > limit_) end_chunk();
     if (size + 2 > limit_) ++oversized_;
     bytes_ = open_ ? bytes_ + 1 + size : 2 + size;
   }
@@ -26,13 +35,18 @@ void ChunkWriter::emit(const Record& r) {
     open_ = true;
     ++chunks_;
   }
-  sink_.write(r);
+  try {
+    sink_.write(r);  // a sink may send part of a large chunk from here
+  } catch (...) {
+    open_ = false;
+    ++failed_chunks_;
+    throw;
+  }
   ++records_;
 }
 
 void ChunkWriter::finish() {
-  if (open_) sink_.end_chunk();
-  open_ = false;
+  if (open_) end_chunk();
 }
 
 std::unique_ptr<Sink> make_sink_for(const std::string& command, const SharedOptions& opts,
@@ -49,8 +63,23 @@ std::unique_ptr<Sink> make_sink_for(const std::string& command, const SharedOpti
   return make_sink(opts.sink, opts.sink_opts, ctx);
 }
 
+namespace {
+
+// Before a later round: the cluster name Slurm did not give at start-up, if it answers now.
+void retry_cluster_name(const std::string& command, CollectorContext& ctx) {
+  if (!ctx.retry_cluster) return;
+  if (auto name = ctx.retry_cluster()) {
+    ctx.log->info("{}: cluster name {} read from Slurm; records carry it from this round on", command, *name);
+    ctx.cluster = *name;
+    ctx.retry_cluster = nullptr;
+  }
+}
+
+}  // namespace
+
 int run_collection_loop(const std::string& command, const SharedOptions& opts, Collector& collector,
-                        const CollectorContext& ctx, LoopStats* stats_out) {
+                        const CollectorContext& start_ctx, LoopStats* stats_out) {
+  CollectorContext ctx = start_ctx;  // the cluster name may still change (retry_cluster)
   auto log = ctx.log;
   LoopStats stats;
   int64_t chunk_size;
@@ -67,6 +96,7 @@ int run_collection_loop(const std::string& command, const SharedOptions& opts, C
   bool failed_once = false;
   while (!shutdown_requested()) {
     auto t0 = Clock::now();
+    if (stats.rounds > 0) retry_cluster_name(command, ctx);
     int64_t log_time = static_cast<int64_t>(std::time(nullptr));
     for (const auto& task : tasks) {
       BatchInfo info;

@@ -24,9 +24,14 @@ class ChunkWriter : public RecordOut {
   void size_from(std::function<size_t(const Record&)> size_of) { size_of_ = std::move(size_of); }
   void emit(const Record& r) override;
   void finish();
-  uint64_t records() const { return records_; }
-  uint64_t chunks() const { return chunks_; }
+  uint64_t records() const { return records_; }  // handed to the sink
+  uint64_t chunks() const { return chunks_; }    // begun (sent, or being sent)
   uint64_t oversized() const { return oversized_; }
+  // Delivered: a chunk counts once the sink's end_chunk returned, i.e. the sink took it (for otel: the receiver
+  // answered 2xx); a chunk whose write or end_chunk threw is failed, and its records are not acknowledged.
+  uint64_t acknowledged_chunks() const { return acked_chunks_; }
+  uint64_t acknowledged_records() const { return acked_records_; }
+  uint64_t failed_chunks() const { return failed_chunks_; }
 
  private:
   Sink& sink_;
@@ -38,6 +43,11 @@ class ChunkWriter : public RecordOut {
   uint64_t records_ = 0;
   uint64_t chunks_ = 0;
   uint64_t oversized_ = 0;
+  uint64_t acked_chunks_ = 0;
+  uint64_t acked_records_ = 0;
+  uint64_t failed_chunks_ = 0;
+
+  void end_chunk();
 };
 
 struct LoopStats {

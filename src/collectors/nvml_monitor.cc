@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "app/option_limits.h"
 #include "attribution/gpu_jobs.h"
 #include "collectors/collector.h"
 #include "core/json.h"
@@ -35,17 +36,20 @@ class NvmlMonitor : public Collector {
              "Seconds of sampling whose maximum is written as one record per GPU (the reference takes whole "
              "seconds; fractions are accepted).")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::PositiveNumber)
+        ->check(sampling_seconds());
     b.option("--collect-interval", "collect_interval", collect_interval_, "Seconds between two samples.")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::PositiveNumber)
+        ->check(sampling_seconds());
     b.option("--nvml-library", "nvml_library", nvml_library_,
              "Path of libnvidia-ml.so.1 (default: $GCM_NVML_LIBRARY, else the dynamic loader's search).");
     b.option("--nvml-timeout", "nvml_timeout", nvml_timeout_s_,
              "Seconds one NVML call may take (a whole sample of a GPU: three times that) before the GPU is reported "
              "not responding (lost after 3 rounds).")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::PositiveNumber)
+        ->check(timeout_seconds());
     b.option("--path.procfs", "path_procfs", attribution_.procfs,
              "Where /proc is mounted (process environments for job attribution, meminfo).")
         ->capture_default_str();
@@ -68,7 +72,8 @@ class NvmlMonitor : public Collector {
     b.option("--slurmctld-cache-duration", "slurmctld_cache_duration", slurmctld_cache_s_,
              "Seconds a cached slurmctld answer is used before scontrol is asked again (0: no cache).")
         ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
+        ->check(CLI::NonNegativeNumber)
+        ->check(seconds_or_zero());
     b.option("--gpu-job-mapping-dir", "gpu_job_mapping_dir", attribution_.mapping_dir,
              "Directory of the mapping-files source (one file per GPU index, as written by a prolog).");
     b.flag("--no-extended", "no_extended", no_extended_,

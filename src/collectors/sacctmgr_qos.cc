@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "app/option_limits.h"
 #include "collectors/sacctmgr.h"
 #include "collectors/sacctmgr_table.h"
 #include "core/subprocess.h"
@@ -46,7 +47,7 @@ size_t stream_table(slurm::SlurmClient& slurm, const slurm::SlurmQuery& query,
                     TableProblems& problems, spdlog::logger* log) {
   slurm::DelimitedOptions o;
   o.delimiter = "|";
-  o.length_mismatch = slurm::RowLengthPolicy::Zip;
+  o.length_mismatch = slurm::RowLengthPolicy::Keep;  // Zip would cut a long row to the header unseen
   std::vector<std::string> names;
   Object obj;
   size_t n = 0;
@@ -110,7 +111,8 @@ class SacctmgrQos : public Collector {
     b.option("--slurm-timeout", "slurm_timeout", timeout_s_,
              "Seconds `sacctmgr show qos` may run before it is killed and the round fails.")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::PositiveNumber)
+        ->check(timeout_seconds());
   }
   std::vector<CollectorTask> tasks(const CollectorContext&) override {
     return {{"sacctmgr_qos", &kSacctmgrQosPayload, [this](const CollectorContext& ctx, RecordOut& out) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "app/option_limits.h"
 #include "collectors/sacctmgr.h"
 #include "collectors/sacctmgr_table.h"
 #include "slurm/coerce.h"
@@ -83,7 +84,8 @@ class SacctmgrUser : public Collector {
     b.option("--slurm-timeout", "slurm_timeout", timeout_s_,
              "Seconds each sacctmgr command may run before it is killed and the round fails.")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::PositiveNumber)
+        ->check(timeout_seconds());
   }
   std::vector<CollectorTask> tasks(const CollectorContext&) override {
     return {{"sacctmgr_user", &kSacctmgrUserPayload, [this](const CollectorContext& ctx, RecordOut& out) {

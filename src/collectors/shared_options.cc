@@ -1,11 +1,14 @@
 #include "collectors/shared_options.h"
 
+#include "app/option_limits.h"
+
 namespace gcm {
 
 void SharedOptions::add_to(OptionBinder& b, int64_t default_interval) {
   interval = default_interval;
   b.option("--cluster", "cluster", cluster,
-           "Cluster name. Default: ClusterName from `scontrol show config`, or local-node without Slurm.");
+           "Cluster name. Default: ClusterName from `scontrol show config`, or local-node without Slurm (with a "
+           "warning when scontrol fails; daemons ask again each round).");
   b.option("--sink", "sink", sink, "Where records go: stdout, file, otel, prometheus, do_nothing (see Sinks below).")
       ->capture_default_str();
   b.option("-o,--sink-opt", "sink_opts", sink_opts, "Sink option key=value; repeat for several (see Sinks below).")
@@ -19,9 +22,10 @@ void SharedOptions::add_to(OptionBinder& b, int64_t default_interval) {
   b.flag("--stdout", "stdout", log_stdout, "Write internal logs to stdout instead of the log file.");
   b.flag("--heterogeneous-cluster-v1", "heterogeneous_cluster_v1", heterogeneous_cluster_v1,
          "Set derived_cluster to <cluster>.<partition> on per-partition records.");
-  b.option("--interval", "interval", interval, "Seconds between the starts of two collection rounds.")
+  b.option("--interval", "interval", interval, "Seconds between the starts of two collection rounds (1 s to 366 days).")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::NonNegativeNumber)
+      ->check(round_interval_seconds());
   b.flag("--once", "once", once, "Run one collection round and exit (non-zero if anything failed).");
   b.option("--retries", "retries", retries,
            "Retries of a failed sink write (retryable failures only), with exponential backoff.")
@@ -30,7 +34,8 @@ void SharedOptions::add_to(OptionBinder& b, int64_t default_interval) {
   b.option("--retry-backoff", "retry_backoff", retry_backoff,
            "Seconds before the first retry; doubles for each further retry (capped at 300).")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::NonNegativeNumber)
+      ->check(seconds_or_zero());
   b.flag("-n,--dry-run", "dry_run", dry_run, "Print records to stdout instead of the configured sink.");
   b.option("--chunk-size", "chunk_size", chunk_size,
            "Largest chunk of records per sink write, as compact JSON bytes: N, Nk (x1000) or NM (x1000000); 0 "

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "app/option_limits.h"
 #include "collectors/slurm_collectors.h"
 #include "core/subprocess.h"
 #include "slurm/coerce.h"
@@ -282,7 +283,8 @@ void add_slurm_timeout_option(OptionBinder& b, double& seconds) {
            "Seconds each Slurm command may run; a command still running then is killed (its whole process group) "
            "and the round fails naming it.")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->check(timeout_seconds());
 }
 
 std::chrono::milliseconds slurm_timeout_ms(double seconds) {

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "app/option_limits.h"
 #include "core/json_limits.h"
 #include "core/subprocess.h"
 #include "slurm/coerce.h"
@@ -569,7 +570,8 @@ class SlurmMonitor : public Collector {
     b.option("--slurm-timeout", "slurm_timeout", timeout_s_,
              "Seconds each Slurm command (sinfo, sdiag, sacct) may run before it is killed and the round fails.")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::PositiveNumber)
+        ->check(timeout_seconds());
   }
 
   // Two tasks, so that each record type has its own sink round (the Prometheus sink retires a schema's series that

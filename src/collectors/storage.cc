@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "app/option_limits.h"
 #include "collectors/collector.h"
 #include "core/json_limits.h"
 #include "storage/mountinfo.h"
@@ -116,7 +117,8 @@ class StorageCollector : public Collector {
     b.option("--statvfs-timeout", "statvfs_timeout", statvfs_timeout_s_,
              "Seconds to wait for one statvfs (a hung NFS mount is skipped and reported).")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::PositiveNumber)
+        ->check(timeout_seconds());
   }
 
   std::vector<CollectorTask> tasks(const CollectorContext& ctx) override {

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -16,6 +18,14 @@ namespace {
 bool file_exists(const std::string& p) {
   struct stat st;
   return ::stat(p.c_str(), &st) == 0;
+}
+
+// A directory opens and reads as nothing on Linux, which would make it an empty config: every option silently at
+// its default. Character devices (/dev/null) and FIFOs are left to read as what they hold.
+void require_regular_file(const std::string& p) {
+  struct stat st;
+  if (::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw ConfigError(fmt::format("{}: is a directory, not a TOML config file", p));
 }
 
 }  // namespace
@@ -69,8 +79,9 @@ ConfigFile ConfigFile::load(const std::optional<std::string>& explicit_path, con
       return cfg;
     }
   }
+  require_regular_file(path);
   std::ifstream in(path);
-  if (!in) throw ConfigError(fmt::format("{}: cannot read the config file", path));
+  if (!in) throw ConfigError(fmt::format("{}: cannot read the config file: {}", path, std::strerror(errno)));
   std::stringstream ss;
   ss << in.rdbuf();
   return from_string(ss.str(), root_table, path);

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "core/endpoint_url.h"
+
 namespace gcm {
 
 namespace {
@@ -89,6 +91,10 @@ HttpClient::~HttpClient() { curl().easy_cleanup(static_cast<CURL*>(curl_)); }
 
 HttpResponse HttpClient::perform(const std::string& url, const std::string* body,
                                  const std::vector<std::string>& headers, std::chrono::milliseconds timeout) {
+  // The options were checked where they were given; this keeps any other caller from reaching libcurl's other
+  // protocols (file://, gopher://, ...).
+  if (auto problem = http_url_problem(url))
+    throw HttpTransportError(fmt::format("{} {}: refused: {}", body ? "POST" : "GET", url, *problem));
   const Curl& api = curl();
   CURL* c = static_cast<CURL*>(curl_);
   api.easy_reset(c);

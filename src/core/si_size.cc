@@ -1,6 +1,7 @@
 #include "core/si_size.h"
 
 #include <charconv>
+#include <limits>
 #include <string>
 
 #include <fmt/format.h>
@@ -25,6 +26,9 @@ int64_t parse_si_size(std::string_view text) {
   auto res = std::from_chars(digits.data(), digits.data() + digits.size(), n);
   if (digits.empty() || res.ec != std::errc() || res.ptr != digits.data() + digits.size() || n < 0)
     throw SiSizeError(fmt::format("'{}' is not a non-negative integer with an optional k or M suffix", text));
+  // Checked before multiplying: 18446744073710M once wrapped to 448 KB.
+  if (n > std::numeric_limits<int64_t>::max() / multiplier)
+    throw SiSizeError(fmt::format("'{}' is too large (at most {} bytes)", text, std::numeric_limits<int64_t>::max()));
   return n * multiplier;
 }
 

@@ -11,7 +11,7 @@ struct SiSizeError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-// Throws SiSizeError with the reference's wording for an unknown suffix.
+// Throws SiSizeError with the reference's wording for an unknown suffix, and for a value beyond int64 (never wraps).
 int64_t parse_si_size(std::string_view text);
 
 }  // namespace gcm

@@ -96,6 +96,7 @@ void CheckRun::send_telemetry(const std::string& health_check, const CheckOutcom
       r.msg += "\nSLURM_JOB_ID is not set for prolog/epilog check.";
     }
   }
+  for (const auto& w : telemetry_warnings) r.msg += "\nWARNING: " + w;
   r.start_time = start_time;
   r.end_time = now();
   if (!sink) return;

@@ -40,6 +40,9 @@ class CheckRun {
   // When the check began (construction, or run_standard). With timeout_s it gives the check's own deadline.
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   Killswitches killswitches;
+  // Problems of the run's own setup that the operator must see in the telemetry too, not only in a log file (a
+  // killswitch file that failed to load): each is appended to every record's message as "WARNING: ...".
+  std::vector<std::string> telemetry_warnings;
   std::shared_ptr<spdlog::logger> log;
   std::unique_ptr<Sink> sink;  // null: telemetry goes nowhere (do_nothing)
   std::optional<std::string> gpu_node_id;  // known after a check read the GPUs; else from the node-id file

@@ -1,7 +1,10 @@
 #include "health/killswitches.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -29,18 +32,35 @@ const std::vector<std::string>& known_killswitch_flags() {
   return flags;
 }
 
+namespace {
+
+// A directory or a file we may not open: GCM refuses both on its command line (click.Path, dir_okay=False and
+// readable), so they are the operator's mistake to be told about, not the fallback for a bad push of the file.
+void require_readable_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw KillswitchFileError(fmt::format("features config {} is a directory, not a TOML file", path));
+  std::ifstream in(path);
+  if (!in)
+    throw KillswitchFileError(fmt::format("features config {} cannot be read: {}", path, std::strerror(errno)));
+}
+
+}  // namespace
+
 Killswitches Killswitches::load(const std::string& path, std::vector<std::string>* warnings) {
   if (!std::filesystem::exists(path)) throw KillswitchError(fmt::format("features_config path doesn't exist: {}", path));
+  require_readable_file(path);
   toml::table root;
   try {
     root = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
     // As the reference: a file that fails to load leaves every check enabled (one bad push of the file must not
     // stop every prolog on the fleet); the caller logs why.
-    if (warnings)
-      warnings->push_back(fmt::format("features config {}:{}:{}: {}; not loaded, every check stays enabled", path,
-                                      e.source().begin.line, e.source().begin.column, e.description()));
-    return Killswitches{};
+    Killswitches none;
+    none.load_failure_ = fmt::format("features config {}:{}:{}: not valid TOML ({}); not loaded, every check stays "
+                                     "enabled", path, e.source().begin.line, e.source().begin.column, e.description());
+    if (warnings) warnings->push_back(*none.load_failure_);
+    return none;
   }
   Killswitches k;
   const toml::table* t = root["HealthChecksFeatures"].as_table();

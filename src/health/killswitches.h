@@ -16,17 +16,27 @@ struct KillswitchError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The file exists but cannot be read at all (a directory, no read permission): a usage error, as the reference's
+// click.Path(dir_okay=False) makes it, never a silent "every check enabled".
+struct KillswitchFileError : KillswitchError {
+  using KillswitchError::KillswitchError;
+};
+
 class Killswitches {
  public:
   Killswitches() = default;  // no file: every check enabled
-  // Throws KillswitchError naming the file for a missing file or a flag that is not a boolean. A file that is not
-  // valid TOML leaves every check enabled (the reference's rule). Unknown flag names (a typo would silently disable
-  // nothing) and an unloadable file are reported through `warnings`.
+  // Throws KillswitchError naming the file for a missing file or a flag that is not a boolean, and
+  // KillswitchFileError for a directory or a file that cannot be opened. A file that is not valid TOML leaves every
+  // check enabled (the reference's documented fallback); that, and unknown flag names (a typo would silently disable
+  // nothing), are reported through `warnings`.
   static Killswitches load(const std::string& path, std::vector<std::string>* warnings = nullptr);
   bool disabled(const std::string& flag) const;
+  // Why the file was not loaded (not valid TOML), when that fallback was taken.
+  const std::optional<std::string>& load_failure() const { return load_failure_; }
 
  private:
   std::map<std::string, bool> flags_;
+  std::optional<std::string> load_failure_;
 };
 
 // Every flag name the project knows (the reference's list).

@@ -1,7 +1,7 @@
 #include "sacct/backfill.h"
 
 #include <fcntl.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,35 +56,43 @@ struct Finished {
   bool interrupted = false;  // SIGTERM/SIGINT to this process
 };
 
-// Starts argv in its own process group with the given stdin/stdout/stderr. Throws std::runtime_error.
-pid_t spawn(const std::vector<std::string>& argv, int in_fd, int out_fd, int err_fd) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  if (in_fd >= 0) posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
-  if (out_fd >= 0) posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-  if (err_fd >= 0) posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t def, none;
-  sigemptyset(&def);
-  sigaddset(&def, SIGPIPE);
-  sigaddset(&def, SIGTERM);
-  sigaddset(&def, SIGINT);
+// The child's side of spawn(): only async-signal-safe calls (the parent may run several worker threads).
+[[noreturn]] void exec_child(const std::string& exe, char* const* argv, int in_fd, int out_fd, int err_fd,
+                             pid_t parent) {
+  // Dies with the backfill: a SIGKILLed backfill once left its publish command running, which finished the chunk
+  // unrecorded, so the rerun published it again. The check after prctl closes the race with a parent that died
+  // before it.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);
+  ::setpgid(0, 0);  // its own group, so that a timeout kills what it started too
+  if (in_fd >= 0) ::dup2(in_fd, 0);
+  if (out_fd >= 0) ::dup2(out_fd, 1);
+  if (err_fd >= 0) ::dup2(err_fd, 2);
+  for (int sig : {SIGPIPE, SIGTERM, SIGINT}) ::signal(sig, SIG_DFL);
+  sigset_t none;
   sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &def);
-  posix_spawnattr_setsigmask(&attr, &none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::execve(exe.c_str(), argv, environ);
+  ::_exit(127);
+}
+
+// Starts argv in its own process group with the given stdin/stdout/stderr; it gets SIGKILL if this process dies.
+// Throws std::runtime_error.
+pid_t spawn(const std::vector<std::string>& argv, int in_fd, int out_fd, int err_fd) {
+  std::string exe = argv.at(0).find('/') == std::string::npos ? find_executable(argv[0]) : argv[0];
+  if (exe.empty() || ::access(exe.c_str(), X_OK) != 0)
+    throw std::runtime_error(fmt::format("cannot run {}: {} (PATH={})", command_line(argv),
+                                         exe.empty() ? "not found" : std::strerror(errno),
+                                         std::getenv("PATH") ? std::getenv("PATH") : ""));
   std::vector<char*> cargv;
   for (const auto& s : argv) cargv.push_back(const_cast<char*>(s.c_str()));
   cargv.push_back(nullptr);
-  pid_t pid = -1;
-  int err = posix_spawnp(&pid, cargv[0], &fa, &attr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (err != 0)
-    throw std::runtime_error(fmt::format("cannot run {}: {} (PATH={})", command_line(argv), std::strerror(err),
-                                         std::getenv("PATH") ? std::getenv("PATH") : ""));
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0)
+    throw std::runtime_error(fmt::format("cannot run {}: fork: {}", command_line(argv), std::strerror(errno)));
+  if (pid == 0) exec_child(exe, cargv.data(), in_fd, out_fd, err_fd, parent);
+  ::setpgid(pid, pid);  // also from here, so that the group exists before any kill(-pid)
   return pid;
 }
 
@@ -204,8 +212,16 @@ BackfillState::BackfillState(std::string path) : path_(std::move(path)) {
     Chunk c;
     uint64_t records = 0;
     std::string s_iso, e_iso;
-    if (ls >> word >> c.start >> c.end >> records >> s_iso >> e_iso && word == "done") done_.insert(c);
+    if (!(ls >> word >> c.start >> c.end >> records >> s_iso >> e_iso)) continue;
+    if (word == "done") done_.insert(c);
+    if (word == "publishing") publishing_.insert(c);
   }
+  for (const auto& c : done_) publishing_.erase(c);
+}
+
+bool BackfillState::interrupted(const Chunk& c) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return publishing_.count(c) > 0;
 }
 
 bool BackfillState::done(const Chunk& c) const {
@@ -216,8 +232,19 @@ bool BackfillState::done(const Chunk& c) const {
 void BackfillState::mark_done(const Chunk& c, uint64_t records, const TimeZone& zone) {
   std::lock_guard<std::mutex> lock(mu_);
   done_.insert(c);
+  publishing_.erase(c);
+  append("done", c, records, zone);
+}
+
+void BackfillState::mark_publishing(const Chunk& c, uint64_t records, const TimeZone& zone) {
+  std::lock_guard<std::mutex> lock(mu_);
+  append("publishing", c, records, zone);
+}
+
+// Under mu_.
+void BackfillState::append(const std::string& word, const Chunk& c, uint64_t records, const TimeZone& zone) {
   if (path_.empty()) return;
-  std::string line = fmt::format("done {} {} {} {} {}\n", c.start, c.end, records, offset_iso(c.start, zone),
+  std::string line = fmt::format("{} {} {} {} {} {}\n", word, c.start, c.end, records, offset_iso(c.start, zone),
                                  offset_iso(c.end, zone));
   int fd = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error(fmt::format("cannot write the state file {}: {}", path_, std::strerror(errno)));
@@ -241,7 +268,8 @@ std::vector<std::string> fsacct_chunk_argv(const BackfillOptions& o, const Chunk
           "--duplicates", "--noconvert", "--clusters", o.cluster};
 }
 
-ChunkResult run_chunk_once(const BackfillOptions& o, const Chunk& c) {
+ChunkResult run_chunk_once(const BackfillOptions& o, const Chunk& c,
+                           const std::function<void(uint64_t records)>& before_publish) {
   ChunkResult r;
   r.attempts = 1;
   try {
@@ -274,6 +302,7 @@ ChunkResult run_chunk_once(const BackfillOptions& o, const Chunk& c) {
     uint64_t lines = count_lines(out.fd);
     r.records = lines > 0 ? lines - 1 : 0;  // the header
     if (::lseek(out.fd, 0, SEEK_SET) != 0) throw std::runtime_error(fmt::format("lseek: {}", std::strerror(errno)));
+    if (before_publish) before_publish(r.records);
     pid = spawn(o.publish_cmd, out.fd, -1, -1);
     f = wait_for(pid, o.publish_timeout);
     if (f.interrupted) {
@@ -310,6 +339,11 @@ BackfillSummary run_backfill(const BackfillOptions& o, const std::vector<Chunk>&
   if (sum.skipped)
     log.info("sacct_backfill: {} of {} chunk(s) already published (state file {}); {} to do", sum.skipped,
              chunks.size(), state.path(), todo.size());
+  for (size_t i : todo)
+    if (state.interrupted(chunks[i]))
+      log.warn("sacct_backfill: chunk {} .. {} was cut off while its publish command ran (an earlier run was "
+               "killed); it may be partly published and is published again",
+               offset_iso(chunks[i].start, o.zone), offset_iso(chunks[i].end, o.zone));
   std::mutex mu;
   const auto t0 = SteadyClock::now();
   size_t finished = 0;
@@ -342,7 +376,7 @@ BackfillSummary run_backfill(const BackfillOptions& o, const std::vector<Chunk>&
       auto c0 = SteadyClock::now();
       ChunkResult r;
       for (int attempt = 1; attempt <= o.retries + 1; ++attempt) {
-        r = run_chunk_once(o, c);
+        r = run_chunk_once(o, c, [&](uint64_t records) { state.mark_publishing(c, records, o.zone); });
         r.attempts = attempt;
         if (r.ok || shutdown_requested()) break;
         log.warn("sacct_backfill: chunk {} attempt {}/{} failed: {}", when, attempt, o.retries + 1, r.error);

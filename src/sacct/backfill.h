@@ -39,20 +39,29 @@ std::vector<Chunk> gen_time_bounds(int64_t start, int64_t end, int64_t step_seco
 std::vector<Chunk> read_intervals(const std::string& text, int64_t now, const TimeZone& zone);
 
 // The chunks already published, one line each: "done <start> <end> <records> <start ISO> <end ISO>". Appended and
-// fsync'ed after each publish; a torn last line (a crash while writing) is ignored.
+// fsync'ed after each publish; a torn last line (a crash while writing) is ignored. Before each publish command a
+// "publishing <start> <end> <records> <start ISO> <end ISO>" line is written too: a chunk that has it and no "done"
+// line was cut off while its publisher ran (the backfill was killed; its publisher died with it), so it may be
+// partly published; a rerun names it and publishes it again.
 class BackfillState {
  public:
   BackfillState() = default;  // no file: nothing is remembered
   explicit BackfillState(std::string path);  // loads it when it exists; throws std::runtime_error naming it
   bool done(const Chunk& c) const;
+  // Published by an earlier run that was killed while the publish command ran (and is not done since).
+  bool interrupted(const Chunk& c) const;
   void mark_done(const Chunk& c, uint64_t records, const TimeZone& zone);  // throws std::runtime_error
+  void mark_publishing(const Chunk& c, uint64_t records, const TimeZone& zone);  // throws std::runtime_error
   const std::string& path() const { return path_; }
   size_t size() const { return done_.size(); }
 
  private:
   std::string path_;
   std::set<Chunk> done_;
+  std::set<Chunk> publishing_;  // as read from the file, without the ones done
   mutable std::mutex mu_;
+
+  void append(const std::string& word, const Chunk& c, uint64_t records, const TimeZone& zone);
 };
 
 struct BackfillOptions {
@@ -85,8 +94,11 @@ struct BackfillSummary {
   uint64_t records = 0;
 };
 
-// Runs one chunk once: fsacct into a staged file, then the publish command on it. Never throws.
-ChunkResult run_chunk_once(const BackfillOptions& o, const Chunk& c);
+// Runs one chunk once: fsacct into a staged file, then the publish command on it (before_publish, when given, runs
+// just before it starts, with the chunk's record count; a throw fails the attempt). Never throws. Both commands get
+// SIGKILL if this process dies (PR_SET_PDEATHSIG), so none outlives a killed backfill.
+ChunkResult run_chunk_once(const BackfillOptions& o, const Chunk& c,
+                           const std::function<void(uint64_t records)>& before_publish = {});
 
 // Runs every chunk not in state (with retries), recording each published one. Stops early on SIGTERM/SIGINT.
 BackfillSummary run_backfill(const BackfillOptions& o, const std::vector<Chunk>& chunks, BackfillState& state,

@@ -14,6 +14,7 @@
 
 #include "app/command_registry.h"
 #include "app/option_binder.h"
+#include "app/option_limits.h"
 #include "core/config.h"
 #include "core/logging.h"
 #include "core/shutdown.h"
@@ -83,7 +84,11 @@ int BackfillCommand::run(const ConfigFile& cfg) {
   o.publish_cmd = is_new ? new_publish : file_publish;
   if (o.publish_cmd.empty()) return usage("a publish command is required after '--' (e.g. -- gcm sacct_publish ...)");
   try {
-    o.cluster = cluster ? *cluster : detect_cluster();
+    // The log is named after the cluster, so a warning waits for it in `warnings`.
+    o.cluster = cluster ? *cluster : detect_cluster(std::chrono::seconds(10), [&](const std::string& w) {
+      warnings.push_back(w);
+      std::cerr << "Warning: " << w << "\n";
+    });
   } catch (const std::exception& e) {
     return usage(fmt::format("cannot find the cluster name (give --cluster): {}", e.what()));
   }
@@ -168,15 +173,20 @@ const bool registered = register_app_command({
       sub.require_subcommand(0, 1);
       cmd->group_binder = std::make_unique<OptionBinder>(sub);
       OptionBinder& g = *cmd->group_binder;
-      g.option("--sleep", "sleep", cmd->sleep_s, "Seconds between two chunks (serial mode).")->capture_default_str();
+      g.option("--sleep", "sleep", cmd->sleep_s, "Seconds between two chunks (serial mode).")
+          ->capture_default_str()
+          ->check(CLI::NonNegativeNumber)
+          ->check(seconds_or_zero());
       g.option("--sacct-timeout", "sacct_timeout", cmd->sacct_timeout_s,
                "Seconds fsacct may take for one chunk; then it is killed and the chunk retried.")
           ->capture_default_str()
-          ->check(CLI::PositiveNumber);
+          ->check(CLI::PositiveNumber)
+          ->check(timeout_seconds());
       g.option("--publish-timeout", "publish_timeout", cmd->publish_timeout_s,
                "Seconds the publish command may take for one chunk; then it is killed and the chunk retried.")
           ->capture_default_str()
-          ->check(CLI::PositiveNumber);
+          ->check(CLI::PositiveNumber)
+          ->check(timeout_seconds());
       g.option("--concurrently", "concurrently", cmd->concurrently, "Chunks run at once (0: all).")
           ->capture_default_str()
           ->check(CLI::NonNegativeNumber);
@@ -185,7 +195,8 @@ const bool registered = register_app_command({
           ->check(CLI::NonNegativeNumber);
       g.option("--retry-wait", "retry_wait", cmd->retry_wait_s, "Seconds between two attempts of a chunk.")
           ->capture_default_str()
-          ->check(CLI::NonNegativeNumber);
+          ->check(CLI::NonNegativeNumber)
+          ->check(seconds_or_zero());
       g.option("--state-file", "state_file", cmd->state_file,
                "Where published chunks are recorded, so a restart skips them (default: "
                "<log-folder>/sacct_backfill_logs/<cluster>.state; 'none': no state).");
@@ -198,9 +209,11 @@ const bool registered = register_app_command({
       g.option("--cluster", "cluster", cmd->cluster,
                "Cluster name (sacct --clusters). Default: ClusterName from `scontrol show config`.");
       g.flag("--once", "once", cmd->once, "Walk the range once and exit (non-zero if a chunk failed).");
-      g.option("--interval", "interval", cmd->interval, "Seconds between the starts of two walks (without --once).")
+      g.option("--interval", "interval", cmd->interval,
+               "Seconds between the starts of two walks (without --once; 1 s to 366 days).")
           ->capture_default_str()
-          ->check(CLI::NonNegativeNumber);
+          ->check(CLI::NonNegativeNumber)
+          ->check(round_interval_seconds());
       g.flag("--stdout", "stdout", cmd->log_stdout, "Write internal logs to stdout instead of the log file.");
       g.option("--log-folder", "log_folder", cmd->log_folder,
                "Logs go to <log-folder>/sacct_backfill_logs/<cluster>.log.")
@@ -215,7 +228,9 @@ const bool registered = register_app_command({
       n.option("-s,--start", "start", cmd->start, "Range start (date -d syntax: ISO 8601, '3 hours ago', ...).")
           ->capture_default_str();
       n.option("-e,--end", "end", cmd->end, "Range end.")->capture_default_str();
-      n.option("--step", "step", cmd->step_hours, "Chunk length in hours.")->capture_default_str();
+      n.option("--step", "step", cmd->step_hours, "Chunk length in hours.")
+          ->capture_default_str()
+          ->check(CLI::Range(0.0, kMaxOptionSeconds / 3600));  // at most 366 days; the lower bound is gen_time_bounds'
       n.option("publish_cmd", "publish_cmd", cmd->new_publish,
                "PUBLISH_CMD: after '--', the command that reads each chunk's sacct -P output on stdin.");
 

@@ -109,7 +109,10 @@ int PublishCommand::run(const ConfigFile& cfg) {
 
   std::unique_ptr<Sink> sink;
   try {
-    o.cluster = shared.cluster ? *shared.cluster : detect_cluster();
+    o.cluster = shared.cluster ? *shared.cluster : detect_cluster(std::chrono::seconds(10), [&](const std::string& w) {
+      log->warn("{}", w);
+      std::cerr << "Warning: " << w << "\n";
+    });
     o.heterogeneous_cluster_v1 = shared.heterogeneous_cluster_v1;
     sink = make_sink_for("sacct_publish", shared, log);
   } catch (const SinkUsageError& e) {
@@ -149,15 +152,22 @@ int PublishCommand::run(const ConfigFile& cfg) {
   }
   const PublishStats& st = publisher.stats();
   std::string summary = fmt::format("{}: {} record(s) from {} line(s) ({} bytes) in {} chunk(s)", o.input_name,
-                                    writer.records(), st.lines, st.bytes, writer.chunks());
+                                    writer.acknowledged_records(), st.lines, st.bytes, writer.acknowledged_chunks());
   if (st.utf8_fixed_lines)
     summary += fmt::format("; {} line(s) with invalid UTF-8 read with errors={}", st.utf8_fixed_lines, io_errors);
   if (writer.oversized())
     log->warn("sacct_publish: {} record(s) were larger than --chunk-size {} and were sent alone", writer.oversized(),
               shared.chunk_size);
   if (!failure.empty()) {
-    log->error("sacct_publish: {} (after {})", failure, summary);
-    std::cerr << "Error: " << failure << "\n" << "(" << summary << " were published before it)\n";
+    // Only what the sink acknowledged counts as published: the chunk that failed is not (a receiver answering 400
+    // took none of it), and neither is anything after it.
+    std::string delivery = fmt::format("{} chunk(s) sent, {} acknowledged ({} record(s)), {} failed",
+                                       writer.chunks(), writer.acknowledged_chunks(), writer.acknowledged_records(),
+                                       writer.failed_chunks());
+    log->error("sacct_publish: {} ({}; {} line(s) read)", failure, delivery, st.lines);
+    std::cerr << "Error: " << failure << "\n"
+              << "(" << o.input_name << ": " << delivery << "; " << writer.acknowledged_records()
+              << " record(s) were published before it)\n";
     return rc;
   }
   if (st.invalid_lines) {

@@ -16,6 +16,21 @@ namespace gcm::sacct {
 
 using namespace gcm::slurm;
 
+namespace {
+
+// sacct prints every job and step id starting with the job's number (123, 123_4, 123.batch, 123+0, 123_[1-5]).
+bool looks_like_job_id(std::string_view id) { return !id.empty() && id[0] >= '0' && id[0] <= '9'; }
+
+// The start of a line for a message: at most 60 bytes, bytes outside printable ASCII as '?' (the output may be
+// binary).
+std::string excerpt(std::string_view line) {
+  std::string out;
+  for (char c : line.substr(0, 60)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return line.size() > 60 ? out + "..." : out;
+}
+
+}  // namespace
+
 std::vector<std::string> sacct_running_argv(const std::string& delimiter) {
   return {"sacct", "-P", "-s", "running,r", "--delimiter", delimiter, "-a", "-o", "all", "--duplicates",
           "--noconvert"};
@@ -38,7 +53,7 @@ SacctRunningStats collect_sacct_running(SlurmClient& client, const CollectorCont
   Record r(schema);
   const size_t derived_field = sacct_derived_cluster_field();
   std::vector<std::optional<size_t>> column;  // schema field -> output column
-  std::optional<size_t> partition_col, nodelist_col, cluster_col;
+  std::optional<size_t> partition_col, nodelist_col, cluster_col, jobid_col;
 
   client.stream_lines(q, [&](std::string_view physical) {
     auto logical = repair.feed(physical);
@@ -58,8 +73,21 @@ SacctRunningStats collect_sacct_running(SlurmClient& client, const CollectorCont
       partition_col = h.first("Partition");
       nodelist_col = h.first("NodeList");
       cluster_col = h.first("Cluster");
+      jobid_col = h.first("JobID");
+      // Without it this is not sacct's output (garbage, an error page, binary): every "record" would hold only
+      // derived_cluster.
+      if (!jobid_col)
+        throw SlurmError(q.name, command_line(q.argv), repair.lines(),
+                         fmt::format("not a sacct header (no JobID column): '{}'", excerpt(*logical)));
     }
     if (!row) return;
+    if (!looks_like_job_id((*row)[*jobid_col])) {
+      ++stats.not_sacct_rows;
+      if (ctx.log)
+        ctx.log->warn("sacct_running: line {} skipped: not a sacct row (JobID '{}' is not a job id): '{}'",
+                      repair.lines(), excerpt((*row)[*jobid_col]), excerpt(*logical));
+      return;
+    }
     for (size_t f = 0; f < derived_field; ++f) {
       Value& v = r[f];
       if (!column[f]) {
@@ -127,6 +155,14 @@ SacctRunningStats collect_sacct_running(SlurmClient& client, const CollectorCont
 
 namespace {
 
+std::string line_errors_message(const SacctRunningStats& s) {
+  std::vector<std::string> what;
+  if (s.skipped_rows) what.push_back(fmt::format("{} sacct row(s) had the wrong field count", s.skipped_rows));
+  if (s.not_sacct_rows) what.push_back(fmt::format("{} row(s) were not sacct rows (no job id)", s.not_sacct_rows));
+  if (s.unterminated) what.push_back("the output ended inside a broken record");
+  return fmt::format("{} (the other records were delivered)", fmt::join(what, "; "));
+}
+
 class SacctRunning : public Collector {
  public:
   explicit SacctRunning(OptionBinder& b) {
@@ -144,11 +180,9 @@ class SacctRunning : public Collector {
     return {{"sacct_running", &sacct_schema(), [this](const CollectorContext& c, RecordOut& o) {
                SacctRunningStats s = collect_sacct_running(client_, c, opts_, o);
                c.log->info("sacct_running: {} record(s); {} row(s) skipped, {} time value(s) kept as printed",
-                           s.records, s.skipped_rows, s.bad_values);
-               if (s.skipped_rows || s.unterminated)
-                 throw std::runtime_error(fmt::format(
-                     "{} sacct row(s) had the wrong field count{} (the other records were delivered)",
-                     s.skipped_rows, s.unterminated ? " and the output ended inside a broken record" : ""));
+                           s.records, s.skipped_rows + s.not_sacct_rows, s.bad_values);
+               if (s.skipped_rows || s.not_sacct_rows || s.unterminated)
+                 throw std::runtime_error(line_errors_message(s));
              }}};
   }
 

@@ -24,12 +24,13 @@ struct SacctRunningOptions {
 struct SacctRunningStats {
   size_t records = 0;
   size_t skipped_rows = 0;    // rows whose field count differs from the header's (parse_delimited's warning)
+  size_t not_sacct_rows = 0;  // rows whose JobID is not a job id (garbage in the output)
   size_t bad_values = 0;      // times that are not dates, kept as sacct printed them
   bool unterminated = false;  // the output ended inside a broken record
 };
 
 // Streams the query's output into Sacct records. Throws slurm::SlurmError (command failure, timeout, a broken record
-// with too many delimiters), naming the line.
+// with too many delimiters, a first line that is not a sacct header), naming the line.
 SacctRunningStats collect_sacct_running(slurm::SlurmClient& client, const CollectorContext& ctx,
                                         const SacctRunningOptions& o, RecordOut& out);
 

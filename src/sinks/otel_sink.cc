@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/endpoint_url.h"
 #include "otlp/encode.h"
 #include "otlp/exporter.h"
 #include "otlp/grpc_loader.h"
@@ -53,6 +54,12 @@ Object resource_for(Object attrs) {
   return attrs;
 }
 
+// Refused before any I/O: libcurl would follow file://, gopher://, ... and a file's content would end in the error.
+void require_http_url(std::string_view what, const std::string& url) {
+  if (auto problem = http_url_problem(url))
+    throw SinkUsageError(fmt::format("sink 'otel': {}", invalid_url_message(what, url, *problem)));
+}
+
 class OtelSink : public Sink {
  public:
   OtelSink(const SinkOptions& o, const SinkContext& ctx) : log_(ctx.log) {
@@ -63,9 +70,15 @@ class OtelSink : public Sink {
     if (endpoint.empty() && (logs_url.empty() || metrics_url.empty()))
       throw SinkUsageError(
           "sink 'otel' needs an endpoint: -o otel_endpoint=http://HOST:4318 or OTEL_EXPORTER_OTLP_ENDPOINT");
-    cfg.logs_url = o.has("otel_endpoint") || logs_url.empty() ? otlp::signal_url(endpoint, "v1/logs") : logs_url;
-    cfg.metrics_url =
-        o.has("otel_endpoint") || metrics_url.empty() ? otlp::signal_url(endpoint, "v1/metrics") : metrics_url;
+    bool endpoint_wins = o.has("otel_endpoint");
+    bool logs_from_endpoint = endpoint_wins || logs_url.empty();
+    bool metrics_from_endpoint = endpoint_wins || metrics_url.empty();
+    if (logs_from_endpoint || metrics_from_endpoint)
+      require_http_url(endpoint_wins ? "otel_endpoint" : "OTEL_EXPORTER_OTLP_ENDPOINT", endpoint);
+    if (!logs_from_endpoint) require_http_url("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", logs_url);
+    if (!metrics_from_endpoint) require_http_url("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", metrics_url);
+    cfg.logs_url = logs_from_endpoint ? otlp::signal_url(endpoint, "v1/logs") : logs_url;
+    cfg.metrics_url = metrics_from_endpoint ? otlp::signal_url(endpoint, "v1/metrics") : metrics_url;
 
     // The reference passes the timeout in seconds (and reads OTEL_EXPORTER_OTLP_TIMEOUT as seconds); so do we.
     double timeout_s = o.get_double("otel_timeout", std::atof(env_or("OTEL_EXPORTER_OTLP_TIMEOUT", "10").c_str()));

@@ -1,5 +1,7 @@
 #include "slurm/cluster_name.h"
 
+#include <fmt/format.h>
+
 #include "core/subprocess.h"
 
 namespace gcm {
@@ -26,18 +28,42 @@ std::optional<std::string> parse_cluster_name(std::string_view text) {
   return std::nullopt;
 }
 
-std::string detect_cluster(std::chrono::milliseconds timeout) {
+namespace {
+
+const std::vector<std::string> kShowConfig = {"scontrol", "show", "config"};
+
+}  // namespace
+
+ClusterNameLookup look_up_cluster_name(std::chrono::milliseconds timeout) {
+  ClusterNameLookup lookup;
+  if (find_executable(kShowConfig[0]).empty()) return lookup;  // no Slurm on this host
+  CommandSpec spec;
+  spec.argv = kShowConfig;
+  spec.timeout = timeout;
   try {
-    CommandSpec spec;
-    spec.argv = {"scontrol", "show", "config"};
-    spec.timeout = timeout;
     CommandResult r = run_command(spec);
-    if (r.ok()) {
-      if (auto name = parse_cluster_name(r.out)) return *name;
+    if (!r.ok()) {
+      lookup.problem = describe_failure(spec, r);
+    } else if (auto name = parse_cluster_name(r.out)) {
+      lookup.name = *name;
+    } else {
+      lookup.problem = fmt::format("`{}` printed no ClusterName", command_line(spec.argv));
     }
-  } catch (const CommandError&) {
+  } catch (const CommandError& e) {
+    lookup.problem = e.what();
   }
-  return "local-node";
+  return lookup;
+}
+
+std::string cluster_name_warning(const ClusterNameLookup& lookup) {
+  return fmt::format("cannot read the cluster name from `{}`: {}; using local-node (give --cluster to set it)",
+                     command_line(kShowConfig), lookup.problem);
+}
+
+std::string detect_cluster(std::chrono::milliseconds timeout, const std::function<void(const std::string&)>& warn) {
+  ClusterNameLookup lookup = look_up_cluster_name(timeout);
+  if (!lookup.problem.empty() && warn) warn(cluster_name_warning(lookup));
+  return lookup.name.value_or("local-node");
 }
 
 }  // namespace gcm

@@ -129,6 +129,8 @@ const DelimitedRow* DelimitedParser::feed(std::string_view line) {
         }
         fields_.resize(header_.size());
         break;
+      case RowLengthPolicy::Keep:
+        break;
     }
   }
   ++rows_;

@@ -35,6 +35,9 @@ enum class RowLengthPolicy {
   // parse_delimited's rule (§1.8): it zips each row with the header, so extra fields are dropped (sinfo -o %all
   // ends some rows with a '|') and only short rows are skipped and counted.
   DropExtraSkipShort,
+  // Deliver the row with every field it has, short or long: the caller reports it with its line (sacctmgr tables,
+  // whose README promises that a row longer than the header is reported, not cut to fit).
+  Keep,
 };
 
 struct DelimitedOptions {

@@ -558,6 +558,11 @@ int run_profile(const RunnerOptions& opts) {
       std::vector<std::string> warnings;
       ctx.killswitches = health::Killswitches::load(*suite.features_config, &warnings);
       for (const auto& w : warnings) log->warn("{}", w);
+      if (auto failure = ctx.killswitches.load_failure()) std::cerr << "Warning: " << *failure << "\n";
+    } catch (const health::KillswitchFileError& e) {
+      // A directory or an unreadable file is a mistake in the suite's setup, like a bad suite file.
+      std::cerr << "Error: suite " << suite.path << ": [suite] features_config: " << e.what() << "\n";
+      return kExitUsage;
     } catch (const std::exception& e) {
       log->error("features_config {}: {} (no killswitch applies)", *suite.features_config, e.what());
     }
@@ -617,6 +622,9 @@ int run_profile(const RunnerOptions& opts) {
     tele.cluster = ctx.cluster;
     tele.type = check_type(opts.profile);
     tele.log = log;
+    // The suite sends every record (the checks only report verdicts): a killswitch file that fell back to "every
+    // check enabled" is said in each of them.
+    if (auto failure = ctx.killswitches.load_failure()) tele.telemetry_warnings.push_back(*failure);
     try {
       SinkContext sctx;
       sctx.command = std::string("gcm ") + profile_name;

@@ -64,6 +64,48 @@ TEST(Cli, UsageErrorsExit2AndNameTheProblem) {
   EXPECT_EQ(bad_level.exit_code, 2);
 }
 
+// Safety switches that fail loudly: sizes that would wrap, intervals that would spin, URLs that are not http(s) and
+// config files that are directories are usage errors (exit 2) naming the value, before any I/O.
+TEST(Cli, UnsafeSizesIntervalsUrlsAndConfigPathsExit2) {
+  auto dir = temp_dir("cli-unsafe");
+  std::vector<std::string> storage = {"storage", "--log-folder", dir, "--cluster", "c", "--statvfs-patterns", "c=^/$"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = storage;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_gcm(args, 20s);
+  };
+  auto wrapped = with({"--once", "--chunk-size", "18446744073710M"});
+  EXPECT_EQ(wrapped.exit_code, 2) << wrapped.out << wrapped.err;
+  EXPECT_NE(wrapped.err.find("'18446744073710M' is too large"), std::string::npos) << wrapped.err;
+
+  auto spin = with({"--interval", "0", "--sink", "do_nothing"});
+  EXPECT_EQ(spin.exit_code, 2) << "--interval 0 ran: " << spin.err;
+  EXPECT_NE(spin.err.find("--interval"), std::string::npos) << spin.err;
+  EXPECT_NE(spin.err.find("at least 1 second"), std::string::npos) << spin.err;
+  auto forever = with({"--interval", "100000000000", "--sink", "do_nothing"});
+  EXPECT_EQ(forever.exit_code, 2) << forever.err;
+  EXPECT_NE(forever.err.find("at most 366 days"), std::string::npos) << forever.err;
+  auto huge_timeout = with({"--once", "--statvfs-timeout", "1e300"});
+  EXPECT_EQ(huge_timeout.exit_code, 2) << huge_timeout.err;
+
+  for (std::string url : {"file:///etc/hostname", "gopher://127.0.0.1:70", "ftp://127.0.0.1/x"}) {
+    auto r = with({"--once", "--sink", "otel", "-o", "otel_endpoint=" + url});
+    EXPECT_EQ(r.exit_code, 2) << url << ": " << r.err;
+    EXPECT_NE(r.err.find("Invalid value for 'otel_endpoint': '" + url + "'"), std::string::npos) << r.err;
+  }
+  auto downstream = run_gcm({"slurm_processor", "--listen", "127.0.0.1:0", "--downstream", "gopher://127.0.0.1:70",
+                             "--log-folder", dir},
+                            20s);
+  EXPECT_EQ(downstream.exit_code, 2) << downstream.err;
+  EXPECT_NE(downstream.err.find("Invalid value for '--downstream': 'gopher://127.0.0.1:70' (scheme 'gopher'"),
+            std::string::npos)
+      << downstream.err;
+
+  auto config_dir = run_gcm({"--config", dir, "storage", "--once"}, 20s);
+  EXPECT_EQ(config_dir.exit_code, 2) << config_dir.err;
+  EXPECT_NE(config_dir.err.find(dir + ": is a directory"), std::string::npos) << config_dir.err;
+}
+
 TEST(Cli, ConfigFileErrorsAndWarnings) {
   auto dir = temp_dir("cli-config");
   std::ofstream(dir + "/bad.toml") << "[gcm.storage]\ninterval = 5\nsink = \n";

@@ -266,6 +266,27 @@ TEST(HealthChecks, KillswitchesConfigAndUsageErrors) {
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.out.find("WARNING - check did not exit normally"), std::string::npos) << missing.out;
   EXPECT_NE(missing.err.find("features_config path doesn't exist"), std::string::npos) << missing.err;
+  // A directory is a usage error naming it (as GCM's click.Path(dir_okay=False)), never "every check enabled".
+  auto dir = h.run({"--features-config", h.dir, "check-nvidia-smi", "c", "app", "-c", "gpu_num"});
+  EXPECT_EQ(dir.exit_code, 2) << dir.out << dir.err;
+  EXPECT_NE(dir.err.find("features config " + h.dir + " is a directory"), std::string::npos) << dir.err;
+  EXPECT_EQ(dir.out, "") << "no check ran";
+  // Not TOML: GCM's fallback (every check enabled), but said on stderr and in the record, not only in a log file.
+  std::ofstream(h.dir + "/broken.toml") << "[HealthChecksFeatures\ndisable_nvidia_smi_row_remap = true\n";
+  auto broken = h.run({"--features-config", h.dir + "/broken.toml", "check-nvidia-smi", "c", "app", "-c",
+                       "row_remap", "--sink", "stdout"});
+  EXPECT_EQ(broken.exit_code, 2) << "row_remap ran and found the failed row" << broken.out << broken.err;
+  EXPECT_NE(broken.err.find("Warning: features config " + h.dir + "/broken.toml:1:"), std::string::npos)
+      << broken.err;
+  auto broken_recs = records_of(broken.out);
+  ASSERT_EQ(broken_recs.size(), 1u) << broken.out;
+  EXPECT_NE(broken_recs[0]["_msg"].get<std::string>().find("\nWARNING: features config " + h.dir + "/broken.toml"),
+            std::string::npos)
+      << broken_recs[0]["_msg"];
+  // --config that is a directory: exit 2 naming it (it read as an empty config).
+  auto config_dir = h.run({"--config", h.dir, "check-nvidia-smi", "c", "app", "-c", "gpu_num"});
+  EXPECT_EQ(config_dir.exit_code, 2) << config_dir.out << config_dir.err;
+  EXPECT_NE(config_dir.err.find(h.dir + ": is a directory"), std::string::npos) << config_dir.err;
 
   // Config: cluster, type and options from [health_checks.check-nvidia-smi]; the command line wins.
   std::ofstream(h.dir + "/config.toml") << "[health_checks]\nlog_level = \"DEBUG\"\n"

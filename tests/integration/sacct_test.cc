@@ -148,6 +148,8 @@ D=$(dirname "$0")
 n=$(( $(cat "$D/publish.calls" 2>/dev/null || echo 0) + 1 )); echo $n > "$D/publish.calls"
 if [ "${FAULT_PUBLISH:-}" = "fail$n" ]; then echo "publish: refusing call $n" >&2; exit 1; fi
 if [ "${FAULT_PUBLISH:-}" = "kill$n" ]; then kill -9 $PPID; exit 1; fi
+# Kills the backfill, then goes on to publish its chunk, as a slow publisher would once its parent is gone.
+if [ "${FAULT_PUBLISH:-}" = "orphan$n" ]; then echo $$ > "$D/orphan.pid"; kill -9 $PPID; sleep 2; fi
 tail -n +2 >> "$D/published"
 )SH",
                true);
@@ -234,6 +236,29 @@ TEST(SacctBackfillCli, KilledBackfillResumesWithoutPublishingAChunkTwice) {
   ASSERT_EQ(r.exit_code, 0) << r.err << f.log();
   expect_each_once(f.published());
   EXPECT_NE(f.log().find("2 of 4 chunk(s) already published"), std::string::npos) << f.log();
+}
+
+// SIGKILL of the backfill while its publish command runs: the publisher dies with it (it once finished its chunk
+// unrecorded, and the rerun published the chunk again), and the state file tells the rerun which chunk was cut off.
+TEST(SacctBackfillCli, PublisherDiesWithAKilledBackfillAndTheRerunNamesTheChunk) {
+  for (const char* point : {"orphan1", "orphan3", "orphan4"}) {
+    FakeCluster f;
+    auto r = f.backfill("", point);
+    EXPECT_EQ(r.term_signal, SIGKILL) << point << ": " << r.exit_code << r.err;
+    pid_t orphan = 0;
+    std::ifstream(f.dir + "/orphan.pid") >> orphan;
+    ASSERT_GT(orphan, 0) << point;
+    EXPECT_TRUE(eventually([&] { return ::kill(orphan, 0) != 0; }, std::chrono::seconds(5)))
+        << point << ": the publisher outlived the backfill";
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // an orphan would have published by now
+    size_t before = f.published().size();
+    EXPECT_EQ(before, static_cast<size_t>((point[6] - '1') * 6)) << point;
+    EXPECT_NE(read_text(f.dir + "/state").find("publishing "), std::string::npos) << point;
+    r = f.backfill("", "");
+    ASSERT_EQ(r.exit_code, 0) << point << ": " << r.err << f.log();
+    expect_each_once(f.published());
+    EXPECT_NE(f.log().find("was cut off while its publish command ran"), std::string::npos) << point << f.log();
+  }
 }
 
 TEST(SacctBackfillCli, FromFileAndConcurrency) {

@@ -31,6 +31,7 @@ struct Node {
   json scenario = {{"devices", json::array({healthy_gpu(0), healthy_gpu(1)})}};
   std::string state = "IDLE";
   std::string reason;
+  std::string suite_extra;  // more keys of [suite]
 
   Node() {
     std::ofstream(dir + "/scontrol") << "#!/bin/sh\n"
@@ -41,7 +42,7 @@ struct Node {
   ~Node() { std::filesystem::remove_all(dir); }
 
   std::string suite(const std::string& profiles) const {
-    return "[suite]\ncluster = \"testc\"\nlog_folder = \"" + dir + "/logs\"\nstate_dir = \"" + dir +
+    return "[suite]\n" + suite_extra + "cluster = \"testc\"\nlog_folder = \"" + dir + "/logs\"\nstate_dir = \"" + dir +
            "/state\"\ngpu_job_mapping_dir = \"" + dir + "/gpu-jobs\"\nsink = \"file\"\nsink_opts = [\"file_path=" +
            dir + "/telemetry.jsonl\"]\n[slurm]\nscontrol = \"" + dir + "/scontrol\"\n[environment]\n" +
            "GCM_FAKE_NVML_SCENARIO = \"" + dir + "/nvml-{node}.json\"\nGCM_NVML_LIBRARY = \"" + GCM_FAKE_NVML +
@@ -360,6 +361,24 @@ TEST(Suite, BadSuitesAreUsageErrorsNamingTheEntry) {
   auto no_profile = n.run("epilog", "[prolog]\n");
   EXPECT_EQ(no_profile.exit_code, 2);
   EXPECT_NE(no_profile.err.find("has no [epilog] table"), std::string::npos) << no_profile.err;
+}
+
+// features_config of a suite: a directory is a usage error (it once left every check enabled with a log line); a
+// file that is not TOML is GCM's fallback (every check enabled), said on stderr and in every telemetry record.
+TEST(Suite, KillswitchFileDirectoryIsAUsageErrorAndBadTomlIsInTheTelemetry) {
+  Node n;
+  n.suite_extra = "features_config = \"" + n.dir + "\"\n";
+  auto dir = n.run("prolog", kEccSuite);
+  EXPECT_EQ(dir.exit_code, 2) << dir.out << dir.err;
+  EXPECT_NE(dir.err.find("features config " + n.dir + " is a directory"), std::string::npos) << dir.err;
+  std::ofstream(n.dir + "/broken.toml") << "[HealthChecksFeatures\ndisable_nvidia_smi = true\n";
+  n.suite_extra = "features_config = \"" + n.dir + "/broken.toml\"\n";
+  auto broken = n.run("prolog", kEccSuite);
+  EXPECT_EQ(broken.exit_code, 0) << broken.out << broken.err;
+  EXPECT_NE(broken.err.find("Warning: features config " + n.dir + "/broken.toml:1:"), std::string::npos)
+      << broken.err;
+  std::string telemetry = read_text(n.dir + "/telemetry.jsonl");
+  EXPECT_NE(telemetry.find("\\nWARNING: features config " + n.dir + "/broken.toml"), std::string::npos) << telemetry;
 }
 
 TEST(Suite, ValidatePrintsThePlanAndRunsNothing) {

@@ -1,7 +1,10 @@
 #include "core/config.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "app/option_binder.h"
@@ -131,6 +134,33 @@ TEST(Config, MissingFileAndDevNullAreEmpty) {
   EXPECT_TRUE(ConfigFile::load(std::string("/nonexistent/x.toml"), "gcm", {}).empty());
   EXPECT_TRUE(ConfigFile::load(std::string("/dev/null"), "gcm", {}).empty());
   EXPECT_TRUE(ConfigFile::load(std::nullopt, "gcm", {"/nonexistent/a.toml"}).empty());
+}
+
+TEST(Config, DirectoryOrUnreadableFileIsAnErrorNamingIt) {
+  char dir[] = "/tmp/gcm-config-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  try {
+    ConfigFile::load(std::string(dir), "gcm", {});
+    ADD_FAILURE() << "a directory was taken as an empty config";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(std::string(dir) + ": is a directory"), std::string::npos) << e.what();
+  }
+  // A default path that is a directory is a mistake too, not "no config".
+  EXPECT_THROW(ConfigFile::load(std::nullopt, "gcm", {std::string(dir)}), ConfigError);
+  std::string locked = std::string(dir) + "/locked.toml";
+  std::ofstream(locked) << "[gcm.x]\na = 1\n";
+  ::chmod(locked.c_str(), 0);
+  if (::geteuid() != 0) {  // root reads a mode-0 file
+    try {
+      ConfigFile::load(locked, "gcm", {});
+      ADD_FAILURE() << "an unreadable config was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(locked + ": cannot read the config file: Permission denied"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Config, DefaultPathsAreTriedInOrder) {

@@ -66,5 +66,19 @@ TEST(SiSize, ReferenceRules) {
   EXPECT_THROW(parse_si_size(""), SiSizeError);
 }
 
+TEST(SiSize, OverflowIsAnErrorNeverAWrap) {
+  // 18446744073710M once wrapped to 448 KB: every suffix is checked before multiplying.
+  try {
+    parse_si_size("18446744073710M");
+    FAIL() << "wrapped";
+  } catch (const SiSizeError& e) {
+    EXPECT_NE(std::string(e.what()).find("'18446744073710M' is too large"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_si_size("9223372036854776k"), SiSizeError);
+  EXPECT_THROW(parse_si_size("99999999999999999999"), SiSizeError);
+  EXPECT_EQ(parse_si_size("9223372036854M"), 9223372036854000000);
+  EXPECT_EQ(parse_si_size("9223372036854775807"), 9223372036854775807);
+}
+
 }  // namespace
 }  // namespace gcm

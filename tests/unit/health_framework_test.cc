@@ -2,6 +2,8 @@
 // TYPE, killswitch files, gpu_node_id.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -57,6 +59,51 @@ TEST(HealthKillswitches, FileFlagsTypesAndUnknownNames) {
   EXPECT_FALSE(none.disabled("disable_check_zombie"));
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("not loaded"), std::string::npos) << warnings[0];
+  ASSERT_TRUE(none.load_failure());
+  EXPECT_NE(none.load_failure()->find(dir + "/broken.toml:1:"), std::string::npos) << *none.load_failure();
+  EXPECT_FALSE(k.load_failure());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(HealthKillswitches, DirectoryOrUnreadableFileIsAFileError) {
+  char tmpl[] = "/tmp/gcm-ks-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  try {
+    Killswitches::load(dir);
+    ADD_FAILURE() << "a directory left every check enabled";
+  } catch (const KillswitchFileError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir + " is a directory"), std::string::npos) << e.what();
+  }
+  std::string locked = dir + "/locked.toml";
+  std::ofstream(locked) << "[HealthChecksFeatures]\ndisable_check_zombie = true\n";
+  ::chmod(locked.c_str(), 0);
+  if (::geteuid() != 0) {  // root reads a mode-0 file
+    try {
+      Killswitches::load(locked);
+      ADD_FAILURE() << "an unreadable killswitch file left every check enabled";
+    } catch (const KillswitchFileError& e) {
+      EXPECT_NE(std::string(e.what()).find(locked + " cannot be read: Permission denied"), std::string::npos)
+          << e.what();
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(HealthTelemetry, SetupWarningsAreInEveryRecordMessage) {
+  char tmpl[] = "/tmp/gcm-ks-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::vector<std::string> opts = {"file_path=" + dir + "/out.json"};
+  SinkContext sctx;
+  sctx.command = "health_checks";
+  CheckRun r;
+  r.cluster = "c";
+  r.sink = make_sink("file", opts, sctx);
+  r.telemetry_warnings.push_back("features config f.toml:1:1: not valid TOML");
+  r.send_telemetry("check x", {ExitCode::OK, "all good"}, CheckRun::now());
+  r.sink.reset();
+  std::ifstream in(dir + "/out.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("all good\\nWARNING: features config f.toml:1:1: not valid TOML"), std::string::npos) << text;
   std::filesystem::remove_all(dir);
 }
 

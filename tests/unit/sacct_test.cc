@@ -347,6 +347,38 @@ TEST(SacctRunning, RunningOutputsGiveTypedRecords) {
   }
 }
 
+// Garbage or binary output once became records holding only derived_cluster: a first line without JobID is not a
+// sacct header (the round fails naming the line), a row whose JobID is not a job id is a line error.
+TEST(SacctRunning, GarbageIsALineErrorNotARecord) {
+  CollectorContext ctx;
+  ctx.cluster = "c";
+  SacctRunningOptions o;
+  {
+    slurm::CannedSlurmClient client;
+    static const char binary[] = "\x7f""ELF\x02\x01\x01\0\0garbage\n\x01\x02junk\nmore junk\n";
+    client.set_output("sacct_running", std::string(binary, sizeof binary - 1));
+    Captured out;
+    try {
+      collect_sacct_running(client, ctx, o, out);
+      FAIL() << "garbage gave " << out.records.size() << " record(s)";
+    } catch (const slurm::SlurmError& e) {
+      EXPECT_EQ(e.line(), 1u);
+      EXPECT_NE(std::string(e.what()).find("not a sacct header (no JobID column): '?ELF"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_TRUE(out.records.empty());
+  }
+  slurm::CannedSlurmClient client;
+  client.set_output("sacct_running", "JobID|#State|#Partition\n12|#RUNNING|#p\n<html>|#oops|#x\n|#|#\n"
+                                     "13.batch|#RUNNING|#p\n");
+  Captured out;
+  SacctRunningStats st = collect_sacct_running(client, ctx, o, out);
+  EXPECT_EQ(st.not_sacct_rows, 2u);
+  ASSERT_EQ(out.records.size(), 2u);
+  EXPECT_EQ(out.records[0]["JobID"], "12");
+  EXPECT_EQ(out.records[1]["JobID"], "13.batch");
+}
+
 // --- fsacct (§1.15) ---
 
 TEST(Fsacct, PatchedCommandLineIsTheReferences) {
@@ -478,6 +510,32 @@ TEST(Backfill, StateFileSurvivesARestartAndATornLine) {
   s.mark_done({20, 29}, 1, utc);
   EXPECT_TRUE(BackfillState(path).done({20, 29}));
   EXPECT_EQ(BackfillState(path).size(), 3u);
+  std::filesystem::remove(path);
+}
+
+// A chunk whose publish command started but never finished (the backfill was killed) is not done, and is known as
+// interrupted to the next run; once done, it is not.
+TEST(Backfill, StateFileKnowsAChunkCutOffWhilePublishing) {
+  std::string path = "/tmp/gcm-sacct-state-publishing-" + std::to_string(::getpid());
+  std::filesystem::remove(path);
+  TimeZone utc = TimeZone::from_posix_rule("UTC0");
+  {
+    BackfillState s(path);
+    s.mark_publishing({0, 9}, 5, utc);
+    s.mark_done({0, 9}, 5, utc);
+    s.mark_publishing({10, 19}, 3, utc);  // killed here
+  }
+  BackfillState s(path);
+  EXPECT_TRUE(s.done({0, 9}));
+  EXPECT_FALSE(s.interrupted({0, 9}));
+  EXPECT_FALSE(s.done({10, 19}));
+  EXPECT_TRUE(s.interrupted({10, 19}));
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("publishing 10 19 3 "), std::string::npos) << text;
+  s.mark_done({10, 19}, 3, utc);
+  EXPECT_FALSE(s.interrupted({10, 19}));
+  EXPECT_FALSE(BackfillState(path).interrupted({10, 19}));
   std::filesystem::remove(path);
 }
 

@@ -111,6 +111,41 @@ TEST(SacctmgrQos, ShortRowIsAnErrorNamingTheLineAfterTheGoodRows) {
   EXPECT_EQ(out.records[1].at("sacctmgr_qos").find("Name")->as_string(), "c");
 }
 
+// A row longer than the header was cut to the header by the parser and published: it is reported like a short one.
+TEST(SacctmgrQos, LongRowIsAnErrorNamingTheLineNotCutToTheHeader) {
+  if (!have_zoneinfo()) GTEST_SKIP() << "no zoneinfo";
+  slurm::CannedSlurmClient c;
+  c.set_output("sacctmgr_qos", "Name|Priority|Flags\na|1|x\nb|2|y|extra\nc|3|z\n");
+  Collect out;
+  try {
+    collect_qos(c, {"c", false, kNow}, out);
+    FAIL() << "a long row was published: " << out.records.size() << " records";
+  } catch (const slurm::SlurmError& e) {
+    EXPECT_EQ(e.line(), 3u);
+    EXPECT_NE(std::string(e.what()).find("4 fields, the header has 3"), std::string::npos) << e.what();
+  }
+  ASSERT_EQ(out.records.size(), 2u);  // a and c
+  EXPECT_EQ(out.records[1].at("sacctmgr_qos").find("Name")->as_string(), "c");
+}
+
+TEST(SacctmgrUser, LongAssociationRowIsAnError) {
+  if (!have_zoneinfo()) GTEST_SKIP() << "no zoneinfo";
+  slurm::CannedSlurmClient c;
+  c.set_output("sacctmgr_users", "alice\n");
+  c.set_output("sacctmgr_user_assoc",
+               "User|Def Acct|Account|Def QOS|QOS\nalice|research|research|normal|normal\n"
+               "alice|ml|ml|normal|normal|high\n");
+  Collect out;
+  try {
+    collect_users(c, {"c", false, kNow}, out);
+    FAIL() << "a long row was published: " << out.records.size() << " records";
+  } catch (const slurm::SlurmError& e) {
+    EXPECT_EQ(e.line(), 3u);
+    EXPECT_NE(std::string(e.what()).find("6 fields, the header has 5"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(out.records.size(), 1u);
+}
+
 TEST(SacctmgrUser, ReferenceCorpus) {
   if (!std::filesystem::exists(kRef + "sample-sacctmgr-user-info.txt"))
     GTEST_SKIP() << "reference fixtures not present under " << kRef;

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "app/option_limits.h"
 #include "attribution/gpu_list.h"
 #include "gpu/device_worker.h"
 #include "gpu/nvml_library.h"
@@ -176,7 +177,8 @@ class CheckNvidiaSmi : public HealthCheck {
              "$GCM_NVML_LIBRARY, else the loader's search).");
     b.option("--nvml-timeout", "nvml_timeout", nvml_timeout_s_, "Seconds one NVML call may take (then CRITICAL).")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::PositiveNumber)
+        ->check(timeout_seconds());
     b.option("--path.procfs", "path_procfs", procfs_, "Where /proc is mounted (is a GPU process alive).")
         ->capture_default_str();
   }

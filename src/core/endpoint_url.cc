@@ -1,0 +1,38 @@
+#include "core/endpoint_url.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+namespace gcm {
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> http_url_problem(std::string_view url) {
+  size_t sep = url.find("://");
+  if (sep == std::string_view::npos) return "no scheme: expected http://HOST[:PORT]";
+  std::string scheme = lower(url.substr(0, sep));
+  if (scheme != "http" && scheme != "https") return fmt::format("scheme '{}' is not http or https", scheme);
+  std::string_view rest = url.substr(sep + 3);
+  std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+  size_t at = authority.rfind('@');
+  std::string_view host = at == std::string_view::npos ? authority : authority.substr(at + 1);
+  if (host.empty() || host[0] == ':') return std::string("no host after the scheme");
+  return std::nullopt;
+}
+
+std::string invalid_url_message(std::string_view what, std::string_view url, std::string_view problem) {
+  return fmt::format("Invalid value for '{}': '{}' ({}; only http:// and https:// URLs are allowed)", what, url,
+                     problem);
+}
+
+}  // namespace gcm
