@@ -164,7 +164,8 @@ TEST(FakeNvml, AScenarioValueOfTheWrongTypeIsNamedNotAnAbort) {
   g["temperature"] = "hot";
   g["serial"] = 5;
   g["processes"] = json::array({{{"pid", "one"}}});
-  ScenarioFile s(json{{"devices", json::array({g})}, {"delays", {{"nvmlDeviceGetPowerUsage", {{"ms", "ten"}}}}}});
+  g["delays"] = {{"nvmlDeviceGetPowerUsage", {{"ms", "ten"}}}};  // faults are per device
+  ScenarioFile s(json{{"devices", json::array({g})}});
   auto lib = open_fake();
   const nvml::Api& a = lib->api();
   nvml::Device d = nullptr;

@@ -72,8 +72,13 @@ struct Ctx {
 Manifest parse_manifest(std::string_view text, const std::string& source) {
   Json root;
   try {
-    root = parse_json_limited_or_throw(text);
-  } catch (const JsonInputError& e) {  // syntax, a number too large, too deep
+    // The limited parse builds an unordered value; a manifest's file order matters (topology_critical stops the
+    // walk in that order), so the depth is checked on its own and the ordered parser reads the text.
+    if (auto deep = json_depth_error(text)) throw JsonInputError(*deep);
+    root = Json::parse(text);
+  } catch (const JsonInputError& e) {  // too deep
+    throw ManifestError(fmt::format("{}: not valid JSON: {}", source, e.what()));
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number too large
     throw ManifestError(fmt::format("{}: not valid JSON: {}", source, e.what()));
   }
   Ctx c{source};
