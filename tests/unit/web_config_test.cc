@@ -15,6 +15,7 @@
 #include "core/http_auth.h"
 #include "core/http_client.h"
 #include "core/http_listener.h"
+#include "core/subprocess.h"
 #include "core/tls.h"
 #include "tls_certs.h"
 
@@ -225,6 +226,23 @@ TEST_F(TlsListener, ServesOverTlsAndRefusesPlainHttp) {
   std::string http_url = "http://127.0.0.1:" + std::to_string(server_->port()) + "/metrics";
   EXPECT_THROW(plain.get(http_url, 5s), HttpTransportError);
   EXPECT_GE(server_->stats().tls_failed, 1u);
+}
+
+// Pipelined requests in one TLS write: both answered, in order (the second one is already decrypted, or held
+// inside OpenSSL where epoll cannot see it).
+TEST_F(TlsListener, PipelinedRequestsOverOpenSslSClient) {
+  start("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n");
+  CommandSpec spec;
+  spec.argv = {"openssl", "s_client", "-connect", "127.0.0.1:" + std::to_string(server_->port()), "-CAfile",
+               pki_.ca_crt, "-quiet", "-ign_eof"};
+  spec.timeout = 10s;
+  spec.stdin_data = "GET /one HTTP/1.1\r\nHost: x\r\n\r\nGET /two HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  auto r = run_command(spec);
+  EXPECT_FALSE(r.timed_out) << r.err;
+  size_t one = r.out.find("hello /one"), two = r.out.find("hello /two");
+  ASSERT_NE(one, std::string::npos) << r.out << r.err;
+  ASSERT_NE(two, std::string::npos) << r.out << r.err;
+  EXPECT_LT(one, two);
 }
 
 TEST_F(TlsListener, RequireAndVerifyClientCert) {
