@@ -45,8 +45,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_STRIP_FILES ON)  # debug info stays in the build tree
-# libcurl (HTTP sinks) is dlopen'ed, so dpkg-shlibdeps cannot see it.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libcurl4")
+# libcurl (HTTP sinks), libssl3 (TLS listeners) and libcrypt1 (basic auth) are dlopen'ed, so dpkg-shlibdeps cannot
+# see them. libcrypt1 is essential in Debian; libssl3 comes with libcurl4.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libcurl4, libssl3")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "slurm-client")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${PROJECT_SOURCE_DIR}/deploy/debian/conffiles ${PROJECT_SOURCE_DIR}/deploy/debian/postinst

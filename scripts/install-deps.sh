@@ -11,10 +11,14 @@ PACKAGES=(
   # libraries
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
   libcpp-httplib-dev libcurl4-openssl-dev libprotobuf-dev protobuf-compiler zlib1g-dev libgrpc++-dev
+  # web config (--web.config.file): YAML (static libyaml.a), OpenSSL and libxcrypt headers (both dlopen'ed)
+  libyaml-dev libssl-dev libcrypt-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # real peers for the integration tests and the demo
   prometheus curl time procps
+  # the CA, server and client certificates of the TLS tests
+  openssl
   # a real Slurm 22.05 cluster with accounting for the tests and the demo (tests/testbed/)
   slurm-wlm slurmctld slurmd slurm-client slurmdbd slurmrestd munge mariadb-server
 )

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -16,6 +18,8 @@
 #include "core/private_file.h"
 #include "core/logging.h"
 #include "core/shutdown.h"
+#include "core/tls.h"
+#include "core/web_config.h"
 #include "processor/service.h"
 
 namespace gcm {
@@ -25,6 +29,8 @@ struct SlurmProcessorCommand {
   std::unique_ptr<OptionBinder> binder;
   std::string listen = "127.0.0.1:4318";
   std::string grpc_listen;  // empty: no gRPC receiver
+  std::string web_config_file;
+  std::string bearer_token_file;
   std::string downstream;
   std::vector<std::string> headers;
   std::string metadata_source = "slurmctld";
@@ -80,6 +86,16 @@ std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app
            "OTLP's port is 4317; port 0: any free port); unset: none. Loads libgcm_otlp_grpc.so. Answers: "
            "INVALID_ARGUMENT for undecodable messages, RESOURCE_EXHAUSTED over --max-request-size, UNAVAILABLE "
            "(retryable) when the queue and spool are full, UNIMPLEMENTED for other methods.");
+  b.option("--web.config.file", "web_config_file", c->web_config_file,
+           "TLS and authentication of both receivers, in Prometheus exporter-toolkit's web config format (YAML): "
+           "tls_server_config (cert_file, key_file, client_ca_file, client_auth_type, min_version, ...), "
+           "basic_auth_users (user: bcrypt hash), http_server_config.headers. Relative paths are from the file's "
+           "directory. Credentials are asked of every request (/health and /metrics too): HTTP 401, gRPC "
+           "UNAUTHENTICATED. A bad file is an error at start (exit 2).");
+  b.option("--auth-bearer-token-file", "auth_bearer_token_file", c->bearer_token_file,
+           "File holding a bearer token (one line; the OpenTelemetry Collector's bearertokenauth): requests with "
+           "`Authorization: Bearer TOKEN` (gRPC: `authorization` metadata) are accepted, alongside any "
+           "basic_auth_users.");
   b.option("--downstream", "downstream", c->downstream,
            "Base URL of the downstream OTLP/HTTP endpoint, e.g. http://collector:4318 (/v1/<signal> is appended); "
            "required (here or in the config table).");
@@ -211,6 +227,47 @@ std::vector<std::string> sources_of(const SlurmProcessorCommand& c) {
 
 uint64_t mib(double v) { return static_cast<uint64_t>(v * 1024 * 1024); }
 
+std::string read_token(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (!in) throw std::invalid_argument(fmt::format("--auth-bearer-token-file '{}' cannot be read", path));
+  std::string token = s.str();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.front()))) token.erase(0, 1);
+  if (token.empty() || token.find_first_of(" \t\r\n") != std::string::npos)
+    throw std::invalid_argument(
+        fmt::format("--auth-bearer-token-file '{}': expected one token on one line (no spaces)", path));
+  return token;
+}
+
+// The web config and bearer token into both receivers; every problem is a usage error naming the file.
+void load_web_settings(const SlurmProcessorCommand& c, processor::ServiceOptions& o) {
+  std::string token = c.bearer_token_file.empty() ? "" : read_token(c.bearer_token_file);
+  WebConfig web;
+  try {
+    if (!c.web_config_file.empty()) web = load_web_config(c.web_config_file);
+    apply_web_config(o.listen, web, token);
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument(fmt::format("--web.config.file: {}", e.what()));
+  }
+  if (!o.grpc) return;
+  o.grpc->auth = o.listen.auth;
+  o.grpc->tls = web.tls;
+  if (web.tls) {
+    // gRPC's own TLS (SslServerCredentials) speaks TLS 1.2 and 1.3 and does not check SANs: refuse what it
+    // cannot honour rather than serve with less than the file asks for.
+    if (web.tls->min_version > 0x0303 || web.tls->max_version < 0x0303)
+      throw std::invalid_argument(fmt::format("--web.config.file {}: the gRPC receiver (--grpc-listen) serves TLS 1.2 "
+                                              "and 1.3; min_version TLS13 or max_version below TLS12 cannot apply to it",
+                                              web.path));
+    if (!web.tls->client_allowed_sans.empty())
+      throw std::invalid_argument(fmt::format("--web.config.file {}: client_allowed_sans is not supported on the gRPC "
+                                              "receiver (--grpc-listen); use a client CA of its own clients",
+                                              web.path));
+  }
+}
+
 }  // namespace
 
 int run_slurm_processor(SlurmProcessorCommand& c, const std::optional<std::string>& config_path,
@@ -245,6 +302,7 @@ int run_slurm_processor(SlurmProcessorCommand& c, const std::optional<std::strin
         throw std::invalid_argument(fmt::format("refusing the --cache-filepath: {} (remove it, or choose a file of "
                                                 "this service's own)",
                                                 *why));
+    load_web_settings(c, o);
     if (c.downstream.empty()) throw std::invalid_argument("--downstream is required (the OTLP/HTTP endpoint to forward to)");
     if (auto problem = http_url_problem(c.downstream))
       throw std::invalid_argument(invalid_url_message("--downstream", c.downstream, *problem));
@@ -299,8 +357,9 @@ int run_slurm_processor(SlurmProcessorCommand& c, const std::optional<std::strin
     svc.start();
     std::string sources;
     for (const auto& s : o.resolver.attribution.sources) sources += (sources.empty() ? "" : ",") + s;
-    log->info("slurm_processor: listening on {}:{}, forwarding to {}, attribution {}", o.listen.host, svc.port(),
-              o.forward.endpoint, sources);
+    log->info("slurm_processor: listening on {}:{}{}{}, forwarding to {}, attribution {}", o.listen.host, svc.port(),
+              o.listen.tls ? " (TLS)" : "", o.listen.auth ? " (authentication required)" : "", o.forward.endpoint,
+              sources);
     // The port, for scripts and tests that asked for port 0 (stdout: logs go to the log file unless --stdout).
     std::cout << fmt::format("slurm_processor listening on {}:{}\n", o.listen.host, svc.port());
     if (o.grpc) {

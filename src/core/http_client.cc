@@ -81,7 +81,7 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
 
 }  // namespace
 
-HttpClient::HttpClient() {
+HttpClient::HttpClient(HttpClientTls tls) : tls_(std::move(tls)) {
   global_init();
   curl_ = curl().easy_init();
   if (!curl_) throw HttpTransportError("curl_easy_init failed");
@@ -112,6 +112,9 @@ HttpResponse HttpClient::perform(const std::string& url, const std::string* body
   api.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
   api.easy_setopt(c, CURLOPT_HEADERDATA, &res);
   api.easy_setopt(c, CURLOPT_USERAGENT, "gcm/" GCM_VERSION);
+  if (!tls_.ca_file.empty()) api.easy_setopt(c, CURLOPT_CAINFO, tls_.ca_file.c_str());
+  if (!tls_.cert_file.empty()) api.easy_setopt(c, CURLOPT_SSLCERT, tls_.cert_file.c_str());
+  if (!tls_.key_file.empty()) api.easy_setopt(c, CURLOPT_SSLKEY, tls_.key_file.c_str());
   if (body) {
     api.easy_setopt(c, CURLOPT_POST, 1L);
     api.easy_setopt(c, CURLOPT_POSTFIELDS, body->data());
@@ -131,8 +134,9 @@ HttpResponse HttpClient::post(const std::string& url, const std::string& body, c
   return perform(url, &body, headers, timeout);
 }
 
-HttpResponse HttpClient::get(const std::string& url, std::chrono::milliseconds timeout) {
-  return perform(url, nullptr, {}, timeout);
+HttpResponse HttpClient::get(const std::string& url, std::chrono::milliseconds timeout,
+                             const std::vector<std::string>& headers) {
+  return perform(url, nullptr, headers, timeout);
 }
 
 std::string gzip_compress(const std::string& data) {

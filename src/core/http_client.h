@@ -26,21 +26,29 @@ struct HttpResponse {
   }
 };
 
+// TLS settings of the client: the CA to verify the server with (PEM; "" for the system's), and a client certificate
+// and key for mutual TLS ("" for none).
+struct HttpClientTls {
+  std::string ca_file, cert_file, key_file;
+};
+
 class HttpClient {
  public:
-  HttpClient();
+  explicit HttpClient(HttpClientTls tls = {});
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
   HttpResponse post(const std::string& url, const std::string& body, const std::vector<std::string>& headers,
                     std::chrono::milliseconds timeout);
-  HttpResponse get(const std::string& url, std::chrono::milliseconds timeout);
+  HttpResponse get(const std::string& url, std::chrono::milliseconds timeout,
+                   const std::vector<std::string>& headers = {});
 
  private:
   HttpResponse perform(const std::string& url, const std::string* body, const std::vector<std::string>& headers,
                        std::chrono::milliseconds timeout);
   void* curl_;
+  HttpClientTls tls_;
 };
 
 // gzip-compresses data (Content-Encoding: gzip).

@@ -3,6 +3,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -17,11 +19,15 @@
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "core/http_auth.h"
 #include "core/http_request_head.h"
+#include "core/tls.h"
+#include "core/web_config.h"
 
 namespace gcm {
 
@@ -112,6 +118,7 @@ int bound_port(int fd) {
 struct HttpListener::Impl {
   // Where a connection is in its life; the I/O thread alone reads and changes it.
   enum class Phase {
+    Handshake,  // TLS: the handshake, before the first request (bounded by the head deadline)
     Idle,       // waiting for a request's first byte
     Head,       // receiving the request line and headers
     Body,       // receiving the body
@@ -142,11 +149,15 @@ struct HttpListener::Impl {
     std::string out;
     size_t out_off = 0;
     uint32_t events = 0;  // registered with epoll
+    std::unique_ptr<TlsSession> tls;
+    bool tls_read_wants_write = false;  // OpenSSL must send (a key update) before it can go on reading
+    bool tls_write_wants_read = false;  // ... or receive before it can go on writing
   };
 
   struct Job {
     uint64_t id;
     HttpRequest req;
+    bool verify = false;  // the credentials need bcrypt before the handler may run
   };
   struct Done {
     uint64_t id;
@@ -165,6 +176,8 @@ struct HttpListener::Impl {
   bool started = false;
 
   std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns;
+  // TLS connections with decrypted bytes inside OpenSSL: epoll cannot report them, so the loop reads them itself.
+  std::unordered_set<uint64_t> tls_ready;
   uint64_t next_id = 2;  // 0 and 1 tag the listening socket and the wake-up eventfd
   size_t in_flight = 0;
 
@@ -176,10 +189,13 @@ struct HttpListener::Impl {
 
   struct Counters {
     std::atomic<uint64_t> accepted{0}, requests{0}, open{0}, evicted{0}, refused{0}, timed_out{0}, bad{0},
-        over_budget{0}, in_flight{0};
+        over_budget{0}, in_flight{0}, tls_failed{0}, unauthorized{0};
   } counters;
 
   Impl(HttpListenerOptions o, Handler h) : opts(std::move(o)), handler(std::move(h)) {
+    // bcrypt is never run on the I/O thread: it needs a handler thread.
+    if (opts.auth && opts.auth->enabled() && opts.workers == 0) opts.workers = 1;
+    if (opts.auth && !opts.auth->enabled()) opts.auth.reset();
     listen_fd = bind_listener(opts.host, opts.port);
     port = bound_port(listen_fd);
     epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
@@ -218,10 +234,18 @@ struct HttpListener::Impl {
   // --- the I/O thread ---------------------------------------------------------------------------------------------
 
   void run() {
+    if (opts.tls) {
+      // OpenSSL writes to the socket with write(), not send(MSG_NOSIGNAL): a peer that has gone would raise SIGPIPE.
+      // Blocked on this thread, the write fails with EPIPE instead, and the rest of the process is unaffected.
+      sigset_t pipe;
+      sigemptyset(&pipe);
+      sigaddset(&pipe, SIGPIPE);
+      pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+    }
     epoll_event evs[64];
     auto next_sweep = Clock::now() + kSweepEvery;
     while (!stopping.load()) {
-      int n = ::epoll_wait(epoll_fd, evs, 64, static_cast<int>(kSweepEvery.count()));
+      int n = ::epoll_wait(epoll_fd, evs, 64, tls_ready.empty() ? static_cast<int>(kSweepEvery.count()) : 0);
       for (int i = 0; i < n; ++i) {
         uint64_t tag = evs[i].data.u64;
         if (tag == kListenTag) {
@@ -233,6 +257,12 @@ struct HttpListener::Impl {
         } else if (auto it = conns.find(tag); it != conns.end()) {
           on_event(*it->second, evs[i].events);
         }
+      }
+      if (!tls_ready.empty()) {
+        std::unordered_set<uint64_t> ready;
+        ready.swap(tls_ready);
+        for (uint64_t id : ready)
+          if (auto it = conns.find(id); it != conns.end() && reading(it->second->phase)) on_readable(*it->second);
       }
       if (Clock::now() >= next_sweep) {
         sweep(Clock::now());
@@ -251,8 +281,12 @@ struct HttpListener::Impl {
       counters.accepted.fetch_add(1, std::memory_order_relaxed);
       if (static_cast<int>(conns.size()) >= opts.max_connections && !evict_one()) {
         counters.refused.fetch_add(1, std::memory_order_relaxed);
-        std::string r = serialize(text_reply(503, "too many connections", "Retry-After: 1\r\n"), false, true, false);
-        [[maybe_unused]] auto s = ::send(fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        // A TLS client would read a plain-text answer as a protocol error: it is only closed.
+        if (!opts.tls) {
+          std::string r =
+              serialize(text_reply(503, "too many connections", "Retry-After: 1\r\n"), false, true, false);
+          [[maybe_unused]] auto s = ::send(fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
         ::close(fd);
         continue;
       }
@@ -261,6 +295,15 @@ struct HttpListener::Impl {
       auto c = std::make_unique<Conn>();
       c->id = next_id++;
       c->fd = fd;
+      if (opts.tls) {
+        try {
+          c->tls = opts.tls->session(fd);
+        } catch (const TlsError&) {
+          ::close(fd);
+          continue;
+        }
+        c->phase = Phase::Handshake;
+      }
       c->started = Clock::now();
       // A new connection has the head's deadline to start a request, not the (longer) keep-alive one.
       c->deadline = c->started + opts.head_timeout;
@@ -276,7 +319,7 @@ struct HttpListener::Impl {
   // being handled are never cut.
   bool evict_one() {
     Conn* victim = nullptr;
-    for (Phase phase : {Phase::Idle, Phase::Head, Phase::Lingering}) {
+    for (Phase phase : {Phase::Idle, Phase::Handshake, Phase::Head, Phase::Lingering}) {
       for (auto& [id, c] : conns)
         if (c->phase == phase && (!victim || c->started < victim->started)) victim = c.get();
       if (victim) break;
@@ -292,6 +335,7 @@ struct HttpListener::Impl {
     if (it == conns.end()) return;
     Conn& c = *it->second;
     release(c);
+    if (c.tls) c.tls->shutdown();  // close_notify, so the client knows the answer is complete
     ::epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c.fd, nullptr);
     ::close(c.fd);
     conns.erase(it);
@@ -321,32 +365,94 @@ struct HttpListener::Impl {
       c.dead = true;
       return;
     }
-    if (events & EPOLLOUT) {
+    if (c.phase == Phase::Handshake) {
+      handshake_step(c);
+      return;
+    }
+    if ((events & EPOLLOUT) || (c.tls_write_wants_read && (events & EPOLLIN))) {
       flush(c);
       if (!conns.count(id) || !advance(c)) return;
     }
-    if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(c);
+    if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) || c.tls_read_wants_write) on_readable(c);
+  }
+
+  static bool reading(Phase p) {
+    return p == Phase::Idle || p == Phase::Head || p == Phase::Body || p == Phase::Lingering;
+  }
+
+  void handshake_step(Conn& c) {
+    switch (c.tls->handshake()) {
+      case TlsStatus::Done:
+        c.phase = Phase::Idle;  // the deadline stays the accept's: handshake and first request share it
+        want(c, EPOLLIN | EPOLLRDHUP);
+        on_readable(c);  // the first request may have come with the handshake's last flight
+        return;
+      case TlsStatus::WantRead: want(c, EPOLLIN | EPOLLRDHUP); return;
+      case TlsStatus::WantWrite: want(c, EPOLLOUT); return;
+      case TlsStatus::Closed:
+      case TlsStatus::Failed:
+        counters.tls_failed.fetch_add(1, std::memory_order_relaxed);
+        close_conn(c.id);
+        return;
+    }
+  }
+
+  // One receive, through TLS when the connection has it: >0 bytes, 0 when the peer closed, -1 with errno (EAGAIN:
+  // wait for the socket).
+  ssize_t recv_some(Conn& c, char* buf, size_t cap) {
+    if (!c.tls || c.phase == Phase::Lingering) return ::recv(c.fd, buf, cap, 0);  // lingering discards raw bytes
+    size_t n = 0;
+    c.tls_read_wants_write = false;
+    switch (c.tls->read(buf, cap, n)) {
+      case TlsStatus::Done: return static_cast<ssize_t>(n);
+      case TlsStatus::WantWrite: c.tls_read_wants_write = true; [[fallthrough]];
+      case TlsStatus::WantRead: errno = EAGAIN; return -1;
+      case TlsStatus::Closed: return 0;
+      case TlsStatus::Failed: break;
+    }
+    errno = EPROTO;
+    return -1;
+  }
+
+  ssize_t send_some(Conn& c, const char* buf, size_t len) {
+    if (!c.tls) return ::send(c.fd, buf, len, MSG_NOSIGNAL);
+    size_t n = 0;
+    c.tls_write_wants_read = false;
+    switch (c.tls->write(buf, len, n)) {
+      case TlsStatus::Done: return static_cast<ssize_t>(n);
+      case TlsStatus::WantRead: c.tls_write_wants_read = true; [[fallthrough]];
+      case TlsStatus::WantWrite: errno = EAGAIN; return -1;
+      default: break;
+    }
+    errno = EPIPE;
+    return -1;
   }
 
   void on_readable(Conn& c) {
+    if (c.phase == Phase::Handshake) {
+      handshake_step(c);
+      return;
+    }
     size_t taken = 0;
-    while (taken < kReadPerEvent && (c.phase == Phase::Idle || c.phase == Phase::Head || c.phase == Phase::Body ||
-                                     c.phase == Phase::Lingering)) {
+    while (taken < kReadPerEvent && reading(c.phase)) {
       ssize_t n;
       if (c.phase == Phase::Body && !c.framing.chunked && c.in.empty()) {
         // A Content-Length body is received straight into the request: one copy of it is held, not two.
         size_t want_bytes = static_cast<size_t>(std::min<uint64_t>(c.remaining, kReadBlock));
         size_t old = c.req.body.size();
         c.req.body.resize(old + want_bytes);
-        n = ::recv(c.fd, c.req.body.data() + old, want_bytes, 0);
+        n = recv_some(c, c.req.body.data() + old, want_bytes);
         c.req.body.resize(old + static_cast<size_t>(std::max<ssize_t>(n, 0)));
         if (n > 0) c.remaining -= static_cast<uint64_t>(n);
       } else {
         char buf[kReadBlock];
-        n = ::recv(c.fd, buf, sizeof buf, 0);
+        n = recv_some(c, buf, sizeof buf);
         if (n > 0 && c.phase != Phase::Lingering) c.in.append(buf, static_cast<size_t>(n));
       }
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        if (c.tls_read_wants_write) want(c, c.events | EPOLLOUT);
+        return;
+      }
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {  // closed by the peer or failed: whatever was unfinished cannot be finished
         close_conn(c.id);
@@ -355,6 +461,7 @@ struct HttpListener::Impl {
       taken += static_cast<size_t>(n);
       if (c.phase != Phase::Lingering && !advance(c)) return;  // the connection was closed
     }
+    if (c.tls && c.tls->pending()) tls_ready.insert(c.id);
   }
 
   // Parses what has arrived as far as it goes, answering each complete request in turn (pipelined ones included:
@@ -550,16 +657,30 @@ struct HttpListener::Impl {
     c.phase = Phase::Handling;
     c.head_only = c.req.method == "HEAD";
     want(c, 0);
+    bool verify = false;
+    if (opts.auth) {
+      HttpAuth::Verdict v = opts.auth->quick(c.req.header("authorization"));
+      if (v == HttpAuth::Verdict::Denied) {
+        answer(c, unauthorized());
+        return;
+      }
+      verify = v == HttpAuth::Verdict::NeedsVerify;
+    }
     bool get = c.req.method == "GET" || c.req.method == "HEAD";
-    if (opts.workers == 0 || (opts.inline_get && get)) {
+    if (!verify && (opts.workers == 0 || (opts.inline_get && get))) {
       answer(c, call_handler(c.req));
       return;
     }
     {
       std::lock_guard lock(jobs_mu);
-      jobs.push_back({c.id, std::move(c.req)});
+      jobs.push_back({c.id, std::move(c.req), verify});
     }
     jobs_cv.notify_one();
+  }
+
+  HttpReply unauthorized() {
+    counters.unauthorized.fetch_add(1, std::memory_order_relaxed);
+    return text_reply(401, "authentication required", opts.auth->challenge());
   }
 
   HttpReply call_handler(const HttpRequest& req) {
@@ -592,6 +713,7 @@ struct HttpListener::Impl {
     release(c);
     bool close = c.framing.close || c.linger_after || stopping.load();
     c.framing.close = close;
+    r.extra_headers += opts.extra_headers;
     queue_output(c, serialize(r, c.head_only, close, c.framing.http10));
     c.phase = Phase::Writing;
     c.deadline = Clock::now() + opts.write_timeout;
@@ -616,7 +738,7 @@ struct HttpListener::Impl {
   // Sends what it can of c.out without blocking; false when the connection failed and was closed.
   bool flush_some(Conn& c) {
     while (c.out_off < c.out.size()) {
-      ssize_t n = ::send(c.fd, c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL);
+      ssize_t n = send_some(c, c.out.data() + c.out_off, c.out.size() - c.out_off);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
       if (n < 0) {
@@ -632,7 +754,7 @@ struct HttpListener::Impl {
     uint64_t id = c.id;
     if (!flush_some(c)) return;
     if (c.out_off < c.out.size()) {
-      want(c, EPOLLOUT);
+      want(c, c.tls_write_wants_read ? EPOLLIN : EPOLLOUT);
       return;
     }
     c.out.clear();
@@ -648,6 +770,7 @@ struct HttpListener::Impl {
       }
       // Closing with unread bytes would reset the connection and the client could lose the answer: half-close,
       // and read what it still sends for a while.
+      if (c.tls) c.tls->shutdown();
       ::shutdown(c.fd, SHUT_WR);
       c.phase = Phase::Lingering;
       c.deadline = Clock::now() + kLinger;
@@ -659,6 +782,7 @@ struct HttpListener::Impl {
     c.started = Clock::now();
     c.deadline = c.started + opts.idle_timeout;
     want(c, EPOLLIN | EPOLLRDHUP);
+    if (c.tls && c.tls->pending()) tls_ready.insert(c.id);  // a pipelined request decrypted already
   }
 
   void sweep(Clock::time_point now) {
@@ -673,8 +797,13 @@ struct HttpListener::Impl {
         c.framing.close = true;
         // Best effort: a client that is merely slow learns why; nothing more is waited for.
         std::string r = serialize(text_reply(408, "the request was not received in time"), false, true, false);
-        [[maybe_unused]] auto s = ::send(c.fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      } else if (c.phase == Phase::Writing) {
+        if (c.tls) {
+          size_t sent;
+          c.tls->write(r.data(), r.size(), sent);
+        } else {
+          [[maybe_unused]] auto s = ::send(c.fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+      } else if (c.phase == Phase::Writing || c.phase == Phase::Handshake) {
         counters.timed_out.fetch_add(1, std::memory_order_relaxed);
       }
       close_conn(id);
@@ -694,7 +823,16 @@ struct HttpListener::Impl {
         job = std::move(jobs.front());
         jobs.pop_front();
       }
-      HttpReply r = call_handler(job.req);
+      HttpReply r;
+      bool allowed = true;
+      if (job.verify) {
+        try {
+          allowed = opts.auth->verify(job.req.header("authorization"));
+        } catch (const std::exception&) {
+          allowed = false;
+        }
+      }
+      r = allowed ? call_handler(job.req) : unauthorized();
       {
         std::lock_guard lock(done_mu);
         done.push_back({job.id, std::move(r)});
@@ -729,8 +867,17 @@ void HttpListener::stop() {
 
 HttpListenerStats HttpListener::stats() const {
   const auto& c = impl_->counters;
-  return {c.accepted.load(), c.requests.load(),  c.open.load(),        c.evicted.load(), c.refused.load(),
-          c.timed_out.load(), c.bad.load(),      c.over_budget.load(), c.in_flight.load()};
+  return {c.accepted.load(),  c.requests.load(), c.open.load(),        c.evicted.load(),
+          c.refused.load(),   c.timed_out.load(), c.bad.load(),       c.over_budget.load(),
+          c.in_flight.load(), c.tls_failed.load(), c.unauthorized.load()};
+}
+
+void apply_web_config(HttpListenerOptions& opts, const WebConfig& cfg, const std::string& bearer_token) {
+  if (cfg.tls) opts.tls = TlsServerContext::create(*cfg.tls, cfg.path);
+  if (!cfg.basic_auth_users.empty() || !bearer_token.empty())
+    opts.auth = std::make_shared<HttpAuth>(cfg.basic_auth_users, bearer_token);
+  opts.extra_headers.clear();
+  for (const auto& h : cfg.headers) opts.extra_headers += h + "\r\n";
 }
 
 std::pair<std::string, int> parse_listen_address(const std::string& value, const std::string& what) {

@@ -10,6 +10,11 @@
 // Framing follows RFC 9112: Content-Length and chunked bodies (sizes checked without overflow), a request with both
 // or with two Content-Lengths is refused (400) and the connection closed, as is any malformed head.
 //
+// TLS (OpenSSL, loaded at run time: core/tls.h) runs inside the same event loop: the handshake is a phase of the
+// connection bounded by the head deadline, and OpenSSL's "want read"/"want write" become the socket's epoll interest.
+// Authentication (core/http_auth.h) is checked before the handler: a cached or bearer credential on the I/O thread,
+// a bcrypt verification on a handler thread.
+//
 // Written here rather than taken from cpp-httplib: the Debian build of cpp-httplib is a shared library linked with
 // OpenSSL and Brotli whose loading costs about 11 ms at every start of every gcm command (measured with perf stat),
 // and cpp-httplib's thread-per-connection model is what let a few slow sockets lock every client out.
@@ -25,6 +30,10 @@
 #include <string_view>
 
 namespace gcm {
+
+class HttpAuth;
+class TlsServerContext;
+struct WebConfig;
 
 struct HttpRequest {
   std::string method;
@@ -61,7 +70,15 @@ struct HttpListenerOptions {
   // GET and HEAD requests are answered on the I/O thread, so /health and /metrics answer while every worker is
   // busy with large bodies. Their handlers must not block.
   bool inline_get = true;
+  std::shared_ptr<const TlsServerContext> tls;  // null: plain HTTP
+  std::shared_ptr<HttpAuth> auth;               // null: no authentication; with it, workers is at least 1
+  std::string extra_headers;                    // "Name: value\r\n" lines added to every answer
 };
+
+// Sets tls, auth and extra_headers from a web config (core/web_config.h), plus a bearer token ("" for none). Throws
+// TlsError naming the file when its certificate or key cannot be used, std::runtime_error when OpenSSL or libcrypt
+// cannot be loaded.
+void apply_web_config(HttpListenerOptions& opts, const WebConfig& cfg, const std::string& bearer_token = "");
 
 struct HttpListenerStats {
   uint64_t accepted = 0;
@@ -73,6 +90,8 @@ struct HttpListenerStats {
   uint64_t bad_requests = 0;     // malformed framing: answered 400/431/501 and closed
   uint64_t over_budget = 0;      // answered 503 because the bodies in flight reached max_in_flight
   uint64_t in_flight_bytes = 0;  // bodies being received or handled, now
+  uint64_t tls_failed = 0;       // TLS handshakes that failed (no or a bad client certificate, not TLS, ...)
+  uint64_t unauthorized = 0;     // requests answered 401
 };
 
 class HttpListener {

@@ -1,5 +1,8 @@
 #include "otlp/exporter.h"
 
+#include <fstream>
+#include <sstream>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -80,7 +83,30 @@ std::vector<std::string> parse_headers_env(const std::string& text) {
   return out;
 }
 
-Exporter::Exporter(ExporterConfig cfg, std::shared_ptr<spdlog::logger> log) : cfg_(std::move(cfg)), log_(std::move(log)) {}
+namespace {
+std::string read_pem(const std::string& path) {
+  if (path.empty()) return "";
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (!in) throw SinkError(fmt::format("cannot read '{}'", path));
+  return s.str();
+}
+}  // namespace
+
+Exporter::Exporter(ExporterConfig cfg, std::shared_ptr<spdlog::logger> log)
+    : cfg_(std::move(cfg)), log_(std::move(log)), http_(cfg_.tls) {
+  if (cfg_.protocol == Protocol::Grpc && cfg_.grpc_tls &&
+      !(cfg_.tls.ca_file.empty() && cfg_.tls.cert_file.empty() && cfg_.tls.key_file.empty())) {
+    std::string ca = read_pem(cfg_.tls.ca_file), cert = read_pem(cfg_.tls.cert_file), key = read_pem(cfg_.tls.key_file);
+    try {
+      load_grpc_set_tls()(cfg_.grpc_target.c_str(), ca.c_str(), cert.empty() ? nullptr : cert.c_str(),
+                          key.empty() ? nullptr : key.c_str());
+    } catch (const std::runtime_error& e) {
+      throw SinkError(e.what());
+    }
+  }
+}
 
 void Exporter::attempt(Signal signal, const std::string& url, const std::string& body) {
   std::vector<std::string> headers = cfg_.headers;

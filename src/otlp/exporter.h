@@ -29,6 +29,9 @@ struct ExporterConfig {
   std::vector<std::string> headers;  // "Name: value"
   std::chrono::milliseconds timeout{10000};
   RetryPolicy retry;
+  // https:// and gRPC over TLS: a private CA (OTEL_EXPORTER_OTLP_CERTIFICATE), a client certificate and key for
+  // mutual TLS (OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE, OTEL_EXPORTER_OTLP_CLIENT_KEY); files, "" for none.
+  HttpClientTls tls;
 };
 
 struct ExportStats {

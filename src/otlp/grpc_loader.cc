@@ -60,6 +60,10 @@ gcm_otlp_grpc_call_fn load_grpc_transport() {
   return reinterpret_cast<gcm_otlp_grpc_call_fn>(symbol("gcm_otlp_grpc_call"));
 }
 
+gcm_otlp_grpc_set_tls_fn load_grpc_set_tls() {
+  return reinterpret_cast<gcm_otlp_grpc_set_tls_fn>(symbol("gcm_otlp_grpc_set_tls"));
+}
+
 GrpcServerApi load_grpc_server() {
   return {reinterpret_cast<gcm_otlp_grpc_server_start_fn>(symbol("gcm_otlp_grpc_server_start")),
           reinterpret_cast<gcm_otlp_grpc_server_stop_fn>(symbol("gcm_otlp_grpc_server_stop"))};

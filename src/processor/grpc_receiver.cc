@@ -17,6 +17,7 @@ const char* grpc_code_name(GrpcCode code) {
     case GrpcCode::Unimplemented: return "UNIMPLEMENTED";
     case GrpcCode::Internal: return "INTERNAL";
     case GrpcCode::Unavailable: return "UNAVAILABLE";
+    case GrpcCode::Unauthenticated: return "UNAUTHENTICATED";
   }
   return "UNKNOWN";
 }
@@ -39,6 +40,12 @@ void GrpcReceiver::start() {
   o.threads = threads;
   o.handler = &GrpcReceiver::on_call;
   o.user = this;
+  if (opts_.tls) {
+    o.tls_cert_pem = opts_.tls->cert_pem.c_str();
+    o.tls_key_pem = opts_.tls->key_pem.c_str();
+    o.tls_client_ca_pem = opts_.tls->client_ca_pem.empty() ? nullptr : opts_.tls->client_ca_pem.c_str();
+    o.tls_client_auth = static_cast<int>(opts_.tls->client_auth);
+  }
   char why[512] = "";
   server_ = api_.start(&o, &port_, why, sizeof why);
   if (!server_) throw std::runtime_error(why);
@@ -51,11 +58,22 @@ void GrpcReceiver::stop() {
 }
 
 void GrpcReceiver::on_call(void* user, const char* method, const char* body, size_t body_len, const char* encoding,
-                           const char* const* /*metadata: OTLP needs none*/, void* call,
-                           gcm_otlp_grpc_respond_fn respond) {
+                           const char* const* metadata, void* call, gcm_otlp_grpc_respond_fn respond) {
   auto* self = static_cast<GrpcReceiver*>(user);
   GrpcReply r;
   try {
+    if (self->opts_.auth) {
+      // On a worker thread of the module: bcrypt may take its time here. gRPC sends metadata names in lower case.
+      std::string_view authorization;
+      for (const char* const* m = metadata; m && *m; ++m)
+        if (std::string_view line(*m); line.starts_with("authorization: ")) authorization = line.substr(15);
+      if (!self->opts_.auth->verify(authorization)) {
+        r = {GrpcCode::Unauthenticated, "slurm_processor: missing or wrong credentials (authorization metadata)", ""};
+        if (self->on_unauthenticated_) self->on_unauthenticated_();
+        respond(call, static_cast<int>(r.code), r.message.c_str(), nullptr, 0);
+        return;
+      }
+    }
     r = self->handler_(method, std::string_view(body, body_len), encoding);
   } catch (const std::exception& e) {
     r = {GrpcCode::Internal, fmt::format("slurm_processor: {}", e.what()), ""};

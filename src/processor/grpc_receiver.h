@@ -7,9 +7,13 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "core/http_auth.h"
+#include "core/web_config.h"
 #include "otlp/grpc_loader.h"
 
 namespace gcm::processor {
@@ -23,6 +27,7 @@ enum class GrpcCode : int {
   Unimplemented = 12,
   Internal = 13,
   Unavailable = 14,
+  Unauthenticated = 16,
 };
 const char* grpc_code_name(GrpcCode code);  // "OK", "INVALID_ARGUMENT", ...
 
@@ -39,6 +44,8 @@ struct GrpcReceiverOptions {
   int threads = 0;  // handler threads; 0: one per core, at least 2 and at most 16
   size_t max_queued_bytes = 256u << 20;
   std::chrono::milliseconds shutdown_deadline{5000};
+  std::optional<TlsServerConfig> tls;  // from the web config: certificate, key, client CA and policy
+  std::shared_ptr<HttpAuth> auth;      // checked on each call's `authorization` metadata (UNAUTHENTICATED)
 };
 
 class GrpcReceiver {
@@ -55,6 +62,8 @@ class GrpcReceiver {
   // Stops accepting calls, lets those in progress finish within the shutdown deadline, waits for the handlers.
   void stop();
   int port() const { return port_; }
+  // Called for each call refused for its credentials (the service counts them).
+  void on_unauthenticated(std::function<void()> f) { on_unauthenticated_ = std::move(f); }
 
  private:
   static void on_call(void* user, const char* method, const char* body, size_t body_len, const char* encoding,
@@ -62,6 +71,7 @@ class GrpcReceiver {
 
   GrpcReceiverOptions opts_;
   Handler handler_;
+  std::function<void()> on_unauthenticated_;
   otlp::GrpcServerApi api_;
   gcm_otlp_grpc_server* server_ = nullptr;
   int port_ = 0;

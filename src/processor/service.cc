@@ -15,6 +15,9 @@ Service::Service(ServiceOptions opts, std::shared_ptr<spdlog::logger> log) : opt
         *opts_.grpc, [this](std::string_view method, std::string_view body, std::string_view encoding) {
           return handle_grpc(method, body, encoding);
         });
+    grpc_->on_unauthenticated([this] {
+      grpc_errors_[static_cast<size_t>(GrpcCode::Unauthenticated)].fetch_add(1, std::memory_order_relaxed);
+    });
   }
 }
 
@@ -183,7 +186,7 @@ std::string Service::metrics_text() const {
                          std::pair{"404", &not_found_}})
     out += fmt::format("gcm_slurm_processor_bad_requests_total{{transport=\"http\",code=\"{}\"}} {}\n", code, n->load());
   for (GrpcCode code : {GrpcCode::InvalidArgument, GrpcCode::ResourceExhausted, GrpcCode::Unimplemented,
-                        GrpcCode::Unavailable, GrpcCode::Internal})
+                        GrpcCode::Unavailable, GrpcCode::Internal, GrpcCode::Unauthenticated})
     out += fmt::format("gcm_slurm_processor_bad_requests_total{{transport=\"grpc\",code=\"{}\"}} {}\n",
                        grpc_code_name(code), grpc_errors_[static_cast<size_t>(code)].load());
   auto h = server_->stats();
@@ -195,6 +198,11 @@ std::string Service::metrics_text() const {
   for (auto [why, n] : {std::pair{"evicted", h.evicted}, std::pair{"refused", h.refused},
                         std::pair{"timeout", h.timed_out}, std::pair{"bad_request", h.bad_requests}})
     out += fmt::format("gcm_slurm_processor_http_connections_closed_total{{reason=\"{}\"}} {}\n", why, n);
+  one("http_tls_handshake_failures_total", "counter",
+      "OTLP/HTTP connections whose TLS handshake failed (not TLS, no or an untrusted client certificate).",
+      h.tls_failed);
+  one("http_unauthorized_total", "counter", "OTLP/HTTP requests answered 401 (missing or wrong credentials).",
+      h.unauthorized);
   one("http_in_flight_bytes", "gauge", "Bytes of request bodies being received or processed.", h.in_flight_bytes);
   one("http_over_budget_total", "counter",
       "Requests answered 503 because the bodies in flight reached --max-in-flight-size.", h.over_budget);

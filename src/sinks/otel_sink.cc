@@ -3,7 +3,9 @@
 // end of each chunk and split before they pass max_request_bytes (20 MiB).
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <memory>
 #include <tuple>
@@ -114,6 +116,16 @@ class OtelSink : public Sink {
     cfg.headers = otlp::parse_headers_env(env_or("OTEL_EXPORTER_OTLP_HEADERS", ""));
     for (const auto& m : o.get_dict("headers")) cfg.headers.push_back(m.key + ": " + m.value.to_display_string());
     cfg.retry = ctx.retry;
+    cfg.tls.ca_file = o.get_string("otel_ca_file", env_or("OTEL_EXPORTER_OTLP_CERTIFICATE", ""));
+    cfg.tls.cert_file = o.get_string("otel_client_cert_file", env_or("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", ""));
+    cfg.tls.key_file = o.get_string("otel_client_key_file", env_or("OTEL_EXPORTER_OTLP_CLIENT_KEY", ""));
+    for (const auto& [what, path] : {std::pair{"otel_ca_file", cfg.tls.ca_file},
+                                     std::pair{"otel_client_cert_file", cfg.tls.cert_file},
+                                     std::pair{"otel_client_key_file", cfg.tls.key_file}})
+      if (!path.empty() && ::access(path.c_str(), R_OK) != 0)
+        throw SinkUsageError(fmt::format("sink 'otel': {} '{}' cannot be read: {}", what, path, std::strerror(errno)));
+    if (cfg.tls.cert_file.empty() != cfg.tls.key_file.empty())
+      throw SinkUsageError("sink 'otel': otel_client_cert_file and otel_client_key_file go together (mutual TLS)");
     max_request_bytes_ = static_cast<size_t>(o.get_int("max_request_bytes", 20 << 20));
 
     logs_ = std::make_unique<otlp::LogsBuilder>(resource_for(o.get_dict("log_resource_attributes")));
@@ -191,6 +203,11 @@ const bool registered = register_sink({
         {"metric_resource_attributes", "dict", "resource attributes of metrics (service.name=gcm, host.name added)",
          ""},
         {"max_request_bytes", "int", "split requests before they pass this size", "20971520"},
+        {"otel_ca_file", "path", "PEM CA certificate(s) that verify an https:// endpoint (a private CA), for HTTP and gRPC",
+         "$OTEL_EXPORTER_OTLP_CERTIFICATE or the system's CAs"},
+        {"otel_client_cert_file", "path", "PEM client certificate for mutual TLS (with otel_client_key_file)",
+         "$OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE"},
+        {"otel_client_key_file", "path", "PEM key of otel_client_cert_file", "$OTEL_EXPORTER_OTLP_CLIENT_KEY"},
     },
     [](const SinkOptions& o, const SinkContext& ctx) { return std::make_unique<OtelSink>(o, ctx); },
 });

@@ -1,5 +1,7 @@
 // prometheus: keeps the latest value of every measurement and serves it on /metrics (-o listen=HOST:PORT) and/or
-// writes it atomically to a file for node_exporter's textfile collector (-o textfile=PATH) after each round.
+// writes it atomically to a file for node_exporter's textfile collector (-o textfile=PATH) after each round. With
+// -o web_config_file=FILE (exporter-toolkit's format, core/web_config.h) /metrics is served over TLS and/or behind
+// basic authentication.
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,6 +12,8 @@
 #include <fmt/format.h>
 
 #include "core/http_listener.h"
+#include "core/tls.h"
+#include "core/web_config.h"
 #include "sinks/prometheus_store.h"
 #include "sinks/sink.h"
 
@@ -23,7 +27,10 @@ class PrometheusSink : public Sink {
     std::string listen = o.get_string("listen");
     if (listen.empty() && textfile_.empty())
       throw SinkUsageError("sink 'prometheus' needs -o listen=HOST:PORT (serve /metrics) or -o textfile=PATH");
-    if (!listen.empty()) start_server(listen);
+    std::string web_config = o.get_string("web_config_file");
+    if (!web_config.empty() && listen.empty())
+      throw SinkUsageError("sink 'prometheus': web_config_file needs -o listen=HOST:PORT (it configures /metrics)");
+    if (!listen.empty()) start_server(listen, web_config);
   }
 
   ~PrometheusSink() override {
@@ -38,7 +45,7 @@ class PrometheusSink : public Sink {
   }
 
  private:
-  void start_server(const std::string& listen) {
+  void start_server(const std::string& listen, const std::string& web_config) {
     HttpListenerOptions o;
     try {
       std::tie(o.host, o.port) = parse_listen_address(listen, "-o listen");
@@ -50,13 +57,23 @@ class PrometheusSink : public Sink {
     o.workers = 0;
     o.max_body = 0;
     o.max_connections = 64;
+    if (!web_config.empty()) {
+      // A bad file is a usage error (exit 2) naming it, before anything is served.
+      try {
+        apply_web_config(o, load_web_config(web_config));
+      } catch (const std::runtime_error& e) {
+        throw SinkUsageError(fmt::format("sink 'prometheus': web_config_file: {}", e.what()));
+      }
+    }
     try {
       server_ = std::make_unique<HttpListener>(o, [this](const HttpRequest& req) { return serve(req); });
     } catch (const std::runtime_error& e) {
       throw SinkError(fmt::format("sink 'prometheus': {}", e.what()));
     }
     server_->start();
-    if (log_) log_->info("prometheus sink: serving http://{}:{}/metrics", o.host, server_->port());
+    if (log_)
+      log_->info("prometheus sink: serving {}://{}:{}/metrics{}", o.tls ? "https" : "http", o.host, server_->port(),
+                 o.auth ? " (authentication required)" : "");
   }
 
   HttpReply serve(const HttpRequest& req) {
@@ -94,6 +111,11 @@ const bool registered = register_sink({
     {
         {"listen", "str", "HOST:PORT to serve /metrics on (:PORT: every IPv4 address, 0.0.0.0; port 0 picks a free one; a port over 65535 is an error); for daemons", ""},
         {"textfile", "path", "file rewritten atomically after each round, for node_exporter's textfile collector",
+         ""},
+        {"web_config_file", "path",
+         "web config of /metrics in Prometheus exporter-toolkit's format (YAML): tls_server_config (cert_file, "
+         "key_file, client_ca_file, client_auth_type, min_version, ...), basic_auth_users (bcrypt hashes), "
+         "http_server_config.headers; relative paths from the file's directory",
          ""},
     },
     [](const SinkOptions& o, const SinkContext& ctx) { return std::make_unique<PrometheusSink>(o, ctx); },

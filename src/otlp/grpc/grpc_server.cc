@@ -162,7 +162,22 @@ extern "C" gcm_otlp_grpc_server* gcm_otlp_grpc_server_start(const gcm_otlp_grpc_
     s->service = std::make_unique<GenericService>(*s);
     grpc::ServerBuilder builder;
     int bound = 0;
-    builder.AddListeningPort(options->address, grpc::InsecureServerCredentials(), &bound);
+    std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
+    if (options->tls_cert_pem) {
+      static const grpc_ssl_client_certificate_request_type kRequest[] = {
+          GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
+          GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_BUT_DONT_VERIFY,
+          GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_BUT_DONT_VERIFY,
+          GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY,
+          GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY,
+      };
+      int policy = std::clamp(options->tls_client_auth, 0, 4);
+      grpc::SslServerCredentialsOptions ssl(kRequest[policy]);
+      if (options->tls_client_ca_pem) ssl.pem_root_certs = options->tls_client_ca_pem;
+      ssl.pem_key_cert_pairs.push_back({options->tls_key_pem ? options->tls_key_pem : "", options->tls_cert_pem});
+      creds = grpc::SslServerCredentials(ssl);
+    }
+    builder.AddListeningPort(options->address, creds, &bound);
     // gRPC sets SO_REUSEPORT by default: a second server on the same port would then share it silently.
     builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<size_t>(options->max_message_bytes, INT_MAX)));

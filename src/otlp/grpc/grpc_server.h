@@ -39,6 +39,13 @@ struct gcm_otlp_grpc_server_options {
   int threads;               // worker threads running the handler
   gcm_otlp_grpc_handler_fn handler;
   void* user;  // passed to the handler; must outlive gcm_otlp_grpc_server_stop
+  // TLS: the server's certificate chain and key (PEM; NULL: plaintext), the CA of client certificates (PEM; NULL:
+  // none) and the client certificate policy: 0 none asked for, 1 asked for, 2 required (neither verified), 3
+  // verified when given, 4 required and verified (the order of exporter-toolkit's client_auth_type values).
+  const char* tls_cert_pem;
+  const char* tls_key_pem;
+  const char* tls_client_ca_pem;
+  int tls_client_auth;
 };
 
 typedef struct gcm_otlp_grpc_server gcm_otlp_grpc_server;

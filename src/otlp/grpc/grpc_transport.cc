@@ -13,13 +13,17 @@
 
 namespace {
 
+std::mutex mu;
+std::map<std::string, grpc::SslCredentialsOptions> tls_of_target;  // gcm_otlp_grpc_set_tls
+
 std::shared_ptr<grpc::Channel> channel_for(const std::string& target, bool tls) {
-  static std::mutex mu;
   static std::map<std::pair<std::string, bool>, std::shared_ptr<grpc::Channel>> channels;
   std::lock_guard lock(mu);
   auto& ch = channels[{target, tls}];
   if (!ch) {
-    auto creds = tls ? grpc::SslCredentials(grpc::SslCredentialsOptions()) : grpc::InsecureChannelCredentials();
+    grpc::SslCredentialsOptions ssl;
+    if (auto it = tls_of_target.find(target); it != tls_of_target.end()) ssl = it->second;
+    auto creds = tls ? grpc::SslCredentials(ssl) : grpc::InsecureChannelCredentials();
     ch = grpc::CreateChannel(target, creds);
   }
   return ch;
@@ -33,6 +37,16 @@ void copy_message(const std::string& text, char* out, size_t cap) {
 }
 
 }  // namespace
+
+extern "C" void gcm_otlp_grpc_set_tls(const char* target, const char* ca_pem, const char* cert_pem,
+                                      const char* key_pem) {
+  grpc::SslCredentialsOptions ssl;
+  if (ca_pem) ssl.pem_root_certs = ca_pem;
+  if (cert_pem) ssl.pem_cert_chain = cert_pem;
+  if (key_pem) ssl.pem_private_key = key_pem;
+  std::lock_guard lock(mu);
+  tls_of_target[target] = ssl;
+}
 
 extern "C" int gcm_otlp_grpc_call(const char* target, int tls, const char* method, const char* body, size_t body_len,
                                   long timeout_ms, const char* const* headers, int gzip, char* response,

@@ -20,6 +20,12 @@ typedef int (*gcm_otlp_grpc_call_fn)(const char* target, int tls, const char* me
                                      char* response, size_t response_cap, size_t* response_len, char* message,
                                      size_t message_cap);
 
+// The TLS material of the channels to `target` made from now on: the CA to verify the server with (PEM; NULL or ""
+// for gRPC's default roots) and a client certificate and key for mutual TLS (PEM; NULL for none). Copied.
+typedef void (*gcm_otlp_grpc_set_tls_fn)(const char* target, const char* ca_pem, const char* cert_pem,
+                                         const char* key_pem);
+void gcm_otlp_grpc_set_tls(const char* target, const char* ca_pem, const char* cert_pem, const char* key_pem);
+
 int gcm_otlp_grpc_call(const char* target, int tls, const char* method, const char* body, size_t body_len,
                        long timeout_ms, const char* const* headers, int gzip, char* response, size_t response_cap,
                        size_t* response_len, char* message, size_t message_cap);
