@@ -4,9 +4,15 @@
 // against the same request sent straight to the downstream (the baseline; the difference is the latency added),
 // the processor's RSS during the run, its CPU time and the data points per CPU second. With PROTOCOL grpc the clients
 // send to the processor's OTLP/gRPC receiver instead (the transport module's client, libgcm_otlp_grpc.so beside GCM).
-// Usage: processor_load GCM FAKE_NVML SECONDS CLIENTS HOSTS_PER_REQUEST [http|grpc]
+// With HOSTILE > 0, that many sockets trickle request heads at the HTTP port all along, a byte every 2 s, and
+// reconnect whenever they are cut (the slow-head attack); GET /health is asked every 20 ms throughout and its
+// latency reported, with and without them.
+// Usage: processor_load GCM FAKE_NVML SECONDS CLIENTS HOSTS_PER_REQUEST [http|grpc] [HOSTILE]
 #include <httplib.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +24,8 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -106,14 +114,110 @@ std::vector<double> latencies(const Send& send, int n) {
   return out;
 }
 
+int connect_to(int port) {
+  int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(s);
+    return -1;
+  }
+  return s;
+}
+
+// `count` sockets sending a request head a byte every 2 s, reconnecting when the server cuts one.
+class Tricklers {
+ public:
+  Tricklers(int port, int count) : port_(port), fds_(static_cast<size_t>(count), -1) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~Tricklers() {
+    stop_ = true;
+    thread_.join();
+    for (int fd : fds_)
+      if (fd >= 0) ::close(fd);
+  }
+  uint64_t reconnects() const { return reconnects_; }
+
+ private:
+  void run() {
+    const std::string head = "POST /v1/metrics HTTP/1.1\r\nContent-Type: application/x-protobuf\r\nX-Pad: ";
+    size_t step = 0;
+    while (!stop_) {
+      for (int& fd : fds_) {
+        if (fd < 0) {
+          fd = connect_to(port_);
+          if (fd >= 0) ++reconnects_;
+        }
+        if (fd >= 0 && ::send(fd, &head[step % head.size()], 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+          ::close(fd);
+          fd = -1;
+        }
+      }
+      ++step;
+      for (int i = 0; i < 20 && !stop_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  int port_;
+  std::vector<int> fds_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> reconnects_{0};
+  std::thread thread_;
+};
+
+// GET /health every 20 ms until stopped; the latencies in microseconds (a failure counts as 10 s).
+class HealthProbe {
+ public:
+  explicit HealthProbe(std::string url) : url_(std::move(url)) {
+    thread_ = std::thread([this] {
+      gcm::HttpClient http;
+      while (!stop_) {
+        auto t0 = Clock::now();
+        bool ok = false;
+        try {
+          ok = http.get(url_, std::chrono::seconds(10)).status == 200;
+        } catch (const std::exception&) {
+        }
+        double us = ok ? std::chrono::duration<double, std::micro>(Clock::now() - t0).count() : 1e7;
+        {
+          std::lock_guard lock(mu_);
+          latencies_.push_back(us);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
+  }
+  std::vector<double> stop() {
+    stop_ = true;
+    thread_.join();
+    return latencies_;
+  }
+
+ private:
+  std::string url_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<double> latencies_;
+  std::thread thread_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 6 && argc != 7) {
-    std::cerr << "usage: processor_load GCM FAKE_NVML SECONDS CLIENTS HOSTS_PER_REQUEST [http|grpc]\n";
+  if (argc < 6 || argc > 8) {
+    std::cerr << "usage: processor_load GCM FAKE_NVML SECONDS CLIENTS HOSTS_PER_REQUEST [http|grpc] [HOSTILE]\n";
     return 2;
   }
-  bool grpc = argc == 7 && std::string(argv[6]) == "grpc";
+  // A thousand clients and hundreds of hostile sockets need more descriptors than the usual soft limit of 1024, in
+  // this process and in the processor it starts.
+  rlimit nofile{};
+  getrlimit(RLIMIT_NOFILE, &nofile);
+  nofile.rlim_cur = nofile.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &nofile);
+  bool grpc = argc >= 7 && std::string(argv[6]) == "grpc";
+  int hostile = argc == 8 ? std::stoi(argv[7]) : 0;
   if (grpc)
     setenv("GCM_OTLP_GRPC_MODULE", (std::filesystem::path(argv[1]).parent_path() / "libgcm_otlp_grpc.so").c_str(), 1);
   std::string gcm = argv[1], fake_nvml = argv[2];
@@ -155,7 +259,7 @@ int main(int argc, char** argv) {
     execl("/usr/bin/time", "time", "-v", "-o", (dir + "/time.txt").c_str(), gcm.c_str(), "slurm_processor", "--listen",
           "127.0.0.1:0", "--grpc-listen", grpc ? "127.0.0.1:0" : "", "--downstream", downstream_url.c_str(),
           "--attribution", "mapping-files", "--gpu-job-mapping-dir", (dir + "/map").c_str(), "--log-folder",
-          dir.c_str(), "--queue-size", "256", static_cast<char*>(nullptr));
+          dir.c_str(), "--queue-size", "256", "--max-connections", "4096", static_cast<char*>(nullptr));
     _exit(127);
   }
   close(out[1]);
@@ -170,7 +274,9 @@ int main(int argc, char** argv) {
     std::cerr << "slurm_processor did not start: " << line << "\n";
     return 1;
   }
-  std::string url = "http://127.0.0.1:" + line.substr(line.rfind(':') + 1) + "/v1/metrics";
+  int http_port = std::stoi(line.substr(line.rfind(':') + 1));
+  std::string url = fmt::format("http://127.0.0.1:{}/v1/metrics", http_port);
+  std::string health_url = fmt::format("http://127.0.0.1:{}/health", http_port);
   std::string grpc_target;
   if (grpc) {
     line = read_line();
@@ -192,6 +298,15 @@ int main(int argc, char** argv) {
   auto base = latencies(http_sender(direct, body), 200);
   auto via = latencies(sender(), 200);
   long rss_idle = rss_kib(proc_pid);
+  {
+    HealthProbe idle_probe(health_url);
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    auto h = idle_probe.stop();
+    fmt::print("GET /health alone: p50 {:.0f} us p99 {:.0f} us\n", pct(h, 0.5), pct(h, 0.99));
+  }
+  std::unique_ptr<Tricklers> tricklers;
+  if (hostile > 0) tricklers = std::make_unique<Tricklers>(http_port, hostile);
+  HealthProbe probe(health_url);
 
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> sent{0}, failed{0};
@@ -216,6 +331,9 @@ int main(int argc, char** argv) {
   stop = true;
   for (auto& t : threads) t.join();
   double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  auto health = probe.stop();
+  uint64_t reconnects = tricklers ? tricklers->reconnects() : 0;
+  tricklers.reset();
   std::vector<double> all;
   for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
   ::kill(proc_pid, SIGTERM);
@@ -246,6 +364,9 @@ int main(int argc, char** argv) {
              pct(base, 0.5), pct(base, 0.99), pct(via, 0.5), pct(via, 0.99), pct(via, 0.5) - pct(base, 0.5),
              pct(via, 0.5) / std::max(1.0, pct(base, 0.5)));
   fmt::print("latency under load: p50 {:.0f} us p99 {:.0f} us\n", pct(all, 0.5), pct(all, 0.99));
+  fmt::print("GET /health under load with {} trickling sockets ({} connections made, cut at their head deadline and "
+             "made again): {} probes, p50 {:.0f} us p99 {:.0f} us max {:.0f} us\n",
+             hostile, reconnects, health.size(), pct(health, 0.5), pct(health, 0.99), pct(health, 1.0));
   std::string rs;
   for (long r : rss) rs += fmt::format("{} ", r / 1024);
   fmt::print("processor RSS: idle {} MiB; under load (MiB, every 0.5 s): {}; max {} MiB\n", rss_idle / 1024, rs,

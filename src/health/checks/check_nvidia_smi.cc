@@ -12,6 +12,7 @@
 #include <fstream>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -74,11 +75,14 @@ class Nvml {
           w.begin(name);
           *rc = fn(lib->api());
           w.end();
-        }))
+        })) {
+      // A hang met where nothing reports it (the gpu_node_id lookup) is told by the first sub-check that follows.
+      if (unreported_) throw NvmlFailure(*std::exchange(unreported_, std::nullopt), ExitCode::CRITICAL);
       // One worker serves every GPU: name the call that hangs and its GPU, not the GPU whose turn it is now.
       throw NvmlFailure(fmt::format("{}: {} not called: NVML is still stuck in {}", subject(name, gpu), name,
                                     stuck_ ? *stuck_ : std::string("an earlier call")),
                         ExitCode::CRITICAL);
+    }
     std::string hung;
     if (worker_.wait(timeout_, &hung) == DeviceWorker::Outcome::CallTimedOut) {
       stuck_ = fmt::format("{} ({}, no answer after {} ms)", hung.empty() ? name : hung.c_str(), subject(name, gpu),
@@ -125,6 +129,13 @@ class Nvml {
   std::chrono::milliseconds timeout_;
   DeviceWorker worker_;
   std::optional<std::string> stuck_;  // the call that timed out and what it was about, while the worker is stuck
+  std::optional<std::string> unreported_;  // the timeout of a call whose failure no sub-check has shown
+
+ public:
+  // A failure that was caught without being shown: when it was a hang, the next call shows it instead.
+  void defer_if_hung(const std::string& failure) {
+    if (stuck_) unreported_ = failure;
+  }
 };
 
 // A process that exists and is not a zombie (a killed process whose parent has not reaped it yet holds no GPU).
@@ -257,6 +268,9 @@ class CheckNvidiaSmi : public HealthCheck {
       if (uuids.empty()) return;
       r.gpu_node_id = gpu_node_id_of(uuids);
       if (read_gpu_node_id() != r.gpu_node_id) write_gpu_node_id(*r.gpu_node_id);
+    } catch (const NvmlFailure& e) {
+      r.log->warn("gpu_node_id unavailable: {}", e.what());
+      nv.defer_if_hung(e.what());
     } catch (const std::exception& e) {
       r.log->warn("gpu_node_id unavailable: {}", e.what());
     }
