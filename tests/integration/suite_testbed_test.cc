@@ -159,9 +159,14 @@ TEST_F(SuiteOnTestbed, EccErrorDrainsAndRequeuesHealingResumesAndHandDrainsAndTi
   ASSERT_TRUE(eventually([&] { return node_field("node3", "State").find("DRAIN") != std::string::npos; }, seconds(30)))
       << node_field("node3", "State");
   EXPECT_EQ(node_field("node3", "Reason").substr(0, 12), "Prolog error");
-  ASSERT_TRUE(eventually([&] { return job_field(job, "Reason") == "launch_failed_requeued_held"; }, seconds(30)))
+  // Slurm gives the held reason while the requeued job is still COMPLETING (its epilog runs), then PENDING: wait
+  // for both rather than reading the state in between.
+  ASSERT_TRUE(eventually(
+      [&] {
+        return job_field(job, "Reason") == "launch_failed_requeued_held" && job_field(job, "JobState") == "PENDING";
+      },
+      seconds(30)))
       << "job " << job << ": " << job_field(job, "JobState") << " " << job_field(job, "Reason");
-  EXPECT_EQ(job_field(job, "JobState"), "PENDING");
   EXPECT_NE(read_text(dir + "/logs/prolog_logs/node3.log").find("gpu memory errors"), std::string::npos);
   // Other nodes keep running jobs, through the same prolog.
   run_ok({"srun", "-w", "node1", "-p", "gpu", "-J", "gcm-suite-tb", "true"});
