@@ -7,7 +7,7 @@
 // With HOSTILE > 0, that many sockets trickle request heads at the HTTP port all along, a byte every 2 s, and
 // reconnect whenever they are cut (the slow-head attack); GET /health is asked every 20 ms throughout and its
 // latency reported, with and without them.
-// Usage: processor_load GCM FAKE_NVML SECONDS CLIENTS HOSTS_PER_REQUEST [http|grpc] [HOSTILE]
+// Usage: [MAX_CONNECTIONS=N] processor_load GCM FAKE_NVML SECONDS CLIENTS HOSTS_PER_REQUEST [http|grpc] [HOSTILE]
 #include <httplib.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -28,6 +28,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -88,8 +89,12 @@ using Send = std::function<bool()>;
 Send http_sender(const std::string& url, const std::string& body) {
   auto http = std::make_shared<gcm::HttpClient>();
   return [http, url, &body] {
-    auto res = http->post(url, body, {"Content-Type: application/x-protobuf"}, std::chrono::seconds(10));
-    return res.status == 200 && res.body.empty();
+    try {
+      auto res = http->post(url, body, {"Content-Type: application/x-protobuf"}, std::chrono::seconds(10));
+      return res.status == 200 && res.body.empty();
+    } catch (const std::exception&) {  // no answer in 10 s, or the connection refused: a failed request
+      return false;
+    }
   };
 }
 
@@ -256,10 +261,18 @@ int main(int argc, char** argv) {
     setenv("GCM_FAKE_NVML_SCENARIO", (dir + "/scenario.json").c_str(), 1);
     std::string downstream_url = fmt::format("http://127.0.0.1:{}", down_port);
     // With gRPC the HTTP receiver listens too (it always does) but gets nothing.
-    execl("/usr/bin/time", "time", "-v", "-o", (dir + "/time.txt").c_str(), gcm.c_str(), "slurm_processor", "--listen",
-          "127.0.0.1:0", "--grpc-listen", grpc ? "127.0.0.1:0" : "", "--downstream", downstream_url.c_str(),
-          "--attribution", "mapping-files", "--gpu-job-mapping-dir", (dir + "/map").c_str(), "--log-folder",
-          dir.c_str(), "--queue-size", "256", "--max-connections", "4096", static_cast<char*>(nullptr));
+    // MAX_CONNECTIONS="" runs a build older than --max-connections (a baseline).
+    const char* mc = std::getenv("MAX_CONNECTIONS");
+    std::string max_connections = mc ? mc : "4096";
+    std::vector<std::string> args = {"time", "-v", "-o", dir + "/time.txt", gcm, "slurm_processor", "--listen",
+                                     "127.0.0.1:0", "--grpc-listen", grpc ? "127.0.0.1:0" : "", "--downstream",
+                                     downstream_url, "--attribution", "mapping-files", "--gpu-job-mapping-dir",
+                                     dir + "/map", "--log-folder", dir, "--queue-size", "256"};
+    if (!max_connections.empty()) args.insert(args.end(), {"--max-connections", max_connections});
+    std::vector<char*> argv_c;
+    for (auto& a : args) argv_c.push_back(a.data());
+    argv_c.push_back(nullptr);
+    execv("/usr/bin/time", argv_c.data());
     _exit(127);
   }
   close(out[1]);
