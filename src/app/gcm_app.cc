@@ -127,6 +127,7 @@ int gcm_main(int argc, char** argv) {
                                                         "Prometheus names) as Markdown.");
   CLI::App* hc_cmd = app.add_subcommand("health_checks", "The health checks (same as the `health_checks` command).");
   hc_cmd->prefix_command();
+  hc_cmd->set_help_flag();  // --help goes to health_checks_main, which knows the groups and checks
   auto processor_cmd = wanted("slurm_processor") ? add_slurm_processor_command(app) : nullptr;
   sub_names.push_back("slurm_processor");
   std::vector<std::pair<CLI::App*, suite::Profile>> suite_cmds;
@@ -140,6 +141,11 @@ int gcm_main(int argc, char** argv) {
   if (argc <= 1) {
     std::cout << app.help();
     return 0;
+  }
+  // CLI11 handles --help before it reports extra words, so "gcm sprio --help" would print the root help and exit 0.
+  if (!named.empty() && build_all) {
+    std::cerr << "Error: unknown command '" << named << "'\nTry 'gcm --help' (or 'gcm <command> --help') for help.\n";
+    return 2;
   }
   try {
     app.parse(argc, argv);

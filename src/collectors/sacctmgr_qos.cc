@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "app/option_limits.h"
 #include "collectors/sacctmgr.h"
 #include "collectors/sacctmgr_table.h"
+#include "collectors/slurm_collectors.h"
 #include "core/subprocess.h"
 #include "core/time_zone.h"
 #include "slurm/derived_cluster.h"
@@ -108,16 +108,13 @@ namespace {
 class SacctmgrQos : public Collector {
  public:
   explicit SacctmgrQos(OptionBinder& b) {
-    b.option("--slurm-timeout", "slurm_timeout", timeout_s_,
-             "Seconds `sacctmgr show qos` may run before it is killed and the round fails.")
-        ->capture_default_str()
-        ->check(CLI::PositiveNumber)
-        ->check(timeout_seconds());
+    add_slurm_timeout_option(b, timeout_s_,
+                             "Seconds `sacctmgr show qos` may run before it is killed and the round fails.");
   }
   std::vector<CollectorTask> tasks(const CollectorContext&) override {
     return {{"sacctmgr_qos", &kSacctmgrQosPayload, [this](const CollectorContext& ctx, RecordOut& out) {
                Params p{ctx.cluster, ctx.heterogeneous_cluster_v1, static_cast<int64_t>(std::time(nullptr)),
-                        std::chrono::milliseconds(static_cast<int64_t>(timeout_s_ * 1000))};
+                        slurm_timeout_ms(timeout_s_)};
                collect_qos(slurm_, p, out, ctx.log.get());
              }}};
   }

@@ -55,8 +55,9 @@ void collect_scontrol_config(slurm::SlurmClient& client, const CollectorContext&
 // metric names become snake case ("NUM_GPUS" -> num_gpus, "TresBillingWeightCPU" -> tres_billing_weight_cpu).
 void snake_case_metric_names(Schema& s);
 
-// Adds --slurm-timeout (seconds) to a Slurm collector's subcommand.
-void add_slurm_timeout_option(OptionBinder& b, double& seconds);
+// Adds --slurm-timeout (seconds, positive, within timeout_seconds()) to a Slurm collector's subcommand; `help`
+// names the commands it bounds, when the general wording does not fit (sacctmgr, sdiag).
+void add_slurm_timeout_option(OptionBinder& b, double& seconds, const char* help = nullptr);
 std::chrono::milliseconds slurm_timeout_ms(double seconds);
 
 }  // namespace gcm

@@ -278,10 +278,11 @@ const std::vector<std::string>& squeue_columns() { return kSqueueColumns; }
 const Schema& node_data_schema() { return kNodeData; }
 const Schema& job_data_schema() { return kJobData; }
 
-void add_slurm_timeout_option(OptionBinder& b, double& seconds) {
+void add_slurm_timeout_option(OptionBinder& b, double& seconds, const char* help) {
   b.option("--slurm-timeout", "slurm_timeout", seconds,
-           "Seconds each Slurm command may run; a command still running then is killed (its whole process group) "
-           "and the round fails naming it.")
+           help ? help
+                : "Seconds each Slurm command may run; a command still running then is killed (its whole process "
+                  "group) and the round fails naming it.")
       ->capture_default_str()
       ->check(CLI::PositiveNumber)
       ->check(timeout_seconds());

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "app/option_limits.h"
+#include "collectors/slurm_collectors.h"
 #include "core/json_limits.h"
 #include "core/subprocess.h"
 #include "slurm/coerce.h"
@@ -567,11 +567,9 @@ namespace {
 class SlurmMonitor : public Collector {
  public:
   explicit SlurmMonitor(OptionBinder& b) {
-    b.option("--slurm-timeout", "slurm_timeout", timeout_s_,
-             "Seconds each Slurm command (sinfo, sdiag, sacct) may run before it is killed and the round fails.")
-        ->capture_default_str()
-        ->check(CLI::PositiveNumber)
-        ->check(timeout_seconds());
+    add_slurm_timeout_option(b, timeout_s_,
+                             "Seconds each Slurm command (sinfo, sdiag, sacct) may run before it is killed and the "
+                             "round fails.");
   }
 
   // Two tasks, so that each record type has its own sink round (the Prometheus sink retires a schema's series that
@@ -593,7 +591,7 @@ class SlurmMonitor : public Collector {
     p.heterogeneous_cluster_v1 = ctx.heterogeneous_cluster_v1;
     p.interval = ctx.interval;
     p.now = static_cast<int64_t>(std::time(nullptr));
-    p.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s_ * 1000));
+    p.timeout = slurm_timeout_ms(timeout_s_);
     p.slurm_version = version_;  // asked once, on the first round that gets an answer
     if (!version_) {
       // As the reference, an unknown version means the text sdiag, which every Slurm version has.

@@ -2,7 +2,6 @@
 
 #include <curl/curl.h>
 #include <dlfcn.h>
-#include <zlib.h>
 
 #include <cctype>
 #include <ctime>
@@ -137,45 +136,6 @@ HttpResponse HttpClient::post(const std::string& url, const std::string& body, c
 HttpResponse HttpClient::get(const std::string& url, std::chrono::milliseconds timeout,
                              const std::vector<std::string>& headers) {
   return perform(url, nullptr, headers, timeout);
-}
-
-std::string gzip_compress(const std::string& data) {
-  z_stream zs{};
-  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    throw std::runtime_error("deflateInit2 failed");
-  std::string out;
-  out.resize(deflateBound(&zs, data.size()) + 32);
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  int rc = deflate(&zs, Z_FINISH);
-  deflateEnd(&zs);
-  if (rc != Z_STREAM_END) throw std::runtime_error("gzip compression failed");
-  out.resize(zs.total_out);
-  return out;
-}
-
-std::string gzip_decompress(const std::string& data) {
-  z_stream zs{};
-  if (inflateInit2(&zs, 15 + 32) != Z_OK) throw std::runtime_error("inflateInit2 failed");
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  std::string out;
-  char buf[65536];
-  int rc;
-  do {
-    zs.next_out = reinterpret_cast<Bytef*>(buf);
-    zs.avail_out = sizeof buf;
-    rc = inflate(&zs, Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END) {
-      inflateEnd(&zs);
-      throw std::runtime_error("invalid gzip data");
-    }
-    out.append(buf, sizeof buf - zs.avail_out);
-  } while (rc != Z_STREAM_END);
-  inflateEnd(&zs);
-  return out;
 }
 
 std::optional<double> parse_retry_after(const std::string& value) {

@@ -51,10 +51,6 @@ class HttpClient {
   HttpClientTls tls_;
 };
 
-// gzip-compresses data (Content-Encoding: gzip).
-std::string gzip_compress(const std::string& data);
-std::string gzip_decompress(const std::string& data);
-
 // Parses a Retry-After value (delay-seconds or an HTTP date) into seconds from now; nullopt when absent/invalid.
 std::optional<double> parse_retry_after(const std::string& value);
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/gzip.h"
 #include "core/json_limits.h"
 #include "core/shutdown.h"
 #include "otlp/encode.h"

@@ -1,7 +1,5 @@
 #include "processor/otlp_request.h"
 
-#include <zlib.h>
-
 #include <vector>
 
 #include <google/protobuf/arena.h>
@@ -9,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/gzip.h"
 #include "core/json_limits.h"
 #include "processor/wire_enrich.h"
 #include "status.pb.h"
@@ -155,32 +154,6 @@ const char* signal_path(Signal s) {
 }
 const char* item_name(Signal s) {
   return s == Signal::Metrics ? "data points" : s == Signal::Logs ? "log records" : "spans";
-}
-
-std::string inflate_bounded(std::string_view data, size_t limit) {
-  z_stream zs{};
-  if (inflateInit2(&zs, 15 + 32) != Z_OK) throw std::runtime_error("inflateInit2 failed");
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  std::string out;
-  char buf[65536];
-  int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
-    zs.next_out = reinterpret_cast<Bytef*>(buf);
-    zs.avail_out = sizeof buf;
-    rc = inflate(&zs, Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END) {
-      inflateEnd(&zs);
-      throw std::runtime_error(zs.avail_in == 0 ? "truncated gzip data" : "invalid gzip data");
-    }
-    out.append(buf, sizeof buf - zs.avail_out);
-    if (out.size() > limit) {
-      inflateEnd(&zs);
-      throw std::length_error(fmt::format("the body inflates to more than {} bytes", limit));
-    }
-  }
-  inflateEnd(&zs);
-  return out;
 }
 
 RequestResult process_request(Signal signal, std::string_view content_type, std::string_view content_encoding,

@@ -46,7 +46,4 @@ std::string success_body(Signal signal, bool json, int64_t rejected, const std::
 // An error answer: google.rpc.Status {code, message} in the client's encoding (JSON for unknown content types).
 std::string error_body(bool json, int http_status, const std::string& message);
 
-// gzip/deflate inflation that stops past `limit` bytes (throws std::length_error) or on bad data (runtime_error).
-std::string inflate_bounded(std::string_view data, size_t limit);
-
 }  // namespace gcm::processor

@@ -38,6 +38,45 @@ TEST(Cli, HealthChecksIsTheSameProgramUnderASecondName) {
   EXPECT_NE(r.out.find("health_checks, version"), std::string::npos);
 }
 
+// `gcm health_checks --help` is the health_checks program's help (its groups), not an empty stub of gcm's.
+TEST(Cli, GcmHealthChecksHelpIsTheHealthChecksHelp) {
+  CommandSpec spec;
+  spec.argv = {std::filesystem::path(gcm_binary()).parent_path() / "health_checks", "--help"};
+  auto direct = run_command(spec);
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  auto r = run_gcm({"health_checks", "--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char* group : {"check-process", "check-syslogs", "check-nvidia-smi"})
+    EXPECT_NE(r.out.find(group), std::string::npos) << group << "\n" << r.out;
+  EXPECT_EQ(r.out, direct.out);
+  auto sub = run_gcm({"health_checks", "check-syslogs", "--help"});
+  EXPECT_EQ(sub.exit_code, 0) << sub.err;
+  EXPECT_NE(sub.out.find("xid"), std::string::npos) << sub.out;
+}
+
+// An unknown command is a usage error also with --help (CLI11 would print the root help and exit 0).
+TEST(Cli, UnknownCommandExits2AndNamesItEvenWithHelp) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"sprio", "--help"}, {"sprio"}, {"--config",
+                                         "/dev/null", "sprio", "-h"}}) {
+    auto r = run_gcm(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("unknown command 'sprio'"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("Subcommands"), std::string::npos) << r.out;
+  }
+}
+
+// check-nvidia-smi's help lists the sub-checks from the table the check runs, persistence_mode included.
+TEST(Cli, NvidiaSmiHelpListsEverySubCheck) {
+  auto r = run_gcm({"health_checks", "check-nvidia-smi", "--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("-c gpu_num, clock_freq, running_procs, running_procs_and_kill, gpu_temperature, "
+                       "gpu_mem_usage, gpu_retired_pages, ecc_uncorrected_volatile_total, "
+                       "ecc_corrected_volatile_total, vbios_mismatch, row_remap, row_remap_pending, "
+                       "row_remap_failed, persistence_mode."),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(Cli, UsageErrorsExit2AndNameTheProblem) {
   auto dir = temp_dir("cli");
   auto bad_option = run_gcm({"storage", "--no-such-option"});

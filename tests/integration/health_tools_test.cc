@@ -141,6 +141,22 @@ TEST(HealthXid, CleanLogMissingLogAndAge) {
   EXPECT_NE(recent.out.find("non-critical XID error: 31"), std::string::npos) << recent.out;
 }
 
+// The config key is path_procfs, as for every other command; check-syslogs' earlier "path.procfs" still works.
+TEST(HealthXid, ProcfsFromTheConfigFileUnderEitherSpelling) {
+  Sandbox s;
+  std::filesystem::create_directories(s.dir + "/proc");
+  s.write("proc/uptime", "5000.35 9000.00\n");
+  for (std::string key : {"path_procfs", "\"path.procfs\""}) {
+    s.write("config.toml", "[health_checks.check-syslogs.xid]\n" + key + " = \"" + s.dir + "/proc\"\nmax_age = 0.1\n");
+    auto r = s.run({"--config", s.dir + "/config.toml", "check-syslogs", "xid", "c", "app", "--path.kmsg",
+                    kLogs + "xid-kmsg.txt"});
+    EXPECT_EQ(r.exit_code, 1) << key << "\n" << r.out << r.err;
+    EXPECT_EQ(r.out.find("XID error: 48"), std::string::npos) << key << "\n" << r.out;
+    EXPECT_NE(r.out.find("non-critical XID error: 31"), std::string::npos) << key << "\n" << r.out;
+    EXPECT_EQ(r.err.find("unknown key"), std::string::npos) << key << "\n" << r.err;
+  }
+}
+
 TEST(HealthXid, ReadsTheRealKernelRingBuffer) {
   Sandbox s;
   auto r = s.run({"check-syslogs", "xid", "c", "app"});

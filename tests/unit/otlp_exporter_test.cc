@@ -6,10 +6,12 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <mutex>
 #include <thread>
 
+#include "core/gzip.h"
 #include "core/http_client.h"
 #include "otlp/encode.h"
 #include "sinks/sink.h"
@@ -32,7 +34,7 @@ class ScriptedReceiver {
       std::lock_guard lock(mu_);
       // cpp-httplib inflates gzip bodies itself when built with zlib; inflate here only if it did not.
       bool gz = req.body.size() > 2 && req.body[0] == '\x1f' && req.body[1] == static_cast<char>(0x8b);
-      bodies.push_back(gz ? gzip_decompress(req.body) : req.body);
+      bodies.push_back(gz ? inflate_bounded(req.body, SIZE_MAX) : req.body);
       encodings.push_back(req.get_header_value("Content-Encoding"));
       times.push_back(std::chrono::steady_clock::now());
       paths.push_back(req.path);

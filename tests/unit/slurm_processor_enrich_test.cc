@@ -5,7 +5,7 @@
 
 #include <google/protobuf/unknown_field_set.h>
 
-#include "core/http_client.h"
+#include "core/gzip.h"
 #include "processor/enrich.h"
 #include "processor/otlp_request.h"
 #include "slurm_processor_fixtures.h"

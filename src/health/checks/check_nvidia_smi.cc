@@ -1,6 +1,6 @@
-// health_checks check-nvidia-smi: the reference's 13 NVML sub-checks (-c, repeatable), run in its fixed order,
-// each with its own telemetry record and killswitch, one overall stdout line ("nvidia smi"). NVML calls run on a
-// worker thread under --nvml-timeout, so a hung GPU makes the check CRITICAL instead of hanging the prolog.
+// health_checks check-nvidia-smi: the reference's 13 NVML sub-checks and persistence_mode (-c, repeatable), run in a
+// fixed order, each with its own telemetry record and killswitch, one overall stdout line ("nvidia smi"). NVML calls
+// run on a worker thread under --nvml-timeout, so a hung GPU makes the check CRITICAL instead of hanging the prolog.
 #include <signal.h>
 #include <unistd.h>
 
@@ -538,11 +538,16 @@ class CheckNvidiaSmi : public HealthCheck {
   std::string procfs_ = "/proc";
 };
 
+// The help lists the sub-checks from kSubChecks, so that adding one to the table cannot leave it out of --help.
+std::string check_help() {
+  std::string names;
+  for (const auto& s : kSubChecks) names += (names.empty() ? "" : ", ") + std::string(s.option);
+  return "GPU checks through NVML: -c " + names + ".";
+}
+
 const bool kRegistered = register_health_check({
     {"check-nvidia-smi"},
-    "GPU checks through NVML: -c gpu_num, clock_freq, running_procs, running_procs_and_kill, gpu_temperature, "
-    "gpu_mem_usage, gpu_retired_pages, ecc_uncorrected_volatile_total, ecc_corrected_volatile_total, "
-    "vbios_mismatch, row_remap, row_remap_pending, row_remap_failed.",
+    check_help(),
     false,
     [](OptionBinder& b) -> std::unique_ptr<HealthCheck> { return std::make_unique<CheckNvidiaSmi>(b); },
 });

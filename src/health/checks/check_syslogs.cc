@@ -29,7 +29,10 @@ struct KernelLogSource {
     b.option("--path.kmsg", "path.kmsg", kmsg,
              "The kernel log: /dev/kmsg, or a file with /dev/kmsg records, dmesg output or syslog lines.")
         ->capture_default_str();
-    b.option("--path.procfs", "path.procfs", procfs, "Root of /proc (uptime for --max-age).")->capture_default_str();
+    CLI::Option* procfs_opt =
+        b.option("--path.procfs", "path_procfs", procfs, "Root of /proc (uptime for --max-age).")->capture_default_str();
+    // Every other command's key is path_procfs; this check's own spelling came first, so configs may hold it.
+    b.bind("path.procfs", procfs_opt);
     b.option("--max-age", "max_age", max_age_s,
              "Only look at kernel messages of the last SECONDS (0: the whole log since boot, as GCM does). Lines "
              "without a timestamp always count.")
