@@ -108,6 +108,14 @@ Fault Device::fault_for(const std::string& function) {
     n = calls[fn]++;
   }
   Fault f;
+  bool failed = false;
+  // "ms": "10", "hang": 1, ...: said on stderr, and the call answers NVML_ERROR_UNKNOWN; never an abort.
+  auto report = [&](const std::string& key) {
+    std::fprintf(stderr, "fake libnvidia-ml: scenario fault of %s on %s: '%s' has the wrong type (ms, after_calls, "
+                 "for_calls: integers; hang: true or false; error: a name or a code)\n", function.c_str(),
+                 describe(*this).c_str(), key.c_str());
+    failed = true;
+  };
   auto apply = [&](const char* section) {
     if (!spec.contains(section)) return;
     const auto& sec = std::as_const(spec)[section];  // const: no insertion, safe from several threads
@@ -118,24 +126,41 @@ Fault Device::fault_for(const std::string& function) {
         break;
       }
     if (!e) return;
-    int64_t after = e->is_object() ? e->value("after_calls", int64_t{0}) : 0;
-    int64_t count = e->is_object() ? e->value("for_calls", INT64_MAX - after) : INT64_MAX - after;
+    // Read without exceptions: this runs inside NVML calls, and an exception thrown in this library can meet the
+    // unwinder of the program that loaded it (both link libstdc++ statically; under ASan the program's __cxa_throw
+    // is the one called) and abort instead of being caught.
+    std::string bad;
+    auto integer = [&](const char* key, int64_t fallback) {
+      if (!e->is_object() || !e->contains(key)) return fallback;
+      const auto& v = (*e)[key];
+      if (v.is_number_integer()) return v.get<int64_t>();
+      bad = key;
+      return fallback;
+    };
+    int64_t after = integer("after_calls", 0);
+    int64_t count = integer("for_calls", INT64_MAX - after);
+    if (!bad.empty()) return report(bad);
     if (n < after || n - after >= count) return;
     f.after_calls = after;
     if (e->is_object()) {
-      if (e->contains("error")) f.error = parse_error((*e)["error"]);
-      f.delay_ms = e->value("ms", f.delay_ms);
-      f.hang = e->value("hang", f.hang);
+      if (e->contains("error")) {
+        const auto& er = (*e)["error"];
+        if (!er.is_number_integer() && !er.is_string()) return report("error");
+        f.error = parse_error(er);  // a name was checked when the scenario was loaded
+      }
+      f.delay_ms = integer("ms", f.delay_ms);
+      if (e->contains("hang")) {
+        if (!(*e)["hang"].is_boolean()) return report("hang");
+        f.hang = (*e)["hang"].get<bool>();
+      }
+      if (!bad.empty()) return report(bad);
     } else {
       f.error = parse_error(*e);
     }
   };
-  try {
-    apply("errors");
-    apply("delays");
-  } catch (const nlohmann::json::exception& e) {  // "ms": "10", "hang": 1, ...: said, not an abort
-    std::fprintf(stderr, "fake libnvidia-ml: scenario fault of %s on %s: %s (ms, after_calls, for_calls: integers; "
-                 "hang: true or false)\n", function.c_str(), describe(*this).c_str(), e.what());
+  apply("errors");
+  apply("delays");
+  if (failed) {
     f = Fault{};
     f.error = gcm::nvml::ERROR_UNKNOWN;
   }
