@@ -15,6 +15,7 @@
 #include "core/file_lines.h"
 #include "core/line_splitter.h"
 #include "core/subprocess.h"
+#include "health/checks/host_check.h"
 #include "health/kernel_log.h"
 
 namespace gcm {
@@ -169,6 +170,25 @@ TEST(SubprocessLines, ALongLineOfOutputIsSkippedAndReported) {
   EXPECT_EQ(n, 3u);
   EXPECT_EQ(got, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(longs, (std::vector<std::pair<size_t, size_t>>{{2, 3000000}}));
+}
+
+// A host file read whole (sysfs, procfs, manifests): /dev/zero given as one was read until memory ran out, and a FIFO
+// without data blocked the check.
+TEST(HostFile, ReadWholeIsBoundedAndNeverBlocks) {
+  EXPECT_FALSE(health::read_file("/dev/zero")) << "an endless file was accepted";
+  std::string big = temp_path("gcm-bigfile-");
+  {
+    std::ofstream out(big, std::ios::binary);
+    out << std::string(health::kMaxHostFileBytes + 1, 'x');
+  }
+  EXPECT_FALSE(health::read_file(big));
+  std::ofstream(big, std::ios::binary | std::ios::trunc) << "1\n";
+  EXPECT_EQ(health::read_file(big).value_or("<none>"), "1\n");
+  ::unlink(big.c_str());
+  SilentFifo fifo;
+  auto start = Clock::now();
+  EXPECT_EQ(health::read_file(fifo.path).value_or("<none>"), "");
+  EXPECT_LT(Clock::now() - start, 5s);
 }
 
 }  // namespace

@@ -425,8 +425,9 @@ TEST(HttpListener, AHandlerThatThrowsIsA500) {
   EXPECT_NE(answer.find("broken"), std::string::npos);
 }
 
-// The Prometheus sink's endpoint: scrapes only, and a listen address that cannot be a port is a usage error.
-TEST(PrometheusEndpoint, ServesGetOnlyAndRefusesABadPort) {
+// The Prometheus sink's endpoint: a listen address that cannot be a port is a usage error, not a random port (its
+// GET-only serving is tested on the running program, Prometheus.IdleAndSlowConnectionsDoNotDelayAScrape).
+TEST(PrometheusEndpoint, ABadListenPortIsAUsageErrorNotARandomPort) {
   SinkContext ctx;
   auto sink = make_sink("prometheus", {"listen=127.0.0.1:0"}, ctx);
   ASSERT_TRUE(sink);

@@ -46,7 +46,11 @@ ToolRun run_tool(std::vector<std::string> argv, int64_t timeout_s, std::optional
 // Prefixes "sudo" when asked and not already root (a root prolog needs no sudo, and many nodes have none).
 std::vector<std::string> maybe_sudo(std::vector<std::string> argv, bool sudo = true);
 
-// Whole file; nullopt when it cannot be read.
+// The largest host file read whole (sysfs and procfs values, manifests): far above any real one.
+inline constexpr size_t kMaxHostFileBytes = 16u << 20;
+// Whole file; nullopt when it cannot be read or holds more than kMaxHostFileBytes (a /dev/zero or a runaway file
+// given as a root or path never grows memory without end). Opened non-blocking, so a FIFO without data is empty
+// rather than a hang.
 std::optional<std::string> read_file(const std::string& path);
 // The file with surrounding white space removed.
 std::optional<std::string> read_trimmed(const std::string& path);
