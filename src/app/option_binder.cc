@@ -14,6 +14,9 @@ void apply_config(const ConfigFile& cfg, const std::vector<std::string>& command
   std::string table_name = cfg.table_name(command_path);
   for (const auto& [key_node, node] : *table) {
     std::string key(key_node.str());
+    // "file:line" of the key, so a bad value in a long config is found at once.
+    std::string where = node.source().begin.line ? fmt::format("{}:{}", cfg.path(), node.source().begin.line)
+                                                 : cfg.path();
     CLI::Option* opt = nullptr;
     for (const auto& [param, o] : binder.bindings()) {
       if (param == key) opt = o;
@@ -29,13 +32,13 @@ void apply_config(const ConfigFile& cfg, const std::vector<std::string>& command
     if (const toml::array* arr = node.as_array()) {
       for (const auto& e : *arr) {
         auto s = toml_scalar_to_arg(e);
-        if (!s) throw ConfigError(fmt::format("{}: [{}] {}: list items must be strings or numbers", cfg.path(),
+        if (!s) throw ConfigError(fmt::format("{}: [{}] {}: list items must be strings or numbers", where,
                                               table_name, key));
         args.push_back(*s);
       }
     } else {
       auto s = toml_scalar_to_arg(node);
-      if (!s) throw ConfigError(fmt::format("{}: [{}] {}: expected a string, number or boolean", cfg.path(),
+      if (!s) throw ConfigError(fmt::format("{}: [{}] {}: expected a string, number or boolean", where,
                                             table_name, key));
       args.push_back(*s);
     }
@@ -44,7 +47,7 @@ void apply_config(const ConfigFile& cfg, const std::vector<std::string>& command
       opt->add_result(args);
       opt->run_callback();
     } catch (const CLI::Error& e) {
-      throw ConfigError(fmt::format("{}: [{}] {} = {}: {}", cfg.path(), table_name, key,
+      throw ConfigError(fmt::format("{}: [{}] {} = {}: {}", where, table_name, key,
                                     fmt::join(args, ", "), e.what()));
     }
   }

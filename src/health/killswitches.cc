@@ -28,7 +28,7 @@ const std::vector<std::string>& known_killswitch_flags() {
       "disable_check_ib_interfaces", "disable_check_iblink", "disable_pass_status", "disable_user_access_path_check",
       "disable_check_uptime", "disable_check_module", "disable_check_dnf_repos", "disable_check_mountpoint",
       "disable_check_pci", "disable_check_blockdev", "disable_check_ethlink", "disable_check_clocksource",
-      "disable_airstore_credential_count", "disable_check_sensors"};
+      "disable_airstore_credential_count", "disable_check_sensors", "disable_agent_verdict"};
   return flags;
 }
 

@@ -1,0 +1,515 @@
+#include "agent/agent.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "agent/agent_schemas.h"
+#include "agent/agent_state.h"
+#include "agent/dir_watch.h"
+#include "agent/window.h"
+#include "attribution/gpu_jobs.h"
+#include "core/http_listener.h"
+#include "core/logging.h"
+#include "core/shutdown.h"
+#include "core/web_config.h"
+#include "gpu/gpu_records.h"
+#include "gpu/gpu_sampler.h"
+#include "health/check.h"
+#include "sinks/prometheus_store.h"
+
+namespace gcm::agent {
+
+namespace {
+
+std::atomic<bool> g_reload{false};
+void on_sighup(int) { g_reload = true; }
+
+using Clock = std::chrono::steady_clock;
+
+int64_t unix_ms_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// The agent's own CPU time (user + system) and resident set. /proc/self is this process, not the host, so it is
+// read directly rather than under --path.procfs (which may be a fixture tree).
+double own_cpu_seconds() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+int64_t own_rss_bytes() {
+  std::ifstream in("/proc/self/statm");
+  long pages_total = 0, pages_resident = 0;
+  if (!(in >> pages_total >> pages_resident)) return 0;
+  return static_cast<int64_t>(pages_resident) * ::sysconf(_SC_PAGESIZE);
+}
+
+// Per source: whether it works, what its last run cost, its errors and timeouts (kAgentSource).
+struct SourceStats {
+  bool up = false;
+  double last_duration_s = 0;
+  uint64_t errors = 0, timeouts = 0;
+  std::string last_error;
+};
+
+// A retry schedule that doubles from 1 s to 5 min: NVML missing at start or gone after a driver reload is asked
+// again without a crash loop and without a log line per second.
+struct Backoff {
+  double delay_s = 1;
+  Clock::time_point next = Clock::now();
+  bool due() const { return Clock::now() >= next; }
+  void failed() {
+    next = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay_s));
+    delay_s = std::min(delay_s * 2, 300.0);
+  }
+  void succeeded() { delay_s = 1; }
+};
+
+}  // namespace
+
+void install_reload_handler() {
+  struct sigaction sa {};
+  sa.sa_handler = on_sighup;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  ::sigaction(SIGHUP, &sa, nullptr);
+}
+
+bool take_reload_request() { return g_reload.exchange(false); }
+
+struct Agent::Impl {
+  AgentOptions opts;
+  std::shared_ptr<spdlog::logger> log;
+  std::string hostname = health::node_hostname();
+
+  std::mutex pending_mu;
+  std::optional<AgentOptions> pending;
+  std::function<std::optional<AgentOptions>()> reload_source;
+
+  // NVML.
+  std::shared_ptr<NvmlLibrary> lib;
+  std::unique_ptr<GpuSampler> sampler;
+  std::string nvml_error;
+  Backoff nvml_backoff;
+  int all_gone_samples = 0;  // samples in a row in which no GPU answered: the driver may have been reloaded
+  std::vector<GpuWindowAccumulator> acc;
+  std::map<unsigned, std::string> uuids;
+  std::map<unsigned, GpuState> last_state;
+
+  // Attribution.
+  std::map<unsigned, std::vector<JobInfo>> jobs;
+  std::optional<Clock::time_point> attributed_at;
+  std::string process_signature;  // the GPUs' pids at the last attribution
+  std::unique_ptr<DirWatch> mapping_watch;
+  std::set<std::string> reported_attribution_errors;
+
+  // Export.
+  PrometheusStore store;
+  mutable std::mutex page_mu;
+  std::string page;
+  std::unique_ptr<HttpListener> listener;
+
+  // Counters.
+  uint64_t samples = 0, windows = 0;
+  double last_sample_s = 0;
+  std::map<std::string, SourceStats> sources;
+  Clock::time_point window_started = Clock::now();
+  int64_t window_started_unix_ms = unix_ms_now();
+
+  Impl(AgentOptions o, std::shared_ptr<spdlog::logger> l) : opts(std::move(o)), log(std::move(l)) {}
+
+  void start_listener() {
+    if (opts.listen.empty()) return;
+    HttpListenerOptions lo;
+    try {
+      std::tie(lo.host, lo.port) = parse_listen_address(opts.listen, "--listen");
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(e.what());
+    }
+    lo.workers = 0;  // every answer is a copy of the cached page: nothing to hand to a worker
+    if (!opts.web_config_file.empty()) apply_web_config(lo, load_web_config(opts.web_config_file));
+    listener = std::make_unique<HttpListener>(lo, [this](const HttpRequest& req) {
+      HttpReply rep;
+      if (req.path == "/metrics") {
+        rep.content_type = "text/plain; version=0.0.4; charset=utf-8";
+        std::lock_guard<std::mutex> g(page_mu);
+        rep.body = page;
+      } else if (req.path == "/health" || req.path == "/-/healthy") {
+        rep.body = "OK\n";
+      } else {
+        rep.status = 404;
+        rep.body = "not found: try /metrics\n";
+      }
+      return rep;
+    });
+    listener->start();
+    log->info("agent: serving /metrics on {}:{}", lo.host.empty() ? "0.0.0.0" : lo.host, listener->port());
+  }
+
+  // Loads NVML when it is not loaded and the backoff allows; true when a sampler is ready.
+  bool ensure_nvml() {
+    if (sampler) return true;
+    if (!nvml_backoff.due()) return false;
+    auto timeout = std::chrono::milliseconds(static_cast<int64_t>(opts.nvml_timeout_s * 1000));
+    auto t0 = Clock::now();
+    try {
+      lib = NvmlLibrary::open(nvml_library_path(opts.nvml_library), timeout);
+      GpuSamplerOptions so;
+      so.call_timeout = timeout;
+      so.extended = !opts.no_extended;
+      sampler = std::make_unique<GpuSampler>(lib, so);
+    } catch (const NvmlUnavailable& e) {
+      sampler.reset();
+      lib.reset();
+      bool new_error = nvml_error != e.what();
+      nvml_error = e.what();
+      nvml_backoff.failed();
+      auto& s = sources["nvml"];
+      s.up = false;
+      ++s.errors;
+      s.last_error = nvml_error;
+      s.last_duration_s = seconds_since(t0);
+      if (new_error)
+        log->warn("agent: NVML unavailable ({}); retrying with backoff, next in {:.0f} s", nvml_error,
+                  nvml_backoff.delay_s / 2);
+      return false;
+    }
+    nvml_backoff.succeeded();
+    if (!nvml_error.empty()) log->info("agent: NVML is back");
+    nvml_error.clear();
+    acc.clear();
+    for (unsigned i = 0; i < sampler->device_count(); ++i) acc.emplace_back(i);
+    log->info("agent: {} GPU(s), driver {}, library {}", sampler->device_count(),
+              sampler->driver_version().empty() ? "unknown" : sampler->driver_version(), lib->path());
+    return true;
+  }
+
+  void drop_nvml(const std::string& why) {
+    log->warn("agent: {}; loading NVML again", why);
+    nvml_error = why;
+    sampler.reset();
+    lib.reset();
+    nvml_backoff.failed();
+  }
+
+  // Re-resolves the GPU -> job attribution when something says a job changed: a GPU's processes, a mapping file,
+  // or the refresh period. Re-reading cgroups and spawning scontrol every second would cost more than sampling.
+  void maybe_attribute(const std::vector<DeviceResult>& results) {
+    std::string sig;
+    for (const auto& r : results) {
+      sig += std::to_string(r.index) + ":";
+      if (r.sample.processes)
+        for (const auto& p : *r.sample.processes) sig += std::to_string(p.pid) + ",";
+      sig += ";";
+    }
+    bool mapping_changed = mapping_watch && mapping_watch->changed();
+    bool due = !attributed_at ||
+               seconds_since(*attributed_at) >= opts.attribution_refresh_s || sig != process_signature ||
+               mapping_changed;
+    if (!due) return;
+    AttributionOptions ao;
+    ao.sources = opts.attribution;
+    ao.procfs = opts.path_procfs;
+    ao.cgroupfs = opts.path_sysfs + "/fs/cgroup";
+    ao.mapping_dir = opts.gpu_job_mapping_dir;
+    ao.slurm_node = opts.slurm_node;
+    if (ao.slurm_node.empty())
+      if (const char* n = std::getenv("SLURMD_NODENAME")) ao.slurm_node = n;
+    auto t0 = Clock::now();
+    std::vector<std::string> errors;
+    jobs = attribute_gpus(results, ao, &errors);
+    auto& s = sources["attribution"];
+    s.last_duration_s = seconds_since(t0);
+    s.up = errors.empty();
+    for (const auto& e : errors) {
+      ++s.errors;
+      s.last_error = e;
+      if (reported_attribution_errors.insert(e).second) log->warn("agent: attribution source {}", e);
+    }
+    attributed_at = Clock::now();
+    process_signature = sig;
+  }
+
+  std::string job_of(unsigned gpu) const {
+    auto it = jobs.find(gpu);
+    if (it == jobs.end() || it->second.empty() || !it->second.front().has_job()) return "";
+    return std::to_string(it->second.front().job_id);
+  }
+
+  void sample_once() {
+    auto t0 = Clock::now();
+    std::vector<DeviceResult> results = sampler->sample();
+    last_sample_s = seconds_since(t0);
+    ++samples;
+    auto& s = sources["nvml"];
+    s.up = true;
+    s.last_duration_s = last_sample_s;
+    bool any_answer = results.empty();
+    for (auto& r : results) {
+      if (r.sample.uuid) uuids[r.index] = *r.sample.uuid;
+      if (r.state == GpuState::Ok) any_answer = true;
+      if (r.state == GpuState::NotResponding) ++s.timeouts;
+      if (r.state == GpuState::Error) ++s.errors;
+      GpuState before = last_state.count(r.index) ? last_state[r.index] : GpuState::Ok;
+      if (r.state != before) {
+        if (r.state == GpuState::Ok)
+          log->info("agent: [GPU {}] answers again", r.index);
+        else
+          log->warn("agent: [GPU {}] {}: {}", r.index, to_string(r.state), r.detail);
+      }
+      last_state[r.index] = r.state;
+      auto known = uuids.count(r.index) ? std::optional(uuids[r.index]) : std::nullopt;
+      Record rec = device_metrics_record(r, hostname, sampler->driver_version(), known);
+      if (r.index < acc.size()) acc[r.index].add(r, rec);
+    }
+    maybe_attribute(results);
+    // Every GPU erroring (UNINITIALIZED, DRIVER_NOT_LOADED after an unload) for several samples: the library's
+    // state is gone, so it is loaded and initialised again rather than asked forever.
+    all_gone_samples = any_answer ? 0 : all_gone_samples + 1;
+    if (all_gone_samples >= 5) {
+      all_gone_samples = 0;
+      drop_nvml("no GPU answered in 5 samples in a row");
+    }
+  }
+
+  void close_window() {
+    int64_t end_ms = unix_ms_now();
+    double seconds = seconds_since(window_started);
+    window_started = Clock::now();
+    window_started_unix_ms = end_ms;
+    ++windows;
+
+    std::vector<Record> device_records, job_records, idle_records;
+    std::vector<detector::GpuWindow> summaries;
+    for (auto& a : acc) {
+      unsigned gpu = static_cast<unsigned>(&a - acc.data());
+      std::string uuid = uuids.count(gpu) ? uuids[gpu] : "";
+      std::string job = job_of(gpu);
+      auto closed = a.close(end_ms, seconds, job, uuid);
+      device_records.push_back(closed.metrics);
+      summaries.push_back(closed.summary);
+      if (auto it = jobs.find(gpu); it != jobs.end())
+        for (const auto& j : it->second)
+          if (j.has_job())
+            job_records.push_back(job_info_record(gpu, uuid.empty() ? std::nullopt : std::optional(uuid), j));
+      if (!job.empty() && closed.summary.gpu_util_percent && closed.summary.gpu_util_percent->max == 0) {
+        Record r(kGpuAllocatedIdle);
+        r.at("gpu") = static_cast<int64_t>(gpu);
+        r.at("uuid") = uuid;
+        r.at("job_id") = job;
+        r.at("allocated_idle") = int64_t{1};
+        idle_records.push_back(std::move(r));
+      }
+    }
+    AgentState state = build_state(summaries, end_ms);
+    publish(kIndexedDeviceMetrics, device_records);
+    publish(kGpuJobInfo, job_records);
+    publish(kGpuAllocatedIdle, idle_records);
+    publish_self();
+    render_page();
+    write_state(state);
+    write_textfile();
+  }
+
+  AgentState build_state(const std::vector<detector::GpuWindow>& summaries, int64_t end_ms) {
+    AgentState st;
+    st.written_unix_ms = end_ms;
+    st.window_seconds = opts.window_s;
+    st.hostname = hostname;
+    st.driver_version = sampler ? sampler->driver_version() : "";
+    st.nvml_error = nvml_error;
+    if (!nvml_error.empty()) st.problems.push_back("NVML unavailable: " + nvml_error);
+    for (const auto& w : summaries) {
+      GpuStateEntry e;
+      e.gpu = w.gpu;
+      e.uuid = w.uuid;
+      e.job_id = w.job_id;
+      switch (w.presence) {
+        case detector::Presence::Ok: e.presence = "ok"; break;
+        case detector::Presence::NotResponding:
+          e.presence = "not_responding";
+          e.health = Health::Suspect;
+          e.reasons.push_back("not_responding");
+          break;
+        case detector::Presence::Lost:
+          e.presence = "lost";
+          e.health = Health::Failed;
+          e.reasons.push_back("lost");
+          e.evidence = "the GPU did not answer NVML";
+          break;
+      }
+      if (e.health >= Health::Degraded)
+        st.problems.push_back(fmt::format("GPU {} {}: {}", e.gpu, to_string(e.health), e.evidence));
+      st.gpus.push_back(std::move(e));
+    }
+    return st;
+  }
+
+  void publish(const Schema& schema, const std::vector<Record>& records) {
+    store.begin_round(schema);
+    for (const auto& r : records) store.add(r);
+    store.end_round(schema);
+  }
+
+  void publish_self() {
+    Record self(kAgentSelf);
+    self.at("hostname") = hostname;
+    self.at("cpu") = own_cpu_seconds();
+    self.at("resident_memory") = own_rss_bytes();
+    self.at("samples") = static_cast<int64_t>(samples);
+    self.at("windows") = static_cast<int64_t>(windows);
+    self.at("nvml_up") = int64_t{sampler ? 1 : 0};
+    self.at("gpus") = static_cast<int64_t>(sampler ? sampler->device_count() : 0);
+    self.at("last_sample_duration") = last_sample_s;
+    {
+      std::lock_guard<std::mutex> g(page_mu);
+      self.at("metrics_bytes") = static_cast<int64_t>(page.size());
+    }
+    publish(kAgentSelf, {self});
+    std::vector<Record> src;
+    for (const auto& [name, s] : sources) {
+      Record r(kAgentSource);
+      r.at("source") = name;
+      r.at("up") = int64_t{s.up ? 1 : 0};
+      r.at("last_duration") = s.last_duration_s;
+      r.at("errors") = static_cast<int64_t>(s.errors);
+      r.at("timeouts") = static_cast<int64_t>(s.timeouts);
+      if (!s.last_error.empty()) r.at("last_error") = s.last_error;
+      src.push_back(std::move(r));
+    }
+    publish(kAgentSource, src);
+  }
+
+  void render_page() {
+    std::string text = store.render();
+    std::lock_guard<std::mutex> g(page_mu);
+    page = std::move(text);
+  }
+
+  void write_state(const AgentState& st) {
+    auto t0 = Clock::now();
+    auto& s = sources["state_file"];
+    try {
+      write_agent_state(opts.path_run + "/agent-state.json", st);
+      s.up = true;
+    } catch (const std::exception& e) {
+      if (s.last_error != e.what()) log->error("agent: {}", e.what());
+      s.up = false;
+      ++s.errors;
+      s.last_error = e.what();
+    }
+    s.last_duration_s = seconds_since(t0);
+  }
+
+  void write_textfile() {
+    if (opts.textfile.empty()) return;
+    std::string text;
+    {
+      std::lock_guard<std::mutex> g(page_mu);
+      text = page;
+    }
+    std::string tmp = fmt::format("{}.tmp.{}", opts.textfile, ::getpid());
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out || std::rename(tmp.c_str(), opts.textfile.c_str()) != 0) {
+      std::remove(tmp.c_str());
+      auto& s = sources["textfile"];
+      ++s.errors;
+      std::string err = fmt::format("cannot write the textfile {}", opts.textfile);
+      if (s.last_error != err) log->error("agent: {}", err);
+      s.last_error = err;
+    }
+  }
+
+  void apply_pending() {
+    std::optional<AgentOptions> next;
+    {
+      std::lock_guard<std::mutex> g(pending_mu);
+      next.swap(pending);
+    }
+    if (!next) return;
+    bool listener_changed = next->listen != opts.listen || next->web_config_file != opts.web_config_file;
+    bool nvml_changed = next->nvml_library != opts.nvml_library || next->nvml_timeout_s != opts.nvml_timeout_s ||
+                        next->no_extended != opts.no_extended;
+    opts = std::move(*next);
+    log->set_level(parse_log_level(opts.log_level));
+    mapping_watch = std::make_unique<DirWatch>(opts.gpu_job_mapping_dir);
+    attributed_at.reset();
+    if (listener_changed) {
+      if (listener) listener->stop();
+      listener.reset();
+      try {
+        start_listener();
+      } catch (const std::exception& e) {
+        log->error("agent: reload: {}; /metrics is not served until the next reload", e.what());
+      }
+    }
+    if (nvml_changed && sampler) drop_nvml("the NVML options changed");
+    log->info("agent: configuration reloaded (collect-interval {} s, window {} s)", opts.collect_interval_s,
+              opts.window_s);
+  }
+};
+
+Agent::Agent(AgentOptions opts, std::shared_ptr<spdlog::logger> log)
+    : impl_(std::make_unique<Impl>(std::move(opts), std::move(log))) {}
+
+Agent::~Agent() {
+  if (impl_->listener) impl_->listener->stop();
+}
+
+void Agent::reload(AgentOptions opts) {
+  std::lock_guard<std::mutex> g(impl_->pending_mu);
+  impl_->pending = std::move(opts);
+}
+
+void Agent::set_reload_source(std::function<std::optional<AgentOptions>()> source) {
+  impl_->reload_source = std::move(source);
+}
+
+std::string Agent::metrics_page() const {
+  std::lock_guard<std::mutex> g(impl_->page_mu);
+  return impl_->page;
+}
+
+int Agent::run() {
+  Impl& m = *impl_;
+  m.mapping_watch = std::make_unique<DirWatch>(m.opts.gpu_job_mapping_dir);
+  m.start_listener();
+  m.render_page();
+  auto next_sample = Clock::now();
+  while (!shutdown_requested()) {
+    if (take_reload_request() && m.reload_source) {
+      m.log->info("agent: SIGHUP: reading the configuration again");
+      if (auto next = m.reload_source()) reload(std::move(*next));
+    }
+    m.apply_pending();
+    if (m.ensure_nvml()) m.sample_once();
+    if (seconds_since(m.window_started) >= m.opts.window_s) m.close_window();
+    auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(m.opts.collect_interval_s));
+    next_sample += period;
+    auto now = Clock::now();
+    if (next_sample < now) next_sample = now;  // a slow sample (a hung GPU) does not make the next ones burst
+    if (!sleep_unless_shutdown(next_sample - now)) break;
+  }
+  m.log->info("agent: stopping");
+  if (m.listener) m.listener->stop();
+  return 0;
+}
+
+}  // namespace gcm::agent

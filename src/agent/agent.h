@@ -1,0 +1,54 @@
+// gcm agent: the one process per GPU node that watches the GPUs all the time.
+//
+//   sampling thread (this class's run()): every --collect-interval, one sample of every GPU through the per-GPU
+//     workers (gpu/gpu_sampler.h: a hung GPU stalls only itself); every --window, the window is closed:
+//       - summaries go to the zombie-GPU detector, which gives each GPU its health and reasons,
+//       - records (IndexedDeviceMetrics, GpuJobInfo, XIDs, health, self-metrics) replace the Prometheus page,
+//         go to the textfile and, through the on-disk spool, to OTLP,
+//       - the state file (agent_state.h) is replaced for the prolog's agent-verdict check.
+//   kmsg and NVML-event threads: XIDs as they happen, de-duplicated by the XID tracker.
+//   the HTTP listener's I/O thread: /metrics from the last window's page (never waits on NVML).
+// NVML that is missing at start, or a driver reloaded later, is retried with backoff; the rest keeps running.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "agent/agent_options.h"
+
+namespace spdlog {
+class logger;
+}
+
+namespace gcm::agent {
+
+class Agent {
+ public:
+  Agent(AgentOptions opts, std::shared_ptr<spdlog::logger> log);
+  ~Agent();
+  // Runs until shutdown_requested() (SIGTERM/SIGINT); flushes every sink; returns the exit code (0).
+  // Throws std::runtime_error for start-up failures that are the operator's (a listener that cannot bind).
+  int run();
+  // Asks the loop to take new options at its next sample.
+  void reload(AgentOptions opts);
+  // Where new options come from on SIGHUP (the config file read again under the same command line); nullopt when
+  // they are bad (the error is logged and the running options stay).
+  void set_reload_source(std::function<std::optional<AgentOptions>()> source);
+  // The last rendered /metrics page.
+  std::string metrics_page() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Installs the SIGHUP handler; reload_requested() returns true once per signal.
+void install_reload_handler();
+bool take_reload_request();
+
+}  // namespace gcm::agent

@@ -1,0 +1,173 @@
+// `gcm agent [options]` and `gcm agent status [--json]`: registers the command, reads [gcm.agent], and on SIGHUP
+// reads it again under the same command line.
+#include <chrono>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "agent/agent.h"
+#include "agent/agent_options.h"
+#include "agent/agent_state.h"
+#include "agent/status_text.h"
+#include "app/command_registry.h"
+#include "app/option_binder.h"
+#include "core/config.h"
+#include "core/logging.h"
+#include "core/shutdown.h"
+#include "core/web_config.h"
+
+namespace gcm::agent {
+namespace {
+
+const std::vector<std::string> kDefaultConfigPaths = {"/etc/gcm/config.toml", "/etc/fb-gcm/config.toml"};
+
+struct AgentCommand {
+  CLI::App* app = nullptr;
+  CLI::App* status = nullptr;
+  std::unique_ptr<OptionBinder> binder;
+  AgentOptions opts;
+  bool status_json = false;
+  std::string status_run_dir;
+};
+
+// Checks what CLI11 cannot: values whose errors must stop the start (exit 2) rather than a later window.
+std::optional<std::string> validate(const AgentOptions& o) {
+  try {
+    parse_byte_size(o.spool_max_bytes);
+  } catch (const std::invalid_argument& e) {
+    return fmt::format("--spool-max-bytes: {}", e.what());
+  }
+  if (!o.web_config_file.empty()) {
+    if (o.listen.empty()) return "--web.config.file needs --listen (it configures /metrics)";
+    try {
+      load_web_config(o.web_config_file);
+    } catch (const std::exception& e) {
+      return fmt::format("--web.config.file: {}", e.what());
+    }
+  }
+  if (o.window_s < o.collect_interval_s)
+    return fmt::format("--window {} is shorter than --collect-interval {}: a window needs at least one sample",
+                       o.window_s, o.collect_interval_s);
+  return std::nullopt;
+}
+
+// The options the command line gave, as arguments again (CLI11 keeps what it parsed per option).
+std::vector<std::string> given_arguments(const CLI::App& app) {
+  std::vector<std::string> args;
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->count() == 0 || opt->get_lnames().empty()) continue;
+    std::string name = "--" + opt->get_lnames().front();
+    if (opt->get_type_size() == 0) {
+      args.push_back(name);
+      continue;
+    }
+    for (const auto& r : opt->results()) args.push_back(name + "=" + r);
+  }
+  return args;
+}
+
+// A fresh parse of the same command line plus the config file as it is now.
+std::optional<AgentOptions> reread_options(const CLI::App& original, const std::string& config_path,
+                                           spdlog::logger& log) {
+  CLI::App fresh("agent");
+  fresh.allow_extras(false);
+  AgentOptions o;
+  OptionBinder b(fresh);
+  add_agent_options(b, o);
+  try {
+    std::vector<std::string> args = given_arguments(original);
+    std::reverse(args.begin(), args.end());  // CLI11 takes the vector last argument first
+    fresh.parse(args);
+    ConfigFile cfg = ConfigFile::load(config_path.empty() ? std::nullopt : std::optional(config_path), "gcm",
+                                      kDefaultConfigPaths);
+    apply_config(cfg, {"agent"}, b, {"status"}, [&](const std::string& w) { log.warn("agent: {}", w); });
+  } catch (const std::exception& e) {
+    log.error("agent: reload refused, the running configuration stays: {}", e.what());
+    return std::nullopt;
+  }
+  if (auto err = validate(o)) {
+    log.error("agent: reload refused, the running configuration stays: {}", *err);
+    return std::nullopt;
+  }
+  return o;
+}
+
+int run_status(const AgentCommand& c) {
+  std::string dir = c.status_run_dir.empty() ? c.opts.path_run : c.status_run_dir;
+  std::string path = dir + "/agent-state.json";
+  std::optional<AgentState> st;
+  try {
+    st = read_agent_state(path);
+  } catch (const std::exception& e) {
+    std::cerr << "Error: " << e.what() << "\n";
+    return 1;
+  }
+  if (!st) {
+    std::cerr << "Error: no agent state at " << path << " (is `gcm agent` running with --path.run " << dir << "?)\n";
+    return 1;
+  }
+  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  std::cout << (c.status_json ? to_json(*st) : status_text(*st, now));
+  return 0;
+}
+
+int run_agent(AgentCommand& c, const ConfigFile& cfg) {
+  std::vector<std::string> warnings;
+  try {
+    apply_config(cfg, {"agent"}, *c.binder, {"status"}, [&](const std::string& w) { warnings.push_back(w); });
+  } catch (const ConfigError& e) {
+    std::cerr << "Error: " << e.what() << "\n";
+    return 2;
+  }
+  if (c.status->parsed()) return run_status(c);
+  if (auto err = validate(c.opts)) {
+    std::cerr << "Error: " << *err << "\n";
+    return 2;
+  }
+  std::shared_ptr<spdlog::logger> log;
+  try {
+    log = setup_logging({"agent", "", c.opts.log_folder, c.opts.log_level, c.opts.log_stdout});
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "Error: --log-level: " << e.what() << "\n";
+    return 2;
+  }
+  for (const auto& w : warnings) log->warn("agent: {}", w);
+  install_shutdown_handlers();
+  install_reload_handler();
+  Agent agent(c.opts, log);
+  std::string config_path = cfg.path();
+  agent.set_reload_source([&c, config_path, log] { return reread_options(*c.app, config_path, *log); });
+  try {
+    return agent.run();
+  } catch (const std::exception& e) {
+    log->critical("agent: {}", e.what());
+    std::cerr << "Error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+const bool kRegistered = register_app_command({
+    "agent",
+    "The node agent: samples every GPU each --collect-interval (per-GPU workers with call timeouts), summarises "
+    "windows, follows the kernel log and NVML events for XIDs, attributes GPUs to Slurm jobs, judges each GPU "
+    "against its job's other GPUs, serves /metrics, writes a textfile, pushes OTLP through an on-disk spool, and "
+    "keeps <path.run>/agent-state.json for the prolog's agent-verdict check. SIGHUP reloads [gcm.agent]; SIGTERM "
+    "flushes and exits 0. `gcm agent status` shows the agent's view.",
+    [](CLI::App& sub) -> CommandRunner {
+      auto c = std::make_shared<AgentCommand>();
+      c->app = &sub;
+      c->binder = std::make_unique<OptionBinder>(sub);
+      add_agent_options(*c->binder, c->opts);
+      c->status = sub.add_subcommand("status",
+                                     "Print the agent's current view (GPUs, their job, health, active XIDs, checks, "
+                                     "problems) from its state file; exit 1 when there is none.");
+      c->status->add_flag("--json", c->status_json, "The state file as JSON, for scripts.");
+      c->status->add_option("--path.run", c->status_run_dir, "The agent's --path.run (default: /run/gcm).");
+      return [c](const ConfigFile& cfg) { return run_agent(*c, cfg); };
+    },
+});
+
+}  // namespace
+}  // namespace gcm::agent

@@ -1,0 +1,56 @@
+// health_checks agent-verdict: the prolog's view of what `gcm agent` saw. It reads the agent's state file instead
+// of asking NVML again, so a node whose GPU failed or degraded during the last job fails the next prolog in well
+// under a millisecond with the agent's reason; a missing or stale file (the agent is not running) is a WARNING.
+#include <chrono>
+
+#include "agent/agent_state.h"
+#include "health/check.h"
+
+namespace gcm::health {
+namespace {
+
+class AgentVerdict : public HealthCheck {
+ public:
+  explicit AgentVerdict(OptionBinder& b) {
+    b.option("--path.run", "path_run", run_dir_, "The agent's --path.run: where agent-state.json is.")
+        ->capture_default_str();
+    b.option("--stale-windows", "stale_windows", stale_windows_,
+             "A state file older than this many of the agent's windows means the agent is not running: WARNING, "
+             "never a failure.")
+        ->capture_default_str()
+        ->check(CLI::Range(1.0, 1e6));
+  }
+
+  int run(CheckRun& r) override {
+    return r.run_standard("agent verdict", "disable_agent_verdict", [&]() -> CheckOutcome {
+      std::string path = run_dir_ + "/agent-state.json";
+      std::optional<agent::AgentState> state;
+      try {
+        state = agent::read_agent_state(path);
+      } catch (const std::exception& e) {
+        return {ExitCode::WARN, std::string("WARNING: ") + e.what() + "; not failing the node for it"};
+      }
+      int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+      agent::StateVerdict v = agent::judge_agent_state(state, now_ms, path, stale_windows_);
+      return {*exit_code_from_int(v.code), v.message};
+    });
+  }
+
+ private:
+  std::string run_dir_ = "/run/gcm";
+  double stale_windows_ = 3;
+};
+
+const bool kRegistered = register_health_check({
+    {"agent-verdict"},
+    "The verdict of `gcm agent` on this node's GPUs, from its state file: CRITICAL when a GPU is failed or "
+    "degraded (with the agent's reasons), WARNING when the agent is not running (state file missing or stale), "
+    "else OK.",
+    false,
+    [](OptionBinder& b) -> std::unique_ptr<HealthCheck> { return std::make_unique<AgentVerdict>(b); },
+});
+
+}  // namespace
+}  // namespace gcm::health
