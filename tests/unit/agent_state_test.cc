@@ -1,0 +1,137 @@
+#include "agent/agent_state.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "agent/agent_options.h"
+#include "agent/status_text.h"
+
+namespace gcm::agent {
+namespace {
+
+std::string fresh_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("gcm-agent-state-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d.string();
+}
+
+AgentState two_gpus(Health second, int64_t written_ms) {
+  AgentState s;
+  s.written_unix_ms = written_ms;
+  s.window_seconds = 30;
+  s.hostname = "node7";
+  GpuStateEntry a;
+  a.gpu = 0;
+  a.uuid = "GPU-a";
+  GpuStateEntry b;
+  b.gpu = 1;
+  b.uuid = "GPU-b";
+  b.health = second;
+  b.job_id = "1234";
+  if (second != Health::Ok) {
+    b.reasons = {"xid"};
+    b.evidence = "XID 79 (RESET_GPU): GPU has fallen off the bus";
+    b.active_xids = {79};
+  }
+  s.gpus = {a, b};
+  return s;
+}
+
+TEST(AgentState, WrittenAtomicallyReadBackAndReadableByOthers) {
+  auto d = fresh_dir("rw");
+  std::string path = d + "/run/agent-state.json";
+  write_agent_state(path, two_gpus(Health::Failed, 5000));
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  auto back = read_agent_state(path);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->hostname, "node7");
+  ASSERT_EQ(back->gpus.size(), 2u);
+  EXPECT_EQ(back->gpus[1].health, Health::Failed);
+  EXPECT_EQ(back->gpus[1].active_xids, std::vector<int>{79});
+  EXPECT_EQ(back->gpus[1].job_id, "1234");
+  // No temporary file is left beside it.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(d + "/run"), {}), 1);
+  std::filesystem::remove_all(d);
+}
+
+TEST(AgentState, MissingFileIsNulloptAndAWritableByOthersFileIsRefused) {
+  auto d = fresh_dir("trust");
+  EXPECT_FALSE(read_agent_state(d + "/none.json"));
+  std::string path = d + "/agent-state.json";
+  write_agent_state(path, two_gpus(Health::Ok, 1));
+  ::chmod(path.c_str(), 0666);
+  EXPECT_THROW(read_agent_state(path), std::runtime_error);
+  std::filesystem::remove_all(d);
+}
+
+TEST(AgentState, GarbageNamesTheFile) {
+  try {
+    parse_agent_state("{\"version\": 1, \"gpus\": []}", "/run/gcm/agent-state.json");
+    FAIL() << "no written_unix_ms must be refused";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/run/gcm/agent-state.json"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_agent_state("[[[[", "x"), std::runtime_error);
+  EXPECT_THROW(parse_agent_state("{\"version\": 2, \"written_unix_ms\": 1}", "x"), std::runtime_error);
+}
+
+TEST(AgentVerdict, FailedOrDegradedGpuIsCriticalWithTheAgentsReason) {
+  int64_t now = 100000;
+  auto v = judge_agent_state(two_gpus(Health::Failed, now - 10000), now, "p");
+  EXPECT_EQ(v.code, 2);
+  EXPECT_NE(v.message.find("GPU 1 failed (xid)"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("XID 79"), std::string::npos) << v.message;
+  EXPECT_EQ(judge_agent_state(two_gpus(Health::Degraded, now), now, "p").code, 2);
+}
+
+TEST(AgentVerdict, HealthyOrSuspectIsOk) {
+  int64_t now = 100000;
+  EXPECT_EQ(judge_agent_state(two_gpus(Health::Ok, now), now, "p").code, 0);
+  auto v = judge_agent_state(two_gpus(Health::Suspect, now), now, "p");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_NE(v.message.find("suspect: GPU 1"), std::string::npos) << v.message;
+}
+
+TEST(AgentVerdict, AStaleOrMissingStateIsAWarningNeverAFailure) {
+  int64_t now = 1000000;
+  // Older than 3 windows of 30 s, even with a failed GPU in it: the agent died, the node is not drained for it.
+  auto v = judge_agent_state(two_gpus(Health::Failed, now - 91000), now, "/run/gcm/agent-state.json");
+  EXPECT_EQ(v.code, 1);
+  EXPECT_NE(v.message.find("91 s old"), std::string::npos) << v.message;
+  EXPECT_EQ(judge_agent_state(two_gpus(Health::Failed, now - 89000), now, "p").code, 2);
+  EXPECT_EQ(judge_agent_state(std::nullopt, now, "p").code, 1);
+}
+
+TEST(AgentStatus, TextShowsEachGpuItsJobHealthAndEvidence) {
+  auto s = two_gpus(Health::Failed, 1000);
+  s.problems = {"GPU 1 failed: XID 79"};
+  std::string t = status_text(s, 4000);
+  EXPECT_NE(t.find("node7"), std::string::npos) << t;
+  EXPECT_NE(t.find("3 s old"), std::string::npos) << t;
+  EXPECT_NE(t.find("GPU-b"), std::string::npos) << t;
+  EXPECT_NE(t.find("failed"), std::string::npos) << t;
+  EXPECT_NE(t.find("1234"), std::string::npos) << t;
+  EXPECT_NE(t.find("fallen off the bus"), std::string::npos) << t;
+  EXPECT_NE(t.find("Active problems:"), std::string::npos) << t;
+}
+
+TEST(AgentOptions, ByteSizesWithSuffixes) {
+  EXPECT_EQ(parse_byte_size("1024"), 1024u);
+  EXPECT_EQ(parse_byte_size("256MiB"), 256u << 20);
+  EXPECT_EQ(parse_byte_size("1GB"), 1000000000u);
+  EXPECT_EQ(parse_byte_size("512k"), 512000u);
+  EXPECT_THROW(parse_byte_size("lots"), std::invalid_argument);
+  EXPECT_THROW(parse_byte_size("12XB"), std::invalid_argument);
+  EXPECT_THROW(parse_byte_size("0"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace gcm::agent
