@@ -26,6 +26,7 @@ struct AgentCommand {
   CLI::App* status = nullptr;
   std::unique_ptr<OptionBinder> binder;
   AgentOptions opts;
+  std::vector<std::string> command_line;  // the options the command line gave, before the config filled the rest
   bool status_json = false;
   std::string status_run_dir;
 };
@@ -67,15 +68,15 @@ std::vector<std::string> given_arguments(const CLI::App& app) {
 }
 
 // A fresh parse of the same command line plus the config file as it is now.
-std::optional<AgentOptions> reread_options(const CLI::App& original, const std::string& config_path,
-                                           spdlog::logger& log) {
+std::optional<AgentOptions> reread_options(const std::vector<std::string>& command_line,
+                                           const std::string& config_path, spdlog::logger& log) {
   CLI::App fresh("agent");
   fresh.allow_extras(false);
   AgentOptions o;
   OptionBinder b(fresh);
   add_agent_options(b, o);
   try {
-    std::vector<std::string> args = given_arguments(original);
+    std::vector<std::string> args = command_line;
     std::reverse(args.begin(), args.end());  // CLI11 takes the vector last argument first
     fresh.parse(args);
     ConfigFile cfg = ConfigFile::load(config_path.empty() ? std::nullopt : std::optional(config_path), "gcm",
@@ -115,6 +116,7 @@ int run_status(const AgentCommand& c) {
 
 int run_agent(AgentCommand& c, const ConfigFile& cfg) {
   std::vector<std::string> warnings;
+  c.command_line = given_arguments(*c.app);
   try {
     apply_config(cfg, {"agent"}, *c.binder, {"status"}, [&](const std::string& w) { warnings.push_back(w); });
   } catch (const ConfigError& e) {
@@ -138,7 +140,7 @@ int run_agent(AgentCommand& c, const ConfigFile& cfg) {
   install_reload_handler();
   Agent agent(c.opts, log);
   std::string config_path = cfg.path();
-  agent.set_reload_source([&c, config_path, log] { return reread_options(*c.app, config_path, *log); });
+  agent.set_reload_source([&c, config_path, log] { return reread_options(c.command_line, config_path, *log); });
   try {
     return agent.run();
   } catch (const std::exception& e) {

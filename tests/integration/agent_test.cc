@@ -1,0 +1,229 @@
+// gcm agent end to end with the fake libnvidia-ml.so.1: /metrics while it runs, attribution from mapping files
+// (inotify), a hung and a lost GPU that do not stall the others, NVML missing, SIGHUP, SIGTERM, a malformed config,
+// the state file and `gcm agent status`, and the prolog failing through agent-verdict.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/http_client.h"
+#include "helpers.h"
+#include "process.h"
+
+namespace gcm::testing {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+json busy_gpu(int i) {
+  return {{"uuid", "GPU-" + std::to_string(i)},
+          {"pci_bus_id", "00000000:1" + std::to_string(i) + ":00.0"},
+          {"utilization", {{"gpu", 97}, {"memory", 40}}},
+          {"clocks", {{"sm", 1980}}},
+          {"temperature", 55},
+          {"power_usage", 600000},
+          {"power_limit", 700000},
+          {"processes", json::array()}};
+}
+
+struct AgentNode {
+  std::string dir = temp_dir("agent");
+  int port = free_port();
+  json scenario;
+  std::unique_ptr<BackgroundProcess> proc;
+
+  explicit AgentNode(int gpus) {
+    scenario = {{"devices", json::array()}};
+    for (int i = 0; i < gpus; ++i) scenario["devices"].push_back(busy_gpu(i));
+    std::filesystem::create_directories(dir + "/gpu-jobs");
+  }
+  ~AgentNode() {
+    proc.reset();
+    std::filesystem::remove_all(dir);
+  }
+  std::vector<std::string> args(std::vector<std::string> extra = {}) const {
+    std::vector<std::string> a = {gcm_binary(), "--config", dir + "/config.toml", "agent", "--collect-interval",
+                                  "0.1", "--window", "0.5", "--listen", "127.0.0.1:" + std::to_string(port),
+                                  "--path.run", dir + "/run", "--path.kmsg", dir + "/kmsg", "--gpu-job-mapping-dir",
+                                  dir + "/gpu-jobs", "--attribution", "mapping-files", "--suite", dir + "/suite.toml",
+                                  "--spool-dir", dir + "/spool", "--log-folder", dir + "/logs"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+  void start(std::vector<std::string> extra = {}, std::vector<std::string> env = {}) {
+    std::ofstream(dir + "/scenario.json") << scenario.dump();
+    if (!std::filesystem::exists(dir + "/config.toml")) std::ofstream(dir + "/config.toml") << "[gcm.agent]\n";
+    if (env.empty()) env = {"GCM_FAKE_NVML_SCENARIO=" + dir + "/scenario.json", std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML};
+    proc = std::make_unique<BackgroundProcess>(args(std::move(extra)), dir + "/agent.stderr", env);
+  }
+  std::string metrics() {
+    HttpClient http;
+    try {
+      auto r = http.get("http://127.0.0.1:" + std::to_string(port) + "/metrics", 2s);
+      return r.status == 200 ? r.body : "";
+    } catch (const std::exception&) {
+      return "";
+    }
+  }
+  // The value of the first series whose name and labels start with `prefix` (e.g. `gcm_gpu_up{gpu="1"`).
+  std::optional<double> value(const std::string& prefix) {
+    std::string page = metrics();
+    std::istringstream in(page);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind(prefix, 0) == 0) return std::stod(line.substr(line.rfind(' ') + 1));
+    return std::nullopt;
+  }
+  std::string log() const { return read_text(dir + "/logs/agent_logs/agent.log"); }
+  std::string diagnosis() const { return log().substr(0, 4000) + read_text(dir + "/agent.stderr").substr(0, 2000); }
+};
+
+TEST(Agent, ServesEveryGpuAndAttributesJobsFromMappingFilesAsTheyChange) {
+  AgentNode n(4);
+  std::ofstream(n.dir + "/gpu-jobs/0") << "77\n";
+  std::ofstream(n.dir + "/gpu-jobs/1") << "77\n";
+  n.start();
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_gpu_job_info{gpu=\"1\",uuid=\"GPU-1\",job_id=\"77\"").has_value(); },
+                         20s))
+      << n.metrics().substr(0, 3000) << n.diagnosis();
+  EXPECT_EQ(n.value("gcm_gpu_up{gpu=\"3\""), 1);
+  EXPECT_EQ(n.value("gcm_gpu_clock_sm_hertz{gpu=\"2\""), 1980e6);
+  EXPECT_EQ(n.value("gcm_agent_gpus"), 4);
+  EXPECT_FALSE(n.value("gcm_gpu_job_info{gpu=\"2\""));
+  // The prolog of a new job writes GPU 2's mapping file: seen through inotify, well before --attribution-refresh.
+  std::ofstream(n.dir + "/gpu-jobs/2") << "88\n";
+  EXPECT_TRUE(eventually([&] { return n.value("gcm_gpu_job_info{gpu=\"2\",uuid=\"GPU-2\",job_id=\"88\"").has_value(); },
+                         10s))
+      << n.metrics().substr(0, 3000);
+  // The state file and `gcm agent status` show the same.
+  ASSERT_TRUE(eventually([&] { return read_text(n.dir + "/run/agent-state.json").find("\"88\"") != std::string::npos; },
+                         10s));
+  auto st = run_gcm({"agent", "status", "--path.run", n.dir + "/run"});
+  EXPECT_EQ(st.exit_code, 0) << st.err;
+  EXPECT_NE(st.out.find("GPU-2"), std::string::npos) << st.out;
+  EXPECT_NE(st.out.find("88"), std::string::npos) << st.out;
+  auto js = run_gcm({"agent", "status", "--json", "--path.run", n.dir + "/run"});
+  ASSERT_EQ(js.exit_code, 0) << js.err;
+  auto j = json::parse(js.out);
+  EXPECT_EQ(j["gpus"].size(), 4u);
+  EXPECT_EQ(j["gpus"][0]["job_id"], "77");
+  EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
+}
+
+TEST(Agent, AHungAndALostGpuDoNotStallTheOthers) {
+  AgentNode n(4);
+  n.scenario["devices"][1]["delays"] = {{"nvmlDeviceGetTemperature", {{"hang", true}, {"after_calls", 3}}}};
+  n.scenario["devices"][2]["errors"] = {{"nvmlDeviceGetUtilizationRates", "GPU_IS_LOST"}};
+  n.start({"--nvml-timeout", "0.3"});
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_gpu_up{gpu=\"1\"") == 0.0; }, 30s))
+      << n.metrics().substr(0, 3000) << n.diagnosis();
+  EXPECT_EQ(n.value("gcm_gpu_up{gpu=\"2\""), 0);
+  EXPECT_EQ(n.value("gcm_gpu_up{gpu=\"0\""), 1);
+  EXPECT_EQ(n.value("gcm_gpu_up{gpu=\"3\""), 1);
+  // Sampling goes on: the sample count keeps growing while GPU 1 is stuck in its call.
+  double before = n.value("gcm_agent_samples_total").value_or(0);
+  EXPECT_TRUE(eventually([&] { return n.value("gcm_agent_samples_total").value_or(0) >= before + 5; }, 20s));
+  // The lost GPU is failed in the state file, with the reason.
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto t = read_text(n.dir + "/run/agent-state.json");
+        return t.find("\"lost\"") != std::string::npos;
+      },
+      10s));
+  auto j = json::parse(read_text(n.dir + "/run/agent-state.json"));
+  EXPECT_EQ(j["gpus"][2]["health"], "failed") << j.dump(1);
+  EXPECT_EQ(j["gpus"][0]["health"], "ok") << j.dump(1);
+  EXPECT_NE(n.log().find("[GPU 2] lost"), std::string::npos) << n.log();
+  EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
+}
+
+TEST(Agent, WithoutNvmlItKeepsServingAndSaysWhy) {
+  AgentNode n(1);
+  n.start({}, {"GCM_NVML_LIBRARY=" + n.dir + "/no-such-libnvidia-ml.so.1"});
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_agent_nvml_up") == 0.0; }, 20s)) << n.diagnosis();
+  EXPECT_TRUE(eventually([&] { return n.value("gcm_agent_source_up{source=\"nvml\"") == 0.0; }, 10s));
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(n.dir + "/run/agent-state.json"); }, 10s));
+  auto j = json::parse(read_text(n.dir + "/run/agent-state.json"));
+  EXPECT_NE(j["nvml_error"].get<std::string>().find("no-such-libnvidia-ml"), std::string::npos) << j.dump(1);
+  // Said once, not once per retry.
+  std::this_thread::sleep_for(3s);  // several retry periods of the backoff (1 s, 2 s) pass
+  std::string log = n.log();
+  size_t count = 0;
+  for (size_t p = 0; (p = log.find("NVML unavailable", p)) != std::string::npos; ++p) ++count;
+  EXPECT_EQ(count, 1u) << log;
+  EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
+}
+
+TEST(Agent, SighupReadsTheConfigAgainAndSigtermExitsZero) {
+  AgentNode n(2);
+  std::ofstream(n.dir + "/config.toml") << "[gcm.agent]\ntextfile = \"" << n.dir << "/a.prom\"\n";
+  n.start();
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(n.dir + "/a.prom"); }, 20s)) << n.diagnosis();
+  std::ofstream(n.dir + "/config.toml") << "[gcm.agent]\ntextfile = \"" << n.dir << "/b.prom\"\n";
+  ASSERT_EQ(::kill(n.proc->pid(), SIGHUP), 0);
+  EXPECT_TRUE(eventually([&] { return std::filesystem::exists(n.dir + "/b.prom"); }, 20s)) << n.diagnosis();
+  EXPECT_NE(read_text(n.dir + "/b.prom").find("gcm_gpu_up{gpu=\"1\""), std::string::npos);
+  // A bad value on reload is refused and the agent runs on with what it had.
+  std::ofstream(n.dir + "/config.toml") << "[gcm.agent]\nxid_clear_after = \"soon\"\n";
+  ASSERT_EQ(::kill(n.proc->pid(), SIGHUP), 0);
+  EXPECT_TRUE(eventually([&] { return n.log().find("reload refused") != std::string::npos; }, 20s)) << n.diagnosis();
+  EXPECT_TRUE(n.value("gcm_agent_windows_total").has_value());
+  EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
+}
+
+TEST(Agent, AMalformedConfigIsExit2NamingTheKeyAndLine) {
+  auto dir = temp_dir("agent-config");
+  std::ofstream(dir + "/config.toml") << "[gcm.agent]\nlisten = \":0\"\n\ncollect_interval = \"often\"\n";
+  auto r = run_gcm({"--config", dir + "/config.toml", "agent", "--path.run", dir});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(dir + "/config.toml:4"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("collect_interval"), std::string::npos) << r.err;
+  auto bad = run_gcm({"--config", "/dev/null", "agent", "--spool-max-bytes", "lots"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--spool-max-bytes"), std::string::npos) << bad.err;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Agent, StatusWithoutAnAgentIsExit1AndSaysWhere) {
+  auto dir = temp_dir("agent-status");
+  auto r = run_gcm({"agent", "status", "--path.run", dir});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(dir + "/agent-state.json"), std::string::npos) << r.err;
+  std::filesystem::remove_all(dir);
+}
+
+// The prolog's agent-verdict: a node whose agent saw a lost GPU fails its next prolog with the agent's reason; once
+// the agent is gone for more than 3 windows the same state is only a warning.
+TEST(Agent, PrologFailsThroughAgentVerdictWhenAGpuFailed) {
+  AgentNode n(2);
+  n.scenario["devices"][1]["errors"] = {{"nvmlDeviceGetUtilizationRates", "GPU_IS_LOST"}};
+  n.start();
+  ASSERT_TRUE(eventually([&] { return read_text(n.dir + "/run/agent-state.json").find("\"failed\"") != std::string::npos; },
+                         20s))
+      << n.diagnosis();
+  std::ofstream(n.dir + "/suite.toml") << "[suite]\ncluster = \"c\"\nlog_folder = \"" << n.dir
+                                       << "/suite-logs\"\nstate_dir = \"" << n.dir << "/state\"\n"
+                                       << "[prolog]\ndrain = false\n[[prolog.checks]]\nname = \"agent\"\n"
+                                       << "check = \"agent-verdict\"\noptions = { path_run = \"" << n.dir
+                                       << "/run\" }\n";
+  CommandSpec s;
+  s.argv = {"/usr/bin/env", "-i", "SLURMD_NODENAME=node1", gcm_binary(), "prolog", "--suite", n.dir + "/suite.toml"};
+  s.timeout = 30s;
+  auto r = run_command(s);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("GPU 1 failed (lost)"), std::string::npos) << r.out;
+  // The agent stops: its last state ages past 3 windows of 0.5 s, and the prolog passes with a warning.
+  EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
+  std::this_thread::sleep_for(2s);  // more than 3 windows of 0.5 s: what the check's rule is about
+  auto later = run_command(s);
+  EXPECT_EQ(later.exit_code, 0) << later.out << later.err;
+  EXPECT_NE(later.out.find("is `gcm agent` running?"), std::string::npos) << later.out;
+}
+
+}  // namespace
+}  // namespace gcm::testing
