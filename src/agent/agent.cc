@@ -16,6 +16,7 @@
 
 #include "agent/agent_schemas.h"
 #include "agent/agent_state.h"
+#include "agent/check_runner.h"
 #include "agent/dir_watch.h"
 #include "agent/window.h"
 #include "attribution/gpu_jobs.h"
@@ -33,7 +34,9 @@ namespace gcm::agent {
 namespace {
 
 std::atomic<bool> g_reload{false};
+std::atomic<bool> g_run_checks{false};
 void on_sighup(int) { g_reload = true; }
+void on_sigusr1(int) { g_run_checks = true; }
 
 using Clock = std::chrono::steady_clock;
 
@@ -88,6 +91,8 @@ void install_reload_handler() {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
   ::sigaction(SIGHUP, &sa, nullptr);
+  sa.sa_handler = on_sigusr1;
+  ::sigaction(SIGUSR1, &sa, nullptr);
 }
 
 bool take_reload_request() { return g_reload.exchange(false); }
@@ -123,6 +128,12 @@ struct Agent::Impl {
   mutable std::mutex page_mu;
   std::string page;
   std::unique_ptr<HttpListener> listener;
+
+  // Health checks.
+  std::unique_ptr<CheckRunner> checks;
+  std::optional<Clock::time_point> checks_started_at;
+  std::map<std::string, CheckResult> last_checks;  // by name, in the suite file's order of first result
+  std::vector<Record> pending_check_logs;          // HealthCheckLog records for the next OTLP push
 
   // Counters.
   uint64_t samples = 0, windows = 0;
@@ -287,6 +298,44 @@ struct Agent::Impl {
     }
   }
 
+  void load_checks() {
+    checks = std::make_unique<CheckRunner>(opts.suite, "", log);
+    if (checks->size() > 0) log->info("agent: {} health check(s) from {} every {} s", checks->size(), opts.suite,
+                                      opts.check_interval_s);
+  }
+
+  void maybe_start_checks() {
+    if (!checks || checks->size() == 0) return;
+    bool now = g_run_checks.exchange(false);
+    if (!now && checks_started_at && seconds_since(*checks_started_at) < opts.check_interval_s) return;
+    checks_started_at = Clock::now();
+    checks->start_round();
+  }
+
+  void collect_checks() {
+    if (!checks || checks->size() == 0) return;
+    auto results = checks->take_results();
+    if (results.empty()) return;
+    auto& s = sources["checks"];
+    s.up = true;
+    for (const auto& r : results) {
+      s.last_duration_s = r.end - r.start;
+      if (r.timed_out) ++s.timeouts;
+      if (r.code != 0) log->warn("agent: check '{}': {}", r.name, r.message);
+      last_checks[r.name] = r;
+    }
+    for (auto& rec : checks->records(results)) pending_check_logs.push_back(std::move(rec));
+    std::vector<Record> status;
+    for (const auto& [name, r] : last_checks) {
+      Record rec(kHealthCheckStatus);
+      rec.at("check") = name;
+      rec.at("status") = static_cast<int64_t>(r.code);
+      rec.at("message") = r.message;
+      status.push_back(std::move(rec));
+    }
+    publish(kHealthCheckStatus, status);
+  }
+
   void close_window() {
     int64_t end_ms = unix_ms_now();
     double seconds = seconds_since(window_started);
@@ -316,6 +365,7 @@ struct Agent::Impl {
         idle_records.push_back(std::move(r));
       }
     }
+    collect_checks();
     AgentState state = build_state(summaries, end_ms);
     publish(kIndexedDeviceMetrics, device_records);
     publish(kGpuJobInfo, job_records);
@@ -334,6 +384,10 @@ struct Agent::Impl {
     st.driver_version = sampler ? sampler->driver_version() : "";
     st.nvml_error = nvml_error;
     if (!nvml_error.empty()) st.problems.push_back("NVML unavailable: " + nvml_error);
+    for (const auto& [name, r] : last_checks) {
+      st.checks.push_back({name, r.code, r.message, static_cast<int64_t>(r.end * 1000)});
+      if (r.code == 2) st.problems.push_back(fmt::format("check '{}': {}", name, r.message));
+    }
     for (const auto& w : summaries) {
       GpuStateEntry e;
       e.gpu = w.gpu;
@@ -490,6 +544,7 @@ std::string Agent::metrics_page() const {
 int Agent::run() {
   Impl& m = *impl_;
   m.mapping_watch = std::make_unique<DirWatch>(m.opts.gpu_job_mapping_dir);
+  m.load_checks();
   m.start_listener();
   m.render_page();
   auto next_sample = Clock::now();
@@ -499,6 +554,7 @@ int Agent::run() {
       if (auto next = m.reload_source()) reload(std::move(*next));
     }
     m.apply_pending();
+    m.maybe_start_checks();
     if (m.ensure_nvml()) m.sample_once();
     if (seconds_since(m.window_started) >= m.opts.window_s) m.close_window();
     auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(m.opts.collect_interval_s));

@@ -26,6 +26,8 @@ const char* profile_help(suite::Profile p) {
       return "Run the suite's [healthcheck] checks (Slurm HealthCheckProgram=): drains the node with "
              "Reason=\"gcm: <check>: <message>\" on a failure, resumes a node gcm drained once its checks pass, "
              "never touches a node drained for another reason.";
+    case suite::Profile::Agent:
+      return "The [agent] profile is run by `gcm agent`, not on its own.";
   }
   return "";
 }

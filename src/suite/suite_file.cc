@@ -146,6 +146,7 @@ const char* to_string(Profile p) {
     case Profile::Prolog: return "prolog";
     case Profile::Epilog: return "epilog";
     case Profile::HealthCheck: return "healthcheck";
+    case Profile::Agent: return "agent";
   }
   return "?";
 }
@@ -161,7 +162,7 @@ SuiteFile parse_suite(const std::string& text, const std::string& source_name) {
   Reader r(source_name);
   SuiteFile s;
   s.path = source_name;
-  r.only(doc, "top level", {"suite", "slurm", "environment", "prolog", "epilog", "healthcheck"});
+  r.only(doc, "top level", {"suite", "slurm", "environment", "prolog", "epilog", "healthcheck", "agent"});
   if (const toml::table* t = r.table(doc, "top level", "suite")) {
     r.only(*t, "[suite]", {"cluster", "log_folder", "log_level", "sink", "sink_opts", "state_dir",
                            "gpu_job_mapping_dir", "features_config"});
@@ -191,7 +192,7 @@ SuiteFile parse_suite(const std::string& text, const std::string& source_name) {
       s.environment.emplace_back(std::string(k.str()), *v.value<std::string>());
     }
   }
-  for (Profile p : {Profile::Prolog, Profile::Epilog, Profile::HealthCheck}) {
+  for (Profile p : {Profile::Prolog, Profile::Epilog, Profile::HealthCheck, Profile::Agent}) {
     std::string name = to_string(p);
     const toml::table* t = r.table(doc, "top level", name.c_str());
     if (!t) continue;

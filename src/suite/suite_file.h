@@ -25,8 +25,10 @@ struct SuiteError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class Profile { Prolog, Epilog, HealthCheck };
-const char* to_string(Profile p);  // "prolog", "epilog", "healthcheck"
+// Agent: the checks `gcm agent` runs in-process every --check-interval (never drains: the agent reports, the
+// prolog's agent-verdict acts).
+enum class Profile { Prolog, Epilog, HealthCheck, Agent };
+const char* to_string(Profile p);  // "prolog", "epilog", "healthcheck", "agent"
 
 // What a check's result means for the node.
 enum class Severity {
