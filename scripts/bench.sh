@@ -74,5 +74,9 @@ for push in 0.15 1.5 7.5; do
 done
 
 echo
+echo "== zombie-GPU detector: detection time, false states per node-day, smallest slowdown, cost per round"
+"$BUILD/bench/detector_report" --benchmark_min_time=0.5 --benchmark_format=console
+
+echo
 RUNS=5 bash "$ROOT/scripts/bench-slurm-job-monitor.sh" "$BUILD"
 rm -rf "$WORK"

@@ -1,0 +1,47 @@
+// The node-local zombie-GPU detector. The agent calls observe() once per window with the windows of every GPU of
+// the node, and gets one verdict per GPU (in the order given). The detector keeps each GPU's history between calls
+// (keyed by NVML index; a new UUID at an index starts afresh), and is cheap: a few hundred nanoseconds per GPU.
+#pragma once
+
+#include <vector>
+
+#include "detector/config.h"
+#include "detector/gpu_window.h"
+#include "detector/persistence.h"
+#include "detector/throttle_span.h"
+#include "detector/verdict.h"
+
+namespace gcm::detector {
+
+class Detector {
+ public:
+  explicit Detector(DetectorConfig config = {});
+
+  std::vector<GpuVerdict> observe(const std::vector<GpuWindow>& windows);
+  // The same, reusing `out`'s storage (the harness calls it millions of times).
+  void observe(const std::vector<GpuWindow>& windows, std::vector<GpuVerdict>& out);
+
+  const DetectorConfig& config() const { return config_; }
+
+ private:
+  struct Track {
+    std::string uuid;
+    std::string job_id;
+    int job_busy_windows = 0;  // busy windows of the current job
+    int baseline_windows = 0;  // windows learned into the baseline
+    std::array<double, kSignalCount> baseline{};
+    ThrottleSpan throttle;
+    Persistence persistence;
+  };
+
+  Track& track_of(const GpuWindow& w);
+  void compare_peers(const std::vector<GpuWindow>& windows, std::vector<GpuVerdict>& out);
+  void update_baselines(const std::vector<GpuWindow>& windows, std::vector<GpuVerdict>& out);
+
+  DetectorConfig config_;
+  std::vector<Track> tracks_;      // by NVML index
+  std::vector<Track*> round_;      // this round's track of each window
+  std::vector<char> busy_, judged_, node_effect_, grouped_;  // this round, per window
+};
+
+}  // namespace gcm::detector
