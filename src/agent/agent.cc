@@ -20,6 +20,8 @@
 #include "agent/dir_watch.h"
 #include "agent/window.h"
 #include "attribution/gpu_jobs.h"
+#include "detector/detector.h"
+#include "detector/health_records.h"
 #include "core/http_listener.h"
 #include "core/logging.h"
 #include "core/shutdown.h"
@@ -128,6 +130,10 @@ struct Agent::Impl {
   mutable std::mutex page_mu;
   std::string page;
   std::unique_ptr<HttpListener> listener;
+
+  // The zombie-GPU detector: judges each window's summaries against the GPU's own job peers.
+  detector::Detector detector;
+  std::vector<Record> pending_events;  // GpuHealthEvent LOG records for the next OTLP push
 
   // Health checks.
   std::unique_ptr<CheckRunner> checks;
@@ -366,7 +372,9 @@ struct Agent::Impl {
       }
     }
     collect_checks();
-    AgentState state = build_state(summaries, end_ms);
+    std::vector<detector::GpuVerdict> verdicts = detector.observe(summaries);
+    publish_verdicts(verdicts);
+    AgentState state = build_state(summaries, verdicts, end_ms);
     publish(kIndexedDeviceMetrics, device_records);
     publish(kGpuJobInfo, job_records);
     publish(kGpuAllocatedIdle, idle_records);
@@ -376,7 +384,24 @@ struct Agent::Impl {
     write_textfile();
   }
 
-  AgentState build_state(const std::vector<detector::GpuWindow>& summaries, int64_t end_ms) {
+  void publish_verdicts(const std::vector<detector::GpuVerdict>& verdicts) {
+    std::vector<Record> metrics;
+    detector::append_health_metrics(verdicts, metrics);
+    std::map<const Schema*, std::vector<Record>> by_schema = {
+        {&detector::kGpuHealthState, {}}, {&detector::kGpuHealthReason, {}}, {&detector::kGpuPeerDeviation, {}}};
+    for (auto& r : metrics) by_schema[r.schema].push_back(std::move(r));
+    for (const auto& [schema, records] : by_schema) publish(*schema, records);
+    std::vector<Record> events;
+    detector::append_health_events(verdicts, hostname, events);
+    for (const auto& v : verdicts)
+      if (v.event)
+        log->warn("agent: [GPU {}] {} -> {}: {}", v.gpu, detector::to_string(v.event->from),
+                  detector::to_string(v.event->to), v.event->evidence);
+    for (auto& e : events) pending_events.push_back(std::move(e));
+  }
+
+  AgentState build_state(const std::vector<detector::GpuWindow>& summaries,
+                         const std::vector<detector::GpuVerdict>& verdicts, int64_t end_ms) {
     AgentState st;
     st.written_unix_ms = end_ms;
     st.window_seconds = opts.window_s;
@@ -388,25 +413,24 @@ struct Agent::Impl {
       st.checks.push_back({name, r.code, r.message, static_cast<int64_t>(r.end * 1000)});
       if (r.code == 2) st.problems.push_back(fmt::format("check '{}': {}", name, r.message));
     }
-    for (const auto& w : summaries) {
+    for (size_t i = 0; i < summaries.size(); ++i) {
+      const detector::GpuWindow& w = summaries[i];
       GpuStateEntry e;
       e.gpu = w.gpu;
       e.uuid = w.uuid;
       e.job_id = w.job_id;
-      switch (w.presence) {
-        case detector::Presence::Ok: e.presence = "ok"; break;
-        case detector::Presence::NotResponding:
-          e.presence = "not_responding";
-          e.health = Health::Suspect;
-          e.reasons.push_back("not_responding");
-          break;
-        case detector::Presence::Lost:
-          e.presence = "lost";
-          e.health = Health::Failed;
-          e.reasons.push_back("lost");
-          e.evidence = "the GPU did not answer NVML";
-          break;
+      e.presence = w.presence == detector::Presence::Ok              ? "ok"
+                   : w.presence == detector::Presence::NotResponding ? "not_responding"
+                                                                      : "lost";
+      if (i < verdicts.size()) {
+        const detector::GpuVerdict& v = verdicts[i];
+        e.health = static_cast<Health>(static_cast<int>(v.state));
+        for (int r = 0; r < detector::kReasonCount; ++r)
+          if (v.reasons.has(static_cast<detector::Reason>(r)))
+            e.reasons.push_back(detector::reason_name(static_cast<detector::Reason>(r)));
+        e.evidence = v.evidence;
       }
+      for (const auto& x : w.xids) e.active_xids.push_back(x.code);
       if (e.health >= Health::Degraded)
         st.problems.push_back(fmt::format("GPU {} {}: {}", e.gpu, to_string(e.health), e.evidence));
       st.gpus.push_back(std::move(e));

@@ -197,6 +197,43 @@ TEST(Agent, StatusWithoutAnAgentIsExit1AndSaysWhere) {
   std::filesystem::remove_all(dir);
 }
 
+// The [agent] profile of the suite file runs in the agent: verdicts as gcm_health_check_status, a check that hangs
+// is reported at its timeout while sampling goes on, and the state file lists the checks.
+TEST(Agent, RunsTheSuitesAgentChecksInProcessAndReportsAHungOne) {
+  AgentNode n(2);
+  std::ofstream(n.dir + "/suite.toml")
+      << "[suite]\ncluster = \"c\"\n[environment]\nGCM_FAKE_NVML_SCENARIO = \"" << n.dir << "/scenario.json\"\n"
+      << "[agent]\ntimeout = 2\n"
+      << "[[agent.checks]]\nname = \"gpu count\"\ncheck = \"check-nvidia-smi\"\nargs = [\"-c\", \"gpu_num\"]\n"
+      << "options = { gpu_num = 2 }\n"
+      << "[[agent.checks]]\nname = \"disk\"\ncommand = [\"/bin/sh\", \"-c\", \"echo 'CRITICAL: /scratch is full'; exit 2\"]\n"
+      << "[[agent.checks]]\nname = \"stuck\"\ncommand = [\"/bin/sleep\", \"30\"]\ntimeout = 1\n";
+  n.start({"--check-interval", "60"});
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_health_check_status{check=\"gpu count\"") == 0.0; }, 20s))
+      << n.metrics().substr(0, 4000) << n.diagnosis();
+  EXPECT_TRUE(eventually([&] { return n.value("gcm_health_check_status{check=\"disk\"") == 2.0; }, 10s));
+  EXPECT_TRUE(eventually([&] { return n.value("gcm_health_check_status{check=\"stuck\"") == 2.0; }, 10s))
+      << n.metrics().substr(0, 4000);
+  double before = n.value("gcm_agent_samples_total").value_or(0);
+  EXPECT_TRUE(eventually([&] { return n.value("gcm_agent_samples_total").value_or(0) > before + 3; }, 10s));
+  auto j = json::parse(read_text(n.dir + "/run/agent-state.json"));
+  bool listed = false;
+  for (const auto& c : j["checks"])
+    if (c["name"] == "disk") listed = c["message"].get<std::string>().find("/scratch is full") != std::string::npos;
+  EXPECT_TRUE(listed) << j.dump(1);
+  // SIGUSR1 runs them again now rather than at the next --check-interval.
+  auto count_runs = [&] {
+    std::string log = n.log();
+    size_t c = 0;
+    for (size_t p = 0; (p = log.find("check 'disk'", p)) != std::string::npos; ++p) ++c;
+    return c;
+  };
+  size_t runs = count_runs();
+  ASSERT_EQ(::kill(n.proc->pid(), SIGUSR1), 0);
+  EXPECT_TRUE(eventually([&] { return count_runs() > runs; }, 10s)) << n.log();
+  EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
+}
+
 // The prolog's agent-verdict: a node whose agent saw a lost GPU fails its next prolog with the agent's reason; once
 // the agent is gone for more than 3 windows the same state is only a warning.
 TEST(Agent, PrologFailsThroughAgentVerdictWhenAGpuFailed) {
