@@ -11,6 +11,7 @@
 
 #include "health/check.h"
 #include "suite/slurm_node.h"
+#include "suite/prepared_check.h"
 #include "suite/suite_file.h"
 #include "suite/supervisor.h"
 
@@ -95,14 +96,17 @@ TEST(SuiteFile, ErrorsNameTheFileTheEntryTheLineAndWhatWasExpected) {
 
 TEST(SuiteFile, TheShippedSuiteParsesAndNamesOnlyChecksOfTheReferenceTree) {
   SuiteFile s = load_suite(std::string(GCM_SOURCE_DIR) + "/deploy/etc/gcm/suite.toml");
-  ASSERT_EQ(s.profiles.size(), 3u);
+  ASSERT_EQ(s.profiles.size(), 4u);
   EXPECT_FALSE(s.profiles.at(Profile::Prolog).drain);
+  EXPECT_FALSE(s.profiles.at(Profile::Agent).drain);
+  // The agent's checks resolve and their options parse, as `gcm agent` does at start.
+  EXPECT_EQ(prepare(s.profiles.at(Profile::Agent)).size(), s.profiles.at(Profile::Agent).checks.size());
   EXPECT_TRUE(s.profiles.at(Profile::HealthCheck).drain);
   EXPECT_LT(s.profiles.at(Profile::HealthCheck).budget_s, 60) << "Slurm kills HealthCheckProgram at 60 s";
   // Every check is one of the reference's command tree (so it resolves once that check is in the build); the
   // ones this build has must resolve now (tests/integration/suite_test.cc runs them).
   const std::set<std::string> groups = {"check-nvidia-smi", "check-syslogs", "check-ib", "check-storage",
-                                        "check-dcgmi", "cuda"};
+                                        "check-dcgmi", "cuda", "agent-verdict"};
   for (const auto& [profile, spec] : s.profiles) {
     EXPECT_FALSE(spec.checks.empty()) << to_string(profile);
     for (const auto& e : spec.checks) {
