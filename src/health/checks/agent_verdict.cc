@@ -2,6 +2,7 @@
 // of asking NVML again, so a node whose GPU failed or degraded during the last job fails the next prolog in well
 // under a millisecond with the agent's reason; a missing or stale file (the agent is not running) is a WARNING.
 #include <chrono>
+#include <cstdlib>
 
 #include "agent/agent_state.h"
 #include "health/check.h"
@@ -12,8 +13,9 @@ namespace {
 class AgentVerdict : public HealthCheck {
  public:
   explicit AgentVerdict(OptionBinder& b) {
-    b.option("--path.run", "path_run", run_dir_, "The agent's --path.run: where agent-state.json is.")
-        ->capture_default_str();
+    b.option("--path.run", "path_run", run_dir_,
+             "The agent's --path.run: where agent-state.json is (default: $GCM_AGENT_RUN_DIR, else /run/gcm; a "
+             "suite's [environment] can set that variable per node with {node}).");
     b.option("--stale-windows", "stale_windows", stale_windows_,
              "A state file older than this many of the agent's windows means the agent is not running: WARNING, "
              "never a failure.")
@@ -23,7 +25,12 @@ class AgentVerdict : public HealthCheck {
 
   int run(CheckRun& r) override {
     return r.run_standard("agent verdict", "disable_agent_verdict", [&]() -> CheckOutcome {
-      std::string path = run_dir_ + "/agent-state.json";
+      // Read when the check runs, not when it is set up: the suite runner sets its [environment] in between.
+      std::string dir = run_dir_;
+      if (dir.empty())
+        if (const char* env = std::getenv("GCM_AGENT_RUN_DIR"); env && *env) dir = env;
+      if (dir.empty()) dir = "/run/gcm";
+      std::string path = dir + "/agent-state.json";
       std::optional<agent::AgentState> state;
       try {
         state = agent::read_agent_state(path);
@@ -39,7 +46,7 @@ class AgentVerdict : public HealthCheck {
   }
 
  private:
-  std::string run_dir_ = "/run/gcm";
+  std::string run_dir_;  // empty: $GCM_AGENT_RUN_DIR, else /run/gcm
   double stale_windows_ = 3;
 };
 
