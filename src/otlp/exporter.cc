@@ -252,8 +252,8 @@ void Exporter::send(Signal signal, const google::protobuf::Message& request) {
       return;
     } catch (const RetryableError& e) {
       if (retry >= cfg_.retry.retries) {
-        throw SinkError(fmt::format("{} (gave up after {} retr{})", e.what(), cfg_.retry.retries,
-                                    cfg_.retry.retries == 1 ? "y" : "ies"));
+        throw TransientExportError(fmt::format("{} (gave up after {} retr{})", e.what(), cfg_.retry.retries,
+                                               cfg_.retry.retries == 1 ? "y" : "ies"));
       }
       double delay = cfg_.retry.delay_for(retry);
       if (e.retry_after) delay = std::min(std::max(delay, *e.retry_after), cfg_.retry.max_backoff_s);
@@ -265,7 +265,7 @@ void Exporter::send(Signal signal, const google::protobuf::Message& request) {
           once();
           return;
         } catch (const RetryableError& last) {
-          throw SinkError(fmt::format("{} (shutting down, not retried further)", last.what()));
+          throw TransientExportError(fmt::format("{} (shutting down, not retried further)", last.what()));
         }
       }
     }

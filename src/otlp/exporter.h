@@ -13,6 +13,7 @@
 
 #include "core/http_client.h"
 #include "core/retry.h"
+#include "sinks/sink.h"
 
 namespace gcm::otlp {
 
@@ -40,10 +41,18 @@ struct ExportStats {
   uint64_t rejected = 0;  // items the receiver reported as rejected (partial success)
 };
 
+// What send() throws when every attempt failed in a way that may pass (connection refused, 429/502/503/504, a
+// retryable gRPC code): a caller that keeps the request (the agent's spool) tries it again later, while any other
+// SinkError is a final answer about this request.
+struct TransientExportError : SinkError {
+  using SinkError::SinkError;
+};
+
 class Exporter {
  public:
   Exporter(ExporterConfig cfg, std::shared_ptr<spdlog::logger> log);
-  // Sends one request; throws SinkError after the retries are exhausted or on a non-retryable answer.
+  // Sends one request; throws TransientExportError after the retries are exhausted, SinkError on a non-retryable
+  // answer.
   void send(Signal signal, const google::protobuf::Message& request);
   const ExportStats& stats() const { return stats_; }
 

@@ -1,0 +1,206 @@
+// The agent's OTLP push with its spool against the real OTLP receiver (@elastic/mockotlpserver): the receiver is
+// killed (SIGKILL, by pid) while windows keep coming, started again on the same ports, and every window arrives
+// once and in order; with the spool too small for the outage, the oldest windows are dropped and counted.
+//
+// The test stops the receiver for 60 s; here the outage lasts 3 s. Nothing in the mechanism depends on the
+// length: the sender keeps retrying the same front entry with its backoff capped (1 s here, 30 s by default) while
+// the windows of the outage go to disk, whatever the outage's length.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "agent/otlp_spooler.h"
+#include "agent/spool_format.h"
+#include "core/logging.h"
+#include "helpers.h"
+#include "process.h"
+#include "sinks/otel_config.h"
+
+namespace gcm::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using agent::OtlpSpooler;
+using agent::Spool;
+
+// The receiver on fixed ports, so that a restart listens where the spooler sends.
+class Receiver {
+ public:
+  Receiver(const std::string& dir, int http_port, int grpc_port)
+      : proc_({"node", std::string(GCM_SOURCE_DIR) + "/tests/integration/otlp_receiver/receiver.js"},
+              dir + "/receiver-" + std::to_string(++starts_) + ".stderr",
+              {"OTLP_HTTP_PORT=" + std::to_string(http_port), "OTLP_GRPC_PORT=" + std::to_string(grpc_port)}) {
+    auto first = proc_.read_line(30s);
+    if (!first || !nlohmann::json::parse(*first).value("ready", false))
+      throw std::runtime_error("the OTLP receiver did not start: " + read_text(dir + "/receiver-" +
+                                                                             std::to_string(starts_) + ".stderr"));
+  }
+  // "m<window>" or "l<window>" for each request received, until `count` arrived or the deadline passed.
+  std::vector<std::string> receive(size_t count, std::chrono::seconds deadline) {
+    std::vector<std::string> got;
+    auto end = std::chrono::steady_clock::now() + deadline;
+    while (got.size() < count) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      auto line = proc_.read_line(left);
+      if (!line) break;
+      got.push_back(window_of(nlohmann::json::parse(*line)));
+    }
+    return got;
+  }
+  // What arrives within `quiet` when nothing more should.
+  std::vector<std::string> extra(std::chrono::milliseconds quiet) {
+    std::vector<std::string> got;
+    while (auto line = proc_.read_line(quiet)) got.push_back(window_of(nlohmann::json::parse(*line)));
+    return got;
+  }
+  void kill9() { ASSERT_GE(proc_.stop(SIGKILL, 10s), 0) << "the receiver did not die"; }
+
+ private:
+  static std::string window_of(const nlohmann::json& j) {
+    const auto& d = j["data"];
+    const nlohmann::json* attrs = nullptr;
+    if (j["signal"] == "metrics")
+      attrs = &d["resourceMetrics"][0]["scopeMetrics"][0]["metrics"][0]["gauge"]["dataPoints"][0]["attributes"];
+    else if (j["signal"] == "logs")
+      attrs = &d["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]["attributes"];
+    if (!attrs) return "?" + j.dump().substr(0, 200);
+    const auto& w = (*attrs)["window"];  // a number over HTTP, a decimal string over gRPC
+    std::string n = w.is_string() ? w.get<std::string>() : std::to_string(w.get<int64_t>());
+    return (j["signal"] == "metrics" ? "m" : "l") + n;
+  }
+  static inline int starts_ = 0;
+  BackgroundProcess proc_;
+};
+
+const Schema& window_schema() {
+  static Schema s = [] {
+    Schema x;
+    x.name = "AgentWindow";
+    x.metric_prefix = "agent_test";
+    x.data_type = DataType::Metric;
+    x.fields = {{"window", FieldType::Int, FieldRole::Identity},
+                {"value", FieldType::Double, FieldRole::Gauge, "", "the window's number"}};
+    return x;
+  }();
+  return s;
+}
+
+// One window: a metrics request and a logs request, both carrying the window's number as an attribute.
+void enqueue_window(OtlpSpooler& sp, int w, bool with_logs = true) {
+  Record r(window_schema());
+  r[0] = w;
+  r[1] = static_cast<double>(w);
+  otlp::MetricsBuilder m({{"service.name", Value("gcm-agent-test")}});
+  m.add(r, 1700000000 + 30 * w);
+  ASSERT_TRUE(sp.enqueue(m));
+  if (!with_logs) return;
+  otlp::LogsBuilder l({{"service.name", Value("gcm-agent-test")}});
+  l.add(r, 1700000000 + 30 * w, 1);
+  ASSERT_TRUE(sp.enqueue(l));
+}
+
+std::vector<std::string> expected_windows(int from, int to, bool with_logs = true) {
+  std::vector<std::string> out;
+  for (int w = from; w < to; ++w) {
+    out.push_back("m" + std::to_string(w));
+    if (with_logs) out.push_back("l" + std::to_string(w));
+  }
+  return out;
+}
+
+// The exporter configured as `gcm agent` will: through the otel sink's own option parsing.
+otlp::ExporterConfig exporter_for(const std::string& protocol, int http_port, int grpc_port) {
+  if (protocol == "grpc") setenv("GCM_OTLP_GRPC_MODULE", GCM_GRPC_MODULE, 1);
+  int port = protocol == "grpc" ? grpc_port : http_port;
+  Object o{{"otel_endpoint", Value("http://127.0.0.1:" + std::to_string(port))},
+           {"protocol", Value(protocol)},
+           {"otel_timeout", Value(5)}};
+  return otel_exporter_config(SinkOptions("otel", Value(o)), RetryPolicy{});
+}
+
+class AgentSpool : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AgentSpool, EveryWindowArrivesOnceAndInOrderAcrossAReceiverOutage) {
+  ASSERT_FALSE(find_executable("node").empty()) << "node is not installed";
+  auto dir = temp_dir("agent-spool");
+  int http_port = free_port(), grpc_port = free_port();
+  auto rx = std::make_unique<Receiver>(dir, http_port, grpc_port);
+  OtlpSpooler sp(exporter_for(GetParam(), http_port, grpc_port), Spool::open(dir + "/spool", 64 << 20),
+                 stderr_logger("agent-spool"), {200ms, 1000ms});
+
+  for (int w = 0; w < 5; ++w) enqueue_window(sp, w);
+  EXPECT_EQ(rx->receive(10, 30s), expected_windows(0, 5));
+  ASSERT_TRUE(eventually([&] { return sp.stats().spool.entries == 0; }, 10s));
+
+  rx->kill9();
+  auto outage_start = std::chrono::steady_clock::now();
+  rx.reset();
+  for (int w = 5; w < 10; ++w) enqueue_window(sp, w);
+  // Down for 3 s, and the sender has been failing, and backing off, all along.
+  ASSERT_TRUE(eventually(
+      [&] { return std::chrono::steady_clock::now() - outage_start >= 3s && sp.stats().send_failures >= 3; }, 30s))
+      << sp.stats().last_error;
+  auto during = sp.stats();
+  EXPECT_EQ(during.spool.entries, 10u) << "every window of the outage is on disk";
+  EXPECT_GT(during.oldest_age_seconds, 1.0);
+  EXPECT_EQ(during.sent_entries, 10u);
+
+  rx = std::make_unique<Receiver>(dir, http_port, grpc_port);
+  EXPECT_EQ(rx->receive(10, 60s), expected_windows(5, 10)) << sp.stats().last_error;
+  ASSERT_TRUE(eventually([&] { return sp.stats().spool.entries == 0; }, 10s));
+  for (int w = 10; w < 12; ++w) enqueue_window(sp, w);
+  EXPECT_EQ(rx->receive(4, 30s), expected_windows(10, 12));
+  EXPECT_TRUE(sp.flush(10s));
+  EXPECT_EQ(rx->extra(1500ms), std::vector<std::string>{}) << "nothing arrives twice";
+  auto after = sp.stats();
+  EXPECT_EQ(after.sent_entries, 24u);
+  EXPECT_EQ(after.sent_points, 24u);
+  EXPECT_EQ(after.dropped_points(), 0u);
+  EXPECT_EQ(after.spool.bytes, 0u);
+}
+
+TEST_P(AgentSpool, ASpoolTooSmallForTheOutageDropsTheOldestAndCountsThem) {
+  auto dir = temp_dir("agent-spool-full");
+  int http_port = free_port(), grpc_port = free_port();
+  // Room for four metrics windows: the request size is the same for windows 0-9.
+  Record r(window_schema());
+  r[0] = 0;
+  r[1] = 0.0;
+  otlp::MetricsBuilder probe({{"service.name", Value("gcm-agent-test")}});
+  probe.add(r, 1700000000);
+  uint64_t frame = agent::kFrameHeaderBytes + probe.request().ByteSizeLong();
+  {
+    // The receiver is not running: every window goes to the spool.
+    OtlpSpooler sp(exporter_for(GetParam(), http_port, grpc_port), Spool::open(dir + "/spool", 4 * frame),
+                   stderr_logger("agent-spool"), {200ms, 1000ms});
+    for (int w = 0; w < 10; ++w) enqueue_window(sp, w, false);
+    auto st = sp.stats();
+    EXPECT_EQ(st.spool.entries, 4u);
+    EXPECT_EQ(st.spool.dropped_entries, 6u);
+    EXPECT_EQ(st.spool.dropped_points, 6u);
+    EXPECT_EQ(st.dropped_points(), 6u) << "what gcm_agent_dropped_points_total reports";
+    EXPECT_FALSE(sp.flush(500ms));
+  }
+  // The next start delivers what was kept, oldest first.
+  Receiver rx(dir, http_port, grpc_port);
+  OtlpSpooler sp(exporter_for(GetParam(), http_port, grpc_port), Spool::open(dir + "/spool", 4 * frame),
+                 stderr_logger("agent-spool"), {200ms, 1000ms});
+  EXPECT_EQ(rx.receive(4, 60s), expected_windows(6, 10, false));
+  EXPECT_TRUE(sp.flush(10s));
+  EXPECT_EQ(rx.extra(1000ms), std::vector<std::string>{});
+}
+
+INSTANTIATE_TEST_SUITE_P(Protocols, AgentSpool, ::testing::Values("http/protobuf", "http/json", "grpc"),
+                         [](const ::testing::TestParamInfo<std::string>& p) {
+                           std::string n = p.param;
+                           for (char& c : n)
+                             if (c == '/') c = '_';
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace gcm::testing

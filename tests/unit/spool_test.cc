@@ -1,0 +1,273 @@
+// The agent's on-disk spool: order and acknowledgement across reopen, torn and corrupt tails, the size bound and
+// what it drops, and the directory it refuses to trust.
+#include "agent/spool.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "agent/spool_format.h"
+
+namespace gcm::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fresh_dir() {
+  std::string tmpl = "/tmp/gcm-spool-XXXXXX";
+  if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp");
+  return tmpl + "/spool";  // not there yet: open() creates it
+}
+
+std::string payload(int i, size_t size = 100) {
+  std::string p = "entry-" + std::to_string(i) + ":";
+  p.resize(size, static_cast<char>('a' + i % 26));
+  return p;
+}
+
+std::vector<fs::path> segments(const std::string& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().starts_with("seg-")) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Pops every live entry and returns their payloads, oldest first.
+std::vector<std::string> drain(Spool& s) {
+  std::vector<std::string> out;
+  while (auto e = s.front()) {
+    out.push_back(e->bytes);
+    s.pop_front(e->seq);
+  }
+  return out;
+}
+
+void flip_byte(const fs::path& file, uint64_t offset) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(offset));
+  char c = 0;
+  f.get(c);
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.put(static_cast<char>(c ^ 0x5a));
+}
+
+constexpr uint64_t kFrame = kFrameHeaderBytes + 100;  // one entry of payload(i)
+
+TEST(Spool, EntriesComeBackInOrderAcrossReopenAndPopsAreKept) {
+  auto dir = fresh_dir();
+  {
+    auto s = Spool::open(dir, 1 << 20);
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(s->append(SpoolKind::Metrics, 10 + i, payload(i)));
+    auto e = s->front();
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->bytes, payload(0));
+    EXPECT_EQ(e->points, 10u);
+    EXPECT_EQ(e->kind, SpoolKind::Metrics);
+    s->pop_front(e->seq);
+  }
+  auto s = Spool::open(dir, 1 << 20);
+  EXPECT_EQ(s->stats().entries, 2u);
+  EXPECT_EQ(s->stats().bytes, 3 * kFrame);  // the acknowledged entry shares the segment until it is all acked
+  ASSERT_TRUE(s->append(SpoolKind::Logs, 7, payload(3)));
+  auto e = s->front();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->points, 11u);
+  EXPECT_EQ(drain(*s), (std::vector<std::string>{payload(1), payload(2), payload(3)}));
+  EXPECT_EQ(s->stats().entries, 0u);
+  EXPECT_EQ(s->stats().bytes, 0u);
+  EXPECT_TRUE(segments(dir).empty()) << "an empty spool keeps no segment";
+}
+
+TEST(Spool, NothingIsReplayedTwiceAfterAPopAndAReopen) {
+  auto dir = fresh_dir();
+  uint64_t last_seq = 0;
+  {
+    auto s = Spool::open(dir, 1 << 20);
+    for (int i = 0; i < 4; ++i) s->append(SpoolKind::Metrics, 1, payload(i));
+    auto got = drain(*s);
+    ASSERT_EQ(got.size(), 4u);
+    s->append(SpoolKind::Metrics, 1, payload(4));
+    last_seq = s->front()->seq;
+    s->pop_front(last_seq);
+  }
+  {
+    auto s = Spool::open(dir, 1 << 20);
+    EXPECT_FALSE(s->front());
+    s->append(SpoolKind::Metrics, 1, payload(5));
+    auto e = s->front();
+    ASSERT_TRUE(e);
+    EXPECT_GT(e->seq, last_seq) << "numbers continue past the acknowledged ones even with no segment left";
+    EXPECT_EQ(e->bytes, payload(5));
+  }
+  auto s = Spool::open(dir, 1 << 20);
+  EXPECT_EQ(drain(*s), std::vector<std::string>{payload(5)});
+}
+
+TEST(Spool, ATornTailIsCutOffCountedAndAppendingGoesOn) {
+  auto dir = fresh_dir();
+  {
+    auto s = Spool::open(dir, 1 << 20);
+    for (int i = 0; i < 3; ++i) s->append(SpoolKind::Metrics, 1, payload(i));
+  }
+  auto segs = segments(dir);
+  ASSERT_EQ(segs.size(), 1u);
+  fs::resize_file(segs[0], 3 * kFrame - 5);  // the third write cut short by a crash
+  {
+    auto s = Spool::open(dir, 1 << 20);
+    EXPECT_EQ(s->stats().corrupt_tails, 1u);
+    EXPECT_EQ(s->stats().entries, 2u);
+    EXPECT_EQ(fs::file_size(segs[0]), 2 * kFrame) << "the torn bytes are truncated away";
+    s->append(SpoolKind::Metrics, 1, payload(9));
+  }
+  auto s = Spool::open(dir, 1 << 20);
+  EXPECT_EQ(s->stats().corrupt_tails, 0u);
+  EXPECT_EQ(drain(*s), (std::vector<std::string>{payload(0), payload(1), payload(9)}));
+}
+
+TEST(Spool, ACorruptCrcStopsItsSegmentThereAndIsCounted) {
+  auto dir = fresh_dir();
+  {
+    auto s = Spool::open(dir, 1 << 20);
+    for (int i = 0; i < 3; ++i) s->append(SpoolKind::Metrics, 1, payload(i));
+  }
+  auto segs = segments(dir);
+  ASSERT_EQ(segs.size(), 1u);
+  flip_byte(segs[0], kFrame + kFrameHeaderBytes + 50);  // in the second entry's payload
+  auto s = Spool::open(dir, 1 << 20);
+  EXPECT_EQ(s->stats().corrupt_tails, 1u);
+  EXPECT_EQ(drain(*s), std::vector<std::string>{payload(0)}) << "framing after a bad entry cannot be trusted";
+}
+
+TEST(Spool, ACorruptEntryDoesNotCostTheSegmentsAfterIt) {
+  auto dir = fresh_dir();
+  // max_bytes / 16 is smaller than one entry: one entry per segment.
+  uint64_t max = 10 * kFrame;
+  {
+    auto s = Spool::open(dir, max);
+    for (int i = 0; i < 3; ++i) s->append(SpoolKind::Metrics, 1, payload(i));
+  }
+  auto segs = segments(dir);
+  ASSERT_EQ(segs.size(), 3u);
+  flip_byte(segs[1], 20);  // the second entry's header (its seq)
+  auto s = Spool::open(dir, max);
+  EXPECT_EQ(s->stats().corrupt_tails, 1u);
+  EXPECT_EQ(drain(*s), (std::vector<std::string>{payload(0), payload(2)}));
+}
+
+TEST(Spool, WhenFullTheOldestAreDroppedAndTheirPointsCounted) {
+  auto dir = fresh_dir();
+  uint64_t max = 5 * kFrame;  // five entries, one per segment
+  auto s = Spool::open(dir, max);
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(s->append(SpoolKind::Metrics, static_cast<uint64_t>(i + 1), payload(i)));
+  auto st = s->stats();
+  EXPECT_EQ(st.entries, 5u);
+  EXPECT_LE(st.bytes, max);
+  EXPECT_EQ(st.dropped_entries, 3u);
+  EXPECT_EQ(st.dropped_points, 1u + 2u + 3u);
+  EXPECT_EQ(st.refused_entries, 0u);
+  s.reset();
+  s = Spool::open(dir, max);  // the drops are acknowledged durably: not back after a restart
+  EXPECT_EQ(drain(*s), (std::vector<std::string>{payload(3), payload(4), payload(5), payload(6), payload(7)}));
+}
+
+TEST(Spool, AnEntryLargerThanTheWholeSpoolIsRefusedAndCounted) {
+  auto dir = fresh_dir();
+  auto s = Spool::open(dir, 4 * kFrame);
+  s->append(SpoolKind::Logs, 1, payload(0));
+  EXPECT_FALSE(s->append(SpoolKind::Logs, 42, std::string(4 * kFrame, 'x')));
+  auto st = s->stats();
+  EXPECT_EQ(st.refused_entries, 1u);
+  EXPECT_EQ(st.dropped_entries, 1u);
+  EXPECT_EQ(st.dropped_points, 42u);
+  EXPECT_EQ(st.entries, 1u) << "refusing it dropped nothing else";
+}
+
+TEST(Spool, APopOfAnEntryDroppedMeanwhileAcknowledgesNothing) {
+  auto dir = fresh_dir();
+  auto s = Spool::open(dir, 3 * kFrame);
+  for (int i = 0; i < 3; ++i) s->append(SpoolKind::Metrics, 1, payload(i));
+  auto sending = s->front();
+  ASSERT_EQ(sending->bytes, payload(0));
+  s->append(SpoolKind::Metrics, 1, payload(3));  // full: entry 0 is dropped while it is being sent
+  s->pop_front(sending->seq);
+  EXPECT_EQ(drain(*s), (std::vector<std::string>{payload(1), payload(2), payload(3)}));
+}
+
+TEST(Spool, TheOldestEntrysAppendTimeGivesTheAge) {
+  auto dir = fresh_dir();
+  auto s = Spool::open(dir, 1 << 20);
+  EXPECT_EQ(s->stats().oldest_unix_ms, 0);
+  auto before = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch()).count();
+  s->append(SpoolKind::Metrics, 1, payload(0));
+  s->append(SpoolKind::Metrics, 1, payload(1));
+  int64_t oldest = s->stats().oldest_unix_ms;
+  EXPECT_GE(oldest, before);
+  EXPECT_LE(oldest, before + 60000);
+  s.reset();
+  s = Spool::open(dir, 1 << 20);
+  EXPECT_EQ(s->stats().oldest_unix_ms, oldest) << "the age survives a restart";
+}
+
+TEST(Spool, ANewDirectoryIs0700AndItsFiles0600) {
+  auto dir = fresh_dir();
+  auto s = Spool::open(dir, 1 << 20);
+  s->append(SpoolKind::Metrics, 1, payload(0));
+  EXPECT_EQ(fs::status(dir).permissions() & fs::perms::all, fs::perms::owner_all);
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_EQ(fs::status(e.path()).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write)
+        << e.path();
+}
+
+TEST(Spool, UntrustedDirectoriesAreRefused) {
+  auto dir = fresh_dir();
+  Spool::open(dir, 1 << 20).reset();
+  ::chmod(dir.c_str(), 0777);
+  EXPECT_THROW(Spool::open(dir, 1 << 20), SpoolError) << "world-writable";
+  ::chmod(dir.c_str(), 0770);
+  EXPECT_THROW(Spool::open(dir, 1 << 20), SpoolError) << "group-writable";
+  ::chmod(dir.c_str(), 0700);
+  std::string link = dir + "-link";
+  fs::create_directory_symlink(dir, link);
+  EXPECT_THROW(Spool::open(link, 1 << 20), SpoolError) << "a symlink";
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(dir.c_str(), 65534, 65534), 0);
+    try {
+      Spool::open(dir, 1 << 20);
+      ADD_FAILURE() << "a directory of another user was accepted";
+    } catch (const SpoolError& e) {
+      EXPECT_NE(std::string(e.what()).find("owned by uid 65534"), std::string::npos) << e.what();
+    }
+    ASSERT_EQ(::chown(dir.c_str(), 0, 0), 0);
+  }
+  EXPECT_NO_THROW(Spool::open(dir, 1 << 20));
+}
+
+TEST(Spool, AnotherProcessCannotOpenTheSameSpool) {
+  auto dir = fresh_dir();
+  auto s = Spool::open(dir, 1 << 20);
+  EXPECT_THROW(Spool::open(dir, 1 << 20), SpoolError);  // flock is per open file description: same process too
+  s.reset();
+  EXPECT_NO_THROW(Spool::open(dir, 1 << 20));
+}
+
+TEST(Spool, ALowerMaxBytesOnReopenDropsTheOldest) {
+  auto dir = fresh_dir();
+  {
+    auto s = Spool::open(dir, 16 * kFrame);  // one entry per segment
+    for (int i = 0; i < 6; ++i) s->append(SpoolKind::Metrics, 2, payload(i));
+  }
+  auto s = Spool::open(dir, 4 * kFrame);
+  EXPECT_EQ(s->stats().dropped_entries, 2u);
+  EXPECT_EQ(s->stats().dropped_points, 4u);
+  EXPECT_EQ(drain(*s), (std::vector<std::string>{payload(2), payload(3), payload(4), payload(5)}));
+}
+
+}  // namespace
+}  // namespace gcm::agent
