@@ -18,6 +18,8 @@
 #include "agent/agent_state.h"
 #include "agent/check_runner.h"
 #include "agent/dir_watch.h"
+#include "agent/otlp_spooler.h"
+#include "agent/spool.h"
 #include "agent/window.h"
 #include "attribution/gpu_jobs.h"
 #include "detector/detector.h"
@@ -29,6 +31,8 @@
 #include "gpu/gpu_records.h"
 #include "gpu/gpu_sampler.h"
 #include "health/check.h"
+#include "otlp/encode.h"
+#include "sinks/otel_config.h"
 #include "sinks/prometheus_store.h"
 
 namespace gcm::agent {
@@ -130,16 +134,17 @@ struct Agent::Impl {
   mutable std::mutex page_mu;
   std::string page;
   std::unique_ptr<HttpListener> listener;
+  std::unique_ptr<OtlpSpooler> otlp;  // null: no OTLP push
+  Object otlp_resource;
+  std::vector<Record> window_metrics, window_logs;  // what this window pushes over OTLP
 
   // The zombie-GPU detector: judges each window's summaries against the GPU's own job peers.
   detector::Detector detector;
-  std::vector<Record> pending_events;  // GpuHealthEvent LOG records for the next OTLP push
 
   // Health checks.
   std::unique_ptr<CheckRunner> checks;
   std::optional<Clock::time_point> checks_started_at;
   std::map<std::string, CheckResult> last_checks;  // by name, in the suite file's order of first result
-  std::vector<Record> pending_check_logs;          // HealthCheckLog records for the next OTLP push
 
   // Counters.
   uint64_t samples = 0, windows = 0;
@@ -176,6 +181,75 @@ struct Agent::Impl {
     });
     listener->start();
     log->info("agent: serving /metrics on {}:{}", lo.host.empty() ? "0.0.0.0" : lo.host, listener->port());
+  }
+
+  void start_otlp() {
+    if (opts.otlp_endpoint.empty()) return;
+    Object o{{"otel_endpoint", opts.otlp_endpoint}, {"protocol", opts.otlp_protocol},
+             {"otel_timeout", opts.otlp_timeout_s}, {"compression", opts.otlp_gzip ? "gzip" : "none"}};
+    Object headers;
+    for (const auto& h : opts.otlp_headers) {
+      auto colon = h.find(':');
+      if (colon == std::string::npos)
+        throw AgentUsageError(fmt::format("--otlp-header '{}': expected 'Name: value'", h));
+      std::string value = h.substr(colon + 1);
+      while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+      headers.push_back({h.substr(0, colon), value});
+    }
+    if (!headers.empty()) o.push_back({"headers", Value(std::move(headers))});
+    otlp::ExporterConfig cfg;
+    try {
+      cfg = otel_exporter_config(SinkOptions("otel", Value(std::move(o))), RetryPolicy{});
+    } catch (const SinkUsageError& e) {
+      throw AgentUsageError(fmt::format("--otlp-*: {}", e.what()));
+    }
+    std::unique_ptr<Spool> spool;
+    try {
+      spool = Spool::open(opts.spool_dir, parse_byte_size(opts.spool_max_bytes), log);
+    } catch (const std::exception& e) {
+      throw AgentUsageError(fmt::format("--spool-dir: {}", e.what()));
+    }
+    otlp_resource = otel_resource(Object{});
+    otlp = std::make_unique<OtlpSpooler>(std::move(cfg), std::move(spool), log);
+    log->info("agent: pushing OTLP ({}) to {} through the spool in {}", opts.otlp_protocol, opts.otlp_endpoint,
+              opts.spool_dir);
+  }
+
+  // One window's metrics and logs as one request each, appended to the spool (durably) before the sender takes
+  // them: a kill -9 after this point loses nothing of this window.
+  void push_otlp(int64_t end_ms) {
+    if (!otlp) {
+      window_metrics.clear();
+      window_logs.clear();
+      return;
+    }
+    int64_t ts = end_ms / 1000;
+    otlp::MetricsBuilder mb(otlp_resource);
+    for (const auto& r : window_metrics) mb.add(r, ts);
+    otlp::LogsBuilder lb(otlp_resource);
+    uint64_t observed = static_cast<uint64_t>(end_ms) * 1000000ULL;
+    for (const auto& r : window_logs) lb.add(r, ts, observed);
+    otlp->enqueue(mb);
+    otlp->enqueue(lb);
+    window_metrics.clear();
+    window_logs.clear();
+  }
+
+  void publish_export() {
+    if (!otlp) return;
+    SpoolerStats st = otlp->stats();
+    Record r(kAgentExport);
+    r.at("sent_points") = static_cast<int64_t>(st.sent_points);
+    r.at("dropped_points") = static_cast<int64_t>(st.dropped_points());
+    r.at("export_failures") = static_cast<int64_t>(st.send_failures);
+    r.at("spool_entries") = static_cast<int64_t>(st.spool.entries);
+    r.at("spool") = static_cast<int64_t>(st.spool.bytes);
+    r.at("spool_oldest_age") = st.oldest_age_seconds;
+    publish(kAgentExport, {r});
+    auto& s = sources["otlp"];
+    s.up = st.spool.entries == 0 || st.last_error.empty();
+    s.errors = st.send_failures;
+    s.last_error = st.last_error;
   }
 
   // Loads NVML when it is not loaded and the backoff allows; true when a sampler is ready.
@@ -330,7 +404,7 @@ struct Agent::Impl {
       if (r.code != 0) log->warn("agent: check '{}': {}", r.name, r.message);
       last_checks[r.name] = r;
     }
-    for (auto& rec : checks->records(results)) pending_check_logs.push_back(std::move(rec));
+    for (auto& rec : checks->records(results)) window_logs.push_back(std::move(rec));
     std::vector<Record> status;
     for (const auto& [name, r] : last_checks) {
       Record rec(kHealthCheckStatus);
@@ -378,10 +452,12 @@ struct Agent::Impl {
     publish(kIndexedDeviceMetrics, device_records);
     publish(kGpuJobInfo, job_records);
     publish(kGpuAllocatedIdle, idle_records);
+    publish_export();
     publish_self();
     render_page();
     write_state(state);
     write_textfile();
+    push_otlp(end_ms);
   }
 
   void publish_verdicts(const std::vector<detector::GpuVerdict>& verdicts) {
@@ -397,7 +473,7 @@ struct Agent::Impl {
       if (v.event)
         log->warn("agent: [GPU {}] {} -> {}: {}", v.gpu, detector::to_string(v.event->from),
                   detector::to_string(v.event->to), v.event->evidence);
-    for (auto& e : events) pending_events.push_back(std::move(e));
+    for (auto& e : events) window_logs.push_back(std::move(e));
   }
 
   AgentState build_state(const std::vector<detector::GpuWindow>& summaries,
@@ -442,6 +518,7 @@ struct Agent::Impl {
     store.begin_round(schema);
     for (const auto& r : records) store.add(r);
     store.end_round(schema);
+    window_metrics.insert(window_metrics.end(), records.begin(), records.end());
   }
 
   void publish_self() {
@@ -569,6 +646,7 @@ int Agent::run() {
   Impl& m = *impl_;
   m.mapping_watch = std::make_unique<DirWatch>(m.opts.gpu_job_mapping_dir);
   m.load_checks();
+  m.start_otlp();
   m.start_listener();
   m.render_page();
   auto next_sample = Clock::now();
@@ -588,7 +666,19 @@ int Agent::run() {
     if (!sleep_unless_shutdown(next_sample - now)) break;
   }
   m.log->info("agent: stopping");
+  // The window in progress is closed and sent too, so a restart (a package upgrade) loses no samples.
+  bool partial = false;
+  for (const auto& a : m.acc) partial = partial || a.samples() > 0;
+  if (partial) m.close_window();
   if (m.listener) m.listener->stop();
+  if (m.otlp) {
+    // What the receiver does not take within the flush stays in the spool for the next start.
+    bool all = m.otlp->flush(std::chrono::seconds(5));
+    SpoolerStats st = m.otlp->stats();
+    m.log->info("agent: OTLP flushed{}; {} window request(s) left in the spool", all ? "" : " in part",
+                st.spool.entries);
+    m.otlp.reset();
+  }
   return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,6 +26,12 @@ class logger;
 }
 
 namespace gcm::agent {
+
+// A start-up failure that is the operator's configuration (an OTLP endpoint that is not a URL, an untrusted spool
+// directory): exit 2, like a bad option.
+struct AgentUsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class Agent {
  public:

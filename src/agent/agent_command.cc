@@ -143,6 +143,10 @@ int run_agent(AgentCommand& c, const ConfigFile& cfg) {
   agent.set_reload_source([&c, config_path, log] { return reread_options(c.command_line, config_path, *log); });
   try {
     return agent.run();
+  } catch (const AgentUsageError& e) {
+    log->critical("agent: {}", e.what());
+    std::cerr << "Error: " << e.what() << "\n";
+    return 2;
   } catch (const std::exception& e) {
     log->critical("agent: {}", e.what());
     std::cerr << "Error: " << e.what() << "\n";

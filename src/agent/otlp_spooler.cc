@@ -76,34 +76,45 @@ OtlpSpooler::Outcome OtlpSpooler::send(const SpoolEntry& e) {
   try {
     if (e.kind == SpoolKind::Metrics) {
       opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest req;
-      if (!req.ParseFromString(e.bytes)) throw SinkError("the spooled entry is not an OTLP metrics request");
+      if (!req.ParseFromString(e.bytes)) throw otlp::RejectedRequestError("the spooled entry is not an OTLP metrics request");
       exporter_.send(otlp::Signal::Metrics, req);
     } else if (e.kind == SpoolKind::Logs) {
       opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest req;
-      if (!req.ParseFromString(e.bytes)) throw SinkError("the spooled entry is not an OTLP logs request");
+      if (!req.ParseFromString(e.bytes)) throw otlp::RejectedRequestError("the spooled entry is not an OTLP logs request");
       exporter_.send(otlp::Signal::Logs, req);
     } else {
-      throw SinkError("the spooled entry has an unknown kind " + std::to_string(static_cast<int>(e.kind)));
+      throw otlp::RejectedRequestError("the spooled entry has an unknown kind " + std::to_string(static_cast<int>(e.kind)));
     }
   } catch (const otlp::TransientExportError& err) {
     fail(err.what());
     if (log_) log_->warn("OTLP export failed, {} entries spooled: {}", spool_->stats().entries, err.what());
     return Outcome::Failed;
+  } catch (const otlp::RejectedRequestError& err) {
+    return drop(e, err.what());
   } catch (const SinkError& err) {
-    ++rejected_entries_;
-    rejected_points_ += e.points;
-    {
-      std::lock_guard lock(mu_);
-      last_error_ = err.what();
-    }
-    if (log_) log_->error("OTLP export of spool entry {} ({} points) refused, dropped: {}", e.seq, e.points, err.what());
-    spool_->pop_front(e.seq);
-    return Outcome::Dropped;
+    // A wrong token, a wrong path or a receiver in trouble (401, 403, 404, 5xx): the windows are kept and sent
+    // again once that is fixed; until then the spool fills and drops its oldest, counted, as in an outage.
+    fail(err.what());
+    if (log_) log_->error("OTLP export refused, kept in the spool ({} entries) and retried: {}",
+                          spool_->stats().entries, err.what());
+    return Outcome::Failed;
   }
   spool_->pop_front(e.seq);
   ++sent_entries_;
   sent_points_ += e.points;
   return Outcome::Delivered;
+}
+
+OtlpSpooler::Outcome OtlpSpooler::drop(const SpoolEntry& e, const std::string& why) {
+  ++rejected_entries_;
+  rejected_points_ += e.points;
+  {
+    std::lock_guard lock(mu_);
+    last_error_ = why;
+  }
+  if (log_) log_->error("OTLP export of spool entry {} ({} points) refused, dropped: {}", e.seq, e.points, why);
+  spool_->pop_front(e.seq);
+  return Outcome::Dropped;
 }
 
 void OtlpSpooler::wait_after_failure(std::chrono::milliseconds backoff) {

@@ -74,6 +74,7 @@ class OtlpSpooler {
   enum class Outcome { Delivered, Dropped, Failed };
   void run();
   Outcome send(const SpoolEntry& e);
+  Outcome drop(const SpoolEntry& e, const std::string& why);
   void fail(const std::string& why);
   void wait_after_failure(std::chrono::milliseconds backoff);
 

@@ -156,6 +156,7 @@ void Exporter::attempt(Signal signal, const std::string& url, const std::string&
   }
   std::string why = fmt::format("POST {} answered HTTP {}: {}", url, res.status, error_message(res));
   if (retryable_status(res.status)) throw RetryableError(why, parse_retry_after(res.header("retry-after")));
+  if (res.status == 400 || res.status == 413 || res.status == 422) throw RejectedRequestError(why);
   throw SinkError(why);
 }
 
@@ -233,6 +234,7 @@ void Exporter::attempt_grpc(Signal signal, const std::string& body) {
   // UNAVAILABLE, DATA_LOSS.
   switch (code) {
     case 1: case 4: case 8: case 10: case 11: case 14: case 15: throw RetryableError(why);
+    case 3: throw RejectedRequestError(why);
     default: throw SinkError(why);
   }
 }

@@ -47,6 +47,12 @@ struct ExportStats {
 struct TransientExportError : SinkError {
   using SinkError::SinkError;
 };
+// The receiver refused the request itself (HTTP 400, 413, 422; gRPC INVALID_ARGUMENT): sending the same bytes again
+// can never succeed. Other final answers (401, 403, 404, 5xx, UNAUTHENTICATED, ...) are about the receiver or its
+// configuration, and a caller that keeps the request (the agent's spool) may send it again once that is fixed.
+struct RejectedRequestError : SinkError {
+  using SinkError::SinkError;
+};
 
 class Exporter {
  public:

@@ -16,6 +16,7 @@
 #include "agent/spool_format.h"
 #include "core/logging.h"
 #include "helpers.h"
+#include "otlp_receiver_process.h"
 #include "process.h"
 #include "sinks/otel_config.h"
 
@@ -26,18 +27,10 @@ using namespace std::chrono_literals;
 using agent::OtlpSpooler;
 using agent::Spool;
 
-// The receiver on fixed ports, so that a restart listens where the spooler sends.
+// The receiver, and the window each request it got belongs to.
 class Receiver {
  public:
-  Receiver(const std::string& dir, int http_port, int grpc_port)
-      : proc_({"node", std::string(GCM_SOURCE_DIR) + "/tests/integration/otlp_receiver/receiver.js"},
-              dir + "/receiver-" + std::to_string(++starts_) + ".stderr",
-              {"OTLP_HTTP_PORT=" + std::to_string(http_port), "OTLP_GRPC_PORT=" + std::to_string(grpc_port)}) {
-    auto first = proc_.read_line(30s);
-    if (!first || !nlohmann::json::parse(*first).value("ready", false))
-      throw std::runtime_error("the OTLP receiver did not start: " + read_text(dir + "/receiver-" +
-                                                                             std::to_string(starts_) + ".stderr"));
-  }
+  Receiver(const std::string& dir, int http_port, int grpc_port) : rx_(dir, http_port, grpc_port) {}
   // "m<window>" or "l<window>" for each request received, until `count` arrived or the deadline passed.
   std::vector<std::string> receive(size_t count, std::chrono::seconds deadline) {
     std::vector<std::string> got;
@@ -45,19 +38,19 @@ class Receiver {
     while (got.size() < count) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
       if (left.count() <= 0) break;
-      auto line = proc_.read_line(left);
-      if (!line) break;
-      got.push_back(window_of(nlohmann::json::parse(*line)));
+      auto j = rx_.next(left);
+      if (!j) break;
+      got.push_back(window_of(*j));
     }
     return got;
   }
   // What arrives within `quiet` when nothing more should.
   std::vector<std::string> extra(std::chrono::milliseconds quiet) {
     std::vector<std::string> got;
-    while (auto line = proc_.read_line(quiet)) got.push_back(window_of(nlohmann::json::parse(*line)));
+    while (auto j = rx_.next(quiet)) got.push_back(window_of(*j));
     return got;
   }
-  void kill9() { ASSERT_GE(proc_.stop(SIGKILL, 10s), 0) << "the receiver did not die"; }
+  void kill9() { rx_.kill9(); }
 
  private:
   static std::string window_of(const nlohmann::json& j) {
@@ -72,8 +65,7 @@ class Receiver {
     std::string n = w.is_string() ? w.get<std::string>() : std::to_string(w.get<int64_t>());
     return (j["signal"] == "metrics" ? "m" : "l") + n;
   }
-  static inline int starts_ = 0;
-  BackgroundProcess proc_;
+  OtlpReceiverProcess rx_;
 };
 
 const Schema& window_schema() {
