@@ -74,7 +74,7 @@ std::optional<XidLine> parse_xid_line(std::string_view line) {
 
 namespace gcm::health {
 
-void XidScanner::feed(std::string_view msg) {
+std::optional<XidLine> XidLineParser::feed(std::string_view msg) {
   auto x = parse_xid_line(msg);
   if (!x) {
     // Remember a GPU the driver names on the first line of a multi-line message.
@@ -83,14 +83,18 @@ void XidScanner::feed(std::string_view msg) {
       std::string_view d = msg.substr(p + 21);
       last_gpu_named_ = std::string(d.substr(0, d.find(' ')));
     }
-    return;
+    return std::nullopt;
   }
-  std::string_view device = x->device;
-  if (device.empty() && x->code == kXidFallenOffTheBus && x->kind == XidKind::Xid) device = last_gpu_named_;
-  add(*x, device);
+  if (x->device.empty() && x->code == kXidFallenOffTheBus && x->kind == XidKind::Xid) x->device = last_gpu_named_;
+  return x;
 }
 
-void XidScanner::add(const XidLine& x, std::string_view device) {
+void XidScanner::feed(std::string_view msg) {
+  if (auto x = parser_.feed(msg)) add(*x);
+}
+
+void XidScanner::add(const XidLine& x) {
+  std::string_view device = x.device;
   for (auto& f : findings_) {
     if (f.kind != x.kind || f.code != x.code) continue;
     ++f.count;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace gcm::health {
@@ -24,6 +25,19 @@ struct XidLine {
 constexpr int kXidFallenOffTheBus = 79;
 
 std::optional<XidLine> parse_xid_line(std::string_view line);
+
+// parse_xid_line with the one piece of state a kernel log needs across lines: the GPU that "NVRM: The NVIDIA GPU
+// <dev> ..." names on the first line of the multi-line fallen-off-the-bus message, given to the XID 79 of a later
+// line that names no device. Used by the xid check's scanner and by the agent's kernel-log follower alike.
+class XidLineParser {
+ public:
+  // The XID this kernel message reports, or nullopt. The views point into `msg` or into this parser: valid until
+  // the next call.
+  std::optional<XidLine> feed(std::string_view msg);
+
+ private:
+  std::string last_gpu_named_;
+};
 
 }  // namespace gcm::health
 
@@ -48,9 +62,9 @@ class XidScanner {
   const std::vector<XidFinding>& findings() const { return findings_; }
 
  private:
-  void add(const XidLine& x, std::string_view device);
+  void add(const XidLine& x);
   std::vector<XidFinding> findings_;
-  std::string last_gpu_named_;  // "NVRM: The NVIDIA GPU <dev> ..." precedes the multi-line fallen-off-the-bus form
+  XidLineParser parser_;
 };
 
 }  // namespace gcm::health
