@@ -146,6 +146,26 @@ Schema make_indexed_device() {
       {"mig_device_count", FT::Int, FR::Gauge, "", "MIG devices configured", "gpu_mig_devices"},
       {"mig_devices", FT::List, FR::Attribute, "", "MIG devices: index, uuid, memory total and used"},
       {"nvml_errors", FT::List, FR::Attribute, "", "NVML calls that failed (other than not supported)"},
+      {"nvml_calls", FT::Int, FR::Gauge, "", "NVML calls the last sample of this GPU made", "gpu_nvml_calls"},
+      // GPM (Hopper and later): over the interval between two samples; null on the first and without GPM.
+      {"gpm_graphics_activity", FT::Double, FR::Gauge, "ratio", "time any graphics/compute engine was active (GPM)",
+       "gpu_gpm_graphics_activity"},
+      {"gpm_sm_activity", FT::Double, FR::Gauge, "ratio", "SMs busy, averaged over the SMs (GPM)",
+       "gpu_gpm_sm_activity"},
+      {"gpm_sm_occupancy", FT::Double, FR::Gauge, "ratio", "warps resident over the SMs' maximum (GPM)",
+       "gpu_gpm_sm_occupancy"},
+      {"gpm_tensor_activity", FT::Double, FR::Gauge, "ratio", "time the SMs ran any tensor-core instruction (GPM)",
+       "gpu_gpm_tensor_activity"},
+      {"gpm_dram_activity", FT::Double, FR::Gauge, "ratio", "DRAM bandwidth used over its maximum (GPM)",
+       "gpu_gpm_dram_activity"},
+      {"gpm_pcie_tx_bytes_per_second", FT::Double, FR::Gauge, "", "PCIe bytes sent by the GPU per second (GPM)",
+       "gpu_gpm_pcie_tx_bytes_per_second"},
+      {"gpm_pcie_rx_bytes_per_second", FT::Double, FR::Gauge, "", "PCIe bytes received by the GPU per second (GPM)",
+       "gpu_gpm_pcie_rx_bytes_per_second"},
+      {"gpm_nvlink_tx_bytes_per_second", FT::Double, FR::Gauge, "", "NVLink bytes sent per second, all links (GPM)",
+       "gpu_gpm_nvlink_tx_bytes_per_second"},
+      {"gpm_nvlink_rx_bytes_per_second", FT::Double, FR::Gauge, "",
+       "NVLink bytes received per second, all links (GPM)", "gpu_gpm_nvlink_rx_bytes_per_second"},
   };
   s.fields.insert(s.fields.end(), ext.begin(), ext.end());
   return s;
@@ -324,6 +344,16 @@ Record device_metrics_record(const DeviceResult& r, const std::string& hostname,
     List errs(s.errors.begin(), s.errors.end());
     set("nvml_errors", std::move(errs));
   }
+  set("nvml_calls", s.nvml_calls);
+  set("gpm_graphics_activity", opt(s.gpm_graphics_activity));
+  set("gpm_sm_activity", opt(s.gpm_sm_activity));
+  set("gpm_sm_occupancy", opt(s.gpm_sm_occupancy));
+  set("gpm_tensor_activity", opt(s.gpm_tensor_activity));
+  set("gpm_dram_activity", opt(s.gpm_dram_activity));
+  set("gpm_pcie_tx_bytes_per_second", opt(s.gpm_pcie_tx_bytes_per_second));
+  set("gpm_pcie_rx_bytes_per_second", opt(s.gpm_pcie_rx_bytes_per_second));
+  set("gpm_nvlink_tx_bytes_per_second", opt(s.gpm_nvlink_tx_bytes_per_second));
+  set("gpm_nvlink_rx_bytes_per_second", opt(s.gpm_nvlink_rx_bytes_per_second));
   return rec;
 }
 

@@ -56,6 +56,15 @@ struct GpuSample {
   std::optional<std::vector<GpuProcess>> processes;
   std::optional<int64_t> mig_mode_current, mig_mode_pending;
   std::vector<MigDeviceSample> mig_devices;
+  // GPM (Hopper and later; gpm_sampler.h), computed between this sample and the previous one of the same GPU, so
+  // empty on the first sample and on GPUs or drivers without GPM. Activities are ratios 0..1 (NVML reports percent
+  // 0-100; divided by 100 here); bandwidths are bytes/s (NVML reports MiB/s).
+  std::optional<double> gpm_graphics_activity, gpm_sm_activity, gpm_sm_occupancy, gpm_tensor_activity,
+      gpm_dram_activity;
+  std::optional<double> gpm_pcie_tx_bytes_per_second, gpm_pcie_rx_bytes_per_second;
+  std::optional<double> gpm_nvlink_tx_bytes_per_second, gpm_nvlink_rx_bytes_per_second;
+  // NVML calls this sample made for this GPU (the first sample also reads the static properties).
+  int64_t nvml_calls = 0;
   // Calls that failed with something other than NOT_SUPPORTED, as "nvmlDeviceGetX: <error>".
   std::vector<std::string> errors;
 };

@@ -44,6 +44,8 @@ void copy_static(const GpuSample& from, GpuSample& to) {
 struct GpuSampler::Slot {
   unsigned index = 0;
   std::unique_ptr<DeviceWorker> worker;
+  // Shared with the jobs: a job that timed out and still runs keeps it (and its GPM buffers) alive (gpm_sampler.h).
+  std::shared_ptr<GpmState> gpm;
   nvml::Device handle = nullptr;
   bool have_static = false;
   GpuSample static_info;
@@ -79,6 +81,7 @@ GpuSampler::GpuSampler(std::shared_ptr<NvmlLibrary> lib, GpuSamplerOptions opts)
     auto s = std::make_unique<Slot>();
     s->index = i;
     s->worker = std::make_unique<DeviceWorker>(fmt::format("gcm-gpu{}", i));
+    if (opts_.extended) s->gpm = std::make_shared<GpmState>(lib_);
     slots_.push_back(std::move(s));
   }
 }
@@ -101,7 +104,8 @@ std::vector<DeviceResult> GpuSampler::sample() {
     std::shared_ptr<NvmlLibrary> lib = lib_;
     unsigned index = s.index;
     nvml::Device handle = s.handle;
-    started[i] = s.worker->start([out, lib, index, handle, scope, &a](CallWatch& w) {
+    std::shared_ptr<GpmState> gpm = s.gpm;
+    started[i] = s.worker->start([out, lib, index, handle, scope, gpm, &a](CallWatch& w) {
       out->handle = handle;
       if (!out->handle) {
         w.begin("nvmlDeviceGetHandleByIndex_v2");
@@ -115,7 +119,7 @@ std::vector<DeviceResult> GpuSampler::sample() {
         }
       }
       try {
-        sample_device(*lib, out->handle, w, scope, out->sample);
+        sample_device(*lib, out->handle, w, scope, out->sample, gpm.get());
       } catch (const GpuLost& e) {
         out->state = GpuState::Lost;
         out->detail = e.what();

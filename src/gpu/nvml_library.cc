@@ -98,6 +98,11 @@ void bind_all(Binder& b, nvml::Api& a) {
   b.bind(a.DeviceRegisterEvents, {"nvmlDeviceRegisterEvents"}, false);
   b.bind(a.EventSetWait, {"nvmlEventSetWait_v2"}, false);
   b.bind(a.EventSetFree, {"nvmlEventSetFree"}, false);
+  b.bind(a.GpmQueryDeviceSupport, {"nvmlGpmQueryDeviceSupport"}, false);
+  b.bind(a.GpmSampleAlloc, {"nvmlGpmSampleAlloc"}, false);
+  b.bind(a.GpmSampleFree, {"nvmlGpmSampleFree"}, false);
+  b.bind(a.GpmSampleGet, {"nvmlGpmSampleGet"}, false);
+  b.bind(a.GpmMetricsGet, {"nvmlGpmMetricsGet"}, false);
 }
 
 // Runs nvmlInit (or nvmlShutdown) on a detached thread: a wedged driver can block it for minutes, and the caller

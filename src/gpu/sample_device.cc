@@ -2,66 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
+#include "gpu/field_batch.h"
+
 namespace gcm {
 namespace {
-
-// Runs NVML calls for one device and turns their return codes into "value or null".
-class Caller {
- public:
-  Caller(const NvmlLibrary& lib, CallWatch& watch, GpuSample& out) : lib_(lib), watch_(watch), out_(out) {}
-
-  // True when `fn` is present and returned SUCCESS. NOT_SUPPORTED (and its kin) is a plain "no value"; other
-  // errors are remembered in the sample; GPU_IS_LOST aborts the sample.
-  template <typename Fn, typename... Args>
-  bool call(const char* name, Fn* fn, Args... args) {
-    if (!fn) return false;
-    watch_.begin(name);
-    nvml::Return rc = fn(args...);
-    watch_.end();
-    return check(name, rc);
-  }
-
-  // Like call() but INSUFFICIENT_SIZE also counts as an answer (size queries).
-  template <typename Fn, typename... Args>
-  nvml::Return call_raw(const char* name, Fn* fn, Args... args) {
-    if (!fn) return nvml::ERROR_FUNCTION_NOT_FOUND;
-    watch_.begin(name);
-    nvml::Return rc = fn(args...);
-    watch_.end();
-    if (rc == nvml::ERROR_GPU_IS_LOST) throw GpuLost(fmt::format("{}: GPU is lost", name));
-    return rc;
-  }
-
-  // An `unsigned int` out-parameter read as a value (the out-parameter goes last, as in every NVML getter).
-  template <typename Fn, typename... Args>
-  std::optional<int64_t> uint_value(const char* name, Fn* fn, Args... args) {
-    unsigned v = 0;
-    if (call(name, fn, args..., &v)) return static_cast<int64_t>(v);
-    return std::nullopt;
-  }
-
-  bool check(const char* name, nvml::Return rc) {
-    switch (rc) {
-      case nvml::SUCCESS:
-        return true;
-      case nvml::ERROR_GPU_IS_LOST:
-        throw GpuLost(fmt::format("{}: GPU is lost", name));
-      case nvml::ERROR_NOT_SUPPORTED:
-      case nvml::ERROR_FUNCTION_NOT_FOUND:
-      case nvml::ERROR_NOT_FOUND:
-      case nvml::ERROR_NO_DATA:
-        return false;
-      default:
-        out_.errors.push_back(fmt::format("{}: {}", name, lib_.error_string(rc)));
-        return false;
-    }
-  }
-
- private:
-  const NvmlLibrary& lib_;
-  CallWatch& watch_;
-  GpuSample& out_;
-};
 
 std::optional<std::string> read_string(Caller& c, const char* name, nvml::Return (*fn)(nvml::Device, char*, unsigned),
                                        nvml::Device d, unsigned size) {
@@ -111,24 +57,75 @@ void sample_processes(Caller& c, const nvml::Api& a, nvml::Device d, GpuSample& 
   c.check("nvmlDeviceGetComputeRunningProcesses_v3", rc);
 }
 
-void sample_nvlinks(Caller& c, const nvml::Api& a, nvml::Device d, GpuSample& out) {
+// The links the GPU has (the list ends at the first link it answers NOT_SUPPORTED for) and whether each is up.
+void sample_nvlink_states(Caller& c, const nvml::Api& a, nvml::Device d, GpuSample& out) {
   for (unsigned link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
     unsigned state = 0;
     if (!c.call("nvmlDeviceGetNvLinkState", a.DeviceGetNvLinkState, d, link, &state)) break;
     NvLinkSample l;
     l.link = link;
     l.active = state != 0;
-    unsigned long long v = 0;
-    auto counter = [&](unsigned kind) -> std::optional<uint64_t> {
-      if (c.call("nvmlDeviceGetNvLinkErrorCounter", a.DeviceGetNvLinkErrorCounter, d, link, kind, &v)) return v;
-      return std::nullopt;
-    };
-    l.replay_errors = counter(nvml::NVLINK_REPLAY);
-    l.recovery_errors = counter(nvml::NVLINK_RECOVERY);
-    l.crc_flit_errors = counter(nvml::NVLINK_CRC_FLIT);
-    l.crc_data_errors = counter(nvml::NVLINK_CRC_DATA);
     out.nvlinks.push_back(l);
   }
+}
+
+// The extended values that NVML also has as fields, asked for in one batch; each one the batch does not give
+// (the driver lacks the call, the field answers an error, or it is a link past the field ids' 12) is read with
+// its own getter, as before the batch, so a value never depends on the path it came by.
+class BatchedValues {
+ public:
+  BatchedValues(Caller& c, const nvml::Api& a, nvml::Device d, const GpuSample& out) : c_(c), a_(a), d_(d) {
+    for (unsigned id : kScalars) index_[id] = batch_.add(id);
+    for (const auto& l : out.nvlinks)
+      if (l.link < nvml::field::kNvLinkFieldLinks)
+        for (unsigned k = 0; k < 4; ++k) link_index_[l.link][k] = batch_.add(nvml::field::nvlink_error(k, l.link));
+    batch_.fetch(c_, a_, d_);
+  }
+
+  // The field's value, else what `getter` reads.
+  template <typename Getter>
+  std::optional<uint64_t> get(unsigned field_id, Getter getter) {
+    if (auto v = batch_.value(index_.at(field_id), c_)) return v;
+    return getter();
+  }
+  std::optional<uint64_t> get(unsigned field_id) { return batch_.value(index_.at(field_id), c_); }
+  nvml::Return field_return(unsigned field_id) const { return batch_.field_return(index_.at(field_id)); }
+
+  std::optional<uint64_t> nvlink_counter(unsigned link, unsigned kind) {
+    if (link < nvml::field::kNvLinkFieldLinks)
+      if (auto v = batch_.value(link_index_[link][kind], c_)) return v;
+    unsigned long long v = 0;
+    if (c_.call("nvmlDeviceGetNvLinkErrorCounter", a_.DeviceGetNvLinkErrorCounter, d_, link, kind, &v)) return v;
+    return std::nullopt;
+  }
+
+ private:
+  static constexpr unsigned kScalars[] = {
+      nvml::field::kTotalEnergy,     nvml::field::kPcieReplayCounter, nvml::field::kEccCurrent,
+      nvml::field::kEccPending,      nvml::field::kEccSbeVolTotal,    nvml::field::kEccDbeVolTotal,
+      nvml::field::kEccSbeAggTotal,  nvml::field::kEccDbeAggTotal,    nvml::field::kRetiredPending,
+      nvml::field::kRemappedCor,     nvml::field::kRemappedUnc,       nvml::field::kRemappedPending,
+      nvml::field::kRemappedFailure, nvml::kFieldGpuRecoveryAction,
+  };
+  Caller& c_;
+  const nvml::Api& a_;
+  nvml::Device d_;
+  FieldBatch batch_;
+  std::map<unsigned, size_t> index_;
+  size_t link_index_[nvml::field::kNvLinkFieldLinks][4] = {};
+};
+
+void sample_nvlink_counters(BatchedValues& b, GpuSample& out) {
+  for (auto& l : out.nvlinks) {
+    l.replay_errors = b.nvlink_counter(l.link, nvml::NVLINK_REPLAY);
+    l.recovery_errors = b.nvlink_counter(l.link, nvml::NVLINK_RECOVERY);
+    l.crc_flit_errors = b.nvlink_counter(l.link, nvml::NVLINK_CRC_FLIT);
+    l.crc_data_errors = b.nvlink_counter(l.link, nvml::NVLINK_CRC_DATA);
+  }
+}
+
+std::optional<int64_t> as_int(std::optional<uint64_t> v) {
+  return v ? std::optional<int64_t>(static_cast<int64_t>(*v)) : std::nullopt;
 }
 
 void sample_mig(Caller& c, const nvml::Api& a, nvml::Device d, GpuSample& out) {
@@ -158,7 +155,7 @@ void sample_mig(Caller& c, const nvml::Api& a, nvml::Device d, GpuSample& out) {
 }  // namespace
 
 void sample_device(const NvmlLibrary& lib, nvml::Device d, CallWatch& watch, const SampleScope& scope,
-                   GpuSample& out) {
+                   GpuSample& out, GpmState* gpm) {
   const nvml::Api& a = lib.api();
   Caller c(lib, watch, out);
   unsigned u = 0, u2 = 0;
@@ -201,7 +198,24 @@ void sample_device(const NvmlLibrary& lib, nvml::Device d, CallWatch& watch, con
   sample_processes(c, a, d, out);
   if (!scope.extended) return;
 
-  if (c.call("nvmlDeviceGetTotalEnergyConsumption", a.DeviceGetTotalEnergyConsumption, d, &ull)) out.energy_mj = ull;
+  sample_nvlink_states(c, a, d, out);
+  BatchedValues batch(c, a, d, out);
+  auto ull_getter = [&](const char* name, auto fn, auto... args) {
+    return [&c, name, fn, args...]() -> std::optional<uint64_t> {
+      unsigned long long v = 0;
+      if (c.call(name, fn, args..., &v)) return v;
+      return std::nullopt;
+    };
+  };
+  auto uint_getter = [&](const char* name, auto fn, auto... args) {
+    return [&c, name, fn, args...]() -> std::optional<uint64_t> {
+      unsigned v = 0;
+      if (c.call(name, fn, args..., &v)) return v;
+      return std::nullopt;
+    };
+  };
+  out.energy_mj = batch.get(nvml::field::kTotalEnergy, ull_getter("nvmlDeviceGetTotalEnergyConsumption",
+                                                                  a.DeviceGetTotalEnergyConsumption, d));
   auto clock = [&](const char* name, auto fn, unsigned type) { return c.uint_value(name, fn, d, type); };
   out.clock_graphics_mhz = clock("nvmlDeviceGetClockInfo", a.DeviceGetClockInfo, nvml::CLOCK_GRAPHICS);
   out.clock_sm_mhz = clock("nvmlDeviceGetClockInfo", a.DeviceGetClockInfo, nvml::CLOCK_SM);
@@ -220,40 +234,58 @@ void sample_device(const NvmlLibrary& lib, nvml::Device d, CallWatch& watch, con
   out.pcie_link_gen_max =
       c.uint_value("nvmlDeviceGetMaxPcieLinkGeneration", a.DeviceGetMaxPcieLinkGeneration, d);
   out.pcie_link_width_max = c.uint_value("nvmlDeviceGetMaxPcieLinkWidth", a.DeviceGetMaxPcieLinkWidth, d);
-  out.pcie_replay_count = c.uint_value("nvmlDeviceGetPcieReplayCounter", a.DeviceGetPcieReplayCounter, d);
+  out.pcie_replay_count = as_int(batch.get(
+      nvml::field::kPcieReplayCounter, uint_getter("nvmlDeviceGetPcieReplayCounter", a.DeviceGetPcieReplayCounter, d)));
   out.pcie_tx_kbps = c.uint_value("nvmlDeviceGetPcieThroughput", a.DeviceGetPcieThroughput, d, nvml::PCIE_TX);
   out.pcie_rx_kbps = c.uint_value("nvmlDeviceGetPcieThroughput", a.DeviceGetPcieThroughput, d, nvml::PCIE_RX);
-  sample_nvlinks(c, a, d, out);
+  sample_nvlink_counters(batch, out);
 
-  if (c.call("nvmlDeviceGetEccMode", a.DeviceGetEccMode, d, &u, &u2)) {
+  auto ecc_mode = batch.get(nvml::field::kEccCurrent);
+  auto ecc_pending = batch.get(nvml::field::kEccPending);
+  if (ecc_mode && ecc_pending) {
+    out.ecc_mode_current = static_cast<int64_t>(*ecc_mode);
+    out.ecc_mode_pending = static_cast<int64_t>(*ecc_pending);
+  } else if (c.call("nvmlDeviceGetEccMode", a.DeviceGetEccMode, d, &u, &u2)) {
     out.ecc_mode_current = u;
     out.ecc_mode_pending = u2;
   }
-  auto ecc = [&](unsigned type, unsigned counter) -> std::optional<uint64_t> {
-    if (c.call("nvmlDeviceGetTotalEccErrors", a.DeviceGetTotalEccErrors, d, type, counter, &ull)) return ull;
-    return std::nullopt;
+  auto ecc = [&](unsigned field, unsigned type, unsigned counter) {
+    return batch.get(field, ull_getter("nvmlDeviceGetTotalEccErrors", a.DeviceGetTotalEccErrors, d, type, counter));
   };
-  out.ecc_volatile_corrected = ecc(nvml::ECC_CORRECTED, nvml::ECC_VOLATILE);
-  out.ecc_volatile_uncorrected = ecc(nvml::ECC_UNCORRECTED, nvml::ECC_VOLATILE);
-  out.ecc_aggregate_corrected = ecc(nvml::ECC_CORRECTED, nvml::ECC_AGGREGATE);
-  out.ecc_aggregate_uncorrected = ecc(nvml::ECC_UNCORRECTED, nvml::ECC_AGGREGATE);
-  out.retired_pages_pending =
-      c.uint_value("nvmlDeviceGetRetiredPagesPendingStatus", a.DeviceGetRetiredPagesPendingStatus, d);
-  unsigned corr = 0, unc = 0, pend = 0, fail = 0;
-  if (c.call("nvmlDeviceGetRemappedRows", a.DeviceGetRemappedRows, d, &corr, &unc, &pend, &fail)) {
-    out.remapped_rows_correctable = corr;
-    out.remapped_rows_uncorrectable = unc;
-    out.remapped_rows_pending = pend;
-    out.remapped_rows_failure = fail;
+  out.ecc_volatile_corrected = ecc(nvml::field::kEccSbeVolTotal, nvml::ECC_CORRECTED, nvml::ECC_VOLATILE);
+  out.ecc_volatile_uncorrected = ecc(nvml::field::kEccDbeVolTotal, nvml::ECC_UNCORRECTED, nvml::ECC_VOLATILE);
+  out.ecc_aggregate_corrected = ecc(nvml::field::kEccSbeAggTotal, nvml::ECC_CORRECTED, nvml::ECC_AGGREGATE);
+  out.ecc_aggregate_uncorrected = ecc(nvml::field::kEccDbeAggTotal, nvml::ECC_UNCORRECTED, nvml::ECC_AGGREGATE);
+  out.retired_pages_pending = as_int(batch.get(
+      nvml::field::kRetiredPending,
+      uint_getter("nvmlDeviceGetRetiredPagesPendingStatus", a.DeviceGetRetiredPagesPendingStatus, d)));
+  auto corr = batch.get(nvml::field::kRemappedCor), unc = batch.get(nvml::field::kRemappedUnc),
+       pend = batch.get(nvml::field::kRemappedPending), fail = batch.get(nvml::field::kRemappedFailure);
+  if (corr && unc && pend && fail) {
+    out.remapped_rows_correctable = as_int(corr);
+    out.remapped_rows_uncorrectable = as_int(unc);
+    out.remapped_rows_pending = as_int(pend);
+    out.remapped_rows_failure = as_int(fail);
+  } else {
+    unsigned rc = 0, ru = 0, rp = 0, rf = 0;
+    if (c.call("nvmlDeviceGetRemappedRows", a.DeviceGetRemappedRows, d, &rc, &ru, &rp, &rf)) {
+      out.remapped_rows_correctable = rc;
+      out.remapped_rows_uncorrectable = ru;
+      out.remapped_rows_pending = rp;
+      out.remapped_rows_failure = rf;
+    }
   }
   out.fan_speed_percent = c.uint_value("nvmlDeviceGetFanSpeed", a.DeviceGetFanSpeed, d);
   out.performance_state = c.uint_value("nvmlDeviceGetPerformanceState", a.DeviceGetPerformanceState, d);
   out.persistence_mode = c.uint_value("nvmlDeviceGetPersistenceMode", a.DeviceGetPersistenceMode, d);
-  nvml::FieldValue fv{};
-  fv.field_id = nvml::kFieldGpuRecoveryAction;
-  if (c.call("nvmlDeviceGetFieldValues", a.DeviceGetFieldValues, d, 1, &fv) && c.check("GPU_RECOVERY_ACTION field", fv.nvml_return))
-    out.recovery_action = fv.value_type == 3 ? static_cast<int64_t>(fv.value.ull) : static_cast<int64_t>(fv.value.ui);
+  // No getter of its own: the field is the only way (its errors other than NOT_SUPPORTED are reported).
+  out.recovery_action = as_int(batch.get(nvml::kFieldGpuRecoveryAction));
+  if (!out.recovery_action) {
+    nvml::Return rc = batch.field_return(nvml::kFieldGpuRecoveryAction);
+    if (rc != nvml::ERROR_UNINITIALIZED) c.check("GPU_RECOVERY_ACTION field", rc);
+  }
   sample_mig(c, a, d, out);
+  if (gpm) gpm->sample(c, d, out);
 }
 
 std::vector<std::string> clock_event_reason_names(uint64_t mask) {

@@ -1,26 +1,22 @@
 // Reads one GPU through NVML into a GpuSample, one guarded call at a time (each marked on the CallWatch so a hung
-// call is detected by the waiting side).
+// call is detected by the waiting side, and counted in GpuSample::nvml_calls).
 #pragma once
 
-#include <stdexcept>
-
 #include "gpu/device_worker.h"
+#include "gpu/gpm_sampler.h"
 #include "gpu/gpu_sample.h"
+#include "gpu/nvml_caller.h"
 #include "gpu/nvml_library.h"
 
 namespace gcm {
-
-// The GPU answered NVML_ERROR_GPU_IS_LOST: it has fallen off the bus; no value of this sample may be used.
-struct GpuLost : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 struct SampleScope {
   bool static_info = true;  // name, UUID, serial, PCI, VBIOS (they do not change; the sampler asks once)
   bool extended = true;     // everything beyond the reference's DeviceMetrics
 };
 
+// `gpm`: the GPU's GPM state, kept between samples (extended scope only); null leaves the gpm_* fields empty.
 void sample_device(const NvmlLibrary& lib, nvml::Device device, CallWatch& watch, const SampleScope& scope,
-                   GpuSample& out);
+                   GpuSample& out, GpmState* gpm = nullptr);
 
 }  // namespace gcm

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <thread>
 
 #include "attribution/gpu_jobs.h"
 #include "gpu/gpu_sampler.h"
@@ -69,7 +70,14 @@ json to_json(const DeviceResult& r) {
           {"remapped_rows_failure", opt(s.remapped_rows_failure)}, {"fan_speed_percent", opt(s.fan_speed_percent)},
           {"performance_state", opt(s.performance_state)}, {"persistence_mode", opt(s.persistence_mode)},
           {"recovery_action", opt(s.recovery_action)}, {"processes", procs},
-          {"mig_mode_current", opt(s.mig_mode_current)}, {"mig_devices", migs}, {"errors", s.errors}};
+          {"mig_mode_current", opt(s.mig_mode_current)}, {"mig_devices", migs}, {"errors", s.errors},
+          {"nvml_calls", s.nvml_calls}, {"gpm_graphics_activity", opt(s.gpm_graphics_activity)},
+          {"gpm_sm_activity", opt(s.gpm_sm_activity)}, {"gpm_sm_occupancy", opt(s.gpm_sm_occupancy)},
+          {"gpm_tensor_activity", opt(s.gpm_tensor_activity)}, {"gpm_dram_activity", opt(s.gpm_dram_activity)},
+          {"gpm_pcie_tx_bytes_per_second", opt(s.gpm_pcie_tx_bytes_per_second)},
+          {"gpm_pcie_rx_bytes_per_second", opt(s.gpm_pcie_rx_bytes_per_second)},
+          {"gpm_nvlink_tx_bytes_per_second", opt(s.gpm_nvlink_tx_bytes_per_second)},
+          {"gpm_nvlink_rx_bytes_per_second", opt(s.gpm_nvlink_rx_bytes_per_second)}};
 }
 
 double cpu_seconds() {
@@ -142,6 +150,73 @@ TEST(RealNvml, DeclarationsMatchTheDriverAndValuesArePlausible) {
   events["wait_100ms"] = nvml::return_code_name(a.EventSetWait(set, &ev, 100));
   if (set) a.EventSetFree(set);
   dump["events"] = events;
+
+  // GPM straight from the driver (not through the sampler): support, two samples 200 ms apart (GPM wants more than
+  // 100 ms between them), every metric the project asks for with its return code, value, name and unit. Checks the
+  // declared layouts: a wrong nvmlGpmMetricsGet_t would garble the names or the values.
+  json gpm;
+  nvml::GpmSupport support{};
+  support.version = nvml::kGpmSupportVersion;
+  gpm["query_support"] = nvml::return_code_name(a.GpmQueryDeviceSupport(d, &support));
+  gpm["is_supported_device"] = support.is_supported_device;
+  if (support.is_supported_device) {
+    nvml::GpmSample s1 = nullptr, s2 = nullptr;
+    gpm["alloc"] = nvml::return_code_name(a.GpmSampleAlloc(&s1));
+    a.GpmSampleAlloc(&s2);
+    gpm["sample1"] = nvml::return_code_name(a.GpmSampleGet(d, s1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    gpm["sample2"] = nvml::return_code_name(a.GpmSampleGet(d, s2));
+    nvml::GpmMetricsGet get{};
+    get.version = nvml::kGpmMetricsGetVersion;
+    get.sample1 = s1;
+    get.sample2 = s2;
+    for (unsigned id : {nvml::GPM_GRAPHICS_UTIL, nvml::GPM_SM_UTIL, nvml::GPM_SM_OCCUPANCY, nvml::GPM_ANY_TENSOR_UTIL,
+                        nvml::GPM_DRAM_BW_UTIL, nvml::GPM_PCIE_TX_PER_SEC, nvml::GPM_PCIE_RX_PER_SEC,
+                        nvml::GPM_NVLINK_TOTAL_TX_PER_SEC, nvml::GPM_NVLINK_TOTAL_RX_PER_SEC})
+      get.metrics[get.num_metrics++].metric_id = id;
+    nvml::Return rc = a.GpmMetricsGet(&get);
+    gpm["metrics_get"] = nvml::return_code_name(rc);
+    json metrics = json::array();
+    for (unsigned i = 0; i < get.num_metrics; ++i) {
+      const nvml::GpmMetric& m = get.metrics[i];
+      auto str = [](const char* p) { return p ? json(std::string(p)) : json(nullptr); };
+      metrics.push_back({{"id", m.metric_id}, {"return", nvml::return_code_name(m.nvml_return)}, {"value", m.value},
+                         {"short_name", str(m.metric_info.short_name)}, {"long_name", str(m.metric_info.long_name)},
+                         {"unit", str(m.metric_info.unit)}});
+      if (rc == nvml::SUCCESS && m.nvml_return == nvml::SUCCESS && m.metric_id <= nvml::GPM_DRAM_BW_UTIL) {
+        EXPECT_GE(m.value, 0.0) << "metric " << m.metric_id;
+        EXPECT_LE(m.value, 100.5) << "metric " << m.metric_id;  // a percentage, if the layout is right
+      }
+    }
+    gpm["metrics"] = metrics;
+    if (s1) a.GpmSampleFree(s1);
+    if (s2) a.GpmSampleFree(s2);
+    // Through the sampler: its second sample (the one of the 50 above) has the fields.
+    dump["gpm_sampled"] = to_json(sampler.sample()[0]);
+  }
+  dump["gpm"] = gpm;
+
+  // The field-value batch against the driver: every field sample_device asks for, with its return code and type,
+  // next to what the getters answered (the batch must agree with them).
+  {
+    const unsigned ids[] = {nvml::field::kTotalEnergy,     nvml::field::kPcieReplayCounter, nvml::field::kEccCurrent,
+                            nvml::field::kEccPending,      nvml::field::kEccSbeVolTotal,    nvml::field::kEccDbeVolTotal,
+                            nvml::field::kEccSbeAggTotal,  nvml::field::kEccDbeAggTotal,    nvml::field::kRetiredPending,
+                            nvml::field::kRemappedCor,     nvml::field::kRemappedUnc,       nvml::field::kRemappedPending,
+                            nvml::field::kRemappedFailure, nvml::kFieldGpuRecoveryAction,
+                            nvml::field::nvlink_error(nvml::NVLINK_CRC_FLIT, 0),
+                            nvml::field::nvlink_error(nvml::NVLINK_REPLAY, 7)};
+    std::vector<nvml::FieldValue> fv(std::size(ids));
+    for (size_t i = 0; i < fv.size(); ++i) fv[i].field_id = ids[i];
+    json fields;
+    fields["call"] = nvml::return_code_name(a.DeviceGetFieldValues(d, static_cast<int>(fv.size()), fv.data()));
+    json each = json::array();
+    for (const auto& f : fv)
+      each.push_back({{"id", f.field_id}, {"return", nvml::return_code_name(f.nvml_return)}, {"type", f.value_type},
+                      {"ull", f.value_type == nvml::VALUE_ULL ? json(f.value.ull) : json(f.value.ui)}});
+    fields["values"] = each;
+    dump["field_values"] = fields;
+  }
 
   // A process on the GPU (started by the check script with a Slurm-like environment) is attributed to its job.
   if (const char* pid = std::getenv("GCM_EXPECT_GPU_PID")) {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -57,6 +58,23 @@ Return read_uint(Device& d, const std::string& key, T* out) {
   if (!v.is_number() && !v.is_boolean()) return wrong_type(d, key, "a number", v);
   *out = v.get<T>();
   return nv::SUCCESS;
+}
+
+// Whether the scenario has `key` for this device (without reading it, so no series advances).
+bool lookup_has(Device& d, const std::string& key) {
+  const nlohmann::json* cur = &d.spec;
+  size_t i = 0;
+  while (i <= key.size()) {
+    size_t j = key.find('.', i);
+    if (j == std::string::npos) j = key.size();
+    std::string part = key.substr(i, j - i);
+    if (!cur->is_object()) return false;
+    auto it = cur->find(part);
+    if (it == cur->end()) return false;
+    cur = &*it;
+    i = j + 1;
+  }
+  return !cur->is_null();
 }
 
 Return read_string(Device& d, const std::string& key, char* buf, unsigned len) {
@@ -347,14 +365,67 @@ FAKE_NVML_EXPORT Return nvmlDeviceGetTotalEccErrors(nv::Device h, unsigned type,
   return read_uint(*dev(h), key, v);
 }
 
+// Field values answer from the same scenario values as the getters they stand for, and a field takes that getter's
+// fault (error, delay, hang; counted once per batch), so a scenario written for the getters means the same when the
+// caller batches. Field ids: NVML API reference, NVML_FI_DEV_*.
+namespace {
+struct FieldSource {
+  std::string key, fallback_key;  // fallback_key: read when key is absent (ECC pending mode defaults to the mode)
+  const char* getter;             // whose fault applies; null: the field has no getter of its own
+  int value_type;
+};
+
+bool field_source(unsigned id, FieldSource* src) {
+  static const char* kLinkKeys[] = {"replay", "recovery", "crc_flit", "crc_data"};  // NvLinkErrorCounter order
+  for (unsigned link = 0; link < nv::field::kNvLinkFieldLinks; ++link)
+    for (unsigned k = 0; k < 4; ++k)
+      if (id == nv::field::nvlink_error(k, link)) {
+        *src = {"nvlinks." + std::to_string(link) + "." + kLinkKeys[k], "", "nvmlDeviceGetNvLinkErrorCounter",
+                nv::VALUE_ULL};
+        return true;
+      }
+  switch (id) {
+    case nv::field::kEccCurrent: *src = {"ecc.mode", "", "nvmlDeviceGetEccMode", nv::VALUE_UINT}; return true;
+    case nv::field::kEccPending: *src = {"ecc.pending_mode", "ecc.mode", "nvmlDeviceGetEccMode", nv::VALUE_UINT}; return true;
+    case nv::field::kEccSbeVolTotal: *src = {"ecc.volatile_corrected", "", "nvmlDeviceGetTotalEccErrors", nv::VALUE_ULL}; return true;
+    case nv::field::kEccDbeVolTotal: *src = {"ecc.volatile_uncorrected", "", "nvmlDeviceGetTotalEccErrors", nv::VALUE_ULL}; return true;
+    case nv::field::kEccSbeAggTotal: *src = {"ecc.aggregate_corrected", "", "nvmlDeviceGetTotalEccErrors", nv::VALUE_ULL}; return true;
+    case nv::field::kEccDbeAggTotal: *src = {"ecc.aggregate_uncorrected", "", "nvmlDeviceGetTotalEccErrors", nv::VALUE_ULL}; return true;
+    case nv::field::kRetiredPending: *src = {"retired_pages.pending", "", "nvmlDeviceGetRetiredPagesPendingStatus", nv::VALUE_UINT}; return true;
+    case nv::field::kTotalEnergy: *src = {"energy", "", "nvmlDeviceGetTotalEnergyConsumption", nv::VALUE_ULL}; return true;
+    case nv::field::kPcieReplayCounter: *src = {"pcie.replay", "", "nvmlDeviceGetPcieReplayCounter", nv::VALUE_UINT}; return true;
+    case nv::field::kRemappedCor: *src = {"remapped_rows.correctable", "", "nvmlDeviceGetRemappedRows", nv::VALUE_UINT}; return true;
+    case nv::field::kRemappedUnc: *src = {"remapped_rows.uncorrectable", "", "nvmlDeviceGetRemappedRows", nv::VALUE_UINT}; return true;
+    case nv::field::kRemappedPending: *src = {"remapped_rows.pending", "", "nvmlDeviceGetRemappedRows", nv::VALUE_UINT}; return true;
+    case nv::field::kRemappedFailure: *src = {"remapped_rows.failure", "", "nvmlDeviceGetRemappedRows", nv::VALUE_UINT}; return true;
+    case nv::kFieldGpuRecoveryAction: *src = {"recovery_action", "", nullptr, nv::VALUE_UINT}; return true;
+  }
+  return false;
+}
+}  // namespace
+
 FAKE_NVML_EXPORT Return nvmlDeviceGetFieldValues(nv::Device h, int count, nv::FieldValue* values) {
   ENTER(h, "nvmlDeviceGetFieldValues");
   if (count <= 0 || !values) return nv::ERROR_INVALID_ARGUMENT;
+  Device& d = *dev(h);
+  std::map<std::string, Return> getter_faults;  // one fault (and one counted call) per getter per batch
   for (int i = 0; i < count; ++i) {
     nv::FieldValue& f = values[i];
-    f.value_type = 1;
+    FieldSource src;
+    f.value_type = nv::VALUE_UINT;
     f.nvml_return = nv::ERROR_NOT_SUPPORTED;
-    if (f.field_id == nv::kFieldGpuRecoveryAction) f.nvml_return = read_uint(*dev(h), "recovery_action", &f.value.ui);
+    if (!field_source(f.field_id, &src)) continue;
+    if (src.getter) {
+      auto it = getter_faults.find(src.getter);
+      if (it == getter_faults.end()) it = getter_faults.emplace(src.getter, apply_fault(d, src.getter)).first;
+      if (it->second != nv::SUCCESS) {
+        f.nvml_return = it->second;
+        continue;
+      }
+    }
+    f.value_type = src.value_type;
+    const std::string& key = src.fallback_key.empty() || lookup_has(d, src.key) ? src.key : src.fallback_key;
+    f.nvml_return = src.value_type == nv::VALUE_ULL ? read_uint(d, key, &f.value.ull) : read_uint(d, key, &f.value.ui);
   }
   return nv::SUCCESS;
 }
@@ -474,3 +545,100 @@ FAKE_NVML_EXPORT Return nvmlEventSetFree(nv::EventSet set) {
   delete reinterpret_cast<FakeEventSet*>(set);
   return nv::SUCCESS;
 }
+
+#ifndef FAKE_NVML_NO_GPM  // the "older driver" build (libnvidia-ml.so.1 under fake_nvml_nogpm/) lacks these symbols
+// GPM: a device supports it when its scenario says "gpm": {"supported": true, ...}; a sample records the device and
+// the scenario time it was taken at, and nvmlGpmMetricsGet answers each metric from the scenario's value of that
+// name (in NVML's units: percent for utilisations, MiB/s for bandwidths) at the second sample's time.
+namespace {
+struct FakeGpmSample {
+  Device* device = nullptr;  // null until nvmlGpmSampleGet filled it
+  double at_s = 0;
+};
+
+const char* gpm_metric_key(unsigned id) {
+  switch (id) {
+    case nv::GPM_GRAPHICS_UTIL: return "gpm.graphics_util";
+    case nv::GPM_SM_UTIL: return "gpm.sm_util";
+    case nv::GPM_SM_OCCUPANCY: return "gpm.sm_occupancy";
+    case nv::GPM_ANY_TENSOR_UTIL: return "gpm.any_tensor_util";
+    case nv::GPM_DRAM_BW_UTIL: return "gpm.dram_bw_util";
+    case nv::GPM_PCIE_TX_PER_SEC: return "gpm.pcie_tx_per_sec";
+    case nv::GPM_PCIE_RX_PER_SEC: return "gpm.pcie_rx_per_sec";
+    case nv::GPM_NVLINK_TOTAL_RX_PER_SEC: return "gpm.nvlink_total_rx_per_sec";
+    case nv::GPM_NVLINK_TOTAL_TX_PER_SEC: return "gpm.nvlink_total_tx_per_sec";
+  }
+  return nullptr;
+}
+
+bool gpm_supported(Device& d) {
+  unsigned v = 0;
+  return read_uint(d, "gpm.supported", &v) == nv::SUCCESS && v != 0;
+}
+
+char g_unit_percent[] = "%";
+char g_unit_mibs[] = "MiB/s";
+}  // namespace
+
+FAKE_NVML_EXPORT Return nvmlGpmQueryDeviceSupport(nv::Device h, nv::GpmSupport* support) {
+  ENTER(h, "nvmlGpmQueryDeviceSupport");
+  if (!support || support->version != nv::kGpmSupportVersion) return nv::ERROR_INVALID_ARGUMENT;
+  support->is_supported_device = gpm_supported(*dev(h)) ? 1 : 0;
+  return nv::SUCCESS;
+}
+
+FAKE_NVML_EXPORT Return nvmlGpmSampleAlloc(nv::GpmSample* sample) {
+  if (g_refcount <= 0) return nv::ERROR_UNINITIALIZED;
+  if (!sample) return nv::ERROR_INVALID_ARGUMENT;
+  *sample = reinterpret_cast<nv::GpmSample>(new FakeGpmSample());
+  return nv::SUCCESS;
+}
+
+FAKE_NVML_EXPORT Return nvmlGpmSampleFree(nv::GpmSample sample) {
+  if (!sample) return nv::ERROR_INVALID_ARGUMENT;
+  delete reinterpret_cast<FakeGpmSample*>(sample);
+  return nv::SUCCESS;
+}
+
+FAKE_NVML_EXPORT Return nvmlGpmSampleGet(nv::Device h, nv::GpmSample sample) {
+  ENTER(h, "nvmlGpmSampleGet");
+  if (!sample) return nv::ERROR_INVALID_ARGUMENT;
+  Device& d = *dev(h);
+  if (!gpm_supported(d)) return nv::ERROR_NOT_SUPPORTED;
+  auto* s = reinterpret_cast<FakeGpmSample*>(sample);
+  s->device = &d;
+  s->at_s = d.clock ? d.clock->now_s() : 0;
+  return nv::SUCCESS;
+}
+
+FAKE_NVML_EXPORT Return nvmlGpmMetricsGet(nv::GpmMetricsGet* get) {
+  if (g_refcount <= 0 || !g_scenario.load()) return nv::ERROR_UNINITIALIZED;
+  if (!get || get->version != nv::kGpmMetricsGetVersion || get->num_metrics > nv::kGpmMetricArray)
+    return nv::ERROR_INVALID_ARGUMENT;
+  auto* s1 = reinterpret_cast<FakeGpmSample*>(get->sample1);
+  auto* s2 = reinterpret_cast<FakeGpmSample*>(get->sample2);
+  if (!s1 || !s2 || !s1->device || s1->device != s2->device || s2->at_s < s1->at_s) return nv::ERROR_INVALID_ARGUMENT;
+  Device& d = *s2->device;
+  if (Return rc = apply_fault(d, "nvmlGpmMetricsGet")) return rc;
+  for (unsigned i = 0; i < get->num_metrics; ++i) {
+    nv::GpmMetric& m = get->metrics[i];
+    m.metric_info = {nullptr, nullptr, nullptr};
+    m.value = 0;
+    const char* key = gpm_metric_key(m.metric_id);
+    nlohmann::json v;
+    if (!key || !d.read(key, &v, s2->at_s)) {
+      m.nvml_return = nv::ERROR_NOT_SUPPORTED;
+      continue;
+    }
+    if (!v.is_number()) {
+      m.nvml_return = wrong_type(d, key, "a number", v);
+      continue;
+    }
+    m.value = v.get<double>();
+    m.nvml_return = nv::SUCCESS;
+    m.metric_info.short_name = const_cast<char*>(key + 4);  // after "gpm."
+    m.metric_info.unit = m.metric_id >= nv::GPM_PCIE_TX_PER_SEC ? g_unit_mibs : g_unit_percent;
+  }
+  return nv::SUCCESS;
+}
+#endif  // FAKE_NVML_NO_GPM

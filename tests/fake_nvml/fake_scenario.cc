@@ -1,7 +1,10 @@
 #include "fake_scenario.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <functional>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -61,6 +64,66 @@ void validate_faults(const nlohmann::json& spec) {
   }
 }
 
+// A value that changes with time or carries noise: an object with "schedule" and/or "jitter".
+bool is_dynamic(const nlohmann::json& v) {
+  return v.is_object() && (v.contains("schedule") || v.contains("jitter"));
+}
+
+bool is_plain_value(const nlohmann::json& v) {
+  if (v.is_number() || v.is_boolean() || v.is_string()) return true;
+  if (!v.is_array() || v.empty()) return false;
+  for (const auto& e : v)
+    if (!(e.is_number() || e.is_boolean() || e.is_string())) return false;
+  return true;
+}
+
+// Checks every schedule and jitter of the scenario when it is loaded, so reading one later cannot fail.
+void validate_dynamic(const nlohmann::json& v, const std::string& where) {
+  if (is_dynamic(v)) {
+    auto bad = [&](const std::string& why) { throw std::runtime_error(where + ": " + why); };
+    if (v.contains("schedule")) {
+      const auto& sch = v["schedule"];
+      if (!sch.is_array() || sch.empty()) bad("\"schedule\" must be a non-empty array of {from_s, value}");
+      double last = -1;
+      for (size_t i = 0; i < sch.size(); ++i) {
+        const auto& st = sch[i];
+        std::string at = "schedule[" + std::to_string(i) + "]";
+        if (!st.is_object() || !st.contains("from_s") || !st["from_s"].is_number() || !st.contains("value"))
+          bad(at + " must be {\"from_s\": seconds, \"value\": ...}");
+        double from = st["from_s"].get<double>();
+        if (from < 0 || from < last) bad(at + ".from_s must be >= 0 and not below the stage before");
+        last = from;
+        if (!is_plain_value(st["value"])) bad(at + ".value must be a number, string, boolean or a series of them");
+      }
+    } else if (!v.contains("value") || !is_plain_value(v["value"])) {
+      bad("a value with \"jitter\" and no \"schedule\" needs \"value\"");
+    }
+    if (v.contains("jitter") && (!v["jitter"].is_number() || v["jitter"].get<double>() < 0 ||
+                                 v["jitter"].get<double>() >= 1))
+      bad("\"jitter\" must be a number in [0, 1) (relative noise)");
+    return;
+  }
+  if (v.is_object())
+    for (auto& [k, e] : v.items()) validate_dynamic(e, where + "." + k);
+  else if (v.is_array())
+    for (size_t i = 0; i < v.size(); ++i) validate_dynamic(v[i], where + "." + std::to_string(i));
+}
+
+// Deterministic noise in [-1, 1] for one read (splitmix64 of the seed, the value's place and the read number).
+double noise(uint64_t seed, const std::string& place, int64_t n) {
+  uint64_t x = seed ^ std::hash<std::string>{}(place) ^ (static_cast<uint64_t>(n) * 0x9e3779b97f4a7c15ULL);
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return static_cast<double>(x >> 11) / static_cast<double>(1ULL << 52) - 1.0;
+}
+
+void set_clock(Device& d, const Clock* c) {
+  d.clock = c;
+  for (auto& m : d.mig) set_clock(*m, c);
+}
+
 std::unique_ptr<Device> make_device(const nlohmann::json& spec, unsigned index, Device* parent) {
   auto d = std::make_unique<Device>();
   d->spec = spec;
@@ -85,17 +148,56 @@ std::string describe(const Device& d) {
   return d.parent ? describe(*d.parent) + ".mig." + self : self;
 }
 
-bool Device::read(const std::string& key, nlohmann::json* out) {
+double Clock::now_s() const {
+  double real;
+  if (wall_epoch) {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    real = static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9 - epoch_unix_s;
+  } else {
+    real = std::chrono::duration<double>(std::chrono::steady_clock::now() - loaded_at).count();
+  }
+  return real / time_scale;
+}
+
+bool Device::read(const std::string& key, nlohmann::json* out, double at_s) {
   const nlohmann::json* v = lookup(spec, key);
   if (!v || v->is_null()) return false;
-  if (v->is_array()) {
-    if (v->empty()) return false;
+  const nlohmann::json* dyn = nullptr;
+  if (is_dynamic(*v)) {  // checked at load: a schedule of {from_s, value} or a "value", and a jitter in [0, 1)
+    dyn = v;
+    if (v->contains("schedule")) {
+      double t = at_s >= 0 ? at_s : (clock ? clock->now_s() : 0);
+      const auto& sch = (*v)["schedule"];
+      size_t stage = 0;
+      for (size_t i = 0; i < sch.size(); ++i)
+        if (sch[i]["from_s"].get<double>() <= t) stage = i;
+      v = &sch[stage]["value"];
+    } else {
+      v = &(*v)["value"];
+    }
+  }
+  int64_t n = 0;
+  if (v->is_array() || dyn) {
+    if (v->is_array() && v->empty()) return false;
     std::lock_guard<std::mutex> lk(m);
-    int64_t n = reads[key]++;
+    n = reads[key]++;
+  }
+  if (v->is_array()) {
     size_t i = static_cast<size_t>(n) < v->size() ? static_cast<size_t>(n) : v->size() - 1;
     *out = (*v)[i];
   } else {
     *out = *v;
+  }
+  double jitter = dyn && dyn->contains("jitter") ? (*dyn)["jitter"].get<double>() : 0;
+  if (jitter > 0 && out->is_number()) {
+    double x = out->get<double>() * (1 + jitter * noise(clock ? clock->seed : 1, describe(*this) + "." + key, n));
+    if (out->is_number_unsigned())
+      *out = static_cast<uint64_t>(std::llround(std::max(0.0, x)));
+    else if (out->is_number_integer())
+      *out = static_cast<int64_t>(std::llround(x));
+    else
+      *out = x;
   }
   return true;
 }
@@ -194,8 +296,33 @@ Scenario* load_scenario() {
     }
     s->global.spec = s->spec;
     validate_faults(s->spec);
+    validate_dynamic(s->spec, "scenario");
+    if (s->spec.contains("time_scale")) {
+      if (!s->spec["time_scale"].is_number() || s->spec["time_scale"].get<double>() <= 0)
+        throw std::runtime_error("\"time_scale\" must be a number > 0");
+      s->clock.time_scale = s->spec["time_scale"].get<double>();
+    }
+    if (const char* env = std::getenv("GCM_FAKE_NVML_TIME_SCALE"); env && *env) {
+      char* end = nullptr;
+      double v = std::strtod(env, &end);
+      if (*end || !(v > 0)) throw std::runtime_error(std::string("GCM_FAKE_NVML_TIME_SCALE='") + env + "' is not a number > 0");
+      s->clock.time_scale = v;
+    }
+    if (const char* env = std::getenv("GCM_FAKE_NVML_EPOCH"); env && *env) {
+      char* end = nullptr;
+      double v = std::strtod(env, &end);
+      if (*end || !std::isfinite(v)) throw std::runtime_error(std::string("GCM_FAKE_NVML_EPOCH='") + env + "' is not Unix time in seconds");
+      s->clock.wall_epoch = true;
+      s->clock.epoch_unix_s = v;
+    }
+    if (s->spec.contains("seed")) {
+      if (!s->spec["seed"].is_number_unsigned()) throw std::runtime_error("\"seed\" must be an unsigned integer");
+      s->clock.seed = s->spec["seed"].get<uint64_t>();
+    }
+    s->global.clock = &s->clock;
     unsigned i = 0;
     for (const auto& d : s->spec.value("devices", nlohmann::json::array())) s->devices.push_back(make_device(d, i++, nullptr));
+    for (auto& d : s->devices) set_clock(*d, &s->clock);
     return s;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fake libnvidia-ml: scenario '%s': %s\n", path, e.what());

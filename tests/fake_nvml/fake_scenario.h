@@ -1,6 +1,8 @@
 // The fake NVML's model of a host: devices described by a JSON scenario file. Values are constants or series (the
 // n-th read of a value returns the n-th element, then the last one), so counters grow and temperatures change
-// between samples; each NVML function can be made to fail, be slow or hang, on one device, after some calls.
+// between samples; or schedules over elapsed time ({"schedule": [{"from_s": 0, "value": 1980}, {"from_s": 60,
+// "value": 1410}]}, each stage's value itself a constant or a series), optionally with deterministic noise
+// ("jitter"). Each NVML function can be made to fail, be slow or hang, on one device, after some calls.
 #pragma once
 
 #include <chrono>
@@ -29,8 +31,22 @@ struct XidEvent {
   bool delivered = false;
 };
 
+// Scenario time: seconds since the epoch, divided by the time scale. The epoch is the moment the scenario was loaded
+// (the first nvmlInit of the process), or $GCM_FAKE_NVML_EPOCH (Unix time in seconds, so several processes, or an
+// agent that restarts, share one timeline). The time scale is the scenario's "time_scale" or
+// $GCM_FAKE_NVML_TIME_SCALE (which wins): 0.01 runs a 60 s scenario in 0.6 s of real time.
+struct Clock {
+  std::chrono::steady_clock::time_point loaded_at = std::chrono::steady_clock::now();
+  bool wall_epoch = false;
+  double epoch_unix_s = 0;
+  double time_scale = 1.0;
+  uint64_t seed = 1;  // the scenario's "seed": noise is a function of it, the value's place and its read number
+  double now_s() const;
+};
+
 // One GPU (or one MIG device, with `parent` set). Handles given to callers are pointers to these.
 struct Device {
+  const Clock* clock = nullptr;
   Device* parent = nullptr;
   unsigned index = 0;
   nlohmann::json spec;  // the scenario's object for this device
@@ -43,9 +59,10 @@ struct Device {
   std::map<std::string, int64_t> reads;           // per value key
   std::map<std::string, int64_t> calls;           // per function
 
-  // The value `key` (dotted path into spec) for this read: constant, or the next element of a series. Returns
-  // false when the scenario does not have it (the function then answers NOT_SUPPORTED).
-  bool read(const std::string& key, nlohmann::json* out);
+  // The value `key` (dotted path into spec) for this read: constant, the next element of a series, or a schedule's
+  // stage at scenario time `at_s` (now when negative). Returns false when the scenario does not have it (the
+  // function then answers NOT_SUPPORTED). Never throws (schedules were checked at load).
+  bool read(const std::string& key, nlohmann::json* out, double at_s = -1);
   // Counts a call of `function` and returns the fault configured for it (if it applies to this call).
   Fault fault_for(const std::string& function);
 };
@@ -54,6 +71,7 @@ struct Device {
 std::string describe(const Device& d);
 
 struct Scenario {
+  Clock clock;
   nlohmann::json spec;
   std::vector<std::unique_ptr<Device>> devices;
   Device global;  // faults and counters of functions without a device (nvmlInit_v2, nvmlDeviceGetCount_v2, ...)
