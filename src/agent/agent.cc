@@ -18,6 +18,10 @@
 #include "agent/agent_state.h"
 #include "agent/check_runner.h"
 #include "agent/dir_watch.h"
+#include "agent/kmsg_follower.h"
+#include "agent/nvml_events.h"
+#include "agent/xid_records.h"
+#include "agent/xid_tracker.h"
 #include "agent/otlp_spooler.h"
 #include "agent/spool.h"
 #include "agent/window.h"
@@ -138,6 +142,14 @@ struct Agent::Impl {
   Object otlp_resource;
   std::vector<Record> window_metrics, window_logs;  // what this window pushes over OTLP
 
+  // XIDs: the kernel log and NVML events feed one tracker (thread-safe), which de-duplicates and counts them.
+  std::unique_ptr<XidTracker> xids;
+  std::unique_ptr<KmsgFollower> kmsg;
+  std::unique_ptr<NvmlEventWatcher> events;
+  uint64_t xid_seq = 0;                 // the last tracker event put into a window
+  std::map<unsigned, int64_t> recovery;  // each GPU's last recovery action (0: none)
+  std::string gpu_identity_signature;    // what was last given to set_gpus
+
   // The zombie-GPU detector: judges each window's summaries against the GPU's own job peers.
   detector::Detector detector;
 
@@ -153,7 +165,65 @@ struct Agent::Impl {
   Clock::time_point window_started = Clock::now();
   int64_t window_started_unix_ms = unix_ms_now();
 
-  Impl(AgentOptions o, std::shared_ptr<spdlog::logger> l) : opts(std::move(o)), log(std::move(l)) {}
+  Impl(AgentOptions o, std::shared_ptr<spdlog::logger> l) : opts(std::move(o)), log(std::move(l)) {
+    XidTrackerOptions xo;
+    xo.active_window_s = opts.xid_clear_after_s;
+    xids = std::make_unique<XidTracker>(xo);
+  }
+
+  // The kernel log is followed once the GPUs' PCI addresses are known (or NVML failed), so its XIDs since boot are
+  // counted under their GPU.
+  void start_kmsg() {
+    if (kmsg) return;
+    KmsgFollowerOptions ko;
+    ko.path = opts.path_kmsg;
+    ko.log = log;
+    kmsg = std::make_unique<KmsgFollower>(ko, [this](const KmsgRecord& rec, const std::optional<health::XidLine>& x) {
+      if (x) xids->add_kmsg(*x, kmsg_unix_time(rec.ts_usec));
+    });
+    kmsg->start();
+  }
+
+  void start_events() {
+    if (events || !lib) return;
+    NvmlEventWatcherOptions eo;
+    eo.log = log;
+    events = std::make_unique<NvmlEventWatcher>(lib->api(), [this](const NvmlXid& e) {
+      xids->add_nvml(static_cast<int>(e.gpu), static_cast<int>(e.xid), e.unix_s);
+    }, eo);
+    events->start();
+  }
+
+  // The GPUs' identities for the tracker's PCI bus id -> GPU map, given again when they change.
+  void update_gpu_identities(const std::vector<DeviceResult>& results) {
+    std::vector<GpuIdentity> ids;
+    std::string sig;
+    for (const auto& r : results) {
+      GpuIdentity g;
+      g.index = static_cast<int>(r.index);
+      g.uuid = r.sample.uuid.value_or(uuids.count(r.index) ? uuids[r.index] : "");
+      g.pci_bus_id = r.sample.pci_bus_id.value_or("");
+      sig += std::to_string(g.index) + g.uuid + g.pci_bus_id + ";";
+      ids.push_back(std::move(g));
+    }
+    if (sig == gpu_identity_signature) return;
+    gpu_identity_signature = sig;
+    xids->set_gpus(ids);
+  }
+
+  // A GPU that was reset (it answers again after being lost, or the driver's recovery action went back to none)
+  // clears the XIDs whose catalogue action a reset resolves.
+  void note_resets(const DeviceResult& r, GpuState before, bool first) {
+    double now = health::CheckRun::now();
+    if (r.state != GpuState::Ok) return;
+    if (!first && (before == GpuState::Lost || before == GpuState::Error)) xids->gpu_reset(static_cast<int>(r.index), now);
+    if (!r.sample.recovery_action) return;
+    int64_t action = *r.sample.recovery_action;
+    auto it = recovery.find(r.index);
+    // At start, a GPU that needs no recovery has had whatever reset its old XIDs called for.
+    if ((it == recovery.end() || it->second != 0) && action == 0) xids->gpu_reset(static_cast<int>(r.index), now);
+    recovery[r.index] = action;
+  }
 
   void start_listener() {
     if (opts.listen.empty()) return;
@@ -292,6 +362,7 @@ struct Agent::Impl {
 
   void drop_nvml(const std::string& why) {
     log->warn("agent: {}; loading NVML again", why);
+    events.reset();  // it uses the library's table
     nvml_error = why;
     sampler.reset();
     lib.reset();
@@ -356,7 +427,9 @@ struct Agent::Impl {
       if (r.state == GpuState::Ok) any_answer = true;
       if (r.state == GpuState::NotResponding) ++s.timeouts;
       if (r.state == GpuState::Error) ++s.errors;
-      GpuState before = last_state.count(r.index) ? last_state[r.index] : GpuState::Ok;
+      bool first = !last_state.count(r.index);
+      GpuState before = first ? GpuState::Ok : last_state[r.index];
+      note_resets(r, before, first);
       if (r.state != before) {
         if (r.state == GpuState::Ok)
           log->info("agent: [GPU {}] answers again", r.index);
@@ -369,6 +442,7 @@ struct Agent::Impl {
       if (r.index < acc.size()) acc[r.index].add(r, rec);
     }
     maybe_attribute(results);
+    update_gpu_identities(results);
     // Every GPU erroring (UNINITIALIZED, DRIVER_NOT_LOADED after an unload) for several samples: the library's
     // state is gone, so it is loaded and initialised again rather than asked forever.
     all_gone_samples = any_answer ? 0 : all_gone_samples + 1;
@@ -446,6 +520,9 @@ struct Agent::Impl {
       }
     }
     collect_checks();
+    double now_s = static_cast<double>(end_ms) / 1000.0;
+    add_window_xids(summaries);
+    publish_xids(now_s);
     std::vector<detector::GpuVerdict> verdicts = detector.observe(summaries);
     publish_verdicts(verdicts);
     AgentState state = build_state(summaries, verdicts, end_ms);
@@ -506,7 +583,8 @@ struct Agent::Impl {
             e.reasons.push_back(detector::reason_name(static_cast<detector::Reason>(r)));
         e.evidence = v.evidence;
       }
-      for (const auto& x : w.xids) e.active_xids.push_back(x.code);
+      for (const auto& x : xids->active_for_gpu(static_cast<int>(w.gpu), static_cast<double>(end_ms) / 1000.0))
+        e.active_xids.push_back(x.code);
       if (e.health >= Health::Degraded)
         st.problems.push_back(fmt::format("GPU {} {}: {}", e.gpu, to_string(e.health), e.evidence));
       st.gpus.push_back(std::move(e));
@@ -592,6 +670,39 @@ struct Agent::Impl {
     }
   }
 
+  void publish_xids(double now) {
+    std::vector<Record> errors, active;
+    for (auto& r : xids->records(now)) (r.schema == &kGpuXidActive ? active : errors).push_back(std::move(r));
+    publish(kGpuXidErrors, errors);
+    publish(kGpuXidActive, active);
+    for (auto& r : xids->take_log_records()) window_logs.push_back(std::move(r));
+    if (kmsg) {
+      KmsgFollowerStats ks = kmsg->stats();
+      auto& s = sources["kmsg"];
+      s.up = ks.open;
+      s.errors = ks.open_errors + ks.bad_records + ks.overflows;
+      s.last_error = ks.last_error;
+    }
+    if (events) {
+      NvmlEventWatcherStats es = events->stats();
+      auto& s = sources["nvml_events"];
+      s.up = es.running && es.supported;
+      s.errors = es.wait_errors;
+      s.last_error = es.problems.empty() ? "" : es.problems.back();
+    }
+  }
+
+  // The XIDs counted since the last window, into the summary of their GPU (the detector's `xid` reason).
+  void add_window_xids(std::vector<detector::GpuWindow>& summaries) {
+    for (const XidEvent& e : xids->events_since(xid_seq)) {
+      xid_seq = std::max(xid_seq, e.seq);
+      log->warn("agent: [GPU {}] XID {} ({}) from {}", e.gpu, e.xid, e.action,
+                e.source == XidSource::Kmsg ? "the kernel log" : "NVML events");
+      for (auto& w : summaries)
+        if (static_cast<int>(w.gpu) == e.gpu) w.xids.push_back({e.xid, e.action, e.critical});
+    }
+  }
+
   void apply_pending() {
     std::optional<AgentOptions> next;
     {
@@ -657,7 +768,11 @@ int Agent::run() {
     }
     m.apply_pending();
     m.maybe_start_checks();
-    if (m.ensure_nvml()) m.sample_once();
+    if (m.ensure_nvml()) {
+      m.start_events();
+      m.sample_once();
+    }
+    m.start_kmsg();
     if (seconds_since(m.window_started) >= m.opts.window_s) m.close_window();
     auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(m.opts.collect_interval_s));
     next_sample += period;
@@ -671,6 +786,8 @@ int Agent::run() {
   for (const auto& a : m.acc) partial = partial || a.samples() > 0;
   if (partial) m.close_window();
   if (m.listener) m.listener->stop();
+  m.kmsg.reset();
+  m.events.reset();
   if (m.otlp) {
     // What the receiver does not take within the flush stays in the spool for the next start.
     bool all = m.otlp->flush(std::chrono::seconds(5));

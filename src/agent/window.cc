@@ -53,6 +53,7 @@ void GpuWindowAccumulator::reset() {
   last_state_record_.reset();
   fields_.assign(kIndexedDeviceMetrics.fields.size(), Stat{});
   sm_clock_ = max_sm_clock_ = power_ = power_limit_ = gpu_util_ = mem_util_ = temperature_ = Stat{};
+  gpm_sm_activity_ = gpm_sm_occupancy_ = gpm_tensor_activity_ = gpm_dram_activity_ = Stat{};
   hw_slowdown_ = hw_thermal_ = power_brake_ = sw_thermal_ = sw_power_cap_ = reasons_seen_ = 0;
   pcie_gen_ = pcie_width_ = pcie_gen_max_ = pcie_width_max_ = remap_pending_ = remap_failure_ = std::nullopt;
   pcie_replays_ = nvlink_crc_ = nvlink_replay_ = nvlink_recovery_ = ecc_uncorrected_ = Delta{};
@@ -91,6 +92,10 @@ void GpuWindowAccumulator::add(const DeviceResult& r, const Record& metrics) {
   add_opt(gpu_util_, s.gpu_util);
   add_opt(mem_util_, s.mem_util);
   add_opt(temperature_, s.temperature);
+  add_opt(gpm_sm_activity_, s.gpm_sm_activity);
+  add_opt(gpm_sm_occupancy_, s.gpm_sm_occupancy);
+  add_opt(gpm_tensor_activity_, s.gpm_tensor_activity);
+  add_opt(gpm_dram_activity_, s.gpm_dram_activity);
   if (s.clock_event_reasons) {
     uint64_t m = *s.clock_event_reasons;
     ++reasons_seen_;
@@ -112,10 +117,15 @@ void GpuWindowAccumulator::add(const DeviceResult& r, const Record& metrics) {
     double crc = 0, replay = 0, recovery = 0;
     bool has_crc = false, has_replay = false, has_recovery = false;
     for (const auto& l : s.nvlinks) {
-      if (l.crc_flit_errors) crc += static_cast<double>(*l.crc_flit_errors), has_crc = true;
-      if (l.crc_data_errors) crc += static_cast<double>(*l.crc_data_errors), has_crc = true;
-      if (l.replay_errors) replay += static_cast<double>(*l.replay_errors), has_replay = true;
-      if (l.recovery_errors) recovery += static_cast<double>(*l.recovery_errors), has_recovery = true;
+      auto sum = [](double& total, bool& seen, const std::optional<uint64_t>& v) {
+        if (!v) return;
+        total += static_cast<double>(*v);
+        seen = true;
+      };
+      sum(crc, has_crc, l.crc_flit_errors);
+      sum(crc, has_crc, l.crc_data_errors);
+      sum(replay, has_replay, l.replay_errors);
+      sum(recovery, has_recovery, l.recovery_errors);
     }
     if (has_crc) nvlink_crc_.add(crc);
     if (has_replay) nvlink_replay_.add(replay);
@@ -145,6 +155,10 @@ GpuWindowAccumulator::Closed GpuWindowAccumulator::close(int64_t end_unix_ms, do
   w.gpu_util_percent = gpu_util_.stats();
   w.mem_util_percent = mem_util_.stats();
   w.temperature_celsius = temperature_.stats();
+  w.gpm_sm_activity = gpm_sm_activity_.stats();
+  w.gpm_sm_occupancy = gpm_sm_occupancy_.stats();
+  w.gpm_tensor_activity = gpm_tensor_activity_.stats();
+  w.gpm_dram_activity = gpm_dram_activity_.stats();
   if (reasons_seen_ > 0) {
     double n = reasons_seen_;
     w.hw_slowdown_fraction = hw_slowdown_ / n;
