@@ -3,6 +3,7 @@
 // the state file and `gcm agent status`, and the prolog failing through agent-verdict.
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include <filesystem>
 #include <fstream>
@@ -36,6 +37,7 @@ json busy_gpu(int i) {
 struct AgentNode {
   std::string dir = temp_dir("agent");
   int port = free_port();
+  std::string collect_interval = "0.1", window = "0.5";
   json scenario;
   std::unique_ptr<BackgroundProcess> proc;
 
@@ -50,7 +52,7 @@ struct AgentNode {
   }
   std::vector<std::string> args(std::vector<std::string> extra = {}) const {
     std::vector<std::string> a = {gcm_binary(), "--config", dir + "/config.toml", "agent", "--collect-interval",
-                                  "0.1", "--window", "0.5", "--listen", "127.0.0.1:" + std::to_string(port),
+                                  collect_interval, "--window", window, "--listen", "127.0.0.1:" + std::to_string(port),
                                   "--path.run", dir + "/run", "--path.kmsg", dir + "/kmsg", "--gpu-job-mapping-dir",
                                   dir + "/gpu-jobs", "--attribution", "mapping-files", "--suite", dir + "/suite.toml",
                                   "--spool-dir", dir + "/spool", "--log-folder", dir + "/logs"};
@@ -232,6 +234,123 @@ TEST(Agent, RunsTheSuitesAgentChecksInProcessAndReportsAHungOne) {
   size_t runs = count_runs();
   ASSERT_EQ(::kill(n.proc->pid(), SIGUSR1), 0);
   EXPECT_TRUE(eventually([&] { return count_runs() > runs; }, 10s)) << n.log();
+  EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
+}
+
+// XIDs from NVML's event API (GPU 0, XID 79 at 0.5 s) and from the kernel log (a FIFO standing in for /dev/kmsg:
+// XID 48 on GPU 1's PCI address, and the same XID 79 on GPU 0, which is counted once) reach a real Prometheus
+// scraping the agent, and PromQL's increase() answers.
+TEST(Agent, XidsFromNvmlEventsAndTheKernelLogReachPrometheus) {
+  ASSERT_FALSE(find_executable("prometheus").empty()) << "prometheus is not installed (scripts/install-deps.sh)";
+  AgentNode n(2);
+  n.scenario["devices"][0]["xid_events"] = json::array({{{"xid", 79}, {"at_ms", 500}}});
+  ASSERT_EQ(::mkfifo((n.dir + "/kmsg").c_str(), 0600), 0);
+  n.start();
+  // The writer side of the FIFO: the kernel's record format, one record per line.
+  std::ofstream kmsg(n.dir + "/kmsg");
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_gpu_xid_errors_total{gpu=\"0\"").has_value(); }, 20s))
+      << n.metrics().substr(0, 3000) << n.diagnosis();
+  // Records stamped now (microseconds since boot), as the kernel would: the XID 79 both sources report at about
+  // the same time is one event.
+  double uptime = std::stod(read_text("/proc/uptime"));
+  std::string ts = std::to_string(static_cast<int64_t>(uptime * 1e6));
+  kmsg << "4,1001," << ts << ",-;NVRM: Xid (PCI:0000:11:00): 48, pid=1234, name=python, An uncorrectable double bit "
+          "error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.\n"
+       << "4,1002," << ts << ",-;NVRM: Xid (PCI:0000:10:00): 79, pid=1234, GPU has fallen off the bus.\n" << std::flush;
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_gpu_xid_errors_total{gpu=\"1\",uuid=\"GPU-1\",xid=\"48\"") == 1.0; },
+                         20s))
+      << n.metrics().substr(0, 4000) << n.diagnosis();
+  EXPECT_EQ(n.value("gcm_gpu_xid_errors_total{gpu=\"0\",uuid=\"GPU-0\",xid=\"79\""), 1.0) << "counted once";
+  EXPECT_EQ(n.value("gcm_gpu_xid_active{gpu=\"1\",uuid=\"GPU-1\",xid=\"48\""), 1.0);
+  EXPECT_TRUE(n.value("gcm_gpu_xid_last_timestamp_seconds{gpu=\"1\"").has_value());
+  // The detector fails GPU 1 (XID 48 needs a reset) and the state file says why.
+  EXPECT_TRUE(eventually([&] { return n.value("gcm_gpu_health_state{gpu=\"1\"") == 3.0; }, 10s))
+      << n.metrics().substr(0, 4000);
+  EXPECT_TRUE(eventually([&] { return n.value("gcm_gpu_health_reason{gpu=\"1\",uuid=\"GPU-1\",reason=\"xid\"") == 1.0; },
+                         10s));
+
+  int prom_port = free_port();
+  std::ofstream(n.dir + "/prometheus.yml") << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                                           << "scrape_configs:\n  - job_name: agent\n    static_configs:\n"
+                                           << "      - targets: ['127.0.0.1:" << n.port << "']\n";
+  BackgroundProcess prom({"prometheus", "--config.file=" + n.dir + "/prometheus.yml",
+                          "--storage.tsdb.path=" + n.dir + "/tsdb",
+                          "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+                         n.dir + "/prometheus.stderr");
+  HttpClient http;
+  std::string query = "http://127.0.0.1:" + std::to_string(prom_port) +
+                      "/api/v1/query?query=sum%20by%20(xid)%20(gcm_gpu_xid_errors_total)";
+  json result;
+  ASSERT_TRUE(eventually(
+      [&] {
+        try {
+          auto r = http.get(query, 2s);
+          result = json::parse(r.body)["data"]["result"];
+          return result.size() == 2;
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      60s))
+      << result.dump() << read_text(n.dir + "/prometheus.stderr").substr(0, 2000);
+  std::map<std::string, std::string> by_xid;
+  for (const auto& r : result) by_xid[r["metric"]["xid"]] = r["value"][1];
+  EXPECT_EQ(by_xid["48"], "1");
+  EXPECT_EQ(by_xid["79"], "1");
+  // increase() over the window: the counter is monotonic, so it answers without resets (0 while nothing new).
+  // (It needs two scrapes in its range.)
+  json inc;
+  EXPECT_TRUE(eventually(
+      [&] {
+        inc = json::parse(http.get("http://127.0.0.1:" + std::to_string(prom_port) +
+                                       "/api/v1/query?query=increase(gcm_gpu_xid_errors_total%5B5m%5D)",
+                                   2s)
+                              .body);
+        return inc["status"] == "success" && inc["data"]["result"].size() == 2;
+      },
+      30s))
+      << inc.dump();
+  EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
+}
+
+// The zombie GPU end to end, in compressed time: 8 busy GPUs of one job (tests/fake_nvml/scenarios/
+// h100x8-slow-gpu3.json); from t = 60 s of scenario time GPU 3's SM clock is 10 % lower with no throttle reason.
+// At time scale 0.05 (60 s in 3 s) and 0.3 s windows, the agent's detector finds it, degrades it with the reason
+// peer_slow, leaves the other seven ok, and the prolog's agent-verdict fails the node.
+TEST(Agent, FindsTheSlowGpuOfAJobAndThePrologFailsIt) {
+  AgentNode n(0);
+  n.scenario = json::parse(read_text(std::string(GCM_SOURCE_DIR) + "/tests/fake_nvml/scenarios/h100x8-slow-gpu3.json"));
+  for (int i = 0; i < 8; ++i) std::ofstream(n.dir + "/gpu-jobs/" + std::to_string(i)) << "5\n";
+  n.collect_interval = "0.03";
+  n.window = "0.3";
+  n.start({},
+          {"GCM_FAKE_NVML_SCENARIO=" + n.dir + "/scenario.json", std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML,
+           "GCM_FAKE_NVML_TIME_SCALE=0.05"});
+  std::string gpu3 = "gcm_gpu_health_state{gpu=\"3\",uuid=\"GPU-00000003-1111-2222-3333-444455550003\"}";
+  ASSERT_TRUE(eventually([&] { return n.value(gpu3) == 2.0; }, 40s)) << n.metrics().substr(0, 2000) << n.diagnosis();
+  std::string page = n.metrics();
+  EXPECT_NE(page.find("gcm_gpu_health_reason{gpu=\"3\",uuid=\"GPU-00000003-1111-2222-3333-444455550003\","
+                      "reason=\"peer_slow\"} 1"),
+            std::string::npos)
+      << page.substr(0, 3000);
+  for (int i : {0, 1, 2, 4, 5, 6, 7})
+    EXPECT_EQ(n.value("gcm_gpu_health_state{gpu=\"" + std::to_string(i) + "\""), 0.0) << "GPU " << i;
+  auto dev = n.value("gcm_gpu_peer_deviation_ratio{gpu=\"3\",uuid=\"GPU-00000003-1111-2222-3333-444455550003\","
+                     "signal=\"sm_clock\"");
+  ASSERT_TRUE(dev.has_value());
+  EXPECT_LT(*dev, -0.05);
+  EXPECT_NE(n.log().find("[GPU 3] ok -> suspect"), std::string::npos) << n.log().substr(0, 3000);
+  std::ofstream(n.dir + "/suite.toml") << "[suite]\ncluster = \"c\"\nlog_folder = \"" << n.dir
+                                       << "/suite-logs\"\nstate_dir = \"" << n.dir << "/state\"\n"
+                                       << "[prolog]\ndrain = false\n[[prolog.checks]]\nname = \"agent\"\n"
+                                       << "check = \"agent-verdict\"\noptions = { path_run = \"" << n.dir
+                                       << "/run\", stale_windows = 100 }\n";
+  CommandSpec s;
+  s.argv = {"/usr/bin/env", "-i", "SLURMD_NODENAME=node1", gcm_binary(), "prolog", "--suite", n.dir + "/suite.toml"};
+  s.timeout = 30s;
+  auto r = run_command(s);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("GPU 3 degraded (peer_slow)"), std::string::npos) << r.out;
   EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
 }
 
