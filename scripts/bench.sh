@@ -79,4 +79,7 @@ echo "== zombie-GPU detector: detection time, false states per node-day, smalles
 
 echo
 RUNS=5 bash "$ROOT/scripts/bench-slurm-job-monitor.sh" "$BUILD"
+
+echo
+bash "$ROOT/scripts/bench-agent.sh" "$BUILD"
 rm -rf "$WORK"

@@ -771,6 +771,11 @@ int Agent::run() {
     if (m.ensure_nvml()) {
       m.start_events();
       m.sample_once();
+      // The first window is --window away: until then /metrics says at least that the agent runs and sees GPUs.
+      if (m.samples == 1) {
+        m.publish_self();
+        m.render_page();
+      }
     }
     m.start_kmsg();
     if (seconds_since(m.window_started) >= m.opts.window_s) m.close_window();

@@ -519,12 +519,19 @@ FAKE_NVML_EXPORT Return nvmlEventSetWait_v2(nv::EventSet set, nv::EventData* dat
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     auto now = std::chrono::steady_clock::now();
+    auto next = deadline;  // the next undelivered event's time: sleep until then, not in small steps (the agent
+                           // waits here all the time, and a polling fake would show up as the agent's CPU)
     {
       std::lock_guard<std::mutex> lk(s->m);
       for (Device* d : s->devices) {
         std::lock_guard<std::mutex> dl(d->m);
         for (auto& x : d->xids) {
-          if (x.delivered || now < d->events_registered_at + std::chrono::milliseconds(x.at_ms)) continue;
+          if (x.delivered) continue;
+          auto due = d->events_registered_at + std::chrono::milliseconds(x.at_ms);
+          if (now < due) {
+            next = std::min(next, due);
+            continue;
+          }
           x.delivered = true;
           data->device = handle(d);
           data->event_type = nv::kEventTypeXidCriticalError;
@@ -536,7 +543,7 @@ FAKE_NVML_EXPORT Return nvmlEventSetWait_v2(nv::EventSet set, nv::EventData* dat
       }
     }
     if (now >= deadline) return nv::ERROR_TIMEOUT;
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(std::chrono::milliseconds(5), deadline - now));
+    std::this_thread::sleep_until(next);
   }
 }
 
