@@ -181,6 +181,40 @@ TOML
 SLURM_JOB_ID=4243 SLURM_JOB_GPUS=1,2 run_shown "$GCM" prolog --suite "$WORK/suite.toml" --node demo-node
 echo "GPU -> job mapping files the prolog wrote for the job: $(cd "$WORK/gpu-jobs" 2>/dev/null && for f in *; do printf '%s=%s ' "$f" "$(cat "$f")"; done)"
 
+section "gcm agent on 8 fake H100s of one job, in compressed time: GPU 3 turns 10 % slow, the detector finds it"
+# tests/fake_nvml/scenarios/h100x8-slow-gpu3.json: from t = 60 s of scenario time GPU 3's SM clock is 1785 MHz,
+# the others 1980, no throttle reason. GCM_FAKE_NVML_TIME_SCALE=0.05 plays 60 s in 3 s; windows are 0.3 s.
+AGENT_PORT=$(free_port)
+mkdir -p "$WORK/agent-jobs"
+for i in 0 1 2 3 4 5 6 7; do echo 4244 > "$WORK/agent-jobs/$i"; done
+GCM_FAKE_NVML_SCENARIO="$ROOT/tests/fake_nvml/scenarios/h100x8-slow-gpu3.json" GCM_FAKE_NVML_TIME_SCALE=0.05 \
+  "$GCM" --config /dev/null agent --collect-interval 0.03 --window 0.3 --listen "127.0.0.1:$AGENT_PORT" \
+  --path.run "$WORK/agent-run" --path.kmsg "$LOGS/xid-kmsg.txt" --attribution mapping-files \
+  --gpu-job-mapping-dir "$WORK/agent-jobs" --suite "" --log-folder "$WORK/logs" &
+AGENT_PID=$!
+PIDS+=("$AGENT_PID")
+for _ in $(seq 1 100); do
+  curl -fsS "http://127.0.0.1:$AGENT_PORT/metrics" 2>/dev/null | grep -q 'gcm_gpu_health_state{gpu="3".*} 2' && break
+  sleep 0.2
+done
+echo "/metrics of the agent (health and XIDs):"
+curl -fsS "http://127.0.0.1:$AGENT_PORT/metrics" | grep -E '^gcm_gpu_(health_state|xid_errors_total|peer_deviation_ratio\{gpu="3".*sm_clock)' | sed 's/^/  /'
+run_shown "$GCM" agent status --path.run "$WORK/agent-run"
+cat > "$WORK/agent-suite.toml" <<TOML
+[suite]
+cluster = "demo"
+log_folder = "$WORK/logs"
+state_dir = "$WORK/state"
+[prolog]
+[[prolog.checks]]
+name = "agent verdict"
+check = "agent-verdict"
+options = { path_run = "$WORK/agent-run" }
+TOML
+SLURM_JOB_ID=4245 run_shown "$GCM" prolog --suite "$WORK/agent-suite.toml" --node demo-node
+kill "$AGENT_PID" 2>/dev/null || true
+wait "$AGENT_PID" 2>/dev/null || true
+
 section "a local Slurm cluster (tests/testbed): 8 nodes x 2 fake GPUs, accounting, a varied workload"
 # Its own state directory and ports, so a testbed a developer runs on the defaults is left alone (not under
 # $WORK: munge and slurm run as their own users and need a directory they may enter).
