@@ -72,5 +72,9 @@ awk -v a="$c1" -v b="$c2" -v s="$SLOW_S" -v r="$r" \
 kill "$pid"; wait "$pid" 2>/dev/null || true
 
 echo
+echo "== the agent's sampling path 100 000 times in one process (bench/agent_soak): CPU per sample, RSS growth"
+"$BUILD/bench/agent_soak" 100000
+
+echo
 echo "== the agent's OTLP spool (append with fdatasync, replay with durable acks)"
 "$BUILD/bench/spool_bench" --benchmark_min_time=0.5 --benchmark_format=console
