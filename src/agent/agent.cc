@@ -775,6 +775,7 @@ int Agent::run() {
       if (m.samples == 1) {
         m.publish_self();
         m.render_page();
+        m.window_metrics.clear();  // not part of the first window's OTLP request: that one has its own
       }
     }
     m.start_kmsg();

@@ -67,6 +67,11 @@ Detector::Track& Detector::track_of(const GpuWindow& w) {
 void Detector::observe(const std::vector<GpuWindow>& windows, std::vector<GpuVerdict>& out) {
   const size_t n = windows.size();
   out.resize(n);
+  // Every GPU's track exists before the first pointer to one is taken: growing tracks_ while round_ holds pointers
+  // into it would leave them dangling (a GPU with a higher index seen for the first time).
+  unsigned max_gpu = 0;
+  for (const auto& w : windows) max_gpu = std::max(max_gpu, w.gpu);
+  if (n > 0 && tracks_.size() <= max_gpu) tracks_.resize(max_gpu + 1);
   round_.assign(n, nullptr);
   busy_.assign(n, 0);
   judged_.assign(n, 0);
