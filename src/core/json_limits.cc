@@ -39,7 +39,8 @@ std::optional<std::string> json_depth_error(std::string_view text, const JsonLim
         state = Lexical::String;  // the escaped byte cannot end the string (\" and \\)
         break;
       case Lexical::LineComment:
-        if (c == '\n') state = Lexical::Value;
+        // nlohmann's lexer ends a line comment at a line break or a NUL byte (found by json_limits_fuzz).
+        if (c == '\n' || c == '\r' || c == '\0') state = Lexical::Value;
         break;
       case Lexical::BlockComment:
         if (c == '*' && i + 1 < text.size() && text[i + 1] == '/') {
