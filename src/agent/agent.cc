@@ -478,7 +478,8 @@ struct Agent::Impl {
       if (r.code != 0) log->warn("agent: check '{}': {}", r.name, r.message);
       last_checks[r.name] = r;
     }
-    for (auto& rec : checks->records(results)) window_logs.push_back(std::move(rec));
+    if (otlp)
+      for (auto& rec : checks->records(results)) window_logs.push_back(std::move(rec));
     std::vector<Record> status;
     for (const auto& [name, r] : last_checks) {
       Record rec(kHealthCheckStatus);
@@ -550,7 +551,8 @@ struct Agent::Impl {
       if (v.event)
         log->warn("agent: [GPU {}] {} -> {}: {}", v.gpu, detector::to_string(v.event->from),
                   detector::to_string(v.event->to), v.event->evidence);
-    for (auto& e : events) window_logs.push_back(std::move(e));
+    if (otlp)
+      for (auto& e : events) window_logs.push_back(std::move(e));
   }
 
   AgentState build_state(const std::vector<detector::GpuWindow>& summaries,
@@ -596,7 +598,7 @@ struct Agent::Impl {
     store.begin_round(schema);
     for (const auto& r : records) store.add(r);
     store.end_round(schema);
-    window_metrics.insert(window_metrics.end(), records.begin(), records.end());
+    if (otlp) window_metrics.insert(window_metrics.end(), records.begin(), records.end());
   }
 
   void publish_self() {
@@ -675,7 +677,8 @@ struct Agent::Impl {
     for (auto& r : xids->records(now)) (r.schema == &kGpuXidActive ? active : errors).push_back(std::move(r));
     publish(kGpuXidErrors, errors);
     publish(kGpuXidActive, active);
-    for (auto& r : xids->take_log_records()) window_logs.push_back(std::move(r));
+    for (auto& r : xids->take_log_records())
+      if (otlp) window_logs.push_back(std::move(r));
     if (kmsg) {
       KmsgFollowerStats ks = kmsg->stats();
       auto& s = sources["kmsg"];

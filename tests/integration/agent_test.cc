@@ -83,6 +83,18 @@ struct AgentNode {
     return std::nullopt;
   }
   std::string log() const { return read_text(dir + "/logs/agent_logs/agent.log"); }
+  // `gcm prolog` in Slurm's minimal environment with one check, agent-verdict on this agent's run directory.
+  CommandResult run_prolog(const std::string& extra_options = "") const {
+    std::ofstream(dir + "/suite.toml") << "[suite]\ncluster = \"c\"\nlog_folder = \"" << dir
+                                       << "/suite-logs\"\nstate_dir = \"" << dir << "/state\"\n"
+                                       << "[prolog]\ndrain = false\n[[prolog.checks]]\nname = \"agent\"\n"
+                                       << "check = \"agent-verdict\"\noptions = { path_run = \"" << dir << "/run\""
+                                       << extra_options << " }\n";
+    CommandSpec s;
+    s.argv = {"/usr/bin/env", "-i", "SLURMD_NODENAME=node1", gcm_binary(), "prolog", "--suite", dir + "/suite.toml"};
+    s.timeout = std::chrono::seconds(30);
+    return run_command(s);
+  }
   std::string diagnosis() const { return log().substr(0, 4000) + read_text(dir + "/agent.stderr").substr(0, 2000); }
 };
 
@@ -340,15 +352,7 @@ TEST(Agent, FindsTheSlowGpuOfAJobAndThePrologFailsIt) {
   ASSERT_TRUE(dev.has_value());
   EXPECT_LT(*dev, -0.05);
   EXPECT_NE(n.log().find("[GPU 3] ok -> suspect"), std::string::npos) << n.log().substr(0, 3000);
-  std::ofstream(n.dir + "/suite.toml") << "[suite]\ncluster = \"c\"\nlog_folder = \"" << n.dir
-                                       << "/suite-logs\"\nstate_dir = \"" << n.dir << "/state\"\n"
-                                       << "[prolog]\ndrain = false\n[[prolog.checks]]\nname = \"agent\"\n"
-                                       << "check = \"agent-verdict\"\noptions = { path_run = \"" << n.dir
-                                       << "/run\", stale_windows = 100 }\n";
-  CommandSpec s;
-  s.argv = {"/usr/bin/env", "-i", "SLURMD_NODENAME=node1", gcm_binary(), "prolog", "--suite", n.dir + "/suite.toml"};
-  s.timeout = 30s;
-  auto r = run_command(s);
+  auto r = n.run_prolog(", stale_windows = 100");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("GPU 3 degraded (peer_slow)"), std::string::npos) << r.out;
   EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
@@ -411,21 +415,13 @@ TEST(Agent, PrologFailsThroughAgentVerdictWhenAGpuFailed) {
   ASSERT_TRUE(eventually([&] { return read_text(n.dir + "/run/agent-state.json").find("\"failed\"") != std::string::npos; },
                          20s))
       << n.diagnosis();
-  std::ofstream(n.dir + "/suite.toml") << "[suite]\ncluster = \"c\"\nlog_folder = \"" << n.dir
-                                       << "/suite-logs\"\nstate_dir = \"" << n.dir << "/state\"\n"
-                                       << "[prolog]\ndrain = false\n[[prolog.checks]]\nname = \"agent\"\n"
-                                       << "check = \"agent-verdict\"\noptions = { path_run = \"" << n.dir
-                                       << "/run\" }\n";
-  CommandSpec s;
-  s.argv = {"/usr/bin/env", "-i", "SLURMD_NODENAME=node1", gcm_binary(), "prolog", "--suite", n.dir + "/suite.toml"};
-  s.timeout = 30s;
-  auto r = run_command(s);
+  auto r = n.run_prolog();
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("GPU 1 failed (lost)"), std::string::npos) << r.out;
   // The agent stops: its last state ages past 3 windows of 0.5 s, and the prolog passes with a warning.
   EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
   std::this_thread::sleep_for(2s);  // more than 3 windows of 0.5 s: what the check's rule is about
-  auto later = run_command(s);
+  auto later = n.run_prolog();
   EXPECT_EQ(later.exit_code, 0) << later.out << later.err;
   EXPECT_NE(later.out.find("is `gcm agent` running?"), std::string::npos) << later.out;
 }
