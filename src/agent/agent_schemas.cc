@@ -9,13 +9,7 @@ using FT = FieldType;
 using FR = FieldRole;
 
 Schema metric_schema(const char* name, const char* description, const char* prefix, std::vector<FieldSpec> fields) {
-  Schema s;
-  s.name = name;
-  s.description = description;
-  s.metric_prefix = prefix;
-  s.data_type = DataType::Metric;
-  s.fields = std::move(fields);
-  return s;
+  return make_schema(name, description, prefix, DataType::Metric, std::move(fields));
 }
 
 }  // namespace

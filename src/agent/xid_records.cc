@@ -9,52 +9,41 @@ namespace {
 using FT = FieldType;
 using FR = FieldRole;
 
-std::vector<FieldSpec> key_fields() {
-  return {
+// gpu, uuid and xid, then the given fields.
+std::vector<FieldSpec> key_fields(std::vector<FieldSpec> more) {
+  std::vector<FieldSpec> f = {
       {"gpu", FT::Int, FR::Identity, "", "GPU index (-1: a bus id NVML did not list)"},
       {"uuid", FT::String, FR::Identity, "", "GPU UUID (\"unknown\" when not known)"},
       {"xid", FT::Int, FR::Identity, "", "XID code"},
   };
+  f.insert(f.end(), more.begin(), more.end());
+  return f;
 }
 
 Schema make_errors() {
-  Schema s;
-  s.name = "GpuXidErrors";
-  s.description = "XIDs per GPU and code since the agent started (kernel log and NVML events, de-duplicated).";
-  s.metric_prefix = "gpu";
-  s.data_type = DataType::Metric;
-  s.fields = key_fields();
-  s.fields.push_back({"errors", FT::Int, FR::Counter, "", "XIDs seen since the agent started", "gpu_xid_errors"});
-  s.fields.push_back({"last_timestamp", FT::Double, FR::Gauge, "seconds", "Unix time of the last XID",
-                      "gpu_xid_last_timestamp"});
-  return s;
+  return make_schema(
+      "GpuXidErrors", "XIDs per GPU and code since the agent started (kernel log and NVML events, de-duplicated).",
+      "gpu", DataType::Metric,
+      key_fields({{"errors", FT::Int, FR::Counter, "", "XIDs seen since the agent started", "gpu_xid_errors"},
+                  {"last_timestamp", FT::Double, FR::Gauge, "seconds", "Unix time of the last XID",
+                   "gpu_xid_last_timestamp"}}));
 }
 
 Schema make_active() {
-  Schema s;
-  s.name = "GpuXidActive";
-  s.description = "Whether an XID still calls for its action (1) or was cleared (0): by a GPU reset, a reboot or "
-                  "an hour without a repeat, as its catalogue action says.";
-  s.metric_prefix = "gpu";
-  s.data_type = DataType::Metric;
-  s.fields = key_fields();
-  s.fields.push_back({"action", FT::String, FR::Identity, "", "the catalogue's immediate action (RESET_GPU, ...)"});
-  s.fields.push_back({"active", FT::Int, FR::Gauge, "", "1 while the XID is active, 0 once cleared",
-                      "gpu_xid_active"});
-  s.fields.push_back({"clears_on", FT::String, FR::Attribute, "", "gpu_reset, reboot or window"});
-  s.fields.push_back({"critical", FT::Bool, FR::Attribute, "", "the catalogue's severity is critical"});
-  return s;
+  return make_schema(
+      "GpuXidActive",
+      "Whether an XID still calls for its action (1) or was cleared (0): by a GPU reset, a reboot or an hour without "
+      "a repeat, as its catalogue action says.",
+      "gpu", DataType::Metric,
+      key_fields({{"action", FT::String, FR::Identity, "", "the catalogue's immediate action (RESET_GPU, ...)"},
+                  {"active", FT::Int, FR::Gauge, "", "1 while the XID is active, 0 once cleared", "gpu_xid_active"},
+                  {"clears_on", FT::String, FR::Attribute, "", "gpu_reset, reboot or window"},
+                  {"critical", FT::Bool, FR::Attribute, "", "the catalogue's severity is critical"}}));
 }
 
 Schema make_event() {
-  Schema s;
-  s.name = "GpuXidEvent";
-  s.description = "One XID as it happened, with what the catalogue says of it.";
-  s.metric_prefix = "gpu_xid";
-  s.data_type = DataType::Log;
-  s.fields = key_fields();
-  for (auto& f : s.fields) f.role = FR::Attribute;  // a LOG row: no series
-  std::vector<FieldSpec> more = {
+  std::vector<FieldSpec> fields = key_fields({
+
       {"pci_bus_id", FT::String, FR::Attribute, "", "PCI bus id (domain:bus:device)"},
       {"time", FT::Double, FR::Attribute, "seconds", "Unix time of the XID"},
       {"source", FT::String, FR::Attribute, "", "kmsg (the kernel log) or nvml (NVML's event API)"},
@@ -66,9 +55,10 @@ Schema make_event() {
       {"investigatory_action", FT::String, FR::Attribute, "", "NVIDIA's investigatory action"},
       {"clears_on", FT::String, FR::Attribute, "", "gpu_reset, reboot or window: what ends its active state"},
       {"detail", FT::String, FR::Attribute, "", "the kernel log line's text after the code"},
-  };
-  s.fields.insert(s.fields.end(), more.begin(), more.end());
-  return s;
+  });
+  for (auto& f : fields) f.role = FR::Attribute;  // a LOG row: no series
+  return make_schema("GpuXidEvent", "One XID as it happened, with what the catalogue says of it.", "gpu_xid",
+                     DataType::Log, std::move(fields));
 }
 
 }  // namespace

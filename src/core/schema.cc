@@ -68,6 +68,17 @@ static bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+Schema make_schema(std::string name, std::string description, std::string metric_prefix, DataType data_type,
+                   std::vector<FieldSpec> fields) {
+  Schema s;
+  s.name = std::move(name);
+  s.description = std::move(description);
+  s.metric_prefix = std::move(metric_prefix);
+  s.data_type = data_type;
+  s.fields = std::move(fields);
+  return s;
+}
+
 std::string prometheus_metric_name(const Schema& s, const FieldSpec& f) {
   std::string base = f.metric_name.empty() ? (s.metric_prefix.empty() ? f.name : s.metric_prefix + "_" + f.name)
                                            : f.metric_name;

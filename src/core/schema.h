@@ -47,6 +47,10 @@ struct Schema {
   bool has_measurements() const;
 };
 
+// A schema from its parts, for the files that declare several (one line each instead of six assignments).
+Schema make_schema(std::string name, std::string description, std::string metric_prefix, DataType data_type,
+                   std::vector<FieldSpec> fields);
+
 const char* to_string(DataType t);
 const char* to_string(DataIdentifier id);
 const char* to_string(FieldType t);

@@ -12,15 +12,11 @@ using FR = FieldRole;
 // Field names compose with the "gpu" prefix and units into the contract names (core/schema.cc
 // prometheus_metric_name): health_state -> gcm_gpu_health_state, peer_deviation + ratio ->
 // gcm_gpu_peer_deviation_ratio. No metric_name override, so OTLP names read gcm.gpu.health_state and so on.
+// A per-GPU METRIC schema: the gpu and uuid labels, then the given fields.
 Schema metric_schema(std::string name, std::string description, std::vector<FieldSpec> fields) {
-  Schema s;
-  s.name = std::move(name);
-  s.description = std::move(description);
-  s.metric_prefix = "gpu";
-  s.data_type = DataType::Metric;
-  s.fields = {{"gpu", FT::Int, FR::Identity, "", "GPU index"}, {"uuid", FT::String, FR::Identity, "", "GPU UUID"}};
-  s.fields.insert(s.fields.end(), fields.begin(), fields.end());
-  return s;
+  fields.insert(fields.begin(), {{"gpu", FT::Int, FR::Identity, "", "GPU index"},
+                                 {"uuid", FT::String, FR::Identity, "", "GPU UUID"}});
+  return make_schema(std::move(name), std::move(description), "gpu", DataType::Metric, std::move(fields));
 }
 
 Schema make_state() {
