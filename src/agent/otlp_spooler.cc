@@ -99,9 +99,10 @@ OtlpSpooler::Outcome OtlpSpooler::send(const SpoolEntry& e) {
                           spool_->stats().entries, err.what());
     return Outcome::Failed;
   }
-  spool_->pop_front(e.seq);
+  // Counted before the pop: flush() returns once the spool is empty, and its caller reads the counts.
   ++sent_entries_;
   sent_points_ += e.points;
+  spool_->pop_front(e.seq);
   return Outcome::Delivered;
 }
 
