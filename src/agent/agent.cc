@@ -18,6 +18,7 @@
 #include "agent/agent_state.h"
 #include "agent/check_runner.h"
 #include "agent/dir_watch.h"
+#include "agent/drain_control.h"
 #include "agent/kmsg_follower.h"
 #include "agent/nvml_events.h"
 #include "agent/xid_records.h"
@@ -38,6 +39,8 @@
 #include "otlp/encode.h"
 #include "sinks/otel_config.h"
 #include "sinks/prometheus_store.h"
+#include "suite/slurm_node.h"
+#include "suite/suite_file.h"
 
 namespace gcm::agent {
 
@@ -152,6 +155,9 @@ struct Agent::Impl {
 
   // The zombie-GPU detector: judges each window's summaries against the GPU's own job peers.
   detector::Detector detector;
+
+  // Drain and resume (report only without --drain).
+  std::unique_ptr<DrainControl> drain;
 
   // Health checks.
   std::unique_ptr<CheckRunner> checks;
@@ -458,6 +464,45 @@ struct Agent::Impl {
                                       opts.check_interval_s);
   }
 
+  void load_drain() {
+    drain.reset();  // waits for a task in flight
+    DrainControlOptions d;
+    d.drain = opts.drain;
+    d.node = opts.slurm_node.empty() ? suite::slurm_node_name() : opts.slurm_node;
+    d.limits.max_per_hour = opts.drain_max_per_hour;
+    d.limits.max_partition_fraction = opts.drain_max_partition_fraction;
+    d.poll_interval_s = opts.drain_poll_interval_s;
+    d.suite_path = opts.suite;
+    try {
+      suite::SuiteFile s = suite::load_suite(opts.suite);
+      d.scontrol = s.scontrol;
+      d.slurm_conf = s.slurm_conf;
+      d.slurm_timeout_s = s.slurm_timeout_s;
+      d.limits.reason_max_length = s.reason_max_length;
+    } catch (const std::exception&) {
+      // No suite file: scontrol from PATH and the usual places; load_checks() has said what is wrong with it.
+    }
+    if (opts.drain)
+      log->info("agent: drain on for node {} (at most {} detector drains an hour, {:g} % of a partition)", d.node,
+                d.limits.max_per_hour, d.limits.max_partition_fraction * 100);
+    drain = std::make_unique<DrainControl>(std::move(d), log);
+  }
+
+  void act_on_verdicts(const std::vector<detector::GpuVerdict>& verdicts,
+                       const std::vector<detector::GpuWindow>& summaries) {
+    if (!drain) return;
+    bool has_job = std::any_of(summaries.begin(), summaries.end(), [](const auto& w) { return !w.job_id.empty(); });
+    if (drain->on_window(verdicts, has_job)) detector.forgive_load_only_reasons();
+    std::vector<Record> counts;
+    for (const auto& [action, n] : drain->counts()) {
+      Record r(kAgentDrain);
+      r.at("action") = action;
+      r.at("actions") = static_cast<int64_t>(n);
+      counts.push_back(std::move(r));
+    }
+    publish(kAgentDrain, counts);
+  }
+
   void maybe_start_checks() {
     if (!checks || checks->size() == 0) return;
     bool now = g_run_checks.exchange(false);
@@ -526,6 +571,7 @@ struct Agent::Impl {
     publish_xids(now_s);
     std::vector<detector::GpuVerdict> verdicts = detector.observe(summaries);
     publish_verdicts(verdicts);
+    act_on_verdicts(verdicts, summaries);
     AgentState state = build_state(summaries, verdicts, end_ms);
     publish(kIndexedDeviceMetrics, device_records);
     publish(kGpuJobInfo, job_records);
@@ -730,6 +776,7 @@ struct Agent::Impl {
       }
     }
     if (nvml_changed && sampler) drop_nvml("the NVML options changed");
+    load_drain();
     log->info("agent: configuration reloaded (collect-interval {} s, window {} s)", opts.collect_interval_s,
               opts.window_s);
   }
@@ -760,6 +807,7 @@ int Agent::run() {
   Impl& m = *impl_;
   m.mapping_watch = std::make_unique<DirWatch>(m.opts.gpu_job_mapping_dir);
   m.load_checks();
+  m.load_drain();
   m.start_otlp();
   m.start_listener();
   m.render_page();

@@ -99,6 +99,27 @@ void add_agent_options(OptionBinder& b, AgentOptions& o) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber)
       ->check(round_interval_seconds());
+  b.flag("--drain", "drain", o.drain,
+         "Drain this node (scontrol update State=DRAIN Reason=\"gcm: detector: <evidence>\") when a GPU is "
+         "degraded or failed, and resume a node the detector drained once it is idle and the suite's [confirm] "
+         "checks pass. Off: report only (the log says what would have been done). Never touches a drain whose "
+         "reason gcm did not set.");
+  b.option("--drain-max-per-hour", "drain_max_per_hour", o.drain_max_per_hour,
+           "No drain when this many nodes of the cluster carry a detector drain younger than an hour (as "
+           "slurmctld's reason times say).")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  b.option("--drain-max-partition-fraction", "drain_max_partition_fraction", o.drain_max_partition_fraction,
+           "No drain when this fraction of a partition of the node is drained by the detector already (one node "
+           "is always allowed).")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  b.option("--drain-poll-interval", "drain_poll_interval", o.drain_poll_interval_s,
+           "With --drain: seconds between two questions to slurmctld, while no job runs here, whether the "
+           "detector's drain is on this node (one `scontrol show node` each; at once after the agent's own drain).")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber)
+      ->check(round_interval_seconds());
   b.option("--log-level", "log_level", o.log_level, "DEBUG, INFO, WARNING, ERROR or CRITICAL.")->capture_default_str();
   b.option("--log-folder", "log_folder", o.log_folder, "Log directory (<folder>/agent_logs/agent.log).")
       ->capture_default_str();

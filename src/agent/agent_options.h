@@ -48,6 +48,11 @@ struct AgentOptions {
   // Health checks.
   std::string suite = "/etc/gcm/suite.toml";
   double check_interval_s = 300;
+  // Drain (off: report only). See agent/drain_control.h.
+  bool drain = false;
+  int drain_max_per_hour = 3;
+  double drain_max_partition_fraction = 0.1;
+  double drain_poll_interval_s = 300;
   // Logging.
   std::string log_level = "INFO";
   std::string log_folder = "/var/log/gcm";

@@ -77,8 +77,18 @@ const Schema kHealthCheckStatus = metric_schema(
         {"message", FT::String, FR::Attribute, "", "the check's message"},
     });
 
+const Schema kAgentDrain = metric_schema(
+    "AgentDrain", "What the agent's drain control did (`--drain`): drains, refusals, confirmations, resumes.",
+    "agent_drain",
+    {
+        {"action", FT::String, FR::Identity, "",
+         "drained, would_drain, already_drained, other_reason, over_budget, failed, confirm_passed, "
+         "confirm_failed, resumed"},
+        {"actions", FT::Int, FR::Counter, "", "times the action was taken", "agent_drain_actions"},
+    });
+
 static const bool kRegistered = register_schema(&kAgentSelf) && register_schema(&kAgentSource) &&
                                 register_schema(&kAgentExport) && register_schema(&kGpuAllocatedIdle) &&
-                                register_schema(&kHealthCheckStatus);
+                                register_schema(&kHealthCheckStatus) && register_schema(&kAgentDrain);
 
 }  // namespace gcm::agent

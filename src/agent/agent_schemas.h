@@ -22,5 +22,7 @@ extern const Schema kAgentExport;
 extern const Schema kGpuAllocatedIdle;
 // gcm_health_check_status{check}: the Nagios code of the check's last run (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN).
 extern const Schema kHealthCheckStatus;
+// gcm_agent_drain_actions_total{action}
+extern const Schema kAgentDrain;
 
 }  // namespace gcm::agent

@@ -40,7 +40,8 @@ struct CheckRunner::Impl {
   std::vector<std::shared_ptr<CheckSlot>> slots;
 };
 
-CheckRunner::CheckRunner(const std::string& suite_path, std::string cluster, std::shared_ptr<spdlog::logger> log)
+CheckRunner::CheckRunner(const std::string& suite_path, std::string cluster, std::shared_ptr<spdlog::logger> log,
+                         suite::Profile profile)
     : impl_(std::make_shared<Impl>()) {
   impl_->log = std::move(log);
   impl_->cluster = std::move(cluster);
@@ -49,9 +50,9 @@ CheckRunner::CheckRunner(const std::string& suite_path, std::string cluster, std
     return;
   }
   auto suite = std::make_shared<suite::SuiteFile>(suite::load_suite(suite_path));
-  auto it = suite->profiles.find(suite::Profile::Agent);
+  auto it = suite->profiles.find(profile);
   if (it == suite->profiles.end() || it->second.checks.empty()) {
-    impl_->log->info("agent: {} has no [agent] checks: no health checks in the agent", suite_path);
+    impl_->log->info("agent: {} has no [{}] checks", suite_path, suite::to_string(profile));
     return;
   }
   const suite::ProfileSpec& spec = it->second;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/record.h"
+#include "suite/suite_file.h"
 
 namespace spdlog {
 class logger;
@@ -29,9 +30,11 @@ struct CheckResult {
 
 class CheckRunner {
  public:
-  // Loads the [agent] profile of `suite_path`. A missing file or profile means no checks (said once in the log);
-  // a suite file that does not parse, or a check that does not resolve, throws std::runtime_error naming the entry.
-  CheckRunner(const std::string& suite_path, std::string cluster, std::shared_ptr<spdlog::logger> log);
+  // Loads the [agent] profile (or `profile`: the drain's [confirm]) of `suite_path`. A missing file or profile means
+  // no checks (said once in the log); a suite file that does not parse, or a check that does not resolve, throws
+  // std::runtime_error naming the entry.
+  CheckRunner(const std::string& suite_path, std::string cluster, std::shared_ptr<spdlog::logger> log,
+              suite::Profile profile = suite::Profile::Agent);
   ~CheckRunner();
   size_t size() const;
   // Starts every check that is not still running from an earlier round. Never blocks.

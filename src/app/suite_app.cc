@@ -28,6 +28,8 @@ const char* profile_help(suite::Profile p) {
              "never touches a node drained for another reason.";
     case suite::Profile::Agent:
       return "The [agent] profile is run by `gcm agent`, not on its own.";
+    case suite::Profile::Confirm:
+      return "The [confirm] profile is run by `gcm agent --drain` on an idle node that gcm's detector drained.";
   }
   return "";
 }

@@ -41,6 +41,17 @@ ReasonSet all_reasons_but_presence() {
 
 Detector::Detector(DetectorConfig config) : config_(std::move(config)) {}
 
+ReasonSet Detector::load_only_reasons() {
+  ReasonSet r;
+  r.add(Reason::PeerSlow);
+  r.add(Reason::PcieDegraded);
+  return r;
+}
+
+void Detector::forgive_load_only_reasons() {
+  for (auto& t : tracks_) t.persistence.forgive(load_only_reasons());
+}
+
 std::vector<GpuVerdict> Detector::observe(const std::vector<GpuWindow>& windows) {
   std::vector<GpuVerdict> out;
   observe(windows, out);

@@ -23,6 +23,12 @@ class Detector {
 
   const DetectorConfig& config() const { return config_; }
 
+  // The reasons only a GPU under load can clear (peer_slow, pcie_degraded): held while the GPU idles, so on a node
+  // drained for them they would hold for ever. The agent forgives them when its confirmation check, which loads the
+  // GPUs, passed on the idle node; the next job judges them afresh.
+  static ReasonSet load_only_reasons();
+  void forgive_load_only_reasons();
+
  private:
   struct Track {
     std::string uuid;

@@ -43,4 +43,20 @@ HealthState Persistence::update(const Input& in, const DetectorConfig& c) {
   return state_;
 }
 
+void Persistence::forgive(ReasonSet reasons) {
+  for (int i = 0; i < kReasonCount; ++i) {
+    auto r = static_cast<Reason>(i);
+    if (!reasons.has(r)) continue;
+    active_.remove(r);
+    fatal_.remove(r);
+    streak_[static_cast<size_t>(i)] = 0;
+  }
+  if (active_.empty()) {
+    state_ = HealthState::Ok;
+    ring_ = 0;
+  } else if (fatal_.empty() && state_ == HealthState::Failed) {
+    state_ = HealthState::Degraded;
+  }
+}
+
 }  // namespace gcm::detector

@@ -31,6 +31,9 @@ class Persistence {
   HealthState state() const { return state_; }
   ReasonSet active() const { return active_; }
   int flagged_windows(const DetectorConfig& c) const;
+  // Drops `reasons` at once (a confirmation check under load passed for reasons that idle windows cannot judge, so
+  // would hold for ever on a drained node) and recomputes the state from what is left.
+  void forgive(ReasonSet reasons);
   // Clean windows seen by a reason since it last flagged (0 when flagged now).
   int clean_streak(Reason r) const { return streak_[static_cast<size_t>(r)]; }
 

@@ -61,7 +61,8 @@ health::CheckType check_type(Profile p) {
     case Profile::Prolog: return health::CheckType::Prolog;
     case Profile::Epilog: return health::CheckType::Epilog;
     case Profile::HealthCheck:
-    case Profile::Agent: return health::CheckType::Nagios;
+    case Profile::Agent:
+    case Profile::Confirm: return health::CheckType::Nagios;
   }
   return health::CheckType::Nagios;
 }
@@ -290,6 +291,13 @@ void settle_node(const RunnerOptions& opts, const SuiteFile& suite, const Contex
         log.info("node {} is already drained with this reason", ctx.node);
         return;
       }
+      if (st.drain && needs_confirmation(st.reason)) {
+        // Replacing the detector's reason with this check's would let a later passing run resume the node without
+        // the confirmation that the detector's drain waits for.
+        log.warn("node {} is drained by gcm's detector ('{}'): keeping that reason (this run's verdict: '{}')",
+                 ctx.node, st.reason, reason);
+        return;
+      }
       scontrol({"update", "NodeName=" + ctx.node, "State=DRAIN", "Reason=" + reason});
       log.warn("drained node {} (was {}{}): {}", ctx.node, st.state,
                st.reason.empty() ? "" : ", reason '" + st.reason + "'", reason);
@@ -297,7 +305,10 @@ void settle_node(const RunnerOptions& opts, const SuiteFile& suite, const Contex
       return;
     }
     if (ctx.profile != Profile::HealthCheck || !st.drain) return;
-    if (owner == Ownership::Gcm) {
+    if (owner == Ownership::Gcm && needs_confirmation(st.reason)) {
+      log.info("node {} is drained by gcm's detector ('{}'): the agent resumes it after its confirmation check, "
+               "not this run", ctx.node, st.reason);
+    } else if (owner == Ownership::Gcm) {
       scontrol({"update", "NodeName=" + ctx.node, "State=RESUME"});
       std::error_code ec;
       std::filesystem::remove(marker, ec);

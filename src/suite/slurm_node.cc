@@ -5,7 +5,9 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 #include <stdexcept>
 
@@ -102,31 +104,83 @@ ScontrolRunner make_scontrol_runner(const std::string& scontrol, const std::opti
   };
 }
 
-NodeState show_node(const ScontrolRunner& scontrol, const std::string& node) {
-  std::string out = scontrol({"show", "node", node});
-  NodeState s;
-  bool found = false;
+namespace {
+
+// "2026-01-02T03:04:05" (local time, as slurmctld writes reason times) to Unix seconds.
+std::optional<int64_t> parse_local_time(const std::string& text) {
+  std::tm tm{};
+  std::istringstream in(text);
+  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
+  if (in.fail()) return std::nullopt;
+  tm.tm_isdst = -1;
+  std::time_t t = std::mktime(&tm);
+  if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+  return static_cast<int64_t>(t);
+}
+
+void finish_record(NodeState& s) {
+  std::stringstream flags(s.state);
+  for (std::string f; std::getline(flags, f, '+');) {
+    if (!f.empty() && f.back() == '*') f.pop_back();  // "DOWN*": not responding
+    if (f == "DRAIN" || f == "DRAINED" || f == "DRAINING") s.drain = true;
+    if (f == "ALLOCATED" || f == "MIXED" || f == "COMPLETING") s.busy = true;
+  }
+}
+
+}  // namespace
+
+std::vector<NodeState> parse_node_records(const std::string& out) {
+  std::vector<NodeState> nodes;
   std::istringstream in(out);
   for (std::string line; std::getline(in, line);) {
     std::string t = trim(line);
-    if (t.rfind("NodeName=", 0) == 0) found = true;
+    if (t.rfind("NodeName=", 0) == 0) {
+      if (!nodes.empty()) finish_record(nodes.back());
+      nodes.emplace_back();
+      std::string v = t.substr(9);
+      nodes.back().name = v.substr(0, v.find(' '));
+      continue;
+    }
+    if (nodes.empty()) continue;
+    NodeState& s = nodes.back();
     if (t.rfind("State=", 0) == 0) {
       std::string v = t.substr(6);
       s.state = v.substr(0, v.find(' '));
+    } else if (t.rfind("Partitions=", 0) == 0) {
+      std::stringstream parts(trim(t.substr(11)));
+      for (std::string p; std::getline(parts, p, ',');)
+        if (!p.empty()) s.partitions.push_back(p);
     } else if (t.rfind("Reason=", 0) == 0) {
       std::string v = t.substr(7);
       // "gcm: ecc: 1 error [root@2026-01-02T03:04:05]": the suffix is Slurm's, not part of the reason.
-      if (size_t b = v.rfind(" ["); b != std::string::npos && v.back() == ']' && v.find('@', b) != std::string::npos)
-        v.erase(b);
+      if (size_t b = v.rfind(" ["); b != std::string::npos && v.back() == ']') {
+        if (size_t at = v.find('@', b); at != std::string::npos) {
+          s.reason_time = parse_local_time(v.substr(at + 1, v.size() - at - 2));
+          v.erase(b);
+        }
+      }
       s.reason = v;
     }
   }
-  if (!found || s.state.empty())
-    throw std::runtime_error(fmt::format("scontrol show node {}: no such node in the answer", node));
-  std::stringstream flags(s.state);
-  for (std::string f; std::getline(flags, f, '+');)
-    if (f == "DRAIN" || f == "DRAINED" || f == "DRAINING") s.drain = true;
-  return s;
+  if (!nodes.empty()) finish_record(nodes.back());
+  for (const auto& n : nodes)
+    if (n.state.empty()) throw std::runtime_error(fmt::format("scontrol show node: node {} has no State=", n.name));
+  return nodes;
+}
+
+NodeState show_node(const ScontrolRunner& scontrol, const std::string& node) {
+  std::vector<NodeState> nodes = parse_node_records(scontrol({"show", "node", node}));
+  for (auto& n : nodes)
+    if (n.name == node) return std::move(n);
+  throw std::runtime_error(fmt::format("scontrol show node {}: no such node in the answer", node));
+}
+
+std::vector<NodeState> show_nodes(const ScontrolRunner& scontrol) {
+  return parse_node_records(scontrol({"show", "node"}));
+}
+
+bool needs_confirmation(const std::string& reason) {
+  return reason.rfind(fmt::format("{}{}: ", kReasonPrefix, kDetectorCheckName), 0) == 0;
 }
 
 Ownership reason_owner(const NodeState& s, const std::vector<std::string>& adopted) {

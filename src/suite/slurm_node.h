@@ -3,6 +3,7 @@
 // draining/resuming it under gcm's ownership rules.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -24,13 +25,24 @@ std::optional<std::string> locate_slurm_conf(const std::optional<std::string>& c
 std::optional<std::string> cluster_name_of(const std::string& slurm_conf);
 
 struct NodeState {
+  std::string name;    // NodeName=
   std::string state;   // State= as scontrol prints it: "IDLE+DRAIN", "MIXED", "DOWN*+DRAIN"
   std::string reason;  // Reason= without the " [user@time]" suffix; empty when none
   bool drain = false;  // DRAIN is among the state's flags
+  // A job holds the node (ALLOCATED, MIXED or COMPLETING): a drain only takes effect, and a confirmation check on
+  // idle GPUs can only run, once this is false.
+  bool busy = false;
+  std::optional<int64_t> reason_time;  // Unix seconds of the reason's "[user@time]" suffix, read as local time
+  std::vector<std::string> partitions;
 };
 
 // The prefix that marks a reason as gcm's own.
 inline constexpr const char* kReasonPrefix = "gcm: ";
+// The reason of a drain that the zombie-GPU detector asked for (the agent's node-local drain, or `gcm drainer`'s
+// for an alert): only the agent's confirmation check on the idle node resumes it, never a passing `gcm
+// healthcheck`, whose checks cannot see a GPU that is slow but healthy.
+inline constexpr const char* kDetectorCheckName = "detector";
+bool needs_confirmation(const std::string& reason);
 
 // "gcm: <check>: <message>", first line of the message only, at most max_len bytes (UTF-8 safe cut, "..." marks it).
 std::string drain_reason(const std::string& check, const std::string& message, size_t max_len);
@@ -42,6 +54,11 @@ ScontrolRunner make_scontrol_runner(const std::string& scontrol, const std::opti
 
 // `scontrol -o show node NAME`, parsed. Throws std::runtime_error (node unknown, slurmctld unreachable).
 NodeState show_node(const ScontrolRunner& scontrol, const std::string& node);
+// `scontrol show node` (every node), parsed: for the drain budget, which counts the cluster's detector drains.
+std::vector<NodeState> show_nodes(const ScontrolRunner& scontrol);
+// The records of `scontrol show node` output (the multi-line form), in order. Throws std::runtime_error for a record
+// without State=.
+std::vector<NodeState> parse_node_records(const std::string& scontrol_output);
 
 // Who owns the node's current reason, as the runner decides what to do.
 enum class Ownership { None, Gcm, Other };

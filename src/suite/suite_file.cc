@@ -147,6 +147,7 @@ const char* to_string(Profile p) {
     case Profile::Epilog: return "epilog";
     case Profile::HealthCheck: return "healthcheck";
     case Profile::Agent: return "agent";
+    case Profile::Confirm: return "confirm";
   }
   return "?";
 }
@@ -162,7 +163,7 @@ SuiteFile parse_suite(const std::string& text, const std::string& source_name) {
   Reader r(source_name);
   SuiteFile s;
   s.path = source_name;
-  r.only(doc, "top level", {"suite", "slurm", "environment", "prolog", "epilog", "healthcheck", "agent"});
+  r.only(doc, "top level", {"suite", "slurm", "environment", "prolog", "epilog", "healthcheck", "agent", "confirm"});
   if (const toml::table* t = r.table(doc, "top level", "suite")) {
     r.only(*t, "[suite]", {"cluster", "log_folder", "log_level", "sink", "sink_opts", "state_dir",
                            "gpu_job_mapping_dir", "features_config"});
@@ -192,7 +193,7 @@ SuiteFile parse_suite(const std::string& text, const std::string& source_name) {
       s.environment.emplace_back(std::string(k.str()), *v.value<std::string>());
     }
   }
-  for (Profile p : {Profile::Prolog, Profile::Epilog, Profile::HealthCheck, Profile::Agent}) {
+  for (Profile p : {Profile::Prolog, Profile::Epilog, Profile::HealthCheck, Profile::Agent, Profile::Confirm}) {
     std::string name = to_string(p);
     const toml::table* t = r.table(doc, "top level", name.c_str());
     if (!t) continue;

@@ -27,8 +27,10 @@ struct SuiteError : std::runtime_error {
 
 // Agent: the checks `gcm agent` runs in-process every --check-interval (never drains: the agent reports, the
 // prolog's agent-verdict acts).
-enum class Profile { Prolog, Epilog, HealthCheck, Agent };
-const char* to_string(Profile p);  // "prolog", "epilog", "healthcheck", "agent"
+// Agent: run by `gcm agent` every --check-interval. Confirm: run by the agent on an idle node that gcm's detector
+// drained; the node is resumed only when every check passes (e.g. `dcgmi diag -r 2`, which needs idle GPUs).
+enum class Profile { Prolog, Epilog, HealthCheck, Agent, Confirm };
+const char* to_string(Profile p);  // "prolog", "epilog", "healthcheck", "agent", "confirm"
 
 // What a check's result means for the node.
 enum class Severity {

@@ -1,0 +1,173 @@
+#include "agent/drain_control.h"
+
+#include <algorithm>
+#include <ctime>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/logger.h>
+
+#include "agent/check_runner.h"
+#include "detector/detector.h"
+
+namespace gcm::agent {
+
+namespace {
+
+int64_t unix_now() { return static_cast<int64_t>(std::time(nullptr)); }
+
+bool bad(const detector::GpuVerdict& v) { return v.state >= detector::HealthState::Degraded; }
+
+// Reasons an idle GPU can still judge (an XID, ECC, a lost GPU, a throttle): if one holds, the GPU is not clean,
+// whatever a confirmation says.
+bool idle_judgeable_reason(const detector::GpuVerdict& v) {
+  detector::ReasonSet load_only = detector::Detector::load_only_reasons();
+  for (int r = 0; r < detector::kReasonCount; ++r) {
+    auto reason = static_cast<detector::Reason>(r);
+    if (v.reasons.has(reason) && !load_only.has(reason)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string drain_evidence(const std::vector<detector::GpuVerdict>& verdicts) {
+  std::vector<const detector::GpuVerdict*> worst;
+  for (const auto& v : verdicts)
+    if (bad(v)) worst.push_back(&v);
+  std::stable_sort(worst.begin(), worst.end(), [](auto* a, auto* b) { return a->state > b->state; });
+  std::string out;
+  for (const auto* v : worst) {
+    if (!out.empty()) out += "; ";
+    out += fmt::format("GPU {} {}: {}", v->gpu, detector::to_string(v->state),
+                       v->evidence.empty() ? v->reasons.to_string() : v->evidence);
+  }
+  return out;
+}
+
+DrainControl::DrainControl(DrainControlOptions opts, std::shared_ptr<spdlog::logger> log)
+    : opts_(std::move(opts)), log_(std::move(log)) {}
+
+DrainControl::~DrainControl() {
+  if (task_.valid()) task_.wait();
+}
+
+std::map<std::string, uint64_t> DrainControl::counts() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return counts_;
+}
+
+suite::ScontrolRunner DrainControl::scontrol() const {
+  auto path = suite::locate_scontrol(opts_.scontrol);
+  if (!path) throw std::runtime_error("scontrol not found (PATH, /usr/bin, /usr/local/bin, /opt/slurm/bin, /usr/sbin)");
+  return suite::make_scontrol_runner(*path, suite::locate_slurm_conf(opts_.slurm_conf), opts_.slurm_timeout_s);
+}
+
+void DrainControl::start(std::function<TaskResult()> task) {
+  task_ = std::async(std::launch::async, std::move(task));
+}
+
+// Takes the finished task's result, if any; true when it confirmed the node.
+bool DrainControl::collect() {
+  if (!task_.valid() || task_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+  TaskResult r = task_.get();
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (const auto& a : r.actions) ++counts_[a];
+  }
+  if (r.failed) last_failure_ = Clock::now();
+  if (r.drained) last_poll_.reset();  // ask again as soon as the node is idle: its confirmation can start then
+  return r.confirmed;
+}
+
+bool DrainControl::on_window(const std::vector<detector::GpuVerdict>& verdicts, bool node_has_job) {
+  bool confirmed = collect();
+  if (task_.valid()) return confirmed;  // one task at a time
+  auto now = Clock::now();
+  bool any_bad = std::any_of(verdicts.begin(), verdicts.end(), bad);
+  if (!any_bad) episode_handled_ = false;
+  bool retry_wait = last_failure_ && now - *last_failure_ < std::chrono::duration<double>(opts_.retry_s);
+  if (any_bad && !episode_handled_ && !retry_wait) {
+    episode_handled_ = true;
+    start([this, evidence = drain_evidence(verdicts)] { return drain_task(evidence); });
+    return confirmed;
+  }
+  // Resume: asked only while no job runs here (a drained node runs its last job to the end first), while no GPU
+  // holds a reason an idle GPU can judge, and at most every poll interval (at once after this agent's own drain).
+  if (!opts_.drain || node_has_job || retry_wait) return confirmed;
+  if (std::any_of(verdicts.begin(), verdicts.end(), idle_judgeable_reason)) return confirmed;
+  if (last_poll_ && now - *last_poll_ < std::chrono::duration<double>(opts_.poll_interval_s)) return confirmed;
+  last_poll_ = now;
+  start([this] { return resume_task(); });
+  return confirmed;
+}
+
+DrainControl::TaskResult DrainControl::drain_task(std::string evidence) {
+  TaskResult r;
+  suite::DrainOutcome o;
+  try {
+    o = suite::drain_for_detector(scontrol(), opts_.node, evidence, opts_.limits, !opts_.drain, unix_now());
+  } catch (const std::exception& e) {
+    o.action = suite::DrainAction::Failed;
+    o.message = e.what();
+  }
+  r.actions.push_back(suite::to_string(o.action));
+  r.drained = o.action == suite::DrainAction::Drained;
+  r.failed = o.action == suite::DrainAction::Failed;
+  if (o.action == suite::DrainAction::Drained || o.action == suite::DrainAction::Failed ||
+      o.action == suite::DrainAction::OverBudget)
+    log_->warn("agent: drain: {}", o.message);
+  else
+    log_->info("agent: drain: {}", o.message);
+  return r;
+}
+
+DrainControl::TaskResult DrainControl::resume_task() {
+  TaskResult r;
+  try {
+    suite::ScontrolRunner sc = scontrol();
+    suite::NodeState st = suite::show_node(sc, opts_.node);
+    if (!st.drain || !suite::needs_confirmation(st.reason)) return r;  // nothing of ours to resume
+    if (st.busy) return r;
+    log_->info("agent: node {} is drained by the detector ('{}') and idle: running the [confirm] checks",
+               opts_.node, st.reason);
+    CheckRunner confirm(opts_.suite_path, "", log_, suite::Profile::Confirm);
+    if (confirm.size() == 0) {
+      log_->warn("agent: node {} stays drained: {} has no [confirm] checks, and the detector's drains are resumed "
+                 "only after a confirmation (resume it by hand with scontrol when it is fixed)",
+                 opts_.node, opts_.suite_path);
+      r.actions.push_back("confirm_failed");
+      return r;
+    }
+    confirm.start_round();
+    std::vector<CheckResult> results;
+    while (results.size() < confirm.size()) {
+      for (auto& c : confirm.take_results()) results.push_back(std::move(c));
+      if (results.size() < confirm.size()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    std::string failures;
+    for (const auto& c : results)
+      if (c.code >= 2) failures += fmt::format("{}{}: {}", failures.empty() ? "" : "; ", c.name, c.message);
+    if (!failures.empty()) {
+      r.actions.push_back("confirm_failed");
+      log_->warn("agent: node {} stays drained: the confirmation failed: {}", opts_.node, failures);
+      return r;
+    }
+    r.actions.push_back("confirm_passed");
+    r.confirmed = true;
+    std::string why;
+    if (suite::resume_detector_drain(sc, opts_.node, why)) {
+      r.actions.push_back("resumed");
+      log_->warn("agent: {} after {} confirmation check(s) passed", why, results.size());
+    } else {
+      log_->info("agent: not resuming: {}", why);
+    }
+  } catch (const std::exception& e) {
+    r.actions.push_back("failed");
+    r.failed = true;
+    log_->warn("agent: cannot check or resume node {}: {}", opts_.node, e.what());
+  }
+  return r;
+}
+
+}  // namespace gcm::agent
