@@ -96,8 +96,10 @@ TEST(SuiteFile, ErrorsNameTheFileTheEntryTheLineAndWhatWasExpected) {
 
 TEST(SuiteFile, TheShippedSuiteParsesAndNamesOnlyChecksOfTheReferenceTree) {
   SuiteFile s = load_suite(std::string(GCM_SOURCE_DIR) + "/deploy/etc/gcm/suite.toml");
-  ASSERT_EQ(s.profiles.size(), 4u);
+  ASSERT_EQ(s.profiles.size(), 5u);
   EXPECT_FALSE(s.profiles.at(Profile::Prolog).drain);
+  // The confirmation of a detector drain resolves as `gcm agent --drain` prepares it.
+  EXPECT_EQ(prepare(s.profiles.at(Profile::Confirm)).size(), 1u);
   EXPECT_FALSE(s.profiles.at(Profile::Agent).drain);
   // The agent's checks resolve and their options parse, as `gcm agent` does at start.
   EXPECT_EQ(prepare(s.profiles.at(Profile::Agent)).size(), s.profiles.at(Profile::Agent).checks.size());
