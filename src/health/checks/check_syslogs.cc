@@ -2,7 +2,6 @@
 // log given by --path.kmsg) and the syslog file directly instead of piping dmesg into grep: no shell, no child process,
 // and a scan of a 10 MB log in a few milliseconds.
 #include <algorithm>
-#include <cctype>
 #include <set>
 
 #include <fmt/format.h>
@@ -10,6 +9,7 @@
 #include "core/file_lines.h"
 #include "health/check.h"
 #include "health/kernel_log.h"
+#include "health/link_flap_line.h"
 #include "health/xid_catalogue.h"
 #include "health/xid_line.h"
 
@@ -186,29 +186,6 @@ class CheckIoErrors : public HealthCheck {
 
 // ---- link-flaps ----
 
-bool contains_ci(std::string_view hay, std::string_view lower_needle, size_t* at = nullptr) {
-  if (hay.size() < lower_needle.size()) return false;
-  for (size_t i = 0; i + lower_needle.size() <= hay.size(); ++i) {
-    size_t k = 0;
-    while (k < lower_needle.size() &&
-           std::tolower(static_cast<unsigned char>(hay[i + k])) == lower_needle[k])
-      ++k;
-    if (k == lower_needle.size()) {
-      if (at) *at = i;
-      return true;
-    }
-  }
-  return false;
-}
-
-// "... kernel: ib1: Lost carrier" → "ib1".
-std::string interface_before(std::string_view line, size_t at) {
-  std::string_view head = line.substr(0, at);
-  while (!head.empty() && (head.back() == ' ' || head.back() == ':')) head.remove_suffix(1);
-  size_t start = head.find_last_of(" :[]");
-  return std::string(start == std::string_view::npos ? head : head.substr(start + 1));
-}
-
 struct FlapTally {
   std::vector<std::string> interfaces;  // distinct, in order
   int count = 0;
@@ -243,12 +220,11 @@ class CheckLinkFlaps : public HealthCheck {
         counts = for_each_file_line(syslog_file_, [&](std::string_view line) {
           size_t at = 0;
           if (!contains_ci(line, "lost carrier", &at)) return;
-          // The reference's classification: a line mentioning "ib" is an InfiniBand flap (CRITICAL), else one
-          // mentioning "eth" an Ethernet flap (WARNING). Unlike it, every flap is reported, not the last kind.
-          if (line.find("ib") != std::string_view::npos)
-            ib.add(interface_before(line, at));
-          else if (line.find("eth") != std::string_view::npos)
-            eth.add(interface_before(line, at));
+          // The reference's classification (health/link_flap_line.h): InfiniBand flaps are CRITICAL, Ethernet
+          // ones WARNING. Unlike it, every flap is reported, not the last kind.
+          auto kind = gcm_link_flap_kind(line);
+          if (!kind) return;
+          (*kind == LinkKind::InfiniBand ? ib : eth).add(std::string(link_interface_before(line, at)));
         }, limits);
       } catch (const FileReadError& e) {
         return {ExitCode::WARN, fmt::format("link flap check FAILED to read the syslog: {}.", e.what())};
