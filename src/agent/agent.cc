@@ -19,6 +19,8 @@
 #include "agent/check_runner.h"
 #include "agent/dir_watch.h"
 #include "agent/drain_control.h"
+#include "agent/kernel_event_records.h"
+#include "agent/kernel_events.h"
 #include "agent/kmsg_follower.h"
 #include "agent/nvml_events.h"
 #include "agent/xid_records.h"
@@ -36,6 +38,7 @@
 #include "gpu/gpu_records.h"
 #include "gpu/gpu_sampler.h"
 #include "health/check.h"
+#include "health/kernel_event.h"
 #include "otlp/encode.h"
 #include "sinks/otel_config.h"
 #include "sinks/prometheus_store.h"
@@ -147,6 +150,8 @@ struct Agent::Impl {
 
   // XIDs: the kernel log and NVML events feed one tracker (thread-safe), which de-duplicates and counts them.
   std::unique_ptr<XidTracker> xids;
+  // The kernel log's other hardware events (SXids, link flaps, machine checks, PCIe AER), from the same follower.
+  KernelEventTracker kernel_events;
   std::unique_ptr<KmsgFollower> kmsg;
   std::unique_ptr<NvmlEventWatcher> events;
   uint64_t xid_seq = 0;                 // the last tracker event put into a window
@@ -185,7 +190,14 @@ struct Agent::Impl {
     ko.path = opts.path_kmsg;
     ko.log = log;
     kmsg = std::make_unique<KmsgFollower>(ko, [this](const KmsgRecord& rec, const std::optional<health::XidLine>& x) {
-      if (x) xids->add_kmsg(*x, kmsg_unix_time(rec.ts_usec));
+      double t = kmsg_unix_time(rec.ts_usec);
+      if (x && x->kind == health::XidKind::Xid) {
+        xids->add_kmsg(*x, t);
+        return;
+      }
+      // The follower read the line's SXid already; any other line may be a link, machine-check or AER event.
+      auto e = x ? health::sxid_event(*x, rec.message) : health::classify_host_event(rec.message);
+      if (e) kernel_events.add(*e, t);
     });
     kmsg->start();
   }
@@ -725,6 +737,7 @@ struct Agent::Impl {
     publish(kGpuXidActive, active);
     for (auto& r : xids->take_log_records())
       if (otlp) window_logs.push_back(std::move(r));
+    publish_kernel_events();
     if (kmsg) {
       KmsgFollowerStats ks = kmsg->stats();
       auto& s = sources["kmsg"];
@@ -739,6 +752,32 @@ struct Agent::Impl {
       s.errors = es.wait_errors;
       s.last_error = es.problems.empty() ? "" : es.problems.back();
     }
+  }
+
+  void publish_kernel_events() {
+    std::vector<Record> events, sxids;
+    for (auto& r : kernel_events.records()) (r.schema == &kNvswitchSxidErrors ? sxids : events).push_back(std::move(r));
+    publish(kNodeKernelEvents, events);
+    publish(kNvswitchSxidErrors, sxids);
+    // Each event is a log line too, as an XID is; a boot's worth of corrected errors replayed at start is not
+    // hundreds of lines: the first few per window are, then a count.
+    constexpr size_t kLinesPerWindow = 10;
+    size_t logged = 0, unlogged = 0;
+    for (auto& r : kernel_events.take_log_records()) {
+      auto text = [&r](const char* field) { return r.at(field).is_null() ? std::string() : r.at(field).as_string(); };
+      if (text("severity") != "ignore") {
+        if (logged < kLinesPerWindow) {
+          ++logged;
+          log->warn("agent: kernel log: {} ({}) on '{}': {}", text("kind"), text("class"), text("device"),
+                    text("cause"));
+        } else {
+          ++unlogged;
+        }
+      }
+      if (otlp) window_logs.push_back(std::move(r));
+    }
+    if (unlogged)
+      log->warn("agent: kernel log: {} more event(s) this window (see gcm_node_kernel_events_total)", unlogged);
   }
 
   // The XIDs counted since the last window, into the summary of their GPU (the detector's `xid` reason).

@@ -6,7 +6,8 @@
 //       - records (IndexedDeviceMetrics, GpuJobInfo, XIDs, health, self-metrics) replace the Prometheus page,
 //         go to the textfile and, through the on-disk spool, to OTLP,
 //       - the state file (agent_state.h) is replaced for the prolog's agent-verdict check.
-//   kmsg and NVML-event threads: XIDs as they happen, de-duplicated by the XID tracker.
+//   kmsg and NVML-event threads: XIDs as they happen, de-duplicated by the XID tracker; the kernel log's other
+//     hardware events (SXids, link flaps, machine checks, PCIe AER) counted by the kernel-event tracker.
 //   the HTTP listener's I/O thread: /metrics from the last window's page (never waits on NVML).
 // NVML that is missing at start, or a driver reloaded later, is retried with backoff; the rest keeps running.
 #pragma once

@@ -32,7 +32,8 @@ void add_agent_options(OptionBinder& b, AgentOptions& o) {
   b.flag("--no-extended", "no_extended", o.no_extended,
          "Sample only GCM's fields (utilisation, memory, temperature, power, retired pages).");
   b.option("--path.kmsg", "path_kmsg", o.path_kmsg,
-           "The kernel log to follow for XIDs, SXids and GPU faults: /dev/kmsg, or a FIFO or file of its records.")
+           "The kernel log to follow for XIDs, NVSwitch SXids, link flaps, machine checks and PCIe AER errors: "
+           "/dev/kmsg, or a FIFO or file of its records.")
       ->capture_default_str();
   b.option("--path.procfs", "path_procfs", o.path_procfs, "Where /proc is mounted.")->capture_default_str();
   b.option("--path.sysfs", "path_sysfs", o.path_sysfs, "Where /sys is mounted (cgroups under fs/cgroup).")

@@ -175,6 +175,41 @@ TEST(Agent, RunsTheSuitesAgentChecksInProcessAndReportsAHungOne) {
   EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
 }
 
+// The kernel log's other hardware events reach /metrics: the recorded kmsg fixture (the kernel's record format,
+// dictionary lines included) written to the FIFO standing in for /dev/kmsg gives a series of each kind, an SXid
+// series per NVSwitch and code, and a log line per event; the GPU XID in it still goes to the XID counters.
+TEST(Agent, KernelEventsOfEveryKindFromTheKernelLogReachMetrics) {
+  AgentNode n(2);
+  ASSERT_EQ(::mkfifo((n.dir + "/kmsg").c_str(), 0600), 0);
+  n.start();
+  std::ofstream kmsg(n.dir + "/kmsg");
+  kmsg << read_text(std::string(GCM_SOURCE_DIR) + "/tests/fixtures/health/kernel-log/hw-events-kmsg.txt")
+       << std::flush;
+  ASSERT_TRUE(eventually(
+      [&] {
+        return n.value("gcm_nvswitch_sxid_errors_total{nvswitch=\"1\",pci_bus_id=\"0000:a6:00.0\",sxid=\"12028\"}") ==
+               1.0;
+      },
+      20s))
+      << n.metrics().substr(0, 4000) << n.diagnosis();
+  std::string page = n.metrics();
+  for (const char* series : {
+           "gcm_node_kernel_events_total{kind=\"sxid\",class=\"fatal\",device=\"0000:a6:00.0\"} 1\n",
+           "gcm_node_kernel_events_total{kind=\"link_down\",class=\"infiniband\",device=\"ib1\"} 1\n",
+           "gcm_node_kernel_events_total{kind=\"link_up\",class=\"ethernet\",device=\"eth2\"} 1\n",
+           "gcm_node_kernel_events_total{kind=\"mce\",class=\"uncorrected\",device=\"cpu20\"} 1\n",
+           "gcm_node_kernel_events_total{kind=\"pcie_aer\",class=\"fatal\",device=\"0000:01:00.0\"} 1\n",
+           "gcm_nvswitch_sxid_errors_total{nvswitch=\"1\",pci_bus_id=\"0000:a6:00.0\",sxid=\"20034\"} 1\n",
+           "gcm_gpu_xid_errors_total{gpu=\"-1\",uuid=\"unknown\",xid=\"74\"} 1\n",
+       })
+    EXPECT_NE(page.find(series), std::string::npos) << "missing: " << series << page.substr(0, 6000);
+  EXPECT_TRUE(n.value("gcm_node_kernel_events_last_timestamp_seconds{kind=\"mce\",class=\"fatal\"").has_value());
+  EXPECT_TRUE(eventually(
+      [&] { return n.log().find("kernel log: link_down (infiniband) on 'ib1'") != std::string::npos; }, 10s))
+      << n.log();
+  EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
+}
+
 // XIDs from NVML's event API (GPU 0, XID 79 at 0.5 s) and from the kernel log (a FIFO standing in for /dev/kmsg:
 // XID 48 on GPU 1's PCI address, and the same XID 79 on GPU 0, which is counted once) reach a real Prometheus
 // scraping the agent, and PromQL's increase() answers.
