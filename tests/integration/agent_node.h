@@ -111,4 +111,15 @@ inline int64_t window_number(const json& request) {
   return -1;
 }
 
+// The value of a string resource attribute of a request as the receiver prints it (attributes as one object of
+// key: value), or "" when it has none.
+inline std::string resource_attribute(const json& request, const std::string& key) {
+  const json& d = request["data"];
+  const char* field = d.contains("resourceMetrics") ? "resourceMetrics" : "resourceLogs";
+  if (!d.contains(field) || d[field].empty()) return "";
+  const json& attrs = d[field][0]["resource"]["attributes"];
+  if (!attrs.is_object() || !attrs.contains(key) || !attrs[key].is_string()) return "";
+  return attrs[key].get<std::string>();
+}
+
 }  // namespace gcm::testing

@@ -1,6 +1,7 @@
 // The agent's OTLP push with its spool against the real OTLP receiver (@elastic/mockotlpserver): the receiver is
 // killed (SIGKILL, by pid) while windows keep coming, started again on the same ports, and every window arrives
-// once and in order; with the spool too small for the outage, the oldest windows are dropped and counted.
+// once and in order; with the spool too small for the outage, the oldest windows are dropped and counted; and a
+// kill -9 of the agent itself, whose spool a new agent replays.
 //
 // The test stops the receiver for 60 s; here the outage lasts 3 s. Nothing in the mechanism depends on the
 // length: the sender keeps retrying the same front entry with its backoff capped (1 s here, 30 s by default) while
@@ -14,6 +15,7 @@
 
 #include "agent/otlp_spooler.h"
 #include "agent/spool_format.h"
+#include "agent_node.h"
 #include "core/logging.h"
 #include "helpers.h"
 #include "otlp_receiver_process.h"
@@ -184,6 +186,59 @@ TEST_P(AgentSpool, ASpoolTooSmallForTheOutageDropsTheOldestAndCountsThem) {
   EXPECT_EQ(rx.receive(4, 60s), expected_windows(6, 10, false));
   EXPECT_TRUE(sp.flush(10s));
   EXPECT_EQ(rx.extra(1000ms), std::vector<std::string>{});
+}
+
+// kill -9 of `gcm agent` loses at most the window in progress. With the receiver down from the start, the agent
+// closes windows into its spool (each appended with fdatasync before the next sample); it is killed with SIGKILL
+// (no flush, no last window); a second agent on the same spool directory starts, then the receiver. Every window the
+// first agent closed arrives, in order, once, and before the second agent's own windows. The two runs are told apart
+// by a resource attribute (OTEL_RESOURCE_ATTRIBUTES), since each run numbers its windows from 1.
+TEST(AgentKill9, LosesAtMostTheWindowInProgress) {
+  ASSERT_FALSE(find_executable("node").empty()) << "node is not installed";
+  AgentNode n(2);
+  int http_port = free_port(), grpc_port = free_port();
+  std::vector<std::string> otlp = {"--otlp-endpoint", "http://127.0.0.1:" + std::to_string(http_port)};
+  auto env = [&](const std::string& run) {
+    return std::vector<std::string>{"GCM_FAKE_NVML_SCENARIO=" + n.dir + "/scenario.json",
+                                    std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML,
+                                    "OTEL_RESOURCE_ATTRIBUTES=gcm.test.run=" + run};
+  };
+  n.start(otlp, env("1"));
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_agent_spool_entries").value_or(0) >= 5; }, 30s))
+      << n.metrics().substr(0, 2000) << n.diagnosis();
+  // The page of window W is rendered just before W's requests are spooled: W may be the one in progress.
+  int64_t rendered = static_cast<int64_t>(n.value("gcm_agent_windows_total").value_or(0));
+  ASSERT_EQ(n.proc->stop(SIGKILL, 10s), 128 + SIGKILL);
+  int64_t closed = rendered - 1;
+
+  n.port = free_port();
+  n.start(otlp, env("2"));
+  OtlpReceiverProcess rx(n.dir, http_port, grpc_port);
+  std::vector<int64_t> first, second;  // window numbers of each run's metrics requests, as received
+  bool second_started = false, interleaved = false;
+  auto end = std::chrono::steady_clock::now() + 60s;
+  while (second.size() < 3 && std::chrono::steady_clock::now() < end) {
+    auto j = rx.next(std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()));
+    if (!j) break;
+    int64_t w = window_number(*j);
+    if (w < 0) continue;  // a logs request
+    std::string run = resource_attribute(*j, "gcm.test.run");
+    if (run == "2") {
+      second_started = true;
+      second.push_back(w);
+    } else {
+      ASSERT_EQ(run, "1") << j->dump().substr(0, 400);
+      interleaved = interleaved || second_started;
+      first.push_back(w);
+    }
+  }
+  ASSERT_EQ(second.size(), 3u) << n.diagnosis();
+  EXPECT_FALSE(interleaved) << "the killed agent's windows come first";
+  ASSERT_GE(static_cast<int64_t>(first.size()), closed) << "every closed window arrives";
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_EQ(first[i], static_cast<int64_t>(i) + 1) << "in order, once";
+  for (size_t i = 0; i < second.size(); ++i) EXPECT_EQ(second[i], static_cast<int64_t>(i) + 1);
+  EXPECT_EQ(n.value("gcm_agent_dropped_points_total"), 0);
+  EXPECT_EQ(n.proc->stop(SIGTERM, 20s), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Protocols, AgentSpool, ::testing::Values("http/protobuf", "http/json", "grpc"),
