@@ -1,6 +1,7 @@
 // gcm agent end to end with the fake libnvidia-ml.so.1: /metrics while it runs, attribution from mapping files
 // (inotify), a hung and a lost GPU that do not stall the others, NVML missing, SIGHUP, SIGTERM, a malformed config,
 // the state file and `gcm agent status`, and the prolog failing through agent-verdict.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -172,6 +173,43 @@ TEST(Agent, RunsTheSuitesAgentChecksInProcessAndReportsAHungOne) {
   size_t runs = count_runs();
   ASSERT_EQ(::kill(n.proc->pid(), SIGUSR1), 0);
   EXPECT_TRUE(eventually([&] { return count_runs() > runs; }, 10s)) << n.log();
+  EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
+}
+
+// A built-in check that hangs for real: check-syslogs link-flaps reading a "syslog" that is a FIFO whose writer holds
+// it open and never writes, as a log on a hung NFS mount would; its own --timeout (3600 s) is longer than the
+// [agent] entry's 1 s, so only the agent's timeout can end the wait. The agent reports it at its timeout (CRITICAL,
+// and gcm_agent_source_timeouts_total{source="checks"}), does not start it again while it is stuck though rounds
+// keep coming every second, and windows keep closing; once the writer goes away the check returns and its real
+// verdict replaces the timeout.
+TEST(Agent, AHungBuiltInCheckIsAbandonedAtItsTimeoutWhileWindowsKeepClosing) {
+  AgentNode n(2);
+  std::string fifo = n.dir + "/syslog";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  int writer = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);  // the FIFO has a writer that sends nothing
+  ASSERT_GE(writer, 0);
+  std::ofstream(n.dir + "/suite.toml")
+      << "[suite]\ncluster = \"c\"\n[agent]\n"
+      << "[[agent.checks]]\nname = \"flaps\"\ncheck = \"check-syslogs link-flaps\"\ntimeout = 1\n"
+      << "options = { syslog_file = \"" << fifo << "\", timeout = 3600 }\n";
+  n.start({"--check-interval", "1"});
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_health_check_status{check=\"flaps\"") == 2.0; }, 20s))
+      << n.metrics().substr(0, 4000) << n.diagnosis();
+  EXPECT_EQ(n.value("gcm_agent_source_timeouts_total{source=\"checks\""), 1.0);
+  // Several check rounds and windows later it is still the one timeout: the stuck check was not started again.
+  double windows = n.value("gcm_agent_windows_total").value_or(0);
+  EXPECT_TRUE(eventually([&] { return n.value("gcm_agent_windows_total").value_or(0) >= windows + 8; }, 30s))
+      << n.diagnosis();
+  EXPECT_EQ(n.value("gcm_agent_source_timeouts_total{source=\"checks\""), 1.0) << n.log();
+  EXPECT_EQ(n.value("gcm_health_check_status{check=\"flaps\""), 2.0);
+  auto state = json::parse(read_text(n.dir + "/run/agent-state.json"));
+  bool reported = false;
+  for (const auto& c : state["checks"])
+    if (c["name"] == "flaps") reported = c["message"].get<std::string>().find("abandoned") != std::string::npos;
+  EXPECT_TRUE(reported) << state.dump(1);
+  ::close(writer);  // the read returns (end of file): the check finishes and says what it found
+  EXPECT_TRUE(eventually([&] { return n.value("gcm_health_check_status{check=\"flaps\"") == 0.0; }, 20s))
+      << n.metrics().substr(0, 4000) << n.diagnosis();
   EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
 }
 
