@@ -3,9 +3,10 @@
 // once and in order; with the spool too small for the outage, the oldest windows are dropped and counted; and a
 // kill -9 of the agent itself, whose spool a new agent replays.
 //
-// The test stops the receiver for 60 s; here the outage lasts 3 s. Nothing in the mechanism depends on the
-// length: the sender keeps retrying the same front entry with its backoff capped (1 s here, 30 s by default) while
-// the windows of the outage go to disk, whatever the outage's length.
+// The test stops the receiver for 60 s, 2 windows at the agent's default --window of 30 s; here the outage
+// lasts 3 s and 60 windows. Nothing in the mechanism depends on the length in seconds: the sender keeps retrying the
+// same front entry with its backoff capped (1 s here, 30 s by default) while the windows of the outage go to disk;
+// what a long outage changes is the backlog, and 60 windows are 30 times the issue's.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -133,26 +134,26 @@ TEST_P(AgentSpool, EveryWindowArrivesOnceAndInOrderAcrossAReceiverOutage) {
   rx->kill9();
   auto outage_start = std::chrono::steady_clock::now();
   rx.reset();
-  for (int w = 5; w < 10; ++w) enqueue_window(sp, w);
+  for (int w = 5; w < 65; ++w) enqueue_window(sp, w);
   // Down for 3 s, and the sender has been failing, and backing off, all along.
   ASSERT_TRUE(eventually(
       [&] { return std::chrono::steady_clock::now() - outage_start >= 3s && sp.stats().send_failures >= 3; }, 30s))
       << sp.stats().last_error;
   auto during = sp.stats();
-  EXPECT_EQ(during.spool.entries, 10u) << "every window of the outage is on disk";
+  EXPECT_EQ(during.spool.entries, 120u) << "every window of the outage is on disk";
   EXPECT_GT(during.oldest_age_seconds, 1.0);
   EXPECT_EQ(during.sent_entries, 10u);
 
   rx = std::make_unique<Receiver>(dir, http_port, grpc_port);
-  EXPECT_EQ(rx->receive(10, 60s), expected_windows(5, 10)) << sp.stats().last_error;
+  EXPECT_EQ(rx->receive(120, 60s), expected_windows(5, 65)) << sp.stats().last_error;
   ASSERT_TRUE(eventually([&] { return sp.stats().spool.entries == 0; }, 10s));
-  for (int w = 10; w < 12; ++w) enqueue_window(sp, w);
-  EXPECT_EQ(rx->receive(4, 30s), expected_windows(10, 12));
+  for (int w = 65; w < 67; ++w) enqueue_window(sp, w);
+  EXPECT_EQ(rx->receive(4, 30s), expected_windows(65, 67));
   EXPECT_TRUE(sp.flush(10s));
   EXPECT_EQ(rx->extra(1500ms), std::vector<std::string>{}) << "nothing arrives twice";
   auto after = sp.stats();
-  EXPECT_EQ(after.sent_entries, 24u);
-  EXPECT_EQ(after.sent_points, 24u);
+  EXPECT_EQ(after.sent_entries, 134u);
+  EXPECT_EQ(after.sent_points, 134u);
   EXPECT_EQ(after.dropped_points(), 0u);
   EXPECT_EQ(after.spool.bytes, 0u);
 }

@@ -358,10 +358,18 @@ TEST(Agent, FindsTheSlowGpuOfAJobAndThePrologFailsIt) {
 }
 
 // OTLP push through the spool: the receiver is killed while windows keep coming and started again on the same
-// port; every window arrives, in order, none twice. (The outage is 60 s; 4 s here: the sender retries the
-// same front entry with a capped backoff whatever the outage's length, while the windows of the outage go to disk.)
+// port; every window arrives, in order, none twice.
+//
+// The outage is 60 s: 2 windows at the default --window of 30 s. Here windows are 0.1 s and the outage lasts
+// 60 of them (about 6 s): 30 times the backlog in the spool, and more failed sends than the outage
+// brings (about 7: after 0, 1, 3, 7 and 15 s, then one per window). That is the same test in compressed time because
+// neither the spool nor the sender looks at the clock, except for the sender's backoff between attempts, and that
+// wait ends at each new window (its 30 s cap is reached after 5 failures in both cases); what a longer outage
+// changes is how many windows wait on disk, and that is what is scaled up.
 TEST(Agent, EveryWindowReachesTheOtlpReceiverInOrderAcrossAnOutage) {
   AgentNode n(2);
+  n.collect_interval = "0.02";
+  n.window = "0.1";
   int http_port = free_port(), grpc_port = free_port();
   auto rx = std::make_unique<OtlpReceiverProcess>(n.dir, http_port, grpc_port);
   n.start({"--otlp-endpoint", "http://127.0.0.1:" + std::to_string(http_port)});
@@ -379,15 +387,18 @@ TEST(Agent, EveryWindowReachesTheOtlpReceiverInOrderAcrossAnOutage) {
   };
   ASSERT_TRUE(collect_until(3, 30s)) << n.diagnosis();
   rx->kill9();
-  ASSERT_TRUE(eventually([&] { return n.value("gcm_agent_spool_entries").value_or(0) >= 4; }, 20s))
-      << n.metrics().substr(0, 2000);
-  std::this_thread::sleep_for(4s);  // the outage: windows keep closing every 0.5 s into the spool
-  EXPECT_GT(n.value("gcm_agent_export_failures_total").value_or(0), 0);
+  double down_at = n.value("gcm_agent_windows_total").value_or(0);
+  // The outage: 60 windows close into the spool.
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_agent_windows_total").value_or(0) >= down_at + 60; }, 60s))
+      << n.metrics().substr(0, 2000) << n.diagnosis();
+  EXPECT_GE(n.value("gcm_agent_export_failures_total").value_or(0), 7);
+  EXPECT_GE(n.value("gcm_agent_spool_entries").value_or(0), 50) << "the outage's windows wait on disk";
   int64_t during = static_cast<int64_t>(n.value("gcm_agent_windows_total").value_or(0));
   rx = std::make_unique<OtlpReceiverProcess>(n.dir, http_port, grpc_port);
   ASSERT_TRUE(collect_until(during + 2, 60s)) << n.diagnosis();
   for (size_t i = 0; i < windows.size(); ++i) ASSERT_EQ(windows[i], windows[0] + static_cast<int64_t>(i)) << i;
   EXPECT_EQ(windows[0], 1);
+  EXPECT_GE(static_cast<int64_t>(windows.size()), during + 2);
   EXPECT_EQ(n.value("gcm_agent_dropped_points_total"), 0);
   EXPECT_EQ(n.proc->stop(SIGTERM, 20s), 0);
 }
