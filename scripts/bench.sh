@@ -82,4 +82,7 @@ RUNS=5 bash "$ROOT/scripts/bench-slurm-job-monitor.sh" "$BUILD"
 
 echo
 bash "$ROOT/scripts/bench-agent.sh" "$BUILD"
+
+echo
+bash "$ROOT/scripts/bench-agent-verdict.sh" "$BUILD"
 rm -rf "$WORK"
