@@ -16,7 +16,7 @@ PACKAGES=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # real peers for the integration tests and the demo
-  prometheus curl time procps
+  prometheus prometheus-alertmanager curl time procps
   # the CA, server and client certificates of the TLS tests
   openssl
   # a real Slurm 22.05 cluster with accounting for the tests and the demo (tests/testbed/)
