@@ -47,3 +47,11 @@ if [ -f "$OTLP_DIR/package.json" ] && [ ! -d "$OTLP_DIR/node_modules/@elastic/mo
   echo "install-deps: installing the npm OTLP receiver" >&2
   (cd "$OTLP_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
+
+# The Grafana dashboard schema check (@grafana/schema, @grafana/grafana-foundation-sdk and typescript), pinned by
+# package-lock.json.
+GRAFANA_DIR="$ROOT/tests/grafana"
+if [ -f "$GRAFANA_DIR/package.json" ] && [ ! -d "$GRAFANA_DIR/node_modules/@grafana/schema" ]; then
+  echo "install-deps: installing the npm Grafana schema packages" >&2
+  (cd "$GRAFANA_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
