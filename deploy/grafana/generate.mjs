@@ -165,10 +165,10 @@ const cluster = dashboard('gcm-cluster', 'gcm / Cluster',
     timeseries('GPUs allocated per account (Slurm)', 'slurm_monitor\'s per-account GPUs of running jobs.',
       [target('sum by (account) (gcm_slurm_account_total_gpus_alloc{derived_cluster=~"$cluster"})', '{{account}}')],
       { stack: true }),
-    table('GPU-hours per account, last 24 hours', 'From the hourly recording rules: allocated (GPUs held by ' +
-      'jobs) and used (weighted by utilisation).', [
-      instant(`sum by (account) (sum_over_time(gcm:account:gpu_hours_allocated:1h{${C}}[23h59m59s:1h]))`),
-      instant(`sum by (account) (sum_over_time(gcm:account:gpu_hours_used:1h{${C}}[23h59m59s:1h]))`),
+    table('GPU-hours per account in the time range', 'Allocated (GPUs held by the account\'s jobs) and used ' +
+      '(weighted by utilisation), from the once-a-minute recording rules: a sample is a GPU-minute.', [
+      instant(`sum by (account) (sum_over_time(gcm:account:gpus{${C}}[$__range])) / 60`),
+      instant(`sum by (account) (sum_over_time(gcm:account:gpus_busy{${C}}[$__range])) / 60`),
     ], { w: 12 }),
     row('Scheduler'),
     timeseries('slurmctld (sdiag)', 'RPC server threads in use (limit 256) and queued agent and DBD messages.', [
@@ -295,9 +295,12 @@ const job = dashboard('gcm-job', 'gcm / Job',
   ], {
     tags: ['jobs'],
     annotations: [
+      // From the time of the last XID rather than from changes of the counter: a GPU's first XID creates its
+      // counter at 1, which changes() and increase() never see. Marks the two minutes after each XID.
       { name: 'XIDs', datasource: DS, enable: true, hide: false, iconColor: 'red',
         target: { refId: 'Anno', datasource: DS,
-          expr: `(changes(gcm_gpu_xid_errors_total{${C}}[2m]) > 0) and on(cluster, node, gpu) gcm_gpu_job_info{${JOB}}`,
+          expr: `(time() - gcm_gpu_xid_last_timestamp_seconds{${C}} < 120) and on(cluster, node, gpu) ` +
+            `gcm_gpu_job_info{${JOB}}`,
           legendFormat: 'XID {{xid}} on {{node}} GPU {{gpu}}', range: true } },
       { name: 'Throttling and slow GPUs', datasource: DS, enable: true, hide: false, iconColor: 'orange',
         target: { refId: 'Anno', datasource: DS,

@@ -145,6 +145,7 @@ struct Agent::Impl {
   std::string page;
   std::unique_ptr<HttpListener> listener;
   std::unique_ptr<OtlpSpooler> otlp;  // null: no OTLP push
+  uint64_t spool_limit_bytes = 0;    // --spool-max-bytes, exported beside the spool's size
   Object otlp_resource;
   std::vector<Record> window_metrics, window_logs;  // what this window pushes over OTLP
 
@@ -293,7 +294,8 @@ struct Agent::Impl {
     }
     std::unique_ptr<Spool> spool;
     try {
-      spool = Spool::open(opts.spool_dir, parse_byte_size(opts.spool_max_bytes), log);
+      spool_limit_bytes = parse_byte_size(opts.spool_max_bytes);
+      spool = Spool::open(opts.spool_dir, spool_limit_bytes, log);
     } catch (const std::exception& e) {
       throw AgentUsageError(fmt::format("--spool-dir: {}", e.what()));
     }
@@ -332,6 +334,7 @@ struct Agent::Impl {
     r.at("export_failures") = static_cast<int64_t>(st.send_failures);
     r.at("spool_entries") = static_cast<int64_t>(st.spool.entries);
     r.at("spool") = static_cast<int64_t>(st.spool.bytes);
+    r.at("spool_limit") = static_cast<int64_t>(spool_limit_bytes);
     r.at("spool_oldest_age") = st.oldest_age_seconds;
     publish(kAgentExport, {r});
     auto& s = sources["otlp"];

@@ -55,6 +55,9 @@ const Schema kAgentExport = metric_schema(
          "agent_export_failures"},
         {"spool_entries", FT::Int, FR::Gauge, "", "windows waiting in the spool", "agent_spool_entries"},
         {"spool", FT::Int, FR::Gauge, "bytes", "size of the spool", "agent_spool"},
+        {"spool_limit", FT::Int, FR::Gauge, "bytes",
+         "--spool-max-bytes: past it the oldest windows are dropped (so alerts can compare the size with it)",
+         "agent_spool_limit"},
         {"spool_oldest_age", FT::Double, FR::Gauge, "seconds", "age of the oldest window in the spool",
          "agent_spool_oldest_age"},
     });

@@ -53,6 +53,7 @@ std::unique_ptr<Sink> make_sink_for(const std::string& command, const SharedOpti
                                     std::shared_ptr<spdlog::logger> log) {
   SinkContext ctx;
   ctx.command = command;
+  if (!opts.once) ctx.interval_seconds = static_cast<double>(opts.interval);
   ctx.retry.retries = opts.retries;
   ctx.retry.initial_backoff_s = opts.retry_backoff;
   ctx.log = log;
@@ -132,6 +133,11 @@ int run_collection_loop(const std::string& command, const SharedOptions& opts, C
       if (!ok) {
         ++stats.failures;
         failed_once = true;
+        try {
+          sink->round_failed(info);
+        } catch (const std::exception& e) {
+          log->error("{}: sink '{}' could not record the failed round: {}", command, opts.sink, e.what());
+        }
       }
       log->debug("{}: {} records of {} in {} chunk(s)", command, writer.records(), task.name, writer.chunks());
     }

@@ -23,6 +23,7 @@ namespace {
 class PrometheusSink : public Sink {
  public:
   PrometheusSink(const SinkOptions& o, const SinkContext& ctx) : log_(ctx.log) {
+    store_.set_collector(ctx.command, ctx.interval_seconds);
     textfile_ = o.get_string("textfile");
     std::string listen = o.get_string("listen");
     if (listen.empty() && textfile_.empty())
@@ -41,7 +42,12 @@ class PrometheusSink : public Sink {
   void write(const Record& r) override { store_.add(r); }
   void end_round(const BatchInfo& info) override {
     store_.end_round(*info.schema);
+    store_.round_succeeded(*info.schema, info.ts);
     if (!textfile_.empty()) write_textfile();
+  }
+  void round_failed(const BatchInfo& info) override {
+    store_.round_failed(*info.schema);
+    if (!textfile_.empty()) write_textfile();  // the failure count must reach the textfile too
   }
 
  private:

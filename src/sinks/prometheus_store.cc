@@ -116,6 +116,57 @@ void PrometheusStore::add(const Record& r) {
   }
 }
 
+void PrometheusStore::set_collector(std::string name, double interval_seconds) {
+  std::lock_guard lock(mu_);
+  collector_ = std::move(name);
+  interval_ = interval_seconds;
+}
+
+void PrometheusStore::round_succeeded(const Schema& s, int64_t round_start_unix) {
+  std::lock_guard lock(mu_);
+  Rounds& r = rounds_[s.name];
+  ++r.total;
+  r.last_success = round_start_unix;
+}
+
+void PrometheusStore::round_failed(const Schema& s) {
+  std::lock_guard lock(mu_);
+  Rounds& r = rounds_[s.name];
+  ++r.total;
+  ++r.failed;
+}
+
+void PrometheusStore::render_collector(std::string& out) const {
+  if (collector_.empty()) return;
+  std::string c = prometheus_label_escape(collector_);
+  auto head = [&](const char* name, const char* type, const char* help) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  };
+  if (interval_ > 0) {
+    head("gcm_collector_interval_seconds", "gauge", "Seconds between the starts of two rounds (--interval).");
+    out += fmt::format("gcm_collector_interval_seconds{{collector=\"{}\"}} {}\n", c, prometheus_value(interval_));
+  }
+  if (rounds_.empty()) return;
+  bool any_success = false;
+  for (const auto& [schema, r] : rounds_) any_success = any_success || r.last_success > 0;
+  if (any_success)
+    head("gcm_collector_last_success_timestamp_seconds", "gauge",
+         "Unix time at which the last round whose records reached this sink started.");
+  for (const auto& [schema, r] : rounds_)
+    if (r.last_success > 0)
+      out += fmt::format("gcm_collector_last_success_timestamp_seconds{{collector=\"{}\",schema=\"{}\"}} {}\n", c,
+                         prometheus_label_escape(schema), r.last_success);
+  head("gcm_collector_rounds_total", "counter", "Collection rounds, successful or not.");
+  for (const auto& [schema, r] : rounds_)
+    out += fmt::format("gcm_collector_rounds_total{{collector=\"{}\",schema=\"{}\"}} {}\n", c,
+                       prometheus_label_escape(schema), r.total);
+  head("gcm_collector_failed_rounds_total", "counter",
+       "Rounds that failed (a command or the sink failed); their series keep the last good round's values.");
+  for (const auto& [schema, r] : rounds_)
+    out += fmt::format("gcm_collector_failed_rounds_total{{collector=\"{}\",schema=\"{}\"}} {}\n", c,
+                       prometheus_label_escape(schema), r.failed);
+}
+
 std::string PrometheusStore::render() const {
   std::lock_guard lock(mu_);
   std::string out;
@@ -133,6 +184,7 @@ std::string PrometheusStore::render() const {
       out.push_back('\n');
     }
   }
+  render_collector(out);
   return out;
 }
 

@@ -23,6 +23,14 @@ class PrometheusStore {
   std::string render() const;
   size_t series_count() const;
 
+  // Freshness of the collector feeding this store, so that Prometheus can tell a collector whose rounds fail (Slurm
+  // not answering: the last values stay, unchanged) from one whose values are merely constant. Rendered only once
+  // a collector is named: gcm_collector_interval_seconds{collector}, and per schema
+  // gcm_collector_last_success_timestamp_seconds, gcm_collector_rounds_total, gcm_collector_failed_rounds_total.
+  void set_collector(std::string name, double interval_seconds);
+  void round_succeeded(const Schema& s, int64_t round_start_unix);
+  void round_failed(const Schema& s);
+
  private:
   struct Family {
     std::string help;
@@ -32,7 +40,16 @@ class PrometheusStore {
   };
   void set(const Schema& s, const FieldSpec& f, const std::string& labels, double v);
 
+  struct Rounds {
+    int64_t last_success = 0;  // 0: none yet (the series is left out rather than saying 1970)
+    uint64_t total = 0, failed = 0;
+  };
+  void render_collector(std::string& out) const;
+
   mutable std::mutex mu_;
+  std::string collector_;
+  double interval_ = 0;
+  std::map<std::string, Rounds> rounds_;  // per schema name
   std::map<std::string, Family> families_;
   std::map<std::string, uint64_t> generation_;  // per schema name
 };

@@ -34,6 +34,9 @@ class Sink {
   // (prometheus) swap it at end_round.
   virtual void begin_round(const BatchInfo&) {}
   virtual void end_round(const BatchInfo&) {}
+  // A round of one task failed (a command or a chunk failed): end_round is not called for it, and sinks that
+  // report their collector's freshness (prometheus) count it.
+  virtual void round_failed(const BatchInfo&) {}
   // One chunk: begin_chunk, write for each record, end_chunk. Sinks that send requests do so at end_chunk.
   virtual void begin_chunk(const BatchInfo&) {}
   virtual void write(const Record& r) = 0;
@@ -61,6 +64,7 @@ struct SinkOptionSpec {
 // What every sink gets besides its options.
 struct SinkContext {
   std::string command;  // the collector's name, for messages
+  double interval_seconds = 0;  // seconds between two rounds of a daemon; 0 with --once and outside collectors
   RetryPolicy retry;    // --retries and the backoff schedule
   std::shared_ptr<spdlog::logger> log;
 };

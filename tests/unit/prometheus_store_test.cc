@@ -73,5 +73,36 @@ TEST(PrometheusStore, Values) {
   EXPECT_EQ(prometheus_value(-std::numeric_limits<double>::infinity()), "-Inf");
 }
 
+// Freshness: a failed round leaves the last good values in place (so Prometheus alone cannot see it); the store
+// says when the last good round started and how many failed, per schema, and the collector's interval.
+TEST(PrometheusStore, TellsWhenTheCollectorLastSucceededAndHowManyRoundsFailed) {
+  Schema s = gpu_schema();
+  PrometheusStore store;
+  store.begin_round(s);
+  store.end_round(s);
+  EXPECT_EQ(store.render().find("gcm_collector_"), std::string::npos) << "nothing without a collector name";
+  store.set_collector("slurm_monitor", 300);
+  store.round_failed(s);
+  std::string first = store.render();
+  EXPECT_NE(first.find("gcm_collector_interval_seconds{collector=\"slurm_monitor\"} 300\n"), std::string::npos)
+      << first;
+  EXPECT_EQ(first.find("gcm_collector_last_success_timestamp_seconds"), std::string::npos)
+      << "no success yet is no series, not 1970: " << first;
+  EXPECT_NE(first.find("gcm_collector_failed_rounds_total{collector=\"slurm_monitor\",schema=\"GpuT\"} 1\n"),
+            std::string::npos);
+  store.round_succeeded(s, 1700000000);
+  store.round_failed(s);
+  std::string page = store.render();
+  EXPECT_NE(page.find("# TYPE gcm_collector_last_success_timestamp_seconds gauge\n"
+                      "gcm_collector_last_success_timestamp_seconds{collector=\"slurm_monitor\",schema=\"GpuT\"} "
+                      "1700000000\n"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("gcm_collector_rounds_total{collector=\"slurm_monitor\",schema=\"GpuT\"} 3\n"),
+            std::string::npos);
+  EXPECT_NE(page.find("gcm_collector_failed_rounds_total{collector=\"slurm_monitor\",schema=\"GpuT\"} 2\n"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace gcm
