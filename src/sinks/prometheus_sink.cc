@@ -43,6 +43,10 @@ class PrometheusSink : public Sink {
     store_.end_round(*info.schema);
     if (!textfile_.empty()) write_textfile();
   }
+  // The textfile was written at the end of each round; what is left is to stop serving and free the port.
+  void shutdown() override {
+    if (server_) server_->stop();
+  }
 
  private:
   void start_server(const std::string& listen, const std::string& web_config) {
