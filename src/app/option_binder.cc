@@ -6,6 +6,13 @@
 
 namespace gcm {
 
+void one_value_per_occurrence(CLI::App& app) {
+  // Only named options: a positional that takes the rest of the line (a file list) keeps doing so.
+  for (CLI::Option* opt : app.get_options([](CLI::Option* o) { return o->nonpositional(); }))
+    if (opt->get_items_expected_max() > 1) opt->allow_extra_args(false);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) one_value_per_occurrence(*sub);
+}
+
 void apply_config(const ConfigFile& cfg, const std::vector<std::string>& command_path, const OptionBinder& binder,
                   const std::vector<std::string>& subcommand_names,
                   const std::function<void(const std::string&)>& warn) {
