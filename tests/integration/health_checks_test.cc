@@ -370,6 +370,10 @@ TEST(HealthChecks, OptionsMayStandAnywhereOnTheLine) {
     EXPECT_EQ(r.out, first) << "the same verdict line in every order";
   }
   EXPECT_NE(first.find("CRITICAL - nvidia smi"), std::string::npos) << first;
+  // --help says so, instead of CLI11's "TEXT ..." (which reads as several words after one -c).
+  auto help = h.run({"check-nvidia-smi", "--help"});
+  EXPECT_NE(help.out.find("persistence_mode} (repeatable)"), std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find(" ..."), std::string::npos) << help.out;
 }
 
 // GCM's -d/--detach: the check runs in the background; the command exits 0 at once and prints nothing, and the
