@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,18 @@ namespace gcm {
 int dispatch_main(int argc, char** argv);
 int gcm_main(int argc, char** argv);
 int health_checks_main(int argc, char** argv);
+
+// What a health_checks command line says, parsed exactly as health_checks_main parses it but without running
+// anything (for tests of option placement): the check's path, the root's --detach, and the raw values of every
+// option and positional given, by parameter name ("check", "cluster", "type", "--config", ...). `error` holds the
+// parse error, if any.
+struct ParsedCheckLine {
+  std::vector<std::string> path;
+  bool detach = false;
+  std::map<std::string, std::vector<std::string>> values;
+  std::string error;
+};
+ParsedCheckLine parse_health_checks_line(const std::vector<std::string>& words);
 // `gcm prolog|epilog|healthcheck [options]`: args are the options after the command name.
 int suite_main(suite::Profile profile, std::vector<std::string> args);
 const char* suite_command_help(suite::Profile p);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "app/command_registry.h"
+#include "app/detach.h"
 #include "app/commands.h"
 #include "app/option_binder.h"
 #include "app/slurm_processor_cmd.h"
@@ -19,6 +20,7 @@
 #include "core/config.h"
 #include "core/logging.h"
 #include "gpu/nvml_library.h"
+#include "health/check.h"
 #include "slurm/cluster_name.h"
 
 namespace gcm {
@@ -34,25 +36,6 @@ struct CollectorCommand {
   SharedOptions shared;
   std::unique_ptr<Collector> collector;
 };
-
-// Detaches from the terminal (the reference's --detach): fork, setsid, fork, stdio to /dev/null. The working
-// directory is kept so relative paths given on the command line keep their meaning.
-void detach() {
-  if (pid_t p = ::fork(); p < 0) {
-    throw std::runtime_error(fmt::format("fork failed: {}", std::strerror(errno)));
-  } else if (p > 0) {
-    ::_exit(0);
-  }
-  ::setsid();
-  if (pid_t p = ::fork(); p > 0) ::_exit(0);
-  int fd = ::open("/dev/null", O_RDWR);
-  if (fd >= 0) {
-    ::dup2(fd, 0);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    if (fd > 2) ::close(fd);
-  }
-}
 
 // The command named on the command line (its first word that is not an option or --config's value). Only that
 // command's options are built: building every collector's options was most of the start-up of `gcm prolog`, which
@@ -113,6 +96,11 @@ int gcm_main(int argc, char** argv) {
     c->app->footer(sinks_help());
     c->binder = std::make_unique<OptionBinder>(*c->app);
     c->shared.add_to(*c->binder, spec.default_interval);
+    if (spec.log_file_per_host)
+      c->app->get_option("--log-folder")
+          ->description(fmt::format("Internal logs go to <log-folder>/{}_logs/<hostname>.log (rotated at 1 MiB, 2 "
+                                    "backups).",
+                                    spec.logger_name));
     c->collector = spec.setup(*c->binder);
     commands.emplace(name, std::move(c));
   }
@@ -137,6 +125,7 @@ int gcm_main(int argc, char** argv) {
     c->set_help_flag();  // --help goes to the runner's own parser, which knows the options
     suite_cmds.emplace_back(c, p);
   }
+  one_value_per_occurrence(app);
 
   if (argc <= 1) {
     std::cout << app.help();
@@ -163,6 +152,8 @@ int gcm_main(int argc, char** argv) {
   if (hc_cmd->parsed()) {
     std::vector<std::string> rest = hc_cmd->remaining();
     std::vector<char*> hc_argv = {const_cast<char*>("health_checks")};
+    static char detach_word[] = "--detach";
+    if (detach_flag) hc_argv.push_back(detach_word);  // GCM's -d applies to the whole invocation
     for (auto& s : rest) hc_argv.push_back(s.data());
     return health_checks_main(static_cast<int>(hc_argv.size()), hc_argv.data());
   }
@@ -208,8 +199,8 @@ int gcm_main(int argc, char** argv) {
 
   std::shared_ptr<spdlog::logger> log;
   try {
-    log = setup_logging({cmd->spec->logger_name, "", cmd->shared.log_folder, cmd->shared.log_level,
-                         cmd->shared.log_stdout});
+    log = setup_logging({cmd->spec->logger_name, cmd->spec->log_file_per_host ? health::node_hostname() : "",
+                         cmd->shared.log_folder, cmd->shared.log_level, cmd->shared.log_stdout});
   } catch (const std::invalid_argument& e) {
     return usage_error(e.what());
   }

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/commands.h"
+#include "app/detach.h"
 #include "app/option_binder.h"
 #include "app/option_limits.h"
 #include "core/config.h"
@@ -53,7 +54,7 @@ void add_common_options(CheckCommand& c) {
            "Logs go to <log-folder>/<type>_logs/<hostname>.log (rotated at 1 MiB, 2 backups).")
       ->capture_default_str();
   b.flag("--stdout", "stdout", c.log_stdout, "Write internal logs to stdout instead of the log file.");
-  b.option("--sink", "sink", c.sink, "Where the telemetry record goes: stdout, file, otel, prometheus, do_nothing.")
+  b.option("--sink", "sink", c.sink, fmt::format("Where the telemetry record goes: {}.", sink_names()))
       ->capture_default_str();
   b.option("-o,--sink-opt", "sink_opts", c.sink_opts, "Sink option key=value; repeat for several.");
   b.flag("--verbose-out", "verbose_out", c.verbose_out, "Always print the result line, with its message.");
@@ -110,55 +111,100 @@ void load_killswitches(const std::string& path, CheckRun& run) {
   }
 }
 
+// The command tree: the root options, the groups and the checks (only the one the line names, when it names one).
+struct HealthChecksCli {
+  CLI::App app{"GCM health checks: run as Slurm prolog/epilog, Nagios check or from an application. Exit codes: "
+               "0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN. Usage: health_checks [-d] <group> <check> CLUSTER TYPE "
+               "[options]."};
+  std::optional<std::string> config_path, features_path;
+  bool detach = false;
+  std::map<std::string, CLI::App*> group_apps;
+  std::vector<std::unique_ptr<CheckCommand>> commands;  // stable addresses: CLI11 binds to members
+
+  explicit HealthChecksCli(const HealthCheckSpec* only) {
+    app.name("health_checks");
+    app.option_defaults()->always_capture_default(false);
+    app.footer(fmt::format("health_checks version: {}", GCM_VERSION));
+    app.require_subcommand(0, 1);
+    app.add_option("--config", config_path,
+                   "TOML config: [health_checks.<group>.<check>] tables keyed by option name (default: "
+                   "/etc/fb-healthchecks/config.toml when it exists).");
+    app.add_option("--features-config", features_path,
+                   "Killswitch TOML: [HealthChecksFeatures] disable_<check> = true makes that check exit OK.");
+    app.add_flag("-d,--detach", detach,
+                 "Run the check in the background, detached from the terminal (GCM's daemon mode): the command "
+                 "exits 0 at once, prints nothing, and the result goes to the log and the telemetry sink only.");
+    app.set_version_flag("--version", fmt::format("health_checks, version {}", GCM_VERSION));
+    for (const auto& [name, help] : health::health_group_registry())
+      if (!only || (only->path.size() == 2 && only->path[0] == name)) group_apps[name] = app.add_subcommand(name, help);
+    for (const auto& spec : health::health_check_registry()) {
+      if (only && &spec != only) continue;
+      auto c = std::make_unique<CheckCommand>();
+      c->spec = &spec;
+      CLI::App* parent = &app;
+      if (spec.path.size() == 2) {
+        auto it = group_apps.find(spec.path[0]);
+        parent = it != group_apps.end() ? it->second : (group_apps[spec.path[0]] = app.add_subcommand(spec.path[0]));
+      }
+      c->app = parent->add_subcommand(spec.path.back(), spec.help);
+      c->binder = std::make_unique<OptionBinder>(*c->app);
+      add_common_options(*c);
+      c->check = spec.setup(*c->binder);
+      commands.push_back(std::move(c));
+    }
+    for (auto& [name, g] : group_apps) g->require_subcommand(1);
+    one_value_per_occurrence(app);
+  }
+
+  // Parses the words after the program name (throws CLI::ParseError and the help/version calls).
+  void parse(const std::vector<std::string>& words) {
+    // The reference spells cuda memtest's option "-gpu" (one dash, three letters), which CLI11 would read as -g -p
+    // -u. CLI11 takes the words in reverse order.
+    std::vector<std::string> args;
+    for (auto it = words.rbegin(); it != words.rend(); ++it) args.push_back(*it == "-gpu" ? "--gpu-devices" : *it);
+    app.parse(args);
+  }
+
+  CheckCommand* parsed_check() const {
+    for (const auto& c : commands)
+      if (c->app->parsed()) return c.get();
+    return nullptr;
+  }
+};
+
 }  // namespace
 
-int health_checks_main(int argc, char** argv) {
-  CLI::App app{"GCM health checks: run as Slurm prolog/epilog, Nagios check or from an application. Exit codes: "
-               "0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN. Usage: health_checks <group> <check> CLUSTER TYPE "
-               "[options]."};
-  app.name("health_checks");
-  app.option_defaults()->always_capture_default(false);
-  app.footer(fmt::format("health_checks version: {}", GCM_VERSION));
-  app.require_subcommand(0, 1);
-  std::optional<std::string> config_path, features_path;
-  app.add_option("--config", config_path,
-                 "TOML config: [health_checks.<group>.<check>] tables keyed by option name (default: "
-                 "/etc/fb-healthchecks/config.toml when it exists).");
-  app.add_option("--features-config", features_path,
-                 "Killswitch TOML: [HealthChecksFeatures] disable_<check> = true makes that check exit OK.");
-  app.set_version_flag("--version", fmt::format("health_checks, version {}", GCM_VERSION));
-
-  const HealthCheckSpec* only = named_check(argc, argv);
-  std::map<std::string, CLI::App*> group_apps;
-  for (const auto& [name, help] : health::health_group_registry())
-    if (!only || (only->path.size() == 2 && only->path[0] == name)) group_apps[name] = app.add_subcommand(name, help);
-  std::vector<std::unique_ptr<CheckCommand>> commands;  // stable addresses: CLI11 binds to members
-  for (const auto& spec : health::health_check_registry()) {
-    if (only && &spec != only) continue;
-    auto c = std::make_unique<CheckCommand>();
-    c->spec = &spec;
-    CLI::App* parent = &app;
-    if (spec.path.size() == 2) {
-      auto it = group_apps.find(spec.path[0]);
-      parent = it != group_apps.end() ? it->second : (group_apps[spec.path[0]] = app.add_subcommand(spec.path[0]));
-    }
-    c->app = parent->add_subcommand(spec.path.back(), spec.help);
-    c->binder = std::make_unique<OptionBinder>(*c->app);
-    add_common_options(*c);
-    c->check = spec.setup(*c->binder);
-    commands.push_back(std::move(c));
+ParsedCheckLine parse_health_checks_line(const std::vector<std::string>& words) {
+  std::vector<char*> argv = {const_cast<char*>("health_checks")};
+  for (const auto& w : words) argv.push_back(const_cast<char*>(w.c_str()));
+  HealthChecksCli cli(named_check(static_cast<int>(argv.size()), argv.data()));
+  ParsedCheckLine out;
+  try {
+    cli.parse(words);
+  } catch (const CLI::Error& e) {
+    out.error = e.what();
+    return out;
   }
-  for (auto& [name, g] : group_apps) g->require_subcommand(1);
+  out.detach = cli.detach;
+  if (cli.config_path) out.values["--config"] = {*cli.config_path};
+  if (cli.features_path) out.values["--features-config"] = {*cli.features_path};
+  CheckCommand* cmd = cli.parsed_check();
+  if (!cmd) return out;
+  out.path = cmd->spec->path;
+  for (const auto& [param, opt] : cmd->binder->bindings())
+    if (opt->count() > 0) out.values[param] = opt->results();
+  return out;
+}
 
+int health_checks_main(int argc, char** argv) {
+  HealthChecksCli cli(named_check(argc, argv));
+  CLI::App& app = cli.app;
   if (argc <= 1) {
     std::cout << app.help();
     return 0;
   }
-  // The reference spells cuda memtest's option "-gpu" (one dash, three letters), which CLI11 would read as -g -p -u.
-  std::vector<std::string> args;
-  for (int i = argc - 1; i >= 1; --i) args.emplace_back(std::string_view(argv[i]) == "-gpu" ? "--gpu-devices" : argv[i]);
   try {
-    app.parse(args);
+    cli.parse(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -169,9 +215,9 @@ int health_checks_main(int argc, char** argv) {
     std::cerr << "Error: " << e.what() << "\nTry 'health_checks --help' (or '<group> <check> --help').\n";
     return 2;
   }
-  CheckCommand* cmd = nullptr;
-  for (auto& c : commands)
-    if (c->app->parsed()) cmd = c.get();
+  auto& config_path = cli.config_path;
+  auto& features_path = cli.features_path;
+  CheckCommand* cmd = cli.parsed_check();
   if (!cmd) {
     std::cout << app.help();
     return 0;
@@ -211,17 +257,24 @@ int health_checks_main(int argc, char** argv) {
     std::cerr << "Warning: " << w << "\n";
     run.log->warn("{}", w);
   }
+  SinkContext sctx;
+  sctx.command = "health_checks";
+  sctx.log = run.log;
+  sctx.retry.retries = 0;  // a check must not wait minutes for a telemetry backend
   try {
-    SinkContext sctx;
-    sctx.command = "health_checks";
-    sctx.log = run.log;
-    sctx.retry.retries = 0;  // a check must not wait minutes for a telemetry backend
     run.sink = make_sink(cmd->sink, cmd->sink_opts, sctx);
   } catch (const SinkUsageError& e) {
     return fail(e.what(), 2);
   }
   try {
     if (features_path) load_killswitches(*features_path, run);
+    if (cli.detach) {
+      // The sink was built above so that a bad -o is still a usage error on the terminal; it is built again in
+      // the detached process because a sink may hold threads (the prometheus listener's) that fork does not copy.
+      run.sink.reset();
+      detach();
+      run.sink = make_sink(cmd->sink, cmd->sink_opts, sctx);
+    }
     return cmd->check->run(run);
   } catch (const health::KillswitchFileError& e) {
     return fail(e.what(), 2);

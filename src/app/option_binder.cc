@@ -6,6 +6,23 @@
 
 namespace gcm {
 
+void one_value_per_occurrence(CLI::App& app) {
+  // Only named options: a positional that takes the rest of the line (a file list) keeps doing so.
+  for (CLI::Option* opt : app.get_options([](CLI::Option* o) { return o->nonpositional(); })) {
+    if (opt->get_items_expected_max() <= 1) continue;
+    opt->allow_extra_args(false);
+    // CLI11's help would still write "TEXT ...", which reads as "several words after the option".
+    if (opt->get_option_text().empty()) {
+      std::string text = opt->get_type_name();  // the formatter puts the space before it
+      if (!opt->get_default_str().empty()) text += "=" + opt->get_default_str();
+      text += " (repeatable)";
+      if (opt->get_required()) text += " REQUIRED";
+      opt->option_text(text);
+    }
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) one_value_per_occurrence(*sub);
+}
+
 void apply_config(const ConfigFile& cfg, const std::vector<std::string>& command_path, const OptionBinder& binder,
                   const std::vector<std::string>& subcommand_names,
                   const std::function<void(const std::string&)>& warn) {

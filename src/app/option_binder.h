@@ -36,6 +36,13 @@ class OptionBinder {
   std::vector<std::pair<std::string, CLI::Option*>> bindings_;
 };
 
+// Every repeatable option of `app` and its subcommands takes exactly one value per occurrence, as click's
+// multiple=True options do: `-c gpu_num CLUSTER TYPE` gives -c one value and leaves CLUSTER and TYPE to the
+// positionals, wherever the option stands on the line (CLI11's vector options otherwise take every word that
+// follows). A value list is given by repeating the option (`-c a -c b`), or with a delimiter where the option has
+// one (`--gpus 0,1`). Applied once the command tree is built, so no option added later can miss it.
+void one_value_per_occurrence(CLI::App& app);
+
 // Fills options not given on the command line from the command's config table. Warns (through `warn`) about keys
 // that are neither an option nor a subcommand table. Throws ConfigError naming the file, table and key when a value
 // does not convert.

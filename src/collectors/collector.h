@@ -59,6 +59,9 @@ struct CollectorSpec {
   std::string logger_name;    // the reference's LOGGER_NAME
   // Adds the collector's own options to its subcommand and returns the collector that will hold their values.
   std::function<std::unique_ptr<Collector>(OptionBinder&)> setup;
+  // The log file is <log_folder>/<logger_name>_logs/<hostname>.log rather than .../<logger_name>.log: GCM's
+  // nvml_monitor runs on every node, often with a shared log folder, and names its file after the host.
+  bool log_file_per_host = false;
 };
 
 bool register_collector(CollectorSpec spec);

@@ -150,9 +150,9 @@ int run_collection_loop(const std::string& command, const SharedOptions& opts, C
   }
   int rc = 0;
   try {
-    sink->flush();
+    sink->shutdown();  // explicitly, so a failure to deliver the rest is the exit code and not only a log line
   } catch (const std::exception& e) {
-    log->error("{}: flushing sink '{}' failed: {}", command, opts.sink, e.what());
+    log->error("{}: shutting down sink '{}' failed: {}", command, opts.dry_run ? "stdout" : opts.sink, e.what());
     rc = 1;
   }
   if (stats_out) *stats_out = stats;

@@ -219,6 +219,7 @@ const bool kRegistered = register_collector({
     90,
     "nvml_monitor",
     [](OptionBinder& b) -> std::unique_ptr<Collector> { return std::make_unique<NvmlMonitor>(b); },
+    /*log_file_per_host=*/true,
 });
 
 }  // namespace

@@ -35,8 +35,8 @@ slurm::SlurmQuery user_assoc_query(const std::string& user, std::chrono::millise
 // rows are, and then a SlurmError names the command and the first such line.
 void collect_qos(slurm::SlurmClient& slurm, const Params& params, RecordOut& out, spdlog::logger* log = nullptr);
 
-// One SacctmgrUserPayload per association row of every user. Keys are always User, DefaultAccount, Account,
-// DefaultQOS, QOS (Slurm 22.05 heads the columns "Def Acct" and "Def QOS"). Bad rows as for collect_qos.
+// One SacctmgrUserPayload per association row of every user, keyed by the headers sacctmgr prints (GCM's keys:
+// "Def Acct" and "Def QOS" on Slurm 22.05). Bad rows as for collect_qos.
 void collect_users(slurm::SlurmClient& slurm, const Params& params, RecordOut& out, spdlog::logger* log = nullptr);
 
 }  // namespace gcm::sacctmgr

@@ -1,7 +1,9 @@
 // gcm sacctmgr_user: `sacctmgr show user format=User -nP` for the user names, then per user
 // `sacctmgr show user <user> withassoc format=User,DefaultAccount,Account,DefaultQOS,QOS -P`; one
-// SacctmgrUserPayload {ds, cluster, derived_cluster, sacctmgr_user: {User, DefaultAccount, Account, DefaultQOS, QOS}}
-// per association row.
+// SacctmgrUserPayload {ds, cluster, derived_cluster, sacctmgr_user: {<header>: <value>, ...}} per association row.
+// The keys are the column headers sacctmgr prints, as GCM keeps them: Slurm 22.05 heads two of the requested
+// columns "Def Acct" and "Def QOS", so GCM's records there carry {User, Def Acct, Account, Def QOS, QOS}, and the
+// tables and dashboards built on them expect those keys (renaming them here broke them).
 #include <ctime>
 
 #include <fmt/format.h>
@@ -26,7 +28,8 @@ const Schema kSacctmgrUserPayload = [] {
       {"cluster", FieldType::String, FieldRole::Identity, "", "cluster name"},
       {"derived_cluster", FieldType::String, FieldRole::Identity, "", "the cluster (users have no partition)"},
       {"sacctmgr_user", FieldType::Object, FieldRole::Attribute, "",
-       "{User, DefaultAccount, Account, DefaultQOS, QOS} of one association, values as printed"},
+       "one association as {header: value} with sacctmgr's headers as printed: {User, Def Acct, Account, Def QOS, "
+       "QOS} on Slurm 22.05, DefaultAccount/DefaultQOS where sacctmgr prints those"},
   };
   return s;
 }();
@@ -40,17 +43,6 @@ slurm::SlurmQuery user_assoc_query(const std::string& user, std::chrono::millise
           {"sacctmgr", "show", "user", user, "withassoc", "format=User,DefaultAccount,Account,DefaultQOS,QOS", "-P"},
           timeout};
 }
-
-namespace {
-
-// Slurm 22.05 heads two of the requested columns with abbreviations; the records keep the names asked for.
-std::string canonical_column(std::string_view name) {
-  if (name == "Def Acct") return "DefaultAccount";
-  if (name == "Def QOS") return "DefaultQOS";
-  return std::string(name);
-}
-
-}  // namespace
 
 void collect_users(slurm::SlurmClient& slurm, const Params& p, RecordOut& out, spdlog::logger* log) {
   std::vector<std::string> users;
@@ -66,7 +58,7 @@ void collect_users(slurm::SlurmClient& slurm, const Params& p, RecordOut& out, s
   TableProblems problems;
   for (const auto& user : users) {
     stream_table(
-        slurm, user_assoc_query(user, p.timeout), canonical_column,
+        slurm, user_assoc_query(user, p.timeout), nullptr,
         [&](const Object& row) {
           r[3] = row;
           out.emit(r);

@@ -1,6 +1,9 @@
 #include "collectors/shared_options.h"
 
+#include <fmt/format.h>
+
 #include "app/option_limits.h"
+#include "sinks/sink.h"
 
 namespace gcm {
 
@@ -9,7 +12,7 @@ void SharedOptions::add_to(OptionBinder& b, int64_t default_interval) {
   b.option("--cluster", "cluster", cluster,
            "Cluster name. Default: ClusterName from `scontrol show config`, or local-node without Slurm (with a "
            "warning when scontrol fails; daemons ask again each round).");
-  b.option("--sink", "sink", sink, "Where records go: stdout, file, otel, prometheus, do_nothing (see Sinks below).")
+  b.option("--sink", "sink", sink, fmt::format("Where records go: {} (see Sinks below).", sink_names()))
       ->capture_default_str();
   b.option("-o,--sink-opt", "sink_opts", sink_opts, "Sink option key=value; repeat for several (see Sinks below).")
       ->allow_extra_args(false);

@@ -114,6 +114,10 @@ HttpResponse HttpClient::perform(const std::string& url, const std::string* body
   if (!tls_.ca_file.empty()) api.easy_setopt(c, CURLOPT_CAINFO, tls_.ca_file.c_str());
   if (!tls_.cert_file.empty()) api.easy_setopt(c, CURLOPT_SSLCERT, tls_.cert_file.c_str());
   if (!tls_.key_file.empty()) api.easy_setopt(c, CURLOPT_SSLKEY, tls_.key_file.c_str());
+  if (!tls_.verify) {
+    api.easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+    api.easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
   if (body) {
     api.easy_setopt(c, CURLOPT_POST, 1L);
     api.easy_setopt(c, CURLOPT_POSTFIELDS, body->data());

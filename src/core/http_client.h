@@ -27,9 +27,12 @@ struct HttpResponse {
 };
 
 // TLS settings of the client: the CA to verify the server with (PEM; "" for the system's), and a client certificate
-// and key for mutual TLS ("" for none).
+// and key for mutual TLS ("" for none). verify = false accepts any server certificate and name (the webhook sink's
+// verify_ssl=false, for a test endpoint with a self-signed certificate): the connection is encrypted but the peer
+// is not authenticated.
 struct HttpClientTls {
   std::string ca_file, cert_file, key_file;
+  bool verify = true;
 };
 
 class HttpClient {
@@ -50,6 +53,12 @@ class HttpClient {
   void* curl_;
   HttpClientTls tls_;
 };
+
+// The answers a sender should retry later: 429 Too Many Requests, 502, 503, 504 (a proxy or the server is busy or
+// away). Any other status is the receiver's final word on the request.
+inline bool is_retryable_http_status(long status) {
+  return status == 429 || status == 502 || status == 503 || status == 504;
+}
 
 // Parses a Retry-After value (delay-seconds or an HTTP date) into seconds from now; nullopt when absent/invalid.
 std::optional<double> parse_retry_after(const std::string& value);

@@ -1,7 +1,10 @@
-// Exponential backoff for retryable failures (sink writes): initial, initial*2, initial*4, ... capped, at most
-// `retries` retries, interrupted by shutdown.
+// The project's one retry policy for deliveries (sink writes): exponential backoff for retryable failures — initial,
+// initial*2, initial*4, ... capped — at most `retries` retries, a server's Retry-After honoured, the wait cut short
+// by a shutdown. Every sink that sends over the network retries through retry_with_backoff, so --retries and
+// --retry-backoff mean the same for all of them.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -22,5 +25,21 @@ struct RetryableError : std::runtime_error {
       : std::runtime_error(what), retry_after(retry_after_s) {}
   std::optional<double> retry_after;  // a server's Retry-After, in seconds
 };
+
+// What retry_with_backoff throws when no attempt succeeded. The message is the last failure's with why it stopped:
+// "(gave up after N retries)", or "(shutting down, not retried further)" when a shutdown cut the wait short.
+struct RetriesExhausted : std::runtime_error {
+  RetriesExhausted(const std::string& what, bool by_shutdown) : std::runtime_error(what), shutting_down(by_shutdown) {}
+  bool shutting_down;
+};
+
+// Called before each wait: the failure, the 0-based retry about to be made and the wait in seconds.
+using RetryNotice = std::function<void(const RetryableError& failure, int retry, double delay_s)>;
+
+// Runs `attempt` until it returns, retrying each RetryableError after the policy's delay (at least a Retry-After,
+// never more than max_backoff_s). Any other exception passes through at once. A shutdown requested during a wait
+// ends it with one last immediate attempt, so a flush at exit still delivers when the receiver is back.
+void retry_with_backoff(const RetryPolicy& policy, const std::function<void()>& attempt,
+                        const RetryNotice& before_retry = nullptr);
 
 }  // namespace gcm

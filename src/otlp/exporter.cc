@@ -8,7 +8,6 @@
 
 #include "core/gzip.h"
 #include "core/json_limits.h"
-#include "core/shutdown.h"
 #include "otlp/encode.h"
 #include "otlp/grpc_loader.h"
 #include "logs_service.pb.h"
@@ -39,8 +38,6 @@ std::string trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return std::string(s);
 }
-
-bool retryable_status(long status) { return status == 429 || status == 502 || status == 503 || status == 504; }
 
 // The receiver's explanation in an error answer: a google.rpc.Status (protobuf or JSON), else the raw text.
 std::string error_message(const HttpResponse& res) {
@@ -155,7 +152,7 @@ void Exporter::attempt(Signal signal, const std::string& url, const std::string&
     return;
   }
   std::string why = fmt::format("POST {} answered HTTP {}: {}", url, res.status, error_message(res));
-  if (retryable_status(res.status)) throw RetryableError(why, parse_retry_after(res.header("retry-after")));
+  if (is_retryable_http_status(res.status)) throw RetryableError(why, parse_retry_after(res.header("retry-after")));
   if (res.status == 400 || res.status == 413 || res.status == 422) throw RejectedRequestError(why);
   throw SinkError(why);
 }
@@ -248,29 +245,13 @@ void Exporter::send(Signal signal, const google::protobuf::Message& request) {
     else
       attempt(signal, url, body);
   };
-  for (int retry = 0;; ++retry) {
-    try {
-      once();
-      return;
-    } catch (const RetryableError& e) {
-      if (retry >= cfg_.retry.retries) {
-        throw TransientExportError(fmt::format("{} (gave up after {} retr{})", e.what(), cfg_.retry.retries,
-                                               cfg_.retry.retries == 1 ? "y" : "ies"));
-      }
-      double delay = cfg_.retry.delay_for(retry);
-      if (e.retry_after) delay = std::min(std::max(delay, *e.retry_after), cfg_.retry.max_backoff_s);
+  try {
+    retry_with_backoff(cfg_.retry, once, [this](const RetryableError& e, int retry, double delay) {
       ++stats_.retries;
       if (log_) log_->warn("{}; retry {}/{} in {:.1f} s", e.what(), retry + 1, cfg_.retry.retries, delay);
-      if (!sleep_unless_shutdown(std::chrono::duration<double>(delay))) {
-        // Shutting down: one last immediate attempt, so a flush at exit still delivers when the receiver is back.
-        try {
-          once();
-          return;
-        } catch (const RetryableError& last) {
-          throw TransientExportError(fmt::format("{} (shutting down, not retried further)", last.what()));
-        }
-      }
-    }
+    });
+  } catch (const RetriesExhausted& e) {
+    throw TransientExportError(e.what());
   }
 }
 

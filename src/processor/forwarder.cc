@@ -78,6 +78,15 @@ std::string answer_text(const HttpResponse& res) {
 
 }  // namespace
 
+const char* to_string(DownstreamState s) {
+  switch (s) {
+    case DownstreamState::Unknown: return "unknown";
+    case DownstreamState::Up: return "up";
+    case DownstreamState::Down: return "down";
+  }
+  return "unknown";
+}
+
 Forwarder::Forwarder(ForwarderOptions opts, std::shared_ptr<spdlog::logger> log)
     : opts_(std::move(opts)), log_(std::move(log)) {
   if (!opts_.endpoint.empty() && opts_.endpoint.back() == '/') opts_.endpoint.pop_back();
@@ -136,7 +145,8 @@ void Forwarder::stop() {
   cv_.notify_all();
   {
     std::unique_lock lock(mu_);
-    cv_.wait_for(lock, opts_.drain_timeout, [this] { return queue_.empty() || !st_.downstream_ok; });
+    cv_.wait_for(lock, opts_.drain_timeout,
+                 [this] { return queue_.empty() || st_.downstream == DownstreamState::Down; });
     stopping_ = true;
   }
   cv_.notify_all();
@@ -338,7 +348,7 @@ void Forwarder::run() {
     double retry_after = -1;
     Outcome o = send(signal, body, items, &retry_after);
     lock.lock();
-    st_.downstream_ok = o != Outcome::Retry;
+    st_.downstream = o == Outcome::Retry ? DownstreamState::Down : DownstreamState::Up;
     if (o == Outcome::Retry && from_queue) queue_.push_front(Batch{signal, std::move(body), items, {}});
     if (o == Outcome::Retry) {
       ++st_.retried;

@@ -41,6 +41,9 @@ struct ForwarderOptions {
   std::chrono::milliseconds drain_timeout{5000};  // on stop, how long to keep sending before spooling the rest
 };
 
+enum class DownstreamState { Unknown, Up, Down };
+const char* to_string(DownstreamState s);  // "unknown", "up", "down"
+
 struct ForwarderStats {
   uint64_t forwarded = 0;          // items the downstream accepted
   uint64_t requests = 0;           // requests sent downstream (accepted)
@@ -54,7 +57,10 @@ struct ForwarderStats {
   uint64_t queue_bytes = 0;        // now in memory
   uint64_t spool_items = 0;        // now on disk
   uint64_t spool_bytes = 0;        // now on disk
-  bool downstream_ok = true;       // the last attempt succeeded
+  // Unknown until the first attempt ends: nothing was sent yet, so nothing is known of the downstream (a
+  // processor that has only just started, or that no client has sent to, must not report it "up"). Then Up when
+  // the last attempt got an answer that is not "try again" (accepted, or rejected for good), Down when it failed.
+  DownstreamState downstream = DownstreamState::Unknown;
 };
 
 class Forwarder {

@@ -138,7 +138,7 @@ HttpReply Service::handle(const HttpRequest& req) {
   if (req.path == "/health") {
     auto f = forwarder_->stats();
     nlohmann::json j = {{"status", "ok"},
-                        {"downstream", f.downstream_ok ? "up" : "down"},
+                        {"downstream", to_string(f.downstream)},
                         {"queued_items", f.queued_items},
                         {"spooled_items", f.spool_items}};
     return {200, "application/json", j.dump() + "\n", ""};
@@ -219,7 +219,13 @@ std::string Service::metrics_text() const {
   one("queue_bytes", "gauge", "Bytes waiting in memory.", f.queue_bytes);
   one("spool_items", "gauge", "Items waiting in the spool.", f.spool_items);
   one("spool_bytes", "gauge", "Bytes waiting in the spool.", f.spool_bytes);
-  one("downstream_up", "gauge", "1 when the last downstream attempt succeeded.", f.downstream_ok ? 1 : 0);
+  // No sample before the first attempt: "unknown" is neither up (1) nor down (0), and an alert on == 0 must not
+  // fire for a processor nobody has sent to yet.
+  family("downstream_up", "gauge",
+         "1 when the last downstream attempt got a final answer, 0 when it failed; no sample before the first "
+         "attempt.");
+  if (f.downstream != DownstreamState::Unknown)
+    out += fmt::format("gcm_slurm_processor_downstream_up {}\n", f.downstream == DownstreamState::Up ? 1 : 0);
   auto r = resolver_->stats();
   one("attribution_cache_hits_total", "counter", "Job lookups answered from memory.", r.hits);
   one("attribution_cache_misses_total", "counter", "Job lookups that asked the sources.", r.misses);

@@ -145,7 +145,7 @@ int PublishCommand::run(const ConfigFile& cfg) {
     }
     writer.finish();  // what was read before a failure is still delivered
     sink->end_round(info);
-    sink->flush();
+    sink->shutdown();
   } catch (const SinkError& e) {
     rc = 1;
     failure = fmt::format("writing to sink '{}' failed: {}", shared.dry_run ? "stdout" : shared.sink, e.what());

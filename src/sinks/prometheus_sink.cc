@@ -50,6 +50,11 @@ class PrometheusSink : public Sink {
     if (!textfile_.empty()) write_textfile();  // the failure count must reach the textfile too
   }
 
+  // The textfile was written at the end of each round; what is left is to stop serving and free the port.
+  void shutdown() override {
+    if (server_) server_->stop();
+  }
+
  private:
   void start_server(const std::string& listen, const std::string& web_config) {
     HttpListenerOptions o;

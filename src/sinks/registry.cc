@@ -13,6 +13,48 @@ std::map<std::string, SinkFactory>& registry() {
   static std::map<std::string, SinkFactory> r;
   return r;
 }
+
+// What make_sink() hands out: the sink itself behind a layer that guarantees shutdown() runs exactly once. Owners
+// leave in many ways (a usage error thrown mid-round, a signal, a check that throws); putting the guarantee here
+// rather than in each owner means a sink added later cannot lose buffered records because one path forgot it.
+class ShutdownOnce final : public Sink {
+ public:
+  ShutdownOnce(std::string name, std::unique_ptr<Sink> inner, std::shared_ptr<spdlog::logger> log)
+      : name_(std::move(name)), inner_(std::move(inner)), log_(std::move(log)) {}
+  ~ShutdownOnce() override {
+    if (done_) return;
+    try {
+      shutdown();
+    } catch (const std::exception& e) {
+      // Nobody is left to tell but the log: the owner is gone (an exception is on its way out, or it forgot).
+      if (log_)
+        log_->error("sink '{}': delivering what was left at exit failed: {}", name_, e.what());
+      else
+        std::fprintf(stderr, "sink '%s': delivering what was left at exit failed: %s\n", name_.c_str(), e.what());
+    }
+  }
+  void begin_round(const BatchInfo& info) override { live().begin_round(info); }
+  void end_round(const BatchInfo& info) override { live().end_round(info); }
+  void begin_chunk(const BatchInfo& info) override { live().begin_chunk(info); }
+  void write(const Record& r) override { live().write(r); }
+  void end_chunk() override { live().end_chunk(); }
+  void flush() override { live().flush(); }
+  void shutdown() override {
+    if (done_) return;
+    done_ = true;  // first: a failing shutdown is not tried again by the destructor
+    inner_->shutdown();
+  }
+
+ private:
+  Sink& live() {
+    if (done_) throw SinkError(fmt::format("sink '{}' was already shut down", name_));
+    return *inner_;
+  }
+  std::string name_;
+  std::unique_ptr<Sink> inner_;
+  std::shared_ptr<spdlog::logger> log_;
+  bool done_ = false;
+};
 }  // namespace
 
 bool register_sink(SinkFactory factory) {
@@ -100,7 +142,13 @@ std::unique_ptr<Sink> make_sink(const std::string& name, const std::vector<std::
                                      unknown.size() > 1 ? "s" : "", fmt::join(unknown, ", "),
                                      accepted.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(accepted, ", "))));
   }
-  return factory.make(SinkOptions(name, std::move(options)), ctx);
+  return std::make_unique<ShutdownOnce>(name, factory.make(SinkOptions(name, std::move(options)), ctx), ctx.log);
+}
+
+std::string sink_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, f] : registry()) names.push_back(name);
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 std::string sinks_help() {

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -57,7 +58,8 @@ RotatingFile::~RotatingFile() {
 
 void RotatingFile::open_current() {
   if (fd_ >= 0) ::close(fd_);
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  // Read-write: a CSV writer reads the file's header back (first_line) under the lock; writes still only append.
+  fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) fail("cannot open", path_);
   struct stat st;
   if (::fstat(fd_, &st) != 0) fail("cannot stat", path_);
@@ -119,6 +121,67 @@ void RotatingFile::append_lines(std::string_view lines) {
     pos = end;
   }
   write_all(lines.substr(run_start));
+}
+
+std::string RotatingFile::first_line() {
+  // A header longer than this is treated as unreadable: the plan then starts a new file rather than guess.
+  constexpr size_t kMaxHeader = 1u << 20;
+  std::string buf;
+  size_t chunk = 4096;
+  while (buf.size() < kMaxHeader) {
+    size_t old = buf.size();
+    buf.resize(old + chunk);
+    ssize_t n;
+    do {
+      n = ::pread(fd_, buf.data() + old, chunk, static_cast<off_t>(old));
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) fail("cannot read", path_);
+    buf.resize(old + static_cast<size_t>(n));
+    size_t nl = buf.find('\n', old);
+    if (nl != std::string::npos) {
+      buf.resize(nl);
+      break;
+    }
+    if (n == 0) break;  // the file ends without a line end
+    chunk = std::min(chunk * 2, kMaxHeader);
+  }
+  if (!buf.empty() && buf.back() == '\r') buf.pop_back();
+  return buf;
+}
+
+void RotatingFile::append_under_header(const std::function<HeaderedRows(std::string_view)>& plan) {
+  FileLock lock(lock_fd_);
+  reopen_if_rotated();
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) fail("cannot stat", path_);
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  HeaderedRows h = plan(size == 0 ? std::string() : first_line());
+  if (h.start_new_file && size > 0) {
+    if (backup_count_ == 0) {
+      throw SinkError(fmt::format("'{}' must start a new file for a different header, but backup_count=0 would "
+                                  "destroy the current one",
+                                  path_));
+    }
+    rotate();
+    size = 0;
+  }
+  std::string out;
+  for (const auto& row : h.rows) {
+    if (size == 0) {
+      out += h.header;
+      size += h.header.size();
+    } else if (max_bytes_ > 0 && size > h.header.size() && size + row.size() > max_bytes_) {
+      // (a file holding only the header takes the row, however large: rotating it would leave a file of no rows)
+      write_all(out);
+      out.clear();
+      rotate();
+      out += h.header;
+      size = h.header.size();
+    }
+    out += row;
+    size += row.size();
+  }
+  write_all(out);
 }
 
 }  // namespace gcm

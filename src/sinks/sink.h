@@ -41,8 +41,13 @@ class Sink {
   virtual void begin_chunk(const BatchInfo&) {}
   virtual void write(const Record& r) = 0;
   virtual void end_chunk() {}
-  // Everything buffered is delivered (called before exit, including after SIGTERM).
+  // Everything buffered so far is delivered; the sink stays usable (a health check flushes after each record).
   virtual void flush() {}
+  // The sink's last call (GCM's SinkImpl.shutdown()): everything buffered is delivered, then connections, files
+  // and listeners are released. Nothing is written after it. A sink made by make_sink() is shut down exactly once
+  // whatever way its owner leaves (an exception, a signal): explicitly by the owner, which then hears of a failure,
+  // or else when it is destroyed, which logs a failure. The default delivers what flush() delivers.
+  virtual void shutdown() { flush(); }
 };
 
 // A sink failure that the loop reports (the sink already retried what it could).
@@ -101,11 +106,15 @@ bool register_sink(SinkFactory factory);
 const std::map<std::string, SinkFactory>& sink_registry();
 
 // Builds the named sink from `-o key=value` items. Unknown sink names and unknown options are SinkUsageError
-// messages that list what is accepted.
+// messages that list what is accepted. The sink returned is shut down once: by an explicit shutdown() (a second
+// call does nothing, a write after it is a SinkError) or, failing that, when it is destroyed (a failure is then
+// logged to ctx.log, or stderr without one).
 std::unique_ptr<Sink> make_sink(const std::string& name, const std::vector<std::string>& sink_opts,
                                 const SinkContext& ctx);
 
 // The "Sinks" section of --help: every sink, its summary and its options with defaults.
 std::string sinks_help();
+// The registered sink names, "a, b, c" (for option help that must not go stale when a sink is added).
+std::string sink_names();
 
 }  // namespace gcm

@@ -70,6 +70,7 @@ std::vector<std::unique_ptr<Prepared>> prepare(const ProfileSpec& spec) {
       if (p->spec->has_timeout)
         p->binder->option("--timeout", "timeout", p->timeout_opt, "Seconds each external command may run.");
       p->check = p->spec->setup(*p->binder);
+      one_value_per_occurrence(*p->app);  // args mean what they mean on a health_checks command line
       std::vector<std::string> rev(e.args.rbegin(), e.args.rend());
       try {
         p->app->parse(rev);

@@ -338,5 +338,63 @@ TEST(HealthChecks, OutputLineAndTelemetryPerType) {
   EXPECT_EQ(t[0]["health_check"], "check zombie");
 }
 
+// The line, `-c gpu_num CLUSTER TYPE`, and the same words in other orders: each -c takes one value, so
+// CLUSTER and TYPE are the positionals wherever the options stand, and every order runs the same sub-checks.
+TEST(HealthChecks, OptionsMayStandAnywhereOnTheLine) {
+  Host h(2);
+  std::vector<std::vector<std::string>> orders = {
+      {"check-nvidia-smi", "-c", "gpu_num", "fair_cluster", "app"},
+      {"check-nvidia-smi", "fair_cluster", "-c", "gpu_num", "app"},
+      {"check-nvidia-smi", "fair_cluster", "app", "-c", "gpu_num"},
+  };
+  for (auto words : orders) {
+    words.insert(words.end(), {"--gpu_num", "2", "--sink", "stdout"});
+    auto r = h.run(words);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    auto recs = records_of(r.out);
+    ASSERT_EQ(recs.size(), 1u) << r.out << r.err;
+    EXPECT_EQ(recs[0]["health_check"], "nvidia smi gpu_num");
+    EXPECT_EQ(recs[0]["cluster"], "fair_cluster");
+    EXPECT_EQ(recs[0]["type"], "app");
+  }
+  std::string first;
+  for (std::vector<std::string> words : {
+           std::vector<std::string>{"check-nvidia-smi", "-c", "gpu_num", "-c", "row_remap", "--gpu_num", "3", "c",
+                                    "app"},
+           {"check-nvidia-smi", "c", "--gpu_num", "3", "-c", "row_remap", "app", "-c", "gpu_num"},
+           {"check-nvidia-smi", "c", "app", "-c", "row_remap", "-c", "gpu_num", "--gpu_num", "3"},
+       }) {
+    auto r = h.run(words);
+    EXPECT_EQ(r.exit_code, 2) << "2 GPUs, 3 expected: " << r.out << r.err;
+    if (first.empty()) first = r.out;
+    EXPECT_EQ(r.out, first) << "the same verdict line in every order";
+  }
+  EXPECT_NE(first.find("CRITICAL - nvidia smi"), std::string::npos) << first;
+  // --help says so, instead of CLI11's "TEXT ..." (which reads as several words after one -c).
+  auto help = h.run({"check-nvidia-smi", "--help"});
+  EXPECT_NE(help.out.find("persistence_mode} (repeatable)"), std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find(" ..."), std::string::npos) << help.out;
+}
+
+// GCM's -d/--detach: the check runs in the background; the command exits 0 at once and prints nothing, and the
+// verdict reaches the telemetry sink (and the log) only.
+TEST(HealthChecks, DetachRunsTheCheckInTheBackground) {
+  Host h(2);
+  std::string out = h.dir + "/telemetry.jsonl";
+  auto r = h.run({"-d", "check-nvidia-smi", "c", "app", "-c", "gpu_num", "--gpu_num", "3", "--sink", "telemetry",
+                  "-o", "file_path=" + out});
+  EXPECT_EQ(r.exit_code, 0) << "the foreground process exits 0 whatever the verdict: " << r.err;
+  EXPECT_EQ(r.out, "");
+  ASSERT_TRUE(eventually([&] { return read_text(out).find("\n") != std::string::npos; }, std::chrono::seconds(20)))
+      << "the detached check never sent its record";
+  auto rec = nlohmann::json::parse(read_text(out).substr(0, read_text(out).find('\n')));
+  EXPECT_EQ(rec["result"], 2);
+  EXPECT_EQ(rec["health_check"], "nvidia smi gpu_num");
+  // A bad sink option is still a usage error on the terminal: the sink is checked before detaching.
+  auto bad = h.run({"--detach", "check-nvidia-smi", "c", "app", "-c", "gpu_num", "--sink", "telemetry"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("needs -o file_path=PATH"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace gcm::testing

@@ -1,6 +1,7 @@
 // gcm nvml_monitor end to end with the fake libnvidia-ml.so.1: the reference's test expectation, job attribution
 // through a procfs tree, Prometheus series, a hung GPU, a lost GPU, and a host without NVML.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -100,6 +101,23 @@ TEST(NvmlMonitor, IdleGpusCountInTheHostAverage) {
   ASSERT_GE(out.size(), 3u);
   EXPECT_EQ(out[2][0]["min_gpu_util"], 0);  // the reference skips 0 % GPUs and would say 60 here
   EXPECT_EQ(out[2][0]["avg_gpu_util"], 30.0);
+}
+
+// GCM's nvml_monitor logs to <log_folder>/nvml_monitor_logs/<hostname>.log (it runs on every node, often with a
+// shared log folder); the other collectors use <name>.log.
+TEST(NvmlMonitor, LogsToTheHostsOwnFileAsGcmDoes) {
+  Fixture f(json{{"devices", json::array({reference_gpu(0, 30)})}});
+  auto r = run_gcm({"nvml_monitor", "--once", "--push-interval", "0.1", "--collect-interval", "0.1", "--log-folder",
+                    f.dir, "--log-level", "DEBUG"},
+                   std::chrono::seconds(60), f.env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+  std::string log = read_text(f.dir + "/nvml_monitor_logs/" + host + ".log");
+  EXPECT_NE(log.find("] - [nvml_monitor] - "), std::string::npos) << "logger name kept: " << log;
+  EXPECT_FALSE(std::filesystem::exists(f.dir + "/nvml_monitor_logs/nvml_monitor.log"));
+  auto help = run_gcm({"nvml_monitor", "--help"});
+  EXPECT_NE(help.out.find("<log-folder>/nvml_monitor_logs/<hostname>.log"), std::string::npos) << help.out;
 }
 
 TEST(NvmlMonitor, AHungGpuIsReportedDownAndTheOthersStillSampled) {

@@ -173,7 +173,7 @@ TEST(SacctmgrFake, QosAndUsersOnRecordedOutputs) {
   ASSERT_EQ(u.exit_code, 0) << u.err;
   auto ur = records(u.out);
   ASSERT_EQ(ur.size(), 5u) << u.out;  // alice has two associations
-  EXPECT_EQ(ur[0]["sacctmgr_user"]["DefaultAccount"], "research");
+  EXPECT_EQ(ur[0]["sacctmgr_user"]["Def Acct"], "research") << "GCM's key on Slurm 22.05: the header as printed";
 }
 
 TEST(SacctmgrFake, ShortRowExitsOneNamingTheLine) {

@@ -2,6 +2,7 @@
 // batches wait in memory, overflow to the spool, every item arrives exactly once when the downstream is back, a
 // restart picks up what an earlier run spooled, and items that cannot be kept are counted.
 #include "processor/forwarder.h"
+#include "processor/service.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -10,6 +11,8 @@
 #include <filesystem>
 #include <mutex>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "metrics_service.pb.h"
 
@@ -181,6 +184,48 @@ TEST(SlurmProcessorForwarder, ARejectingDownstreamDropsWithACount) {
   ASSERT_TRUE(f.submit(Signal::Metrics, "\xff\xff garbage", 3));  // the downstream answers 400
   ASSERT_TRUE(eventually([&] { return f.stats().dropped == 3; }));
   EXPECT_EQ(f.stats().forwarded, 0u);
+}
+
+// Nothing is known of the downstream before something was sent to it: a processor that just started, or that no
+// client has sent to yet, must not report it up (it may not even exist). Unknown, then up or down after an attempt.
+TEST(SlurmProcessorForwarder, TheDownstreamIsUnknownUntilAnAttemptEnds) {
+  Downstream d;
+  Forwarder f(options(d.url(), ""), nullptr);
+  EXPECT_EQ(f.stats().downstream, DownstreamState::Unknown);
+  f.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // batch timeouts pass: still nothing to send
+  EXPECT_EQ(f.stats().downstream, DownstreamState::Unknown);
+  ASSERT_TRUE(f.submit(Signal::Metrics, request(1), 1));
+  ASSERT_TRUE(eventually([&] { return f.stats().forwarded == 1; }));
+  EXPECT_EQ(f.stats().downstream, DownstreamState::Up);
+  d.down = true;
+  ASSERT_TRUE(f.submit(Signal::Metrics, request(2), 1));
+  ASSERT_TRUE(eventually([&] { return f.stats().downstream == DownstreamState::Down; }));
+  d.down = false;
+  ASSERT_TRUE(eventually([&] { return f.stats().downstream == DownstreamState::Up && f.stats().forwarded == 2; }));
+}
+
+TEST(SlurmProcessorService, HealthSaysUnknownAndMetricsHaveNoUpSampleBeforeAnythingWasSent) {
+  Downstream d;
+  ServiceOptions o;
+  o.forward = options(d.url(), "");
+  Service svc(o, nullptr);
+  HttpRequest get;
+  get.method = "GET";
+  get.path = "/health";
+  HttpReply health = svc.handle(get);
+  EXPECT_EQ(health.status, 200);
+  EXPECT_EQ(nlohmann::json::parse(health.body)["downstream"], "unknown") << health.body;
+  std::string metrics = svc.metrics_text();
+  EXPECT_NE(metrics.find("# TYPE gcm_slurm_processor_downstream_up gauge\n"), std::string::npos);
+  // A sample line starts with the name (the HELP line mentions it after "# HELP ").
+  EXPECT_EQ(metrics.find("\ngcm_slurm_processor_downstream_up "), std::string::npos) << "no guess of up or down";
+}
+
+TEST(SlurmProcessorService, DownstreamStatesAreNamed) {
+  EXPECT_STREQ(to_string(DownstreamState::Unknown), "unknown");
+  EXPECT_STREQ(to_string(DownstreamState::Up), "up");
+  EXPECT_STREQ(to_string(DownstreamState::Down), "down");
 }
 
 }  // namespace
