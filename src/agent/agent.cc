@@ -484,8 +484,7 @@ struct Agent::Impl {
     DrainControlOptions d;
     d.drain = opts.drain;
     d.node = opts.slurm_node.empty() ? suite::slurm_node_name() : opts.slurm_node;
-    d.limits.max_per_hour = opts.drain_max_per_hour;
-    d.limits.max_partition_fraction = opts.drain_max_partition_fraction;
+    d.limits = opts.drain_limits;
     d.poll_interval_s = opts.drain_poll_interval_s;
     d.suite_path = opts.suite;
     try {

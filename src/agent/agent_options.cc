@@ -1,5 +1,6 @@
 #include "agent/agent_options.h"
 
+#include "app/drain_limit_options.h"
 #include "app/option_binder.h"
 #include "app/option_limits.h"
 
@@ -105,16 +106,7 @@ void add_agent_options(OptionBinder& b, AgentOptions& o) {
          "degraded or failed, and resume a node the detector drained once it is idle and the suite's [confirm] "
          "checks pass. Off: report only (the log says what would have been done). Never touches a drain whose "
          "reason gcm did not set.");
-  b.option("--drain-max-per-hour", "drain_max_per_hour", o.drain_max_per_hour,
-           "No drain when this many nodes of the cluster carry a detector drain younger than an hour (as "
-           "slurmctld's reason times say).")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
-  b.option("--drain-max-partition-fraction", "drain_max_partition_fraction", o.drain_max_partition_fraction,
-           "No drain when this fraction of a partition of the node is drained by the detector already (one node "
-           "is always allowed).")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+  add_drain_limit_options(b, o.drain_limits);
   b.option("--drain-poll-interval", "drain_poll_interval", o.drain_poll_interval_s,
            "With --drain: seconds between two questions to slurmctld, while no job runs here, whether the "
            "detector's drain is on this node (one `scontrol show node` each; at once after the agent's own drain).")

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attribution/gpu_jobs.h"
+#include "suite/detector_drain.h"
 
 namespace gcm {
 class OptionBinder;
@@ -50,8 +51,7 @@ struct AgentOptions {
   double check_interval_s = 300;
   // Drain (off: report only). See agent/drain_control.h.
   bool drain = false;
-  int drain_max_per_hour = 3;
-  double drain_max_partition_fraction = 0.1;
+  suite::DrainLimits drain_limits;  // its reason length comes from the suite's [slurm] reason_max_length
   double drain_poll_interval_s = 300;
   // Logging.
   std::string log_level = "INFO";

@@ -75,7 +75,8 @@ bool DrainControl::collect() {
     std::lock_guard<std::mutex> g(mu_);
     for (const auto& a : r.actions) ++counts_[a];
   }
-  if (r.failed) last_failure_ = Clock::now();
+  if (r.failed || r.drain_again) last_failure_ = Clock::now();
+  if (r.drain_again) episode_handled_ = false;
   if (r.drained) last_poll_.reset();  // ask again as soon as the node is idle: its confirmation can start then
   return r.confirmed;
 }
@@ -113,7 +114,7 @@ DrainControl::TaskResult DrainControl::drain_task(std::string evidence) {
   }
   r.actions.push_back(suite::to_string(o.action));
   r.drained = o.action == suite::DrainAction::Drained;
-  r.failed = o.action == suite::DrainAction::Failed;
+  r.drain_again = o.action == suite::DrainAction::Failed || o.action == suite::DrainAction::OverBudget;
   if (o.action == suite::DrainAction::Drained || o.action == suite::DrainAction::Failed ||
       o.action == suite::DrainAction::OverBudget)
     log_->warn("agent: drain: {}", o.message);

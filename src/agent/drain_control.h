@@ -32,7 +32,7 @@ struct DrainControlOptions {
   std::string node;    // the Slurm node name
   suite::DrainLimits limits;
   double poll_interval_s = 300;  // how often an idle node asks slurmctld whether the detector's drain is on it
-  double retry_s = 60;           // after a failed drain (slurmctld down)
+  double retry_s = 60;           // after a drain that failed (slurmctld down) or a limit refused
   std::string suite_path;        // its [confirm] profile confirms before a resume
   std::optional<std::string> scontrol;     // default: PATH, then the usual places
   std::optional<std::string> slurm_conf;   // default: $SLURM_CONF, then the usual places
@@ -59,6 +59,7 @@ class DrainControl {
     bool drained = false;  // this task drained the node
     bool confirmed = false;
     bool failed = false;
+    bool drain_again = false;  // a drain that did not happen (slurmctld down, a limit said no): asked again later
   };
   bool collect();
   void start(std::function<TaskResult()> task);

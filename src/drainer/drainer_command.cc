@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/command_registry.h"
+#include "app/drain_limit_options.h"
 #include "app/option_binder.h"
 #include "core/config.h"
 #include "core/logging.h"
@@ -21,8 +22,7 @@ struct DrainerCommand {
   std::string listen = "127.0.0.1:9467";
   std::string web_config_file;
   bool drain = false;
-  int max_per_hour = 3;
-  double max_partition_fraction = 0.1;
+  suite::DrainLimits limits;
   std::string node_label = "node";
   std::string scontrol;
   std::string slurm_conf;
@@ -42,15 +42,7 @@ void add_options(OptionBinder& b, DrainerCommand& c) {
   b.flag("--drain", "drain", c.drain,
          "Drain nodes (scontrol update State=DRAIN Reason=\"gcm: detector: <gcm_evidence>\"). Off: report only, "
          "the log says what would have been drained.");
-  b.option("--drain-max-per-hour", "drain_max_per_hour", c.max_per_hour,
-           "No drain when this many nodes of the cluster carry a detector drain younger than an hour.")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
-  b.option("--drain-max-partition-fraction", "drain_max_partition_fraction", c.max_partition_fraction,
-           "No drain when this fraction of a partition of the node is drained by the detector already (one node "
-           "is always allowed).")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+  add_drain_limit_options(b, c.limits);
   b.option("--node-label", "node_label", c.node_label, "The alert label that names the Slurm node.")
       ->capture_default_str();
   b.option("--scontrol", "scontrol", c.scontrol, "scontrol to run (default: PATH, then the usual places).");
@@ -82,8 +74,7 @@ int run(DrainerCommand& c, const ConfigFile& cfg) {
   }
   o.listen.max_body = 4u << 20;  // Alertmanager groups alerts; thousands of them fit in far less
   o.drain = c.drain;
-  o.limits.max_per_hour = c.max_per_hour;
-  o.limits.max_partition_fraction = c.max_partition_fraction;
+  o.limits = c.limits;
   o.node_label = c.node_label;
   auto scontrol = suite::locate_scontrol(c.scontrol.empty() ? std::nullopt : std::optional(c.scontrol));
   if (!scontrol) {
@@ -107,8 +98,8 @@ int run(DrainerCommand& c, const ConfigFile& cfg) {
     Drainer d(std::move(o), log);
     d.start();
     log->info("drainer: listening on {} (port {}); drain {}; at most {} detector drains an hour, {:g} % of a "
-              "partition", c.listen, d.port(), c.drain ? "on" : "off (report only)", c.max_per_hour,
-              c.max_partition_fraction * 100);
+              "partition", c.listen, d.port(), c.drain ? "on" : "off (report only)", c.limits.max_per_hour,
+              c.limits.max_partition_fraction * 100);
     while (!shutdown_requested()) sleep_unless_shutdown(std::chrono::seconds(1));
     log->info("drainer: stopping");
     d.stop();

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -19,15 +20,6 @@ namespace {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
-
-std::string node_field(const std::string& node, const std::string& key) {
-  std::string out = run_ok({"scontrol", "-o", "show", "node", node});
-  size_t p = out.find(" " + key + "=");
-  if (p == std::string::npos) return "";
-  p += key.size() + 2;
-  size_t end = key == "Reason" ? out.find(" [", p) : out.find(' ', p);
-  return out.substr(p, end == std::string::npos ? std::string::npos : end - p);
-}
 
 json node_scenario(int node) {
   json s = {{"devices", json::array()}};
@@ -113,9 +105,9 @@ TEST(AgentOnTestbed, AttributesJobsPerNodeAndAFailedGpuFailsThePrologThroughAgen
   // A job sent to node6: the prolog fails through agent-verdict and Slurm drains the node.
   std::string bad = run_ok({"sbatch", "--parsable", "-w", "node6", "-p", "gpu", "--gres=gpu:1", "-J", "gcm-agent-tb",
                             "-o", "/dev/null", "--wrap", "true"});
-  EXPECT_TRUE(eventually([&] { return node_field("node6", "State").find("DRAIN") != std::string::npos; }, 30s))
-      << node_field("node6", "State");
-  EXPECT_EQ(node_field("node6", "Reason").substr(0, 12), "Prolog error");
+  EXPECT_TRUE(eventually([&] { return slurm_node_field("node6", "State").find("DRAIN") != std::string::npos; }, 30s))
+      << slurm_node_field("node6", "State");
+  EXPECT_EQ(slurm_node_field("node6", "Reason").substr(0, 12), "Prolog error");
   std::string log6 = read_text(dir + "/logs/prolog_logs/node6.log");
   EXPECT_NE(log6.find("GPU 1 failed (lost)"), std::string::npos) << log6;
   // Another node still runs jobs through the same prolog.
@@ -124,8 +116,71 @@ TEST(AgentOnTestbed, AttributesJobsPerNodeAndAFailedGpuFailsThePrologThroughAgen
   std::ofstream(hooks) << saved_hooks;
   run_ok({"scontrol", "reconfigure"});
   run_ok({"scancel", "--name=gcm-agent-tb"});
-  if (node_field("node6", "State").find("DRAIN") != std::string::npos)
+  if (slurm_node_field("node6", "State").find("DRAIN") != std::string::npos)
     run_ok({"scontrol", "update", "NodeName=node6", "State=RESUME"});
+  for (auto& a : agents) EXPECT_EQ(a->stop(SIGTERM, 10s), 0);
+  std::filesystem::remove_all(dir);
+}
+
+// The agent's own drain (--drain): a node whose GPU fails is drained with the detector's reason and evidence even
+// with no job on it, and is not resumed while the failure, which an idle GPU can judge, holds. Without --drain the
+// agent of another node with the same failure only reports what it would do.
+TEST(AgentOnTestbed, WithDrainTheAgentDrainsItsNodeOnAFailedGpuAndWithoutItOnlyReports) {
+  if (!testbed_up()) GTEST_SKIP() << "the Slurm testbed is not running (make test starts it; see tests/testbed/)";
+  std::string dir = temp_dir("agent-drain-tb");
+  struct Restore {
+    ~Restore() try {
+      for (const char* n : {"node5", "node8"})
+        if (slurm_node_field(n, "Reason").rfind("gcm: detector: ", 0) == 0)
+          run_command({{"scontrol", "update", std::string("NodeName=") + n, "State=RESUME"}});
+    } catch (const std::exception&) {
+      // Slurm down: nothing more to restore.
+    }
+  } restore;
+  std::vector<std::unique_ptr<BackgroundProcess>> agents;
+  std::map<int, int> ports;
+  for (int n : {5, 8}) {
+    json s = node_scenario(n);
+    s["devices"][1]["errors"] = {{"nvmlDeviceGetUtilizationRates", "GPU_IS_LOST"}};
+    std::string node = "node" + std::to_string(n);
+    std::ofstream(dir + "/nvml-" + node + ".json") << s.dump();
+    ports[n] = free_port();
+    std::vector<std::string> argv = {gcm_binary(), "--config", "/dev/null", "agent", "--slurm-node", node,
+                                     "--collect-interval", "0.2", "--window", "1", "--listen",
+                                     "127.0.0.1:" + std::to_string(ports[n]), "--path.run", dir + "/run/" + node,
+                                     "--path.kmsg", dir + "/no-kmsg", "--attribution", "mapping-files",
+                                     "--gpu-job-mapping-dir", dir + "/gpu-jobs/" + node, "--suite", "",
+                                     "--drain-poll-interval", "1", "--log-folder", dir + "/logs/" + node};
+    if (n == 5) argv.push_back("--drain");
+    agents.push_back(std::make_unique<BackgroundProcess>(
+        argv, dir + "/agent-" + node + ".stderr",
+        std::vector<std::string>{"GCM_FAKE_NVML_SCENARIO=" + dir + "/nvml-" + node + ".json",
+                                 std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML}));
+  }
+  HttpClient http;
+  auto metrics = [&](int n) {
+    try {
+      return http.get("http://127.0.0.1:" + std::to_string(ports[n]) + "/metrics", 2s).body;
+    } catch (const std::exception&) {
+      return std::string();
+    }
+  };
+  ASSERT_TRUE(eventually([&] { return slurm_node_field("node5", "State").find("DRAIN") != std::string::npos; }, 30s))
+      << slurm_node_field("node5", "State") << "\n" << read_text(dir + "/logs/node5/agent_logs/agent.log");
+  std::string reason = slurm_node_field("node5", "Reason");
+  EXPECT_EQ(reason.rfind("gcm: detector: GPU 1 failed: ", 0), 0u) << reason;
+  EXPECT_NE(reason.find("lost"), std::string::npos) << reason;
+  EXPECT_TRUE(eventually(
+      [&] { return metrics(8).find("gcm_agent_drain_actions_total{action=\"would_drain\"} 1") != std::string::npos; },
+      30s))
+      << read_text(dir + "/logs/node8/agent_logs/agent.log");
+  EXPECT_EQ(slurm_node_field("node8", "State").find("DRAIN"), std::string::npos);
+  // Several polls later node5 is still drained: a lost GPU is never confirmed away.
+  std::this_thread::sleep_for(3s);
+  EXPECT_NE(slurm_node_field("node5", "State").find("DRAIN"), std::string::npos);
+  std::string m5 = metrics(5);
+  EXPECT_NE(m5.find("gcm_agent_drain_actions_total{action=\"drained\"} 1"), std::string::npos) << m5;
+  EXPECT_EQ(m5.find("action=\"confirm_"), std::string::npos) << m5;
   for (auto& a : agents) EXPECT_EQ(a->stop(SIGTERM, 10s), 0);
   std::filesystem::remove_all(dir);
 }

@@ -95,6 +95,16 @@ inline std::string run_ok(std::vector<std::string> argv) {
   return r.out;
 }
 
+// One field of `scontrol -o show node NODE` on the testbed ("" when absent); Reason without Slurm's " [user@time]".
+inline std::string slurm_node_field(const std::string& node, const std::string& key) {
+  std::string out = run_ok({"scontrol", "-o", "show", "node", node});
+  size_t p = out.find(" " + key + "=");
+  if (p == std::string::npos) return "";
+  p += key.size() + 2;
+  size_t end = key == "Reason" ? out.find(" [", p) : out.find(' ', p);
+  return out.substr(p, end == std::string::npos ? std::string::npos : end - p);
+}
+
 // Every record of the JSON-array lines a command printed with `--sink stdout`; other lines (log lines with
 // "[time] [level]" included) are skipped.
 inline std::vector<nlohmann::json> records_of(const std::string& out) {

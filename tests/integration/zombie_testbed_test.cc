@@ -33,15 +33,6 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-std::string node_field(const std::string& node, const std::string& key) {
-  std::string out = run_ok({"scontrol", "-o", "show", "node", node});
-  size_t p = out.find(" " + key + "=");
-  if (p == std::string::npos) return "";
-  p += key.size() + 2;
-  size_t end = key == "Reason" ? out.find(" [", p) : out.find(' ', p);
-  return out.substr(p, end == std::string::npos ? std::string::npos : end - p);
-}
-
 // The shipped rules with every duration divided by `factor` ("30s" -> "1000ms", "[2m20s]" -> "[4666ms]").
 std::string scaled_rules(const std::string& text, int factor) {
   std::regex duration(R"((interval: |\[)((\d+)m)?((\d+)s)?(\]|\n))");
@@ -98,7 +89,7 @@ TEST(ZombieOnTestbed, ASlowNodeIsDrainedByTheCrossNodeRuleThenResumedAfterItsCon
       run_command({{"scontrol", "reconfigure"}});
       run_command({{"scancel", "--name=gcm-zombie-tb"}});
       for (const char* n : {"node3", "node7"})
-        if (node_field(n, "State").find("DRAIN") != std::string::npos)
+        if (slurm_node_field(n, "State").find("DRAIN") != std::string::npos)
           run_command({{"scontrol", "update", std::string("NodeName=") + n, "State=RESUME"}});
     } catch (const std::exception&) {
       // Slurm down: nothing more to restore.
@@ -205,16 +196,16 @@ TEST(ZombieOnTestbed, ASlowNodeIsDrainedByTheCrossNodeRuleThenResumedAfterItsCon
   };
 
   // node3 is drained with gcm's reason while the job keeps running.
-  ASSERT_TRUE(eventually([&] { return node_field("node3", "State").find("DRAIN") != std::string::npos; }, 60s))
-      << node_field("node3", "State") << "\n" << diagnose();
+  ASSERT_TRUE(eventually([&] { return slurm_node_field("node3", "State").find("DRAIN") != std::string::npos; }, 60s))
+      << slurm_node_field("node3", "State") << "\n" << diagnose();
   double to_drain = std::chrono::duration<double>(std::chrono::steady_clock::now() - agents_started).count() - 20;
   std::cout << "from the slowdown to node3's drain: " << to_drain << " s of 1 s windows\n";
   RecordProperty("slowdown_to_drain_windows", std::to_string(to_drain));
-  std::string reason = node_field("node3", "Reason");
+  std::string reason = slurm_node_field("node3", "Reason");
   EXPECT_EQ(reason.rfind("gcm: detector: peer_slow_node: job " + job + " SM clock -", 0), 0u) << reason;
   EXPECT_NE(reason.find("vs the median of 4 nodes"), std::string::npos) << reason;
   EXPECT_NE(job_state(job).find("RUNNING"), std::string::npos) << job_state(job);
-  for (int n : {1, 2, 4}) EXPECT_EQ(node_field("node" + std::to_string(n), "State").find("DRAIN"), std::string::npos);
+  for (int n : {1, 2, 4}) EXPECT_EQ(slurm_node_field("node" + std::to_string(n), "State").find("DRAIN"), std::string::npos);
 
   // The job finishes; node3, idle, fails its confirmation and stays drained: the next job lands elsewhere.
   ASSERT_TRUE(eventually([&] { return job_state(job).empty(); }, 60s)) << job_state(job);
@@ -222,7 +213,7 @@ TEST(ZombieOnTestbed, ASlowNodeIsDrainedByTheCrossNodeRuleThenResumedAfterItsCon
                                       std::string::npos; },
                          30s))
       << diagnose();
-  EXPECT_NE(node_field("node3", "State").find("DRAIN"), std::string::npos);
+  EXPECT_NE(slurm_node_field("node3", "State").find("DRAIN"), std::string::npos);
   std::string next = first_line(run_ok({"sbatch", "--parsable", "-N", "4", "-p", "gpu", "--gres=gpu:2", "-J",
                                         "gcm-zombie-tb", "-o", "/dev/null", "--wrap", "srun sleep 30"}));
   ASSERT_TRUE(eventually([&] { return job_state(next).find("RUNNING") != std::string::npos; }, 30s))
@@ -234,8 +225,8 @@ TEST(ZombieOnTestbed, ASlowNodeIsDrainedByTheCrossNodeRuleThenResumedAfterItsCon
 
   // The diagnostic passes again: the agent resumes node3, which the detector alone had drained.
   std::ofstream(dir + "/diag.json") << kDiagPass;
-  EXPECT_TRUE(eventually([&] { return node_field("node3", "State").find("DRAIN") == std::string::npos; }, 30s))
-      << node_field("node3", "State") << "\n" << diagnose();
+  EXPECT_TRUE(eventually([&] { return slurm_node_field("node3", "State").find("DRAIN") == std::string::npos; }, 30s))
+      << slurm_node_field("node3", "State") << "\n" << diagnose();
   EXPECT_NE(read_text(dir + "/dcgmi-calls").find("diag --host localhost -j -r 2"), std::string::npos);
   // The page is rendered once per window: the count shows at the next one.
   EXPECT_TRUE(eventually(
@@ -253,8 +244,8 @@ TEST(ZombieOnTestbed, ASlowNodeIsDrainedByTheCrossNodeRuleThenResumedAfterItsCon
     return http.get("http://127.0.0.1:" + std::to_string(drainer_port) + "/metrics", 2s)
                .body.find("gcm_drainer_actions_total{action=\"already_drained\"} 1") != std::string::npos;
   }, 10s));
-  EXPECT_NE(node_field("node7", "State").find("DRAIN"), std::string::npos);
-  EXPECT_EQ(node_field("node7", "Reason"), "operator: maintenance");
+  EXPECT_NE(slurm_node_field("node7", "State").find("DRAIN"), std::string::npos);
+  EXPECT_EQ(slurm_node_field("node7", "Reason"), "operator: maintenance");
   EXPECT_NE(http.get("http://127.0.0.1:" + std::to_string(drainer_port) + "/metrics", 2s)
                 .body.find("gcm_drainer_actions_total{action=\"drained\"} 1"),
             std::string::npos);

@@ -1,0 +1,12 @@
+// The detector's drain limits (suite/detector_drain.h) as options: `gcm agent` and `gcm drainer` take the same two,
+// with the same names, defaults and checks, in [gcm.agent] and [gcm.drainer].
+#pragma once
+
+#include "app/option_binder.h"
+#include "suite/detector_drain.h"
+
+namespace gcm {
+
+void add_drain_limit_options(OptionBinder& b, suite::DrainLimits& limits);
+
+}  // namespace gcm
