@@ -2,7 +2,8 @@
 # The demo: runs `gcm storage` once through each sink on this machine and shows what arrived, then
 # `gcm nvml_monitor` on 8 fake H100s (the project's fake libnvidia-ml.so.1), one of them hung, scraped by Prometheus,
 # health checks and a `gcm prolog` suite on those GPUs and on recorded kernel logs, then a local Slurm cluster (tests/testbed/: 8 nodes with 2 fake GPUs each, accounting) put under a varied
-# workload, and the Slurm collectors run once to stdout, to Prometheus and to the OTLP receiver.
+# workload, and the Slurm collectors run once to stdout, to Prometheus and to the OTLP receiver; the node agent finds a
+# slow GPU, and a lost GPU and an XID 79 go through the shipped alert rules, Alertmanager and `gcm drainer`.
 #   stdout      -> printed as is
 #   file        -> JSON lines in a file
 #   prometheus  -> a running gcm serves /metrics, a real Prometheus scrapes it, PromQL answers come back
@@ -276,6 +277,64 @@ echo "OTLP log records the receiver got from slurm_job_monitor: $(node -e '
   let n=0; for(const l of lines.slice(+process.argv[2])) if(l.signal==="logs")
     for(const rl of l.data.resourceLogs) for(const sl of rl.scopeLogs) n+=sl.logRecords.length;
   console.log(n);' "$RX_OUT" "$before")"
+
+section "alerts: node2's agent sees GPU 1 lost and an XID 79 on GPU 0 -> Prometheus with the shipped rules -> Alertmanager -> gcm drainer"
+# deploy/prometheus/rules/*.yml as shipped, evaluated every second; Alertmanager posts drain alerts to `gcm drainer`,
+# which runs report-only (no --drain): it says what it would send to slurmctld and sends nothing. (GPU 1 is lost
+# from the agent's start, so NVML never gave its PCI address: an XID of its own could not be put under it.)
+ALERTS="$WORK/alerts"
+mkdir -p "$ALERTS/jobs"
+cat > "$ALERTS/nvml.json" <<JSON
+{"devices": [
+  {"uuid": "GPU-node2-0", "pci_bus_id": "00000000:18:00.0", "utilization": {"gpu": 90, "memory": 30}},
+  {"uuid": "GPU-node2-1", "pci_bus_id": "00000000:0D:00.0", "utilization": {"gpu": 90, "memory": 30},
+   "errors": {"nvmlDeviceGetUtilizationRates": "GPU_IS_LOST"}}]}
+JSON
+printf '4,3001,6000000000,-;NVRM: Xid (PCI:0000:18:00): 79, pid=0, name=python, GPU has fallen off the bus.\n' \
+  >"$ALERTS/kmsg.txt"
+A_AGENT_PORT="$(free_port)"; A_PROM_PORT="$(free_port)"; A_AM_PORT="$(free_port)"; A_DRAINER_PORT="$(free_port)"
+GCM_FAKE_NVML_SCENARIO="$ALERTS/nvml.json" "$GCM" --config /dev/null agent --slurm-node node2 \
+  --collect-interval 0.2 --window 1 --listen "127.0.0.1:$A_AGENT_PORT" --path.run "$ALERTS/run" \
+  --path.kmsg "$ALERTS/kmsg.txt" --attribution mapping-files --gpu-job-mapping-dir "$ALERTS/jobs" --suite "" \
+  --log-folder "$ALERTS/logs" &
+PIDS+=($!)
+"$GCM" --config /dev/null drainer --listen "127.0.0.1:$A_DRAINER_PORT" --log-folder "$ALERTS/logs" &
+PIDS+=($!)
+cat > "$ALERTS/alertmanager.yml" <<YAML
+route: {receiver: gcm-drainer, group_by: [alertname, node], group_wait: 1s, group_interval: 1s}
+receivers:
+  - name: gcm-drainer
+    webhook_configs: [{url: "http://127.0.0.1:$A_DRAINER_PORT/alertmanager"}]
+YAML
+bash "$ROOT/scripts/alertmanager.sh" start "$ALERTS/am" "$ALERTS/alertmanager.yml" "$A_AM_PORT" >/dev/null
+PIDS+=("$(cat "$ALERTS/am/alertmanager.pid")")
+cat > "$ALERTS/prometheus.yml" <<YAML
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+rule_files: ['$ROOT/deploy/prometheus/rules/*.yml']
+alerting: {alertmanagers: [{static_configs: [{targets: ['127.0.0.1:$A_AM_PORT']}]}]}
+scrape_configs:
+  - job_name: gcm-agent
+    static_configs: [{targets: ['127.0.0.1:$A_AGENT_PORT'], labels: {cluster: testbed, node: node2}}]
+YAML
+prometheus --config.file="$ALERTS/prometheus.yml" --storage.tsdb.path="$ALERTS/tsdb" \
+  --web.listen-address="127.0.0.1:$A_PROM_PORT" >"$ALERTS/prometheus.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 150); do
+  if bash "$ROOT/scripts/alertmanager.sh" alerts "$A_AM_PORT" 2>/dev/null | grep -q GcmGpuXidRebootRequired; then break; fi
+  sleep 0.2
+done
+echo "the alerts Alertmanager holds (GET /api/v2/alerts):"
+bash "$ROOT/scripts/alertmanager.sh" alerts "$A_AM_PORT" | node -e '
+  let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{
+    for (const a of JSON.parse(s||"[]").sort((x,y)=>x.labels.alertname.localeCompare(y.labels.alertname))) {
+      console.log(`  ${a.labels.alertname} [${a.labels.severity}, ${a.labels.gcm_action}] node=${a.labels.node} gpu=${a.labels.gpu??"-"}`);
+      console.log(`    ${a.annotations.summary}`);
+      const todo=(a.annotations.description||"").split("What to do:")[1];
+      if (todo) console.log(`    what to do:${todo.trim().replace(/^/," ")}`);
+    }});'
+for _ in $(seq 1 50); do grep -q "would drain" "$ALERTS/logs/drainer_logs/drainer.log" 2>/dev/null && break; sleep 0.2; done
+echo "gcm drainer (report only):"
+grep -h "would drain\|already drained\|not draining" "$ALERTS/logs/drainer_logs/drainer.log" | sed 's/^/  /' | head -3
 
 section "summary of the cluster, from the collectors' records"
 node -e '
