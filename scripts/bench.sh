@@ -78,6 +78,9 @@ echo "== zombie-GPU detector: detection time, false states per node-day, smalles
 "$BUILD/bench/detector_report" --benchmark_min_time=0.5 --benchmark_format=console
 
 echo
+bash "$ROOT/bench/scripts/peer_node_rules.sh" "$BUILD" clean 16 7 1 slow 8 0.15 1 slow 8 0.10 1 slow 8 0.05 1 slow 8 0.05 2
+
+echo
 RUNS=5 bash "$ROOT/scripts/bench-slurm-job-monitor.sh" "$BUILD"
 
 echo

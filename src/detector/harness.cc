@@ -129,12 +129,14 @@ void NodeSimulator::fill(GpuWindow& w, double t0, double t1) {
   }
 
   // SM clock relative to max while busy, then the window's mean with its idle part.
-  double drift_gpu = w.gpu == 5 ? nz.drift * 0.5 * (1 - std::cos(2 * kPi * t1 / nz.drift_period_s)) : 0;
-  double drift_all = nz.drift * 0.5 * (1 - std::cos(2 * kPi * t1 / 86400));
+  const double td = t1 + nz.drift_phase_s;
+  double drift_gpu = w.gpu == 5 ? nz.drift * 0.5 * (1 - std::cos(2 * kPi * td / nz.drift_period_s)) : 0;
+  double drift_all = nz.drift * 0.5 * (1 - std::cos(2 * kPi * td / 86400));
   double jitter_mean = nz.sample_jitter / std::sqrt(3.0 * n) * rng_.normal();
   double clock = kLoadClock * (1 + wobble_) * (1 + offset_[w.gpu]) * (1 - drift_all) * (1 - drift_gpu) *
                  (1 + nz.window_noise * rng_.normal() + jitter_mean);
-  double brake = brake_seconds(t0, t1) / win;
+  // One sample per window is one reading at the window's end (a scrape), which a blip either covers or misses.
+  double brake = n == 1 ? (brake_seconds(t1 - 1e-3, t1) > 0 ? 1 : 0) : brake_seconds(t0, t1) / win;
   clock *= 1 - 0.3 * brake;
   double slow = 0;
   if (f.kind == Fault::SmClockSlow || f.kind == Fault::NodeSlow) slow = f.magnitude * fo;

@@ -25,6 +25,7 @@ struct Noise {
   double common_wobble = 0.01;      // uniform +- per window, the same on all GPUs of the node
   double drift = 0.02;              // one GPU's slow drift amplitude
   double drift_period_s = 8 * 3600;
+  double drift_phase_s = 0;         // shifts both drifts: nodes in different racks heat up at different times
   bool pipeline_stages = true;
   double brake_blips_per_hour = 2;  // each 2..25 s
   bool jobs = true;                 // false: one job on all GPUs for the whole run

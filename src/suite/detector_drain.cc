@@ -1,8 +1,10 @@
 #include "suite/detector_drain.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -11,6 +13,43 @@ namespace gcm::suite {
 namespace {
 
 bool detector_drained(const NodeState& n) { return n.drain && needs_confirmation(n.reason); }
+
+bool recent(const NodeState& n, int64_t now) { return !n.reason_time || now - *n.reason_time < 3600; }
+
+// Whether `node`'s own detector drain is within the limits, counting the drains in the order slurmctld stamped them
+// (reason time, then node name): agents that each judged the budget before the others' drains landed all see the
+// same order afterwards, so exactly the drains past the limit are the ones undone.
+bool drain_within_limits(const std::string& node, const std::vector<NodeState>& nodes, const DrainLimits& limits,
+                         int64_t now) {
+  auto earlier = [](const NodeState* a, const NodeState* b) {
+    int64_t ta = a->reason_time.value_or(0), tb = b->reason_time.value_or(0);
+    return ta != tb ? ta < tb : a->name < b->name;
+  };
+  auto rank = [&](auto&& counted) {  // how many counted drains come before `node`'s own
+    const NodeState* self = nullptr;
+    std::vector<const NodeState*> drains;
+    for (const auto& n : nodes) {
+      if (!detector_drained(n) || !counted(n)) continue;
+      drains.push_back(&n);
+      if (n.name == node) self = &n;
+    }
+    if (!self) return size_t{0};
+    return static_cast<size_t>(std::count_if(drains.begin(), drains.end(),
+                                             [&](const NodeState* d) { return earlier(d, self); }));
+  };
+  if (rank([&](const NodeState& n) { return recent(n, now); }) >= static_cast<size_t>(limits.max_per_hour)) return false;
+  auto self = std::find_if(nodes.begin(), nodes.end(), [&](const NodeState& n) { return n.name == node; });
+  if (self == nodes.end()) return true;
+  for (const auto& part : self->partitions) {
+    auto in_part = [&](const NodeState& n) {
+      return std::find(n.partitions.begin(), n.partitions.end(), part) != n.partitions.end();
+    };
+    auto total = std::count_if(nodes.begin(), nodes.end(), in_part);
+    int cap = std::max(1, static_cast<int>(std::floor(limits.max_partition_fraction * static_cast<double>(total) + 1e-9)));
+    if (rank(in_part) >= static_cast<size_t>(cap)) return false;
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -38,7 +77,7 @@ DrainBudget judge_drain_budget(const std::string& node, const std::vector<NodeSt
     if (n.name == node) self = &n;
     // A reason without a time (never seen from slurmctld, but possible from an old version) counts as recent: the
     // limit errs on the side of draining less.
-    if (detector_drained(n) && (!n.reason_time || now - *n.reason_time < 3600)) ++last_hour;
+    if (detector_drained(n) && recent(n, now)) ++last_hour;
   }
   if (last_hour >= limits.max_per_hour)
     return {false, fmt::format("{} detector drain(s) in the last hour across the cluster (limit {})", last_hour,
@@ -106,6 +145,21 @@ DrainOutcome drain_for_detector(const ScontrolRunner& scontrol, const std::strin
   }
   out.action = DrainAction::Drained;
   out.message = fmt::format("drained node {} (was {}): {}", node, self->state, out.reason);
+  // Slurm has no compare-and-set: agents deciding at the same moment all saw room for one more drain. Read the
+  // result back and undo this drain when it is one too many (the verdict stays, and the prolog's agent-verdict
+  // still guards the node's next job). A failed read keeps the drain: one node too many is the safer error.
+  try {
+    if (limits.settle_seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(limits.settle_seconds));
+    if (!drain_within_limits(node, show_nodes(scontrol), limits, now)) {
+      scontrol({"update", "NodeName=" + node, "State=RESUME"});
+      out.action = DrainAction::OverBudget;
+      out.message = fmt::format("drained node {}, then resumed it: drains by other nodes at the same moment took the "
+                                "limit ({} an hour, {:g} % of a partition)", node, limits.max_per_hour,
+                                limits.max_partition_fraction * 100);
+    }
+  } catch (const std::exception& e) {
+    out.message += fmt::format(" (the limits could not be checked again: {})", e.what());
+  }
   return out;
 }
 

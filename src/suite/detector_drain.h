@@ -21,6 +21,9 @@ struct DrainLimits {
   int max_per_hour = 3;                 // detector drains whose reason is younger than an hour, cluster-wide
   double max_partition_fraction = 0.1;  // of each partition of the node: at least one node is always allowed
   size_t reason_max_length = 255;
+  // After its drain, how long to wait before reading the limits back (drains decided at the same moment by other
+  // agents land within this), to undo this one if it was one too many.
+  double settle_seconds = 2;
 };
 
 struct DrainBudget {
@@ -52,6 +55,9 @@ struct DrainOutcome {
 std::string detector_reason(const std::string& evidence, size_t max_len);
 
 // Drains `node` with detector_reason(evidence) when the rules allow it; `report_only` decides but sends nothing.
+// After a drain it waits `settle_seconds` and reads the nodes again: when drains sent by others at the same moment
+// put the cluster over a limit, the drains past it in slurmctld's order (reason time, then node name) are resumed,
+// so the limit holds even for agents that judged it at once (OverBudget).
 DrainOutcome drain_for_detector(const ScontrolRunner& scontrol, const std::string& node, const std::string& evidence,
                                 const DrainLimits& limits, bool report_only, int64_t now);
 

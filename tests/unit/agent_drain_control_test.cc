@@ -67,6 +67,7 @@ TEST(DrainControl, ADrainSlurmctldDidNotTakeIsSentAgainAfterTheRetryDelay) {
   std::ofstream(s.dir + "/down") << "";
   DrainControlOptions o;
   o.drain = true;
+  o.limits.settle_seconds = 0;  // the stand-in scontrol has no other agents to wait for
   o.node = "node5";
   o.retry_s = 0.2;
   o.scontrol = s.dir + "/scontrol";

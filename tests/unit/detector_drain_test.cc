@@ -2,7 +2,11 @@
 // a drain carries, the cluster and partition limits, and what is sent to scontrol.
 #include "suite/detector_drain.h"
 
+#include <condition_variable>
 #include <ctime>
+#include <map>
+#include <mutex>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -30,6 +34,13 @@ std::string local_stamp(int64_t t) {
 }
 
 const int64_t kNow = 1796000000;
+
+// The defaults without the settling wait: these stand-ins have no other agents whose drains could land meanwhile.
+DrainLimits no_wait() {
+  DrainLimits l;
+  l.settle_seconds = 0;
+  return l;
+}
 
 // Answers `show node` with `nodes` and records every other call.
 struct FakeScontrol {
@@ -76,7 +87,7 @@ TEST(DetectorDrain, DrainsAnIdleOrBusyNodeWithTheDetectorsReason) {
   FakeScontrol s;
   s.nodes = node_text("node3", "ALLOCATED", "gpu");
   for (int i = 1; i <= 9; ++i) s.nodes += node_text("n" + std::to_string(i), "IDLE", "gpu");
-  DrainOutcome o = drain_for_detector(s.runner(), "node3", "GPU 1 degraded: peer_slow sm_clock -30%", {}, false,
+  DrainOutcome o = drain_for_detector(s.runner(), "node3", "GPU 1 degraded: peer_slow sm_clock -30%", no_wait(), false,
                                       kNow);
   EXPECT_EQ(o.action, DrainAction::Drained) << o.message;
   ASSERT_EQ(s.updates.size(), 1u);
@@ -156,6 +167,64 @@ TEST(DetectorDrain, ThePartitionLimitAllowsAFractionButAlwaysOneNode) {
   // A tiny partition still gets one.
   limits.max_partition_fraction = 0.01;
   EXPECT_TRUE(judge_drain_budget("node5", parse_node_records(nodes), limits, kNow).allowed);
+}
+
+// Two agents judge the budget at the same moment, both see room for one more drain and both drain: reading the
+// limits back, the one past the limit in slurmctld's order (same reason second: node name) resumes its node.
+// The stand-in slurmctld holds every first read until both agents have read, and every second read until both
+// drains have landed: the race, made certain.
+TEST(DetectorDrain, AgentsThatDrainAtTheSameMomentKeepOnlyWhatTheLimitAllows) {
+  struct Cluster {
+    std::mutex m;
+    std::condition_variable cv;
+    std::map<std::string, std::string> reason;  // node -> reason (drained when set)
+    int reads = 0, drains = 0;
+    std::string show() {
+      std::string out;
+      for (std::string n : {"node1", "node2", "node3", "node4"}) {
+        auto r = reason.find(n);
+        out += r == reason.end() ? node_text(n, "MIXED", "gpu")
+                                 : node_text(n, "MIXED+DRAIN", "gpu", r->second + " [root@" + local_stamp(kNow) + "]");
+      }
+      return out;
+    }
+    ScontrolRunner runner() {
+      return [this](const std::vector<std::string>& args) -> std::string {
+        std::unique_lock<std::mutex> lock(m);
+        if (args.size() >= 2 && args[0] == "show") {
+          int mine = ++reads;
+          std::string answer = show();  // slurmctld answers with the state as the read arrived
+          cv.notify_all();
+          bool ok = cv.wait_for(lock, std::chrono::seconds(10), [&] { return mine <= 2 ? reads >= 2 : drains >= 2; });
+          if (!ok) throw std::runtime_error("the other agent never came");
+          return mine <= 2 ? answer : show();
+        }
+        std::string node = args.at(1).substr(std::string("NodeName=").size());
+        if (args.at(2) == "State=DRAIN") {
+          reason[node] = args.at(3).substr(std::string("Reason=").size());
+          ++drains;
+        } else if (args.at(2) == "State=RESUME") {
+          reason.erase(node);
+        }
+        cv.notify_all();
+        return "";
+      };
+    }
+  } cluster;
+  DrainLimits limits;
+  limits.max_per_hour = 1;
+  limits.max_partition_fraction = 1;
+  limits.settle_seconds = 0;  // the stand-in's second barrier is the settling
+  DrainOutcome a, b;
+  std::thread ta([&] { a = drain_for_detector(cluster.runner(), "node1", "peer_slow", limits, false, kNow); });
+  std::thread tb([&] { b = drain_for_detector(cluster.runner(), "node2", "peer_slow", limits, false, kNow); });
+  ta.join();
+  tb.join();
+  EXPECT_EQ(a.action, DrainAction::Drained) << a.message;
+  EXPECT_EQ(b.action, DrainAction::OverBudget) << b.message;
+  EXPECT_NE(b.message.find("then resumed it"), std::string::npos) << b.message;
+  EXPECT_EQ(cluster.reason.size(), 1u);
+  EXPECT_EQ(cluster.reason.count("node1"), 1u);
 }
 
 }  // namespace

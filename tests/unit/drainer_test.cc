@@ -72,6 +72,7 @@ struct DrainerFixture : ::testing::Test {
     o.drain = drain;
     o.scontrol = slurm.runner();
     o.limits.max_partition_fraction = 0.5;
+    o.limits.settle_seconds = 0;
     d = std::make_unique<Drainer>(o, stderr_logger("drainer-test"));
     d->start();
   }
