@@ -1,4 +1,4 @@
-// Writes what the agents of a simulated cluster would have exported, as an OpenMetrics file for `promtool tsdb
+// Writes what the agents of a simulated cluster would have exported, as OpenMetrics files for `promtool tsdb
 // create-blocks-from openmetrics`: gcm_gpu_clock_sm_hertz, gcm_gpu_utilization_percent and gcm_gpu_job_info for
 // N nodes of 8 GPUs at a 30 s scrape interval. bench/scripts/peer_node_rules.sh loads it into a real Prometheus and
 // evaluates the shipped cross-node rules (deploy/prometheus/rules/gcm-peer-node.yml) over it, to count the states a
@@ -10,8 +10,8 @@
 // so jobs start and end mid-run and some are too small to compare. Each node's drift has its own phase: racks heat
 // up at different times, the hardest clean case for a cross-node comparison.
 //
-//   peer_node_stream --nodes 16 --days 7 --seed 1 --out FILE
-//   peer_node_stream --nodes 8 --days 0.125 --one-job --slow-node 3 --slow-fraction 0.15 --slow-start-s 3600 --out F
+//   peer_node_stream --nodes 16 --days 7 --seed 1 --out DIR            (writes DIR/0000.om, DIR/0001.om, ...)
+//   peer_node_stream --nodes 8 --days 0.125 --one-job --slow-node 3 --slow-fraction 0.15 --slow-start-s 3600 --out D
 // prints "start=<unix s> end=<unix s> fault_start=<unix s or 0>" on stdout.
 #include <fmt/format.h>
 
@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,7 +49,7 @@ struct Options {
 
 [[noreturn]] void usage(const std::string& why) {
   fmt::print(stderr,
-             "peer_node_stream: {}\nusage: peer_node_stream --out FILE [--nodes N] [--days D] [--seed S] [--one-job]\n"
+             "peer_node_stream: {}\nusage: peer_node_stream --out DIR [--nodes N] [--days D] [--seed S] [--one-job]\n"
              "       [--slow-node K --slow-fraction F --slow-start-s T]\n",
              why);
   std::exit(2);
@@ -168,44 +169,52 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(o.out.c_str(), "w"), &std::fclose);
-  if (!f) {
-    fmt::print(stderr, "peer_node_stream: cannot write {}: {}\n", o.out, std::strerror(errno));
+  // One file per 2 h of samples, on Prometheus's block boundaries: promtool's importer reads its whole input once
+  // for every 2 h block it writes, so one file of a week would be read 84 times.
+  constexpr int64_t kBlockS = 7200;
+  auto at = [](size_t step) { return kStartUnix + static_cast<int64_t>((step + 1) * kWindowS); };
+  auto labels = [](size_t i) { return fmt::format("cluster=\"sim\",node=\"node{}\",gpu=\"{}\"", i / 8 + 1, i % 8); };
+  std::error_code ec;
+  std::filesystem::create_directories(o.out, ec);
+  if (ec) {
+    fmt::print(stderr, "peer_node_stream: cannot create {}: {}\n", o.out, ec.message());
     return 1;
   }
-  auto labels = [](int i) { return fmt::format("cluster=\"sim\",node=\"node{}\",gpu=\"{}\"", i / 8 + 1, i % 8); };
-  fmt::print(f.get(), "# TYPE gcm_gpu_clock_sm_hertz gauge\n");
-  for (size_t i = 0; i < series.size(); ++i) {
-    for (size_t s = 0; s < steps; ++s) {
-      fmt::print(f.get(), "gcm_gpu_clock_sm_hertz{{{}}} {:.0f} {}\n", labels(static_cast<int>(i)),
-                 series[i].clock_mhz[s] * 1e6, kStartUnix + static_cast<int64_t>((s + 1) * kWindowS));
+  int files = 0;
+  for (size_t first = 0; first < steps; ++files) {
+    const int64_t block_end = (at(first) / kBlockS + 1) * kBlockS;
+    size_t last = first;  // one past the chunk's last step
+    while (last < steps && at(last) < block_end) ++last;
+    const std::string path = fmt::format("{}/{:04d}.om", o.out, files);
+    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
+    if (!f) {
+      fmt::print(stderr, "peer_node_stream: cannot write {}: {}\n", path, std::strerror(errno));
+      return 1;
     }
-  }
-  fmt::print(f.get(), "# TYPE gcm_gpu_utilization_percent gauge\n");
-  for (size_t i = 0; i < series.size(); ++i) {
-    for (size_t s = 0; s < steps; ++s) {
-      fmt::print(f.get(), "gcm_gpu_utilization_percent{{{}}} {:.1f} {}\n", labels(static_cast<int>(i)),
-                 series[i].util[s], kStartUnix + static_cast<int64_t>((s + 1) * kWindowS));
+    fmt::print(f.get(), "# TYPE gcm_gpu_clock_sm_hertz gauge\n");
+    for (size_t i = 0; i < series.size(); ++i)
+      for (size_t s = first; s < last; ++s)
+        fmt::print(f.get(), "gcm_gpu_clock_sm_hertz{{{}}} {:.0f} {}\n", labels(i), series[i].clock_mhz[s] * 1e6, at(s));
+    fmt::print(f.get(), "# TYPE gcm_gpu_utilization_percent gauge\n");
+    for (size_t i = 0; i < series.size(); ++i)
+      for (size_t s = first; s < last; ++s)
+        fmt::print(f.get(), "gcm_gpu_utilization_percent{{{}}} {:.1f} {}\n", labels(i), series[i].util[s], at(s));
+    // One series per GPU and job, present while the job runs (the agent's info series).
+    fmt::print(f.get(), "# TYPE gcm_gpu_job_info gauge\n");
+    for (size_t i = 0; i < series.size(); ++i) {
+      std::map<std::string, std::vector<size_t>> by_job;
+      for (size_t s = first; s < last; ++s)
+        if (series[i].job[s]) by_job[series[i].job[s]->id].push_back(s);
+      for (const auto& [id, steps_of_job] : by_job)
+        for (size_t s : steps_of_job)
+          fmt::print(f.get(), "gcm_gpu_job_info{{{},job_id=\"{}\"}} 1 {}\n", labels(i), id, at(s));
     }
-  }
-  // One series per GPU and job, present while the job runs (the agent's info series).
-  fmt::print(f.get(), "# TYPE gcm_gpu_job_info gauge\n");
-  for (size_t i = 0; i < series.size(); ++i) {
-    std::map<const Job*, std::vector<size_t>> by_job;
-    for (size_t s = 0; s < steps; ++s) {
-      if (series[i].job[s]) by_job[series[i].job[s]].push_back(s);
+    fmt::print(f.get(), "# EOF\n");
+    if (std::ferror(f.get())) {
+      fmt::print(stderr, "peer_node_stream: writing {} failed\n", path);
+      return 1;
     }
-    for (const auto& [job, at] : by_job) {
-      for (size_t s : at) {
-        fmt::print(f.get(), "gcm_gpu_job_info{{{},job_id=\"{}\"}} 1 {}\n", labels(static_cast<int>(i)), job->id,
-                   kStartUnix + static_cast<int64_t>((s + 1) * kWindowS));
-      }
-    }
-  }
-  fmt::print(f.get(), "# EOF\n");
-  if (std::ferror(f.get())) {
-    fmt::print(stderr, "peer_node_stream: writing {} failed\n", o.out);
-    return 1;
+    first = last;
   }
   fmt::print("start={} end={} fault_start={}\n", kStartUnix, kStartUnix + static_cast<int64_t>(steps * kWindowS),
              o.slow_node ? kStartUnix + static_cast<int64_t>(o.slow_start_s) : 0);

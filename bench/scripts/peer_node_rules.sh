@@ -89,8 +89,10 @@ query() {
 evaluate() {
   local start=$1 end=$2
   rm -rf "$WORK/data" "$WORK/rules" && mkdir -p "$WORK/rules"
-  promtool tsdb create-blocks-from openmetrics "$WORK/stream.om" "$WORK/data" >/dev/null
-  rm -f "$WORK/stream.om"
+  for chunk in "$WORK"/stream/*.om; do
+    promtool tsdb create-blocks-from openmetrics "$chunk" "$WORK/data" >/dev/null
+  done
+  rm -rf "$WORK/stream"
   split_rules
   for rule in "$WORK"/rules/[0-9]*.yml; do
     cp "$rule" "$WORK/rules/group.yml"
@@ -113,7 +115,7 @@ entries() {  # min_state selector range end
 run_clean() {
   local nodes=$1 days=$2 seed=$3 t0 out start end
   t0=$(date +%s.%N)
-  out=$("$STREAM" --nodes "$nodes" --days "$days" --seed "$seed" --out "$WORK/stream.om")
+  out=$("$STREAM" --nodes "$nodes" --days "$days" --seed "$seed" --out "$WORK/stream")
   start=$(field "$out" start)
   end=$(field "$out" end)
   evaluate "$start" "$end"
@@ -133,7 +135,7 @@ run_slow() {
   local nodes=$1 fraction=$2 seed=$3 out start end fault
   # One job on all nodes for 3 h; node 3 slows down one hour in, 10 s into a window.
   out=$("$STREAM" --nodes "$nodes" --days 0.125 --one-job --seed "$seed" --slow-node 3 --slow-fraction "$fraction" \
-    --slow-start-s 3610 --out "$WORK/stream.om")
+    --slow-start-s 3610 --out "$WORK/stream")
   start=$(field "$out" start)
   end=$(field "$out" end)
   fault=$(field "$out" fault_start)
