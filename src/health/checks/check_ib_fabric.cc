@@ -38,6 +38,12 @@ std::vector<std::string> mst_devices(const HostRoots& roots, const char* pattern
   return found;
 }
 
+// A file option's path on the host: an absolute path is read under --path.rootfs, a relative one as given (from the
+// working directory, as GCM opens it).
+std::string host_path(const HostRoots& roots, const std::string& p) {
+  return !p.empty() && p[0] == '/' ? roots.root(p) : p;
+}
+
 // Seconds left of the check's --timeout for the next tool (at least 1): several devices share one budget, so a
 // node with eight hanging HCAs still ends near its timeout rather than eight times it.
 int64_t remaining_s(const CheckRun& r) {
@@ -71,14 +77,14 @@ const bool kPortErrors = register_simple_check<PortErrorsOpts>(
       add_rootfs_option(b, o.roots);
     },
     [](CheckRun& r, const PortErrorsOpts& o) -> CheckOutcome {
-      std::string pm_path = o.roots.root(o.pm_file);
+      std::string pm_path = host_path(o.roots, o.pm_file);
       std::error_code ec;
       if (!std::filesystem::exists(pm_path, ec)) return {ExitCode::WARN, "PM file not found: " + o.pm_file};
       auto pm = read_file(pm_path);
       if (!pm)
         return {ExitCode::WARN, fmt::format("Error reading PM file: {}: cannot be read or is larger than {} MiB",
                                             o.pm_file, kMaxHostFileBytes >> 20)};
-      auto discover = read_file(o.roots.root(o.discover_file));
+      auto discover = read_file(host_path(o.roots, o.discover_file));
       if (!discover && r.log) r.log->warn("Discover file {} not readable, switch names will be hex IDs",
                                              o.discover_file);
       auto v = evaluate_ibdiagnet_pm(*pm, discover.value_or(""), o.error_threshold);
@@ -188,7 +194,7 @@ const bool kUfm = register_simple_check<UfmOpts>(
       add_rootfs_option(b, o.roots);
     },
     [](CheckRun& r, const UfmOpts& o) -> CheckOutcome {
-      std::string path = o.roots.root(o.file);
+      std::string path = host_path(o.roots, o.file);
       std::error_code ec;
       std::string content;
       if (std::filesystem::exists(path, ec)) {
