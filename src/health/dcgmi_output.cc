@@ -44,11 +44,13 @@ const std::set<std::string>& dcgm_diag_test_names() {
 
 namespace {
 
-// "Targeted Stress" (3.x) and "targeted_stress" (4.x) are one test: --exclude_category takes the 3.x names.
+// "Targeted Stress" (3.x) and "targeted_stress" (4.x) are one test: --exclude_category takes the 3.x names. 4.x
+// renamed "GPU Memory" to "memory"; its one "software" test replaced 3.x's separate deployment tests, which keep
+// their own keys (excluding one of them does not exclude them all).
 std::string test_key(std::string_view name) {
   std::string k;
   for (char c : name) k += c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return k;
+  return k == "gpu_memory" ? "memory" : k;
 }
 
 // The GPU a result is about: "gpu_ids" (3.x) or "entity_id" of an entity_group "GPU" (4.x); "" when neither.

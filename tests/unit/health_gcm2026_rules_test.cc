@@ -83,8 +83,8 @@ TEST(DcgmiDiag4, FailingGpuIsNamedFromEntityId) {
 }
 
 TEST(DcgmiDiag4, ExclusionsTakeThe3xNames) {
-  auto v = evaluate_dcgmi_diag(fixture("dcgmi_diag_4x_memory_fail.json"), {"GPU Memory", "Memory"});
-  EXPECT_EQ(v.code, ExitCode::OK) << v.msg;  // "Memory" matches "memory"
+  auto v = evaluate_dcgmi_diag(fixture("dcgmi_diag_4x_memory_fail.json"), {"GPU Memory"});
+  EXPECT_EQ(v.code, ExitCode::OK) << v.msg;  // 3.x's "GPU Memory" is 4.x's "memory"
   EXPECT_EQ(v.msg, "All checks passed.");
 }
 
@@ -97,6 +97,7 @@ TEST(DcgmiDiag4, TestSummaryAloneDecides) {
   EXPECT_EQ(v.code, ExitCode::WARN);
   EXPECT_EQ(v.msg, "targeted_power warning: Power limit reached.");
   EXPECT_EQ(evaluate_dcgmi_diag(doc, {"Targeted Power"}).code, ExitCode::OK);
+  EXPECT_EQ(evaluate_dcgmi_diag(doc, {"Targeted Stress"}).code, ExitCode::WARN);
 }
 
 TEST(DcgmiDiag4, NeitherDocumentKeyCannotBeJudged) {
