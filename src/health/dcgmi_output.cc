@@ -1,6 +1,9 @@
 #include "health/dcgmi_output.h"
 
+#include <cctype>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/json_limits.h"
@@ -39,18 +42,60 @@ const std::set<std::string>& dcgm_diag_test_names() {
   return names;
 }
 
+namespace {
+
+// "Targeted Stress" (3.x) and "targeted_stress" (4.x) are one test: --exclude_category takes the 3.x names. 4.x
+// renamed "GPU Memory" to "memory"; its one "software" test replaced 3.x's separate deployment tests, which keep
+// their own keys (excluding one of them does not exclude them all).
+std::string test_key(std::string_view name) {
+  std::string k;
+  for (char c : name) k += c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return k == "gpu_memory" ? "memory" : k;
+}
+
+// The GPU a result is about: "gpu_ids" (3.x) or "entity_id" of an entity_group "GPU" (4.x); "" when neither.
+std::string result_gpu(const json& r) {
+  if (r.contains("gpu_ids")) return string_of(r["gpu_ids"]);
+  if (r.contains("entity_id") && (!r.contains("entity_group") || string_of(r["entity_group"]) == "GPU"))
+    return string_of(r["entity_id"]);
+  return "";
+}
+
+void add_warnings(const json& r, std::vector<std::string>& details) {
+  // DCGM puts the reason in "warnings": [{"warning": "..."}] (or a plain string) on failing results.
+  auto w = r.find("warnings");
+  if (w == r.end()) return;
+  if (w->is_array()) {
+    for (const json& x : *w) {
+      if (x.is_object() && x.contains("warning")) details.push_back(string_of(x["warning"]));
+      else if (x.is_string()) details.push_back(x.get<std::string>());
+    }
+  } else if (w->is_string()) {
+    details.push_back(w->get<std::string>());
+  }
+}
+
+}  // namespace
+
 DcgmiVerdict evaluate_dcgmi_diag(std::string_view text, const std::set<std::string>& excluded) {
   auto j = parse_json(text);
   const json* cats = nullptr;
   if (j && j->is_object()) {
-    auto diag = j->find("DCGM GPU Diagnostic");
-    if (diag != j->end() && diag->is_object()) {
+    // DCGM 3.x names its document "DCGM GPU Diagnostic", 4.x "DCGM Diagnostic" (GCM PR #38); the tree below is
+    // the same: test_categories -> tests -> results.
+    for (const char* key : {"DCGM GPU Diagnostic", "DCGM Diagnostic"}) {
+      auto diag = j->find(key);
+      if (diag == j->end() || !diag->is_object()) continue;
       auto c = diag->find("test_categories");
       if (c != diag->end() && c->is_array()) cats = &*c;
+      break;
     }
   }
   if (!cats)
-    return {ExitCode::WARN, "dcgmi diag output has no [\"DCGM GPU Diagnostic\"][\"test_categories\"]: cannot judge."};
+    return {ExitCode::WARN, "dcgmi diag output has no [\"DCGM GPU Diagnostic\"] (DCGM 3.x) or [\"DCGM Diagnostic\"] "
+                            "(DCGM 4.x) [\"test_categories\"]: cannot judge."};
+  std::set<std::string> excluded_keys;
+  for (const auto& e : excluded) excluded_keys.insert(test_key(e));
   ExitCode code = ExitCode::OK;
   std::vector<std::string> lines;
   for (const json& cat : *cats) {
@@ -60,33 +105,32 @@ DcgmiVerdict evaluate_dcgmi_diag(std::string_view text, const std::set<std::stri
     for (const json& t : *tests) {
       if (!t.is_object()) continue;
       std::string name = t.contains("name") ? string_of(t["name"]) : "";
-      if (excluded.count(name)) continue;
-      auto results = t.find("results");
-      if (results == t.end() || !results->is_array()) continue;
+      if (excluded_keys.count(test_key(name))) continue;
       std::vector<std::string> failed_gpus, warned_gpus, details;
       bool failed = false, warned = false;
-      for (const json& r : *results) {
-        if (!r.is_object() || !r.contains("status")) continue;
-        std::string status = string_of(r["status"]);
-        std::string gpu = r.contains("gpu_ids") ? string_of(r["gpu_ids"]) : "";
-        if (status == "Fail") {
-          failed = true;
-          if (!gpu.empty()) failed_gpus.push_back(gpu);
-        } else if (status == "Warn") {
-          warned = true;
-          if (!gpu.empty()) warned_gpus.push_back(gpu);
-        } else {
-          continue;
-        }
-        // DCGM puts the reason in "warnings": [{"warning": "..."}] (or a plain string) on failing results.
-        if (auto w = r.find("warnings"); w != r.end()) {
-          if (w->is_array())
-            for (const json& x : *w) {
-              if (x.is_object() && x.contains("warning")) details.push_back(string_of(x["warning"]));
-              else if (x.is_string()) details.push_back(x.get<std::string>());
-            }
-          else if (w->is_string())
-            details.push_back(w->get<std::string>());
+      // DCGM 4.x sums a test up in "test_summary": {"status": ...} (what GCM judges); a test without per-GPU
+      // results (a skipped plugin, a system-wide software test) has only that.
+      if (auto sum = t.find("test_summary"); sum != t.end() && sum->is_object() && sum->contains("status")) {
+        std::string status = string_of((*sum)["status"]);
+        failed = status == "Fail";
+        warned = status == "Warn";
+        if (failed || warned) add_warnings(*sum, details);
+      }
+      if (auto results = t.find("results"); results != t.end() && results->is_array()) {
+        for (const json& r : *results) {
+          if (!r.is_object() || !r.contains("status")) continue;
+          std::string status = string_of(r["status"]);
+          std::string gpu = result_gpu(r);
+          if (status == "Fail") {
+            failed = true;
+            if (!gpu.empty()) failed_gpus.push_back(gpu);
+          } else if (status == "Warn") {
+            warned = true;
+            if (!gpu.empty()) warned_gpus.push_back(gpu);
+          } else {
+            continue;
+          }
+          add_warnings(r, details);
         }
       }
       if (!failed && !warned) continue;

@@ -20,7 +20,9 @@ struct DcgmiVerdict {
 // The reference's DCGM test names (valid --exclude_category values).
 const std::set<std::string>& dcgm_diag_test_names();
 
-// `dcgmi diag -j` output: every test not excluded whose result is Fail is CRITICAL, Warn at least WARNING. Unlike
+// `dcgmi diag -j` output of DCGM 3.x ("DCGM GPU Diagnostic", per-GPU "gpu_ids") or 4.x ("DCGM Diagnostic",
+// "entity_id" results and a "test_summary"): every test not excluded whose summary or result is Fail is CRITICAL,
+// Warn at least WARNING. Exclusions match 3.x and 4.x spellings alike ("Targeted Stress" = "targeted_stress"). Unlike
 // the reference (first result only) every per-GPU result counts, and the failing GPUs are named.
 DcgmiVerdict evaluate_dcgmi_diag(std::string_view json, const std::set<std::string>& excluded);
 

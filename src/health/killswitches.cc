@@ -28,7 +28,16 @@ const std::vector<std::string>& known_killswitch_flags() {
       "disable_check_ib_interfaces", "disable_check_iblink", "disable_pass_status", "disable_user_access_path_check",
       "disable_check_uptime", "disable_check_module", "disable_check_dnf_repos", "disable_check_mountpoint",
       "disable_check_pci", "disable_check_blockdev", "disable_check_ethlink", "disable_check_clocksource",
-      "disable_airstore_credential_count", "disable_check_sensors", "disable_agent_verdict"};
+      "disable_airstore_credential_count", "disable_check_sensors", "disable_agent_verdict", "disable_nvidia_smi_persistence_mode",
+      // GCM's 2026 additions (gcm-newer.md §5.3).
+      "disable_mce_errors", "disable_pcie_aer_errors", "disable_nvidia_smi_clock_policy", "disable_ib_port_counters",
+      "disable_check_ib_port_errors", "disable_check_ib_module_health", "disable_check_ib_cable_ddm",
+      "disable_check_ib_sm_status", "disable_ib_ufm_health",
+      // Flags of GCM checks this build does not have (AMD GPUs, RCCL, MORI, Pantheon): known, so that a features
+      // file written for a mixed GCM fleet loads without an "unknown flag" warning for each of them.
+      "disable_amd_smi", "disable_amd_smi_gpu_num", "disable_amd_smi_clock_freq", "disable_amd_smi_running_procs",
+      "disable_amd_smi_running_procs_and_kill", "disable_amd_smi_gpu_temp", "disable_amd_smi_mem_usage",
+      "disable_rccl_tests", "disable_mori_tests", "disable_check_pantheon"};
   return flags;
 }
 

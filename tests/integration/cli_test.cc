@@ -69,7 +69,7 @@ TEST(Cli, UnknownCommandExits2AndNamesItEvenWithHelp) {
 TEST(Cli, NvidiaSmiHelpListsEverySubCheck) {
   auto r = run_gcm({"health_checks", "check-nvidia-smi", "--help"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("-c gpu_num, clock_freq, running_procs, running_procs_and_kill, gpu_temperature, "
+  EXPECT_NE(r.out.find("-c gpu_num, clock_freq, clock_policy, running_procs, running_procs_and_kill, gpu_temperature, "
                        "gpu_mem_usage, gpu_retired_pages, ecc_uncorrected_volatile_total, "
                        "ecc_corrected_volatile_total, vbios_mismatch, row_remap, row_remap_pending, "
                        "row_remap_failed, persistence_mode."),

@@ -1,5 +1,6 @@
 // health_checks check-ethlink: the manifest's Ethernet interfaces, in three stages that stop at the first one that
-// fails: configuration (the ifcfg file of each physical interface under --path.rootfs, its HWADDR against `ethtool
+// fails: configuration (the ifcfg file of each physical interface under --path.rootfs, or where there is none, as on
+// CentOS 10, NetworkManager's view from `nmcli device show` (health/nmcli_device.h); its HWADDR against `ethtool
 // -P`), state (`ip -j addr`: UP, flags, MTU), speed (<sysfs>/class/net/<netdev>/speed).
 #include <nlohmann/json.hpp>
 
@@ -9,6 +10,7 @@
 #include "core/json_limits.h"
 #include "health/checks/host_check.h"
 #include "health/checks/manifest.h"
+#include "health/nmcli_device.h"
 
 namespace gcm::health {
 namespace {
@@ -51,12 +53,20 @@ CheckOutcome check_ethlink(const EthOpts& o) {
   for (const auto& e : eth) {
     if (!e.phys) continue;
     std::string path = o.roots.root("/etc/sysconfig/network-scripts/ifcfg-" + e.netdev);
-    auto text = read_file(path);
-    if (!text) {
-      v.add(ExitCode::CRITICAL, fmt::format("Missing interface {}!", label(e)));
-      continue;
+    std::map<std::string, std::string> cfg;
+    if (auto text = read_file(path)) {
+      cfg = parse_ifcfg(*text);
+    } else {
+      // GCM's fallback: nmcli failing, missing or printing no HWADDR all mean "no configuration".
+      auto n = run_tool(nmcli_device_show_argv(e.netdev), kEthTimeoutS);
+      auto from_nm = n.ok() ? parse_nmcli_device_show(n.out, e.netdev) : std::nullopt;
+      if (!from_nm) {
+        v.add(ExitCode::CRITICAL, fmt::format("Missing interface {}! (no {} and {})", label(e), path,
+                                              n.ok() ? "nmcli device show gave no GENERAL.HWADDR" : n.failure()));
+        continue;
+      }
+      cfg = std::move(*from_nm);
     }
-    auto cfg = parse_ifcfg(*text);
     std::string want = lower(cfg["HWADDR"]);
     auto t = run_tool({"ethtool", "-P", e.netdev}, kEthTimeoutS);
     if (!t.ok()) {
@@ -128,7 +138,8 @@ CheckOutcome check_ethlink(const EthOpts& o) {
 
 const bool kEth = register_simple_check<EthOpts>(
     {"check-ethlink"},
-    "The manifest's Ethernet interfaces: CRITICAL for a missing interface or ifcfg file, a HWADDR other than the "
+    "The manifest's Ethernet interfaces: CRITICAL for a missing interface or ifcfg file (without one, nmcli device "
+    "show gives the configuration, as on CentOS 10), a HWADDR other than the "
     "permanent MAC, an interface DOWN or missing a flag; WARNING for a wrong MTU or a slower speed. Commands time "
     "out after 30 s.",
     false, "check ethlink", "disable_check_ethlink",

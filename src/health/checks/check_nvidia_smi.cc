@@ -1,5 +1,5 @@
-// health_checks check-nvidia-smi: the reference's 13 NVML sub-checks and persistence_mode (-c, repeatable), run in a
-// fixed order, each with its own telemetry record and killswitch, one overall stdout line ("nvidia smi"). NVML calls
+// health_checks check-nvidia-smi: the reference's NVML sub-checks (kSubChecks; clock_policy is GCM's 2026 addition)
+// and persistence_mode (-c, repeatable), run in a fixed order, each with its own telemetry record and killswitch, one overall stdout line ("nvidia smi"). NVML calls
 // run on a worker thread under --nvml-timeout, so a hung GPU makes the check CRITICAL instead of hanging the prolog.
 #include <signal.h>
 #include <unistd.h>
@@ -21,6 +21,7 @@
 #include "gpu/device_worker.h"
 #include "gpu/nvml_library.h"
 #include "health/check.h"
+#include "health/clock_policy.h"
 #include "health/checks/nvml_error_code.h"
 
 namespace gcm::health {
@@ -36,6 +37,7 @@ struct SubCheck {
 constexpr SubCheck kSubChecks[] = {
     {"gpu_num", "nvidia smi gpu_num", "disable_nvidia_smi_gpu_num"},
     {"clock_freq", "nvidia smi clock_freq", "disable_nvidia_smi_clock_freq"},
+    {"clock_policy", "nvidia smi clock policy", "disable_nvidia_smi_clock_policy"},
     {"running_procs", "nvidia smi running_procs", "disable_nvidia_smi_running_procs"},
     {"running_procs_and_kill", "nvidia smi running_procs_and_kill", "disable_nvidia_smi_running_procs_and_kill"},
     {"gpu_temperature", "nvidia smi gpu_temp", "disable_nvidia_smi_gpu_temp"},
@@ -160,6 +162,23 @@ class CheckNvidiaSmi : public HealthCheck {
         ->capture_default_str();
     b.option("--gpu_app_mem_freq", "gpu_app_mem_freq", app_mem_freq_, "Minimum applications memory clock, MHz.")
         ->capture_default_str();
+    b.option("--expected-graphics-freq", "expected_graphics_freq", policy_.expected_graphics_mhz,
+             "clock_policy: expected applications graphics clock, MHz.")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    b.option("--expected-memory-freq", "expected_memory_freq", policy_.expected_memory_mhz,
+             "clock_policy: expected applications memory clock, MHz.")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    b.option("--warn-delta-mhz", "warn_delta_mhz", policy_.warn_delta_mhz,
+             "clock_policy: WARNING when a clock drifts from the policy by more than this many MHz.")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    b.option("--critical-delta-mhz", "critical_delta_mhz", policy_.critical_delta_mhz,
+             "clock_policy: CRITICAL when a clock drifts from the policy by more than this many MHz (not below "
+             "--warn-delta-mhz).")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     b.option("--gpu_temperature_threshold", "gpu_temperature_threshold", temp_threshold_,
              "Highest acceptable GPU temperature, Celsius (required by gpu_temperature).");
     b.option("--gpu_mem_usage_threshold", "gpu_mem_usage_threshold", mem_threshold_,
@@ -201,6 +220,11 @@ class CheckNvidiaSmi : public HealthCheck {
     if (checks_.empty()) throw CheckUsageError("Missing option '-c' / '--check'.");
     if (std::find(checks_.begin(), checks_.end(), "gpu_temperature") != checks_.end() && !temp_threshold_)
       throw CheckUsageError("gpu_temperature_threshold is required for gpu_temperature check");
+    if (std::find(checks_.begin(), checks_.end(), "clock_policy") != checks_.end() &&
+        policy_.critical_delta_mhz < policy_.warn_delta_mhz)
+      throw CheckUsageError(fmt::format("Invalid value for '--critical-delta-mhz': {}: critical-delta-mhz must be "
+                                        "greater than or equal to warn-delta-mhz ({})",
+                                        policy_.critical_delta_mhz, policy_.warn_delta_mhz));
     auto timeout = std::chrono::milliseconds(static_cast<int64_t>(nvml_timeout_s_ * 1000));
     std::shared_ptr<NvmlLibrary> lib;
     try {
@@ -385,6 +409,37 @@ class CheckNvidiaSmi : public HealthCheck {
     return {code, msg};
   }
 
+  // One line per GPU in GCM's words (its alerting and dashboards parse them), the worst severity; a GPU whose clocks
+  // cannot be read is named with the NVML error's level.
+  CheckOutcome clock_policy(Nvml& nv, const std::vector<unsigned>& gpus) {
+    if (gpus.empty()) return {ExitCode::WARN, "clock_policy check: No GPUs were detected on this host."};
+    ExitCode code = ExitCode::OK;
+    std::string msg;
+    auto add = [&](const std::string& m) { msg += (msg.empty() ? "" : "\n") + m; };
+    for (unsigned g : gpus) {
+      try {
+        auto clock = [&](unsigned type) {
+          return nv.get<unsigned>("nvmlDeviceGetApplicationsClock", g, [type](const nvml::Api& a, nvml::Device h,
+                                                                             unsigned* v) {
+            return a.DeviceGetApplicationsClock(h, type, v);
+          });
+        };
+        unsigned gr = clock(nvml::CLOCK_GRAPHICS), mem = clock(nvml::CLOCK_MEM);
+        ClockPolicyResult res = evaluate_clock_policy(gr, mem, policy_);
+        code = worse(code, res.severity);
+        add(fmt::format("clock_policy check: GPU {}, severity={}, expected=(graphics:{}, memory:{}), "
+                        "observed=(graphics:{}, memory:{}), delta_mhz=(graphics:{}, memory:{})",
+                        g, res.severity == ExitCode::WARN ? "WARN" : status_word(res.severity),
+                        policy_.expected_graphics_mhz, policy_.expected_memory_mhz, gr, mem, res.graphics_delta_mhz,
+                        res.memory_delta_mhz));
+      } catch (const NvmlFailure& e) {
+        code = worse(code, e.code);
+        add(fmt::format("clock_policy check: {}", e.what()));
+      }
+    }
+    return {code, msg};
+  }
+
   CheckOutcome run_sub_check(const std::string& which, Nvml& nv, const CheckRun& r) {
     try {
       using A = nvml::Api;
@@ -412,6 +467,7 @@ class CheckNvidiaSmi : public HealthCheck {
                                app_freq_, mem, app_mem_freq_);
           return "";
         });
+      if (which == "clock_policy") return clock_policy(nv, all);
       if (which == "gpu_temperature")
         return per_gpu("gpu_temperature", all, [&](unsigned g) -> std::string {
           auto t = nv.get<unsigned>("nvmlDeviceGetTemperature", g, [](const A& a, D h, unsigned* v) {
@@ -525,6 +581,7 @@ class CheckNvidiaSmi : public HealthCheck {
   std::vector<std::string> checks_;
   int64_t gpu_num_ = 8;
   unsigned app_freq_ = 1155, app_mem_freq_ = 1593;
+  ClockPolicy policy_;
   std::optional<int64_t> temp_threshold_;
   int64_t mem_threshold_ = 15;
   unsigned retired_threshold_ = 10;
