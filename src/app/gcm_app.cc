@@ -78,7 +78,9 @@ int gcm_main(int argc, char** argv) {
   app.add_option("--config", config_path,
                  "TOML config file: [gcm.<subcommand>] tables keyed by parameter name (default: "
                  "/etc/gcm/config.toml, else /etc/fb-gcm/config.toml)");
-  root.flag("-d,--detach", "detach", detach_flag, "Run in the background, detached from the terminal.");
+  root.flag("-d,--detach", "detach", detach_flag,
+            "Run in the background, detached from the terminal (collectors, slurm_processor; not the prolog, epilog "
+            "or healthcheck suites, whose exit status Slurm reads).");
   app.set_version_flag("--version", fmt::format("gcm, version {}", GCM_VERSION));
 
   std::string_view named = named_command(argc, argv);
@@ -157,9 +159,15 @@ int gcm_main(int argc, char** argv) {
     for (auto& s : rest) hc_argv.push_back(s.data());
     return health_checks_main(static_cast<int>(hc_argv.size()), hc_argv.data());
   }
-  if (processor_cmd && slurm_processor_parsed(*processor_cmd)) return run_slurm_processor(*processor_cmd, config_path, kDefaultConfigPaths);
-  for (auto& [c, p] : suite_cmds)
-    if (c->parsed()) return suite_main(p, c->remaining());
+  if (processor_cmd && slurm_processor_parsed(*processor_cmd))
+    return run_slurm_processor(*processor_cmd, config_path, kDefaultConfigPaths, detach_flag);
+  for (auto& [c, p] : suite_cmds) {
+    if (!c->parsed()) continue;
+    // slurmd reads a prolog's exit status to decide whether the job may start: a detached suite would always say 0.
+    if (detach_flag) return usage_error(fmt::format("-d/--detach does not apply to '{}': Slurm reads its exit status",
+                                                    c->get_name()));
+    return suite_main(p, c->remaining());
+  }
   if (schemas_cmd->parsed()) {
     for (const Schema* s : schema_registry()) std::cout << schema_markdown(*s) << "\n";
     return 0;

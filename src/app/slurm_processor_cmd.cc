@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "app/detach.h"
 #include "app/option_binder.h"
 #include "app/option_limits.h"
 #include "core/config.h"
@@ -271,7 +272,7 @@ void load_web_settings(const SlurmProcessorCommand& c, processor::ServiceOptions
 }  // namespace
 
 int run_slurm_processor(SlurmProcessorCommand& c, const std::optional<std::string>& config_path,
-                        const std::vector<std::string>& default_config_paths) {
+                        const std::vector<std::string>& default_config_paths, bool detach_after_setup) {
   std::vector<std::string> warnings;
   try {
     ConfigFile cfg = ConfigFile::load(config_path, "gcm", default_config_paths);
@@ -350,6 +351,14 @@ int run_slurm_processor(SlurmProcessorCommand& c, const std::optional<std::strin
   for (const auto& w : warnings) {
     std::cerr << "Warning: " << w << "\n";
     log->warn("{}", w);
+  }
+  if (detach_after_setup) {
+    try {
+      detach();
+    } catch (const std::runtime_error& e) {
+      std::cerr << "Error: " << e.what() << "\n";
+      return 1;
+    }
   }
   install_shutdown_handlers();
   try {

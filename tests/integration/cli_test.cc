@@ -3,10 +3,14 @@
 #include <signal.h>
 #include <sys/statvfs.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "core/http_client.h"
 #include "helpers.h"
 #include "process.h"
 
@@ -288,6 +292,44 @@ TEST(Cli, UnreachableOtlpEndpointFailsWithExitOneAndSaysWhy) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("http://127.0.0.1:1/v1/logs"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("gave up after 1 retry"), std::string::npos) << r.err;
+}
+
+// gcm -d: slurm_processor goes into the background once its options, config and log are good (a bad option is still
+// an error on the terminal); the suites refuse it, because slurmd reads a prolog's exit status.
+TEST(Cli, DetachRunsSlurmProcessorInTheBackgroundAndIsRefusedByTheSuites) {
+  auto bad = run_gcm({"-d", "slurm_processor", "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--downstream is required"), std::string::npos) << bad.err;
+  for (const char* suite : {"prolog", "epilog", "healthcheck"}) {
+    auto r = run_gcm({"-d", suite});
+    EXPECT_EQ(r.exit_code, 2) << suite;
+    EXPECT_NE(r.err.find("-d/--detach does not apply to '" + std::string(suite) + "'"), std::string::npos) << r.err;
+  }
+  auto dir = temp_dir("cli-detach-processor");
+  int port = free_port();
+  auto r = run_gcm({"-d", "slurm_processor", "--listen", "127.0.0.1:" + std::to_string(port), "--downstream",
+                    "http://127.0.0.1:9/v1/metrics", "--attribution", "slurmd-local", "--scontrol", "/bin/false",
+                    "--log-folder", dir});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  HttpClient http;
+  std::string health = "http://127.0.0.1:" + std::to_string(port) + "/health";
+  EXPECT_TRUE(eventually([&] {
+    try {
+      return http.get(health, 1000ms).status == 200;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }, 20s)) << "the detached slurm_processor never answered " << health;
+  // The daemon is nobody's child: find it by its log folder, which names this test's directory, and stop it.
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = read_text(e.path().string() + "/cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find("slurm_processor") != std::string::npos && cmdline.find(dir) != std::string::npos)
+      ::kill(std::stoi(pid), SIGTERM);
+  }
 }
 
 }  // namespace
