@@ -123,7 +123,9 @@ const Schema kSdiag = [] {
   s.description = "slurmctld's scheduler, backfill, job and RPC statistics (`sdiag`), one record per round.";
   s.metric_prefix = "sdiag";
   s.data_type = DataType::Log;
-  s.identifier = DataIdentifier::Sdiag;
+  // GCM routes Sdiag by DataIdentifier.SDIAG to a Meta-internal graph_api table; that sink is not part of this
+  // project (design.md §5) and the others route JOB and NODE only, so Sdiag is a GENERIC LOG record here.
+  s.identifier = DataIdentifier::Generic;
   s.fields.push_back({"cluster", FieldType::String, FieldRole::Identity, "", "cluster name"});
   for (const FieldSpec& f : sdiag_statistic_fields()) s.fields.push_back(f);
   return s;

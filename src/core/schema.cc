@@ -27,7 +27,6 @@ const char* to_string(DataIdentifier id) {
     case DataIdentifier::Node: return "NODE";
     case DataIdentifier::Statvfs: return "STATVFS";
     case DataIdentifier::Pure: return "PURE";
-    case DataIdentifier::Sdiag: return "SDIAG";
   }
   return "?";
 }

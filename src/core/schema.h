@@ -11,7 +11,7 @@ namespace gcm {
 // GCM's two kinds of data: LOG is tabular (one row per entity), METRIC is a time series.
 enum class DataType { Log, Metric };
 // Which table a LOG record belongs to; the file sink routes on it.
-enum class DataIdentifier { Generic, Job, Node, Statvfs, Pure, Sdiag };
+enum class DataIdentifier { Generic, Job, Node, Statvfs, Pure };
 
 enum class FieldType { String, Int, Double, Bool, Object, List };
 
