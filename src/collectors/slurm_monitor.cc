@@ -98,9 +98,8 @@ const Schema kSlurmLog = [] {
                                                : "nodes in state " + st;
     s.fields.push_back(gauge("nodes_" + st, I, help));
   }
-  for (const char* f : {"server_thread_count", "agent_queue_size", "agent_count", "agent_thread_count",
-                        "dbd_agent_queue_size"})
-    s.fields.push_back(gauge(f, I, std::string("sdiag: ") + f));
+  // Every Sdiag statistic, as newer GCM copies them into SLURMLog (its first five were the only ones before).
+  for (const FieldSpec& f : sdiag_statistic_fields()) s.fields.push_back(f);
   return s;
 }();
 
@@ -189,6 +188,10 @@ slurm::SlurmQuery version_query(std::chrono::milliseconds timeout) {
   return {"sinfo_version", {"sinfo", "-V"}, timeout};
 }
 
+slurm::SlurmQuery sdiag_reset_query(std::chrono::milliseconds timeout) {
+  return {"sdiag_reset", {"sdiag", "--reset"}, timeout};
+}
+
 slurm::SlurmQuery sacct_query(int64_t start, int64_t end, const TimeZone& zone, const std::string& partition,
                               std::chrono::milliseconds timeout) {
   // The reference passed "-S <start>" as one argv element with a leading space and a -07:00 offset; Slurm 22.05
@@ -214,50 +217,6 @@ std::pair<int, int> parse_slurm_version(std::string_view text) {
   auto minor = d1 == std::string_view::npos ? std::nullopt : slurm::python_int(v.substr(d1 + 1, d2 - d1 - 1));
   if (!major || !minor) throw ParseError(slurm::describe_bad_value("Slurm version", text, "expected 'slurm X.Y.Z'"));
   return {static_cast<int>(*major), static_cast<int>(*minor)};
-}
-
-Sdiag parse_sdiag_text(std::string_view text) {
-  struct Label {
-    std::string_view label;
-    int64_t Sdiag::*field;
-  };
-  static const Label kLabels[] = {{"Server thread count:", &Sdiag::server_thread_count},
-                                  {"Agent queue size:", &Sdiag::agent_queue_size},
-                                  {"Agent count:", &Sdiag::agent_count},
-                                  {"Agent thread count:", &Sdiag::agent_thread_count},
-                                  {"DBD Agent queue size:", &Sdiag::dbd_agent_queue_size}};
-  Sdiag out;
-  bool found[5] = {};
-  slurm::for_each_line(text, [&](std::string_view line) {
-    std::string_view l = slurm::trim(line);
-    for (size_t i = 0; i < 5; ++i) {
-      if (found[i] || l.substr(0, kLabels[i].label.size()) != kLabels[i].label) continue;
-      std::string_view v = l.substr(kLabels[i].label.size());
-      auto n = slurm::python_int(v);
-      if (!n) throw ParseError(slurm::describe_bad_value(kLabels[i].label, v, "not an integer"));
-      out.*kLabels[i].field = *n;
-      found[i] = true;
-    }
-  });
-  for (size_t i = 0; i < 5; ++i)
-    if (!found[i]) throw ParseError(fmt::format("sdiag output has no '{}' line", kLabels[i].label));
-  return out;
-}
-
-Sdiag parse_sdiag_json(std::string_view text) {
-  std::string why;
-  auto j = parse_json_limited(text, &why);
-  if (j.is_discarded()) throw ParseError(fmt::format("sdiag --json output is not valid JSON: {}", why));
-  if (!j.is_object() || !j.contains("statistics") || !j["statistics"].is_object())
-    throw ParseError("sdiag --json output is not a JSON object with \"statistics\"");
-  const auto& st = j["statistics"];
-  auto get = [&](const char* key) -> int64_t {
-    if (!st.contains(key) || !st[key].is_number_integer())
-      throw ParseError(fmt::format("sdiag --json: statistics.{} is missing or not an integer", key));
-    return st[key].get<int64_t>();
-  };
-  return {get("server_thread_count"), get("agent_queue_size"), get("agent_count"), get("agent_thread_count"),
-          get("dbd_agent_queue_size")};
 }
 
 std::vector<SinfoNode> read_sinfo(slurm::SlurmClient& slurm, std::chrono::milliseconds timeout,
@@ -390,11 +349,9 @@ void emit_scope(const std::string& cluster, const std::string& derived, const st
   if (!order.empty())  // with no nodes every nodes_* field stays null
     for (const auto& st : kNodeStateFields) r.at("nodes_" + st) = states[st];
 
-  r.at("server_thread_count") = sdiag.server_thread_count;
-  r.at("agent_queue_size") = sdiag.agent_queue_size;
-  r.at("agent_count") = sdiag.agent_count;
-  r.at("agent_thread_count") = sdiag.agent_thread_count;
-  r.at("dbd_agent_queue_size") = sdiag.dbd_agent_queue_size;
+  static const size_t first_sdiag = static_cast<size_t>(kSlurmLog.index_of("server_thread_count"));
+  const size_t stats = kSdiag.fields.size() - kSdiagFirstStatistic;
+  for (size_t i = 0; i < stats; ++i) r[first_sdiag + i] = sdiag.record[kSdiagFirstStatistic + i];
 
   // --- jobs: null when sacct reported none ---
   if (!jobs.empty()) {
@@ -504,7 +461,7 @@ void emit_scope(const std::string& cluster, const std::string& derived, const st
 }
 
 void collect(slurm::SlurmClient& slurm, slurm::SlurmClient& sacct, const Params& p, RecordOut& out,
-             spdlog::logger* log, RecordOut* logs_out) {
+             spdlog::logger* log, RecordOut* logs_out, Sdiag* sdiag_out) {
   const int64_t end = p.now, start = p.now - p.interval;
   std::vector<SinfoNode> nodes = read_sinfo(slurm, p.timeout, log);
   std::pair<int, int> version = p.slurm_version
@@ -528,6 +485,15 @@ void collect(slurm::SlurmClient& slurm, slurm::SlurmClient& sacct, const Params&
     throw slurm::SlurmError(sq.name, command_line(sq.argv), 0, fmt::format("`{}`: {}", command_line(sq.argv),
                                                                             e.what()));
   }
+  if (p.sdiag_reset) {
+    auto rq = sdiag_reset_query(p.timeout);
+    try {
+      slurm.output(rq);
+    } catch (const std::exception& e) {
+      if (log) log->warn("slurm_monitor: the sdiag counters were not reset: {}", e.what());
+    }
+  }
+  if (sdiag_out) *sdiag_out = sdiag;
 
   std::optional<std::string> first_error;
   if (p.heterogeneous_cluster_v1) {
@@ -570,17 +536,27 @@ class SlurmMonitor : public Collector {
     add_slurm_timeout_option(b, timeout_s_,
                              "Seconds each Slurm command (sinfo, sdiag, sacct) may run before it is killed and the "
                              "round fails.");
+    b.flag("--sdiag-reset", "sdiag_reset", sdiag_reset_,
+           "Run `sdiag --reset` after each scrape, so each Sdiag record counts one interval (GCM resets always; "
+           "it needs root or SlurmUser, and a failed reset is only a warning).");
   }
 
-  // Two tasks, so that each record type has its own sink round (the Prometheus sink retires a schema's series that
-  // a round did not renew): the first queries Slurm and writes the account records, keeping the SLURMLog records,
-  // which the second writes.
+  // Three tasks, so that each record type has its own sink round (the Prometheus sink retires a schema's series
+  // that a round did not renew): the first queries Slurm and writes the account records, keeping the SLURMLog
+  // records and the statistics, which the second and third write. A round whose scrape failed leaves both empty.
   std::vector<CollectorTask> tasks(const CollectorContext&) override {
     return {{"slurm_monitor accounts", &kSlurmLogAccountMetrics,
              [this](const CollectorContext& ctx, RecordOut& out) { round(ctx, out); }},
-            {"slurm_monitor", &kSlurmLog, [this](const CollectorContext&, RecordOut& out) {
+            {"slurm_monitor", &kSlurmLog,
+             [this](const CollectorContext&, RecordOut& out) {
                for (const auto& r : logs_.records) out.emit(r);
                logs_.records.clear();
+             }},
+            {"sdiag", &kSdiag, [this](const CollectorContext& ctx, RecordOut& out) {
+               if (!sdiag_) return;
+               sdiag_->record.at("cluster") = ctx.cluster;
+               out.emit(sdiag_->record);
+               sdiag_.reset();
              }}};
   }
 
@@ -603,8 +579,21 @@ class SlurmMonitor : public Collector {
         ctx.log->warn("slurm_monitor: the Slurm version is unknown (`sinfo -V`: {}); using `sdiag --all`", e.what());
       }
     }
+    p.sdiag_reset = sdiag_reset_;
     logs_.records.clear();
-    collect(slurm_, sacct_, p, out, ctx.log.get(), &logs_);
+    sdiag_.reset();
+    Sdiag sdiag;
+    // The statistics are written even when a later query (sacct) fails the round: they were read.
+    auto keep_statistics = [&] {
+      if (!sdiag.record.at("server_thread_count").is_null()) sdiag_ = sdiag;
+    };
+    try {
+      collect(slurm_, sacct_, p, out, ctx.log.get(), &logs_, &sdiag);
+    } catch (...) {
+      keep_statistics();
+      throw;
+    }
+    keep_statistics();
   }
 
   struct Keep : RecordOut {
@@ -613,7 +602,9 @@ class SlurmMonitor : public Collector {
   };
 
   double timeout_s_ = 60;
+  bool sdiag_reset_ = false;
   Keep logs_;
+  std::optional<Sdiag> sdiag_;
   std::optional<std::pair<int, int>> version_;
   slurm::CliSlurmClient slurm_;
   // sacct runs in UTC, so the window written without an offset means the same instants to it as to us, whatever
@@ -626,7 +617,8 @@ const bool kRegistered = register_collector({
     "Cluster aggregates every --interval seconds (METRIC): node states and CPU/GPU totals from sinfo, controller "
     "load from sdiag, and statistics of the jobs sacct reports in the last interval (running, pending, failed, "
     "users, wait/run times, time-weighted allocation), one SLURMLogAccountMetrics per account with running jobs "
-    "and one SLURMLog; per partition too with --heterogeneous-cluster-v1.",
+    "and one SLURMLog; per partition too with --heterogeneous-cluster-v1. Each round also writes one Sdiag LOG "
+    "record with every scheduler, backfill, job and RPC statistic of sdiag.",
     300,
     "gcm.monitoring.cli.slurm_monitor",
     [](OptionBinder& b) -> std::unique_ptr<Collector> { return std::make_unique<SlurmMonitor>(b); },

@@ -13,6 +13,7 @@
 #include <spdlog/logger.h>
 
 #include "collectors/collector.h"
+#include "collectors/sdiag.h"
 #include "core/time_zone.h"
 #include "slurm/client.h"
 
@@ -26,11 +27,6 @@ struct SinfoNode {
   std::string name, state_text, partition;
   int64_t total_cpus = 0, alloc_cpus = 0;
   int64_t gpus = 0, gpus_used = 0;  // GPU counts of GRES and GRES_USED
-};
-
-struct Sdiag {
-  int64_t server_thread_count = 0, agent_queue_size = 0, agent_count = 0, agent_thread_count = 0,
-          dbd_agent_queue_size = 0;
 };
 
 // One job of the sacct window (SacctMetrics).
@@ -55,21 +51,21 @@ struct Params {
   TimeZone sacct_zone;
   // The Slurm version, (major, minor); nullopt: ask `sinfo -V` (23.02 and later have `sdiag --json`).
   std::optional<std::pair<int, int>> slurm_version;
+  // Run `sdiag --reset` once sdiag was read (--sdiag-reset), so that its counters cover one round; a failed reset
+  // (it needs root or SlurmUser) is a warning, not a failed round.
+  bool sdiag_reset = false;
 };
 
 // The queries, exactly as run.
 slurm::SlurmQuery sinfo_query(std::chrono::milliseconds timeout);
 slurm::SlurmQuery sdiag_query(bool json, std::chrono::milliseconds timeout);
 slurm::SlurmQuery version_query(std::chrono::milliseconds timeout);
+slurm::SlurmQuery sdiag_reset_query(std::chrono::milliseconds timeout);
 slurm::SlurmQuery sacct_query(int64_t start, int64_t end, const TimeZone& zone, const std::string& partition,
                               std::chrono::milliseconds timeout);
 
 // "slurm-wlm 22.05.8", "slurm 24.11.4" -> (22, 5). Throws slurm::ParseError.
 std::pair<int, int> parse_slurm_version(std::string_view text);
-// `sdiag --all` text. Throws slurm::ParseError naming a missing label.
-Sdiag parse_sdiag_text(std::string_view text);
-// `sdiag --all --json`. Throws slurm::ParseError.
-Sdiag parse_sdiag_json(std::string_view text);
 
 std::vector<SinfoNode> read_sinfo(slurm::SlurmClient& slurm, std::chrono::milliseconds timeout,
                                   spdlog::logger* log = nullptr);
@@ -84,8 +80,8 @@ void emit_scope(const std::string& cluster, const std::string& derived_cluster, 
 // One round: per partition (with the flag) then cluster-wide. `sacct` runs the sacct queries (the collector's runs
 // with TZ=UTC), `slurm` everything else. A failed per-partition sacct skips that partition's records; the other
 // scopes are still emitted and the round then fails with the first error. With logs_out, SLURMLog records go there
-// and only the account records to out.
+// and only the account records to out. With sdiag_out, the statistics read are stored there (for the Sdiag record).
 void collect(slurm::SlurmClient& slurm, slurm::SlurmClient& sacct, const Params& params, RecordOut& out,
-             spdlog::logger* log = nullptr, RecordOut* logs_out = nullptr);
+             spdlog::logger* log = nullptr, RecordOut* logs_out = nullptr, Sdiag* sdiag_out = nullptr);
 
 }  // namespace gcm::slurm_monitor

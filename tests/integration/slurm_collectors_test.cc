@@ -72,10 +72,18 @@ TEST(SlurmMonitorFake, OnceOnRecordedOutputs) {
                    std::chrono::seconds(30), f.env());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto recs = records(r.out);
-  ASSERT_EQ(recs.size(), 5u) << r.out;
+  ASSERT_EQ(recs.size(), 6u) << r.out;  // 4 accounts, SLURMLog, Sdiag
   EXPECT_EQ(recs[0]["account"], "ml");
   EXPECT_EQ(recs[0]["total_gpus_alloc"], 5);
-  const json& log = recs.back();
+  // The Sdiag record comes last, in a sink round of its own, with every statistic of the recorded sdiag.txt.
+  const json& sdiag = recs.back();
+  EXPECT_EQ(sdiag["cluster"], "tb");
+  EXPECT_FALSE(sdiag.contains("nodes_total"));
+  EXPECT_EQ(sdiag["schedule_cycle_max"], 31572);
+  EXPECT_EQ(sdiag["bf_cycle_counter"], 3);
+  EXPECT_EQ(json::parse(sdiag["rpcs_by_user_json"].get<std::string>()).size(), 4u);
+  const json& log = recs[recs.size() - 2];
+  EXPECT_EQ(log["schedule_cycle_max"], 31572);
   EXPECT_EQ(log["cluster"], "tb");
   EXPECT_EQ(log["nodes_total"], 8);
   EXPECT_EQ(log["total_gpus_avail"], 16);
@@ -271,9 +279,10 @@ TEST(SlurmMonitorTestbed, AgreesWithTheCluster) {
     auto r = run_gcm({"slurm_monitor", "--once", "--sink", "stdout", "--cluster", "testbed", "--log-folder",
                       temp_dir("slurmmon-tb")});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    auto recs = records(r.out);
-    ASSERT_FALSE(recs.empty());
-    log = recs.back();
+    log = json();
+    for (auto& rec : records(r.out))
+      if (rec.contains("nodes_total") && rec["derived_cluster"] == "testbed") log = rec;
+    ASSERT_FALSE(log.is_null()) << r.out;
     after = ClusterView::take();
     if (agrees()) break;
   }
@@ -300,6 +309,90 @@ TEST(SlurmMonitorTestbed, HeterogeneousGivesEachPartition) {
   for (auto& rec : records(r.out))
     if (rec.contains("nodes_total")) nodes[rec["derived_cluster"]] = rec["nodes_total"];
   EXPECT_EQ(nodes, (std::map<std::string, int>{{"testbed", 8}, {"testbed.debug", 3}, {"testbed.gpu", 6}}));
+}
+
+TEST(SlurmMonitorTestbed, SdiagRecordAndReset) {
+  if (!testbed_up()) GTEST_SKIP() << "the Slurm testbed is not running (make test starts it; see tests/testbed/)";
+  Job job({"-p", "gpu", "-J", "sdiag-reset", "--wrap", "exec sleep 300"});  // at least one submission counted
+  const int64_t before = time(nullptr);
+  auto r = run_gcm({"slurm_monitor", "--once", "--sdiag-reset", "--cluster", "testbed", "--log-folder",
+                    temp_dir("sdiag-tb")});
+  const int64_t after = time(nullptr);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json sdiag;
+  for (auto& rec : records(r.out))
+    if (rec.contains("rpcs_by_message_type_json") && !rec.contains("nodes_total")) sdiag = rec;
+  ASSERT_FALSE(sdiag.is_null()) << r.out;
+  EXPECT_EQ(sdiag["cluster"], "testbed");
+  EXPECT_GE(sdiag["server_thread_count"].get<int>(), 1);
+  EXPECT_GE(sdiag["req_time"].get<int64_t>(), before - 1);
+  EXPECT_LE(sdiag["req_time"].get<int64_t>(), after + 1);
+  // The sinfo it ran before sdiag is among the RPCs slurmctld counted.
+  auto types = json::parse(sdiag["rpcs_by_message_type_json"].get<std::string>());
+  bool node_info = false;
+  for (auto& t : types) node_info |= t["message_type"] == "REQUEST_NODE_INFO";
+  EXPECT_TRUE(node_info) << sdiag["rpcs_by_message_type_json"];
+  // The counters were reset after the scrape: sdiag's data now starts at or after the scrape.
+  std::string text = run_ok({"sdiag", "--all"});
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, std::regex(R"(Data since .*\((\d+)\))"))) << text;
+  EXPECT_GE(std::stoll(m[1]), sdiag["req_time"].get<int64_t>());
+}
+
+TEST(SchedulerCollectorsTestbed, SprioAgreesWithSprio) {
+  if (!testbed_up()) GTEST_SKIP() << "the Slurm testbed is not running (make test starts it; see tests/testbed/)";
+  // carol's QOS (limited) allows one running job: the second pends, and sprio lists it.
+  Job carol1({"-p", "gpu", "-J", "sprio-carol1", "--wrap", "exec sleep 300"}, "carol");
+  Job carol2({"-p", "gpu", "-J", "sprio-carol2", "--wrap", "exec sleep 300"}, "carol");
+  ASSERT_TRUE(eventually([&] { return run_ok({"sprio", "-h", "-j", carol2.id, "-o", "%i"}).find(carol2.id) == 0; },
+                         std::chrono::seconds(30)));
+  // sprio's own view of every pending job: id, partition and priority.
+  std::set<std::string> expected, got;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    std::istringstream in(run_ok({"sprio", "-h", "-o", "%i|%r|%Y"}));
+    expected.clear();
+    for (std::string line; std::getline(in, line);) expected.insert(line);
+    auto r = run_gcm({"sprio", "--once", "--cluster", "testbed", "--log-folder", temp_dir("sprio-tb")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    got.clear();
+    for (auto& rec : records(r.out)) {
+      const json& s = rec["sprio"];
+      got.insert(std::to_string(s["JOBID"].get<int64_t>()) + "|" + s["PARTITION"].get<std::string>() + "|" +
+                 std::to_string(s["PRIORITY"].get<int64_t>()));
+      EXPECT_EQ(rec["cluster"], "testbed");
+      EXPECT_TRUE(s["ACCOUNT"].is_null());  // 22.05 has no %o
+      EXPECT_EQ(s["PARTITION_PRIO"], 100);  // PriorityWeightPartition=100
+    }
+    if (got == expected) break;
+  }
+  EXPECT_EQ(got, expected);
+  std::string priority = run_ok({"sprio", "-h", "-j", carol2.id, "-o", "%Y"});
+  EXPECT_TRUE(got.count(carol2.id + "|gpu|" + std::to_string(std::stoll(priority)))) << carol2.id;
+}
+
+TEST(SchedulerCollectorsTestbed, SshareAndTopologyAgreeWithSlurm) {
+  if (!testbed_up()) GTEST_SKIP() << "the Slurm testbed is not running (make test starts it; see tests/testbed/)";
+  auto r = run_gcm({"sshare", "--once", "--cluster", "testbed", "--log-folder", temp_dir("sshare-tb")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::multiset<std::string> got, expected;
+  for (auto& rec : records(r.out))
+    got.insert(rec["sshare"]["Account"].get<std::string>() + "|" + rec["sshare"]["User"].get<std::string>() + "|" +
+               rec["sshare"]["RawShares"].get<std::string>());
+  std::istringstream in(run_ok({"sshare", "-a", "-P", "-n", "-o", "Account,User,RawShares"}));
+  for (std::string line; std::getline(in, line);) expected.insert(line);
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(got.count("   ml|bob|1"), 1u);
+
+  auto t = run_gcm({"scontrol_topology", "--once", "--cluster", "testbed", "--log-folder", temp_dir("topo-tb")});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  std::map<std::string, json> by_switch;
+  for (auto& rec : records(t.out)) by_switch[rec["SwitchName"]] = rec;
+  ASSERT_EQ(by_switch.size(), 3u) << t.out;  // tests/testbed/start.sh's topology.conf
+  EXPECT_EQ(by_switch["leaf1"]["Nodes"], "node1,node2,node3,node4");
+  EXPECT_EQ(by_switch["leaf2"]["node_count"], 4);
+  EXPECT_EQ(by_switch["spine"]["Level"], 1);
+  EXPECT_EQ(by_switch["spine"]["Switches"], "leaf[1-2]");
+  EXPECT_EQ(by_switch["spine"]["node_count"], 8);
 }
 
 TEST(SacctmgrTestbed, QosAndUsers) {

@@ -107,6 +107,18 @@ rec scontrol-listpids.txt \
   "shelper runs it without arguments on a real node; with several slurmd on one host it needs the node name" \
   scontrol listpids "$steps" "$steps_node"
 rec scontrol-ping.txt "health check slurmctld-count" scontrol ping
+# GCM's 2026 collectors (gcm-newer.md §1.2-1.6).
+SPRIO_CODES='%i|%r|%u|%o|%Y|%S|%a|%A|%F|%J|%P|%n|%Q|%N'
+rec sprio.txt "sprio collector: GCM's format codes; 22.05 knows neither %o nor %n and leaves both out" \
+  sprio -h --sort=r,-y -o "$SPRIO_CODES"
+rec sshare.txt "sshare collector" sshare -a -P
+rec scontrol-show-topo.txt "scontrol_topology collector, topology/tree (22.05 has no topology/block)" \
+  scontrol show topo
+rec squeue-O-lastschedeval.txt "slurm_job_monitor, newer GCM: the 34 fields and LASTSCHEDEVAL" \
+  squeue --all -O "$squeue_format,LASTSCHEDEVAL:$D" --noheader
+rec sdiag-before-reset.txt "slurm_monitor --sdiag-reset: the counters before the reset" sdiag --all
+rec sdiag-reset.txt "slurm_monitor --sdiag-reset" sdiag --reset
+rec sdiag-after-reset.txt "the counters just after the reset" sdiag --all
 rec scontrol-show-node.txt "health check cluster-availability" scontrol show node
 
 {

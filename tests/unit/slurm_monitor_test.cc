@@ -247,7 +247,7 @@ TEST(SlurmMonitor, GarbageSacctRowNamesLine) {
 TEST(SlurmMonitor, MissingSdiagLabelIsAnError) {
   EXPECT_THROW(parse_sdiag_text("Server thread count: 3\n"), slurm::ParseError);
   Sdiag s = parse_sdiag_text(slurp(k2205 + "sdiag.txt"));
-  EXPECT_EQ(s.server_thread_count, 3);
+  EXPECT_EQ(s.get("server_thread_count"), 3);
   EXPECT_THROW(parse_sdiag_json("{}"), slurm::ParseError);
 }
 
