@@ -81,7 +81,8 @@ std::string timeline_svg(const JobReport& r) {
   for (int k = 0; k <= 4; ++k) {
     int64_t t = r.start + static_cast<int64_t>(span * k / 4);
     double x = x_of(t);
-    std::string label = format_time_utc(t).substr(11, 5);  // HH:MM
+    // HH:MM, with seconds for a job shorter than an hour (its ticks would otherwise read the same).
+    std::string label = format_time_utc(t).substr(11, span < 3600 ? 8 : 5);
     s += fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#666666\"/>\n", x, axis_y - 4, x,
                      axis_y);
     s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n", x,
