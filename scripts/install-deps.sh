@@ -19,6 +19,9 @@ PACKAGES=(
   prometheus prometheus-alertmanager curl time procps
   # the CA, server and client certificates of the TLS tests
   openssl
+  # gcm jobstats --html: its test loads the page in headless Chromium and reads the screenshot back with libpng
+  # (this script installs without recommends, which is all Chromium needs to run headless)
+  chromium libpng-dev
   # a real Slurm 22.05 cluster with accounting for the tests and the demo (tests/testbed/)
   slurm-wlm slurmctld slurmd slurm-client slurmdbd slurmrestd munge mariadb-server
 )
