@@ -237,7 +237,8 @@ section "gcm sacct_running --once --sink stdout  (running jobs and steps from sa
 "$GCM" sacct_running --once "${SLURM_COMMON[@]}" --sink stdout | node -e '
   let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{
     const recs=s.split("\n").filter(Boolean).flatMap(l=>JSON.parse(l));
-    console.log(`${recs.length} record(s); first: ${JSON.stringify(recs[0]||{}).slice(0,300)}...`);});'
+    const steps=recs.filter(r=>String(r.JobID).includes(".")).length;
+    console.log(`${recs.length} record(s): ${recs.length-steps} running job(s), ${steps} step(s); first: ${JSON.stringify(recs[0]||{}).slice(0,300)}...`);});'
 
 section "gcm scontrol, scontrol_config, sacctmgr_qos, sacctmgr_user --once --sink stdout  (abridged)"
 for c in scontrol scontrol_config sacctmgr_qos sacctmgr_user; do

@@ -84,6 +84,9 @@ state_is() { # state_is KEY STATE [REASON]: every task of the job is in STATE (w
   if [ -n "${3:-}" ]; then [ "$got" = "$2 $3" ]; else [ -n "$got" ] && ! grep -qv "^$2 " <<<"$got"; fi
 }
 in_sacct() { sacct -n -X -P -j "$(id_of "$1")" -o state | grep -q "^$2"; }
+# slurmctld tells slurmdbd of a job's start asynchronously, so sacct lags the queue by seconds: the demo's
+# sacct_running, run right after this script, once printed 0 records while 11 jobs ran.
+running_in_sacct() { [ "$(sacct -a -n -X -s running -o jobid | wc -l)" -ge "$(squeue -h -t R -o %i | wc -l)" ]; }
 expect() {
   local what=$1
   shift
@@ -106,6 +109,7 @@ expect "the COMPLETED row in sacct" in_sacct COMPLETED COMPLETED
 expect "the FAILED row in sacct" in_sacct FAILED FAILED
 expect "the running job's CANCELLED row in sacct" in_sacct CANCELLED_RUNNING CANCELLED
 expect "the pending job's CANCELLED row in sacct" in_sacct CANCELLED_PENDING CANCELLED
+expect "every running job in sacct" running_in_sacct
 
 printf '%s\n' "${ids[@]}" | tee "$TB/workload.env"
 log "workload in place in $(since "$t0"); job $(id_of TIMEOUT) reaches TIMEOUT in 1-1.5 min"
