@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "fixture_records.h"
 #include "collectors/sacctmgr.h"
 
 namespace gcm::sacctmgr {
@@ -16,18 +17,9 @@ namespace {
 const std::string kRef = std::string(GCM_SOURCE_DIR) + "/../shared/fixtures/gcm/";
 const std::string k2205 = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-22.05/";
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gcm::testing::slurp;
 
-struct Collect : RecordOut {
-  std::vector<Record> records;
-  void emit(const Record& r) override { records.push_back(r); }
-};
+using gcm::testing::Collect;
 
 nlohmann::json to_json(const Value& v) {
   nlohmann::json j = nlohmann::json::object();

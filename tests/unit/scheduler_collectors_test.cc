@@ -1,6 +1,7 @@
 // gcm sprio, gcm sshare and gcm scontrol_topology on canned outputs: the 22.05 recordings of the testbed
 // (tests/fixtures/slurm-22.05/), a topology/block output written from Slurm's documentation
 // (tests/fixtures/slurm-docs/), and bad lines. Expected values are read off the fixture files.
+#include "fixture_records.h"
 #include "collectors/scheduler_collectors.h"
 
 #include <gtest/gtest.h>
@@ -17,18 +18,9 @@ namespace {
 const std::string k2205 = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-22.05/";
 const std::string kDocs = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-docs/";
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gcm::testing::slurp;
 
-struct Collect : RecordOut {
-  std::vector<Record> records;
-  void emit(const Record& r) override { records.push_back(r); }
-};
+using gcm::testing::Collect;
 
 constexpr int64_t kNow = 1796141600;  // 2026-12-01T16:13:20Z: 08:13 in Los Angeles, same date
 

@@ -1,6 +1,7 @@
 // The Sdiag record (gcm-newer.md §1.6) from the recorded 22.05 text and a 24.05 `sdiag --all --json` written from
 // the documentation, and slurm_monitor's Sdiag task and --sdiag-reset on canned outputs. Expected values are read
 // off the fixture files by hand.
+#include "fixture_records.h"
 #include "collectors/sdiag.h"
 
 #include <gtest/gtest.h>
@@ -22,13 +23,7 @@ namespace {
 const std::string k2205 = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-22.05/";
 const std::string kDocs = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-docs/";
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gcm::testing::slurp;
 
 int64_t num(const Sdiag& s, const char* f) {
   auto v = s.get(f);
@@ -207,10 +202,7 @@ TEST(Sdiag, JsonUnsetInfiniteMissingAndWrongTypes) {
   EXPECT_THROW(parse_sdiag_json("not json"), slurm::ParseError);
 }
 
-struct Collect : RecordOut {
-  std::vector<Record> records;
-  void emit(const Record& r) override { records.push_back(r); }
-};
+using gcm::testing::Collect;
 
 slurm::CannedSlurmClient canned_2205() {
   slurm::CannedSlurmClient c;

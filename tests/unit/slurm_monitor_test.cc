@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "fixture_records.h"
 #include "collectors/slurm_monitor.h"
 
 namespace gcm::slurm_monitor {
@@ -13,18 +14,9 @@ namespace {
 
 const std::string k2205 = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-22.05/";
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gcm::testing::slurp;
 
-struct Collect : RecordOut {
-  std::vector<Record> records;
-  void emit(const Record& r) override { records.push_back(r); }
-};
+using gcm::testing::Collect;
 
 // The window of the recorded sacct-slurm-monitor-local.txt: -S 18:54:26 -E 18:56:56 (UTC) on 2026-11-29.
 constexpr int64_t kNow = 1795978616;  // 2026-11-29T18:56:56Z (sdiag.txt's own timestamp)
