@@ -1,8 +1,8 @@
 #include "agent/agent_options.h"
 
-#include "app/drain_limit_options.h"
-#include "app/option_binder.h"
-#include "app/option_limits.h"
+#include "cli/drain_limit_options.h"
+#include "cli/option_binder.h"
+#include "cli/option_limits.h"
 
 #include <cctype>
 #include <stdexcept>

@@ -1,6 +1,6 @@
 #include "agent/agent_schemas.h"
 
-#include "collectors/collector.h"
+#include "core/schema.h"
 
 namespace gcm::agent {
 namespace {

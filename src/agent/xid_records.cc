@@ -1,6 +1,6 @@
 #include "agent/xid_records.h"
 
-#include "collectors/collector.h"
+#include "core/schema.h"
 
 namespace gcm::agent {
 

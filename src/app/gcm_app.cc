@@ -9,10 +9,10 @@
 
 #include <fmt/format.h>
 
-#include "app/command_registry.h"
-#include "app/detach.h"
+#include "cli/command_registry.h"
+#include "cli/detach.h"
 #include "app/commands.h"
-#include "app/option_binder.h"
+#include "cli/option_binder.h"
 #include "app/slurm_processor_cmd.h"
 #include "collectors/collector.h"
 #include "collectors/loop.h"

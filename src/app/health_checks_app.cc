@@ -10,9 +10,9 @@
 #include <CLI/CLI.hpp>
 
 #include "app/commands.h"
-#include "app/detach.h"
-#include "app/option_binder.h"
-#include "app/option_limits.h"
+#include "cli/detach.h"
+#include "cli/option_binder.h"
+#include "cli/option_limits.h"
 #include "core/config.h"
 #include "core/logging.h"
 #include "health/check.h"

@@ -10,9 +10,9 @@
 
 #include <fmt/format.h>
 
-#include "app/detach.h"
-#include "app/option_binder.h"
-#include "app/option_limits.h"
+#include "cli/detach.h"
+#include "cli/option_binder.h"
+#include "cli/option_limits.h"
 #include "core/config.h"
 #include "core/endpoint_url.h"
 #include "core/http_listener.h"

@@ -11,7 +11,7 @@
 
 #include <spdlog/logger.h>
 
-#include "app/option_binder.h"
+#include "cli/option_binder.h"
 #include "core/record.h"
 
 namespace gcm {
@@ -66,9 +66,5 @@ struct CollectorSpec {
 
 bool register_collector(CollectorSpec spec);
 const std::map<std::string, CollectorSpec>& collector_registry();
-
-// Every record schema the project emits, for `gcm schemas` and generated documentation.
-bool register_schema(const Schema* schema);
-const std::vector<const Schema*>& schema_registry();
 
 }  // namespace gcm

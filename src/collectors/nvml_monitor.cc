@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "app/option_limits.h"
+#include "cli/option_limits.h"
 #include "attribution/gpu_jobs.h"
 #include "collectors/collector.h"
 #include "core/json.h"

@@ -10,10 +10,6 @@ std::map<std::string, CollectorSpec>& collectors() {
   static std::map<std::string, CollectorSpec> r;
   return r;
 }
-std::vector<const Schema*>& schemas() {
-  static std::vector<const Schema*> r;
-  return r;
-}
 }  // namespace
 
 bool register_collector(CollectorSpec spec) {
@@ -27,12 +23,5 @@ bool register_collector(CollectorSpec spec) {
 }
 
 const std::map<std::string, CollectorSpec>& collector_registry() { return collectors(); }
-
-bool register_schema(const Schema* schema) {
-  schemas().push_back(schema);
-  return true;
-}
-
-const std::vector<const Schema*>& schema_registry() { return schemas(); }
 
 }  // namespace gcm

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "collectors/collector.h"
+#include "core/schema.h"
 #include "core/json.h"
 #include "core/json_limits.h"
 #include "slurm/coerce.h"

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "app/option_limits.h"
+#include "cli/option_limits.h"
 #include "sinks/sink.h"
 
 namespace gcm {

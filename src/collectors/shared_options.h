@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "app/option_binder.h"
+#include "cli/option_binder.h"
 
 namespace gcm {
 

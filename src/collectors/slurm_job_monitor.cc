@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "app/option_limits.h"
+#include "cli/option_limits.h"
 #include "collectors/slurm_collectors.h"
 #include "core/subprocess.h"
 #include "slurm/coerce.h"

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "app/option_limits.h"
+#include "cli/option_limits.h"
 #include "collectors/collector.h"
 #include "core/json_limits.h"
 #include "storage/mountinfo.h"

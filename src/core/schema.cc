@@ -117,4 +117,18 @@ std::string schema_markdown(const Schema& s) {
   return out;
 }
 
+namespace {
+std::vector<const Schema*>& schemas() {
+  static std::vector<const Schema*> r;
+  return r;
+}
+}  // namespace
+
+bool register_schema(const Schema* schema) {
+  schemas().push_back(schema);
+  return true;
+}
+
+const std::vector<const Schema*>& schema_registry() { return schemas(); }
+
 }  // namespace gcm

@@ -68,4 +68,9 @@ std::string sanitize_metric_name(std::string_view name);
 // Markdown table of a schema's fields (used by `gcm schema` and the README's field lists).
 std::string schema_markdown(const Schema& s);
 
+// Every record schema the project emits, for `gcm schemas` and generated documentation. Each schema registers
+// itself from the file that defines it (a static initialiser), so adding a record type touches one file.
+bool register_schema(const Schema* schema);
+const std::vector<const Schema*>& schema_registry();
+
 }  // namespace gcm

@@ -1,6 +1,6 @@
 #include "detector/health_records.h"
 
-#include "collectors/collector.h"
+#include "core/schema.h"
 
 namespace gcm::detector {
 

@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "app/command_registry.h"
-#include "app/drain_limit_options.h"
-#include "app/option_binder.h"
+#include "cli/command_registry.h"
+#include "cli/drain_limit_options.h"
+#include "cli/option_binder.h"
 #include "core/config.h"
 #include "core/logging.h"
 #include "core/shutdown.h"

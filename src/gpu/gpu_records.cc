@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "collectors/collector.h"
+#include "core/schema.h"
 
 namespace gcm {
 

@@ -12,7 +12,7 @@
 
 #include <spdlog/logger.h>
 
-#include "app/option_binder.h"
+#include "cli/option_binder.h"
 #include "health/exit_code.h"
 #include "health/health_record.h"
 #include "health/killswitches.h"

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "collectors/collector.h"
+#include "core/schema.h"
 
 namespace gcm::health {
 

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "app/command_registry.h"
-#include "app/option_binder.h"
+#include "cli/command_registry.h"
+#include "cli/option_binder.h"
 #include "core/config.h"
 #include "jobstats/job_series.h"
 #include "jobstats/report_options.h"

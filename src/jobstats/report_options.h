@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "app/option_binder.h"
+#include "cli/option_binder.h"
 #include "jobstats/sacct_jobs.h"
 
 namespace gcm::jobstats {

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "app/command_registry.h"
-#include "app/option_binder.h"
+#include "cli/command_registry.h"
+#include "cli/option_binder.h"
 #include "core/config.h"
 #include "jobstats/report_options.h"
 #include "jobstats/usage.h"

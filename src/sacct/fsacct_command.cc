@@ -1,6 +1,6 @@
 // gcm fsacct: registers the wrapper. Every word after `fsacct` is its own (see fsacct.h); -h/--help go to sacct,
 // the wrapper's help is --wrapper-help.
-#include "app/command_registry.h"
+#include "cli/command_registry.h"
 #include "sacct/fsacct.h"
 
 namespace gcm::sacct {

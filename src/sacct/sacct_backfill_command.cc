@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "app/command_registry.h"
-#include "app/option_binder.h"
-#include "app/option_limits.h"
+#include "cli/command_registry.h"
+#include "cli/option_binder.h"
+#include "cli/option_limits.h"
 #include "core/config.h"
 #include "core/logging.h"
 #include "core/shutdown.h"

@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
-#include "app/command_registry.h"
-#include "app/option_binder.h"
+#include "cli/command_registry.h"
+#include "cli/option_binder.h"
 #include "collectors/loop.h"
 #include "collectors/shared_options.h"
 #include "core/config.h"

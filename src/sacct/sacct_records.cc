@@ -1,6 +1,6 @@
 #include "sacct/sacct_records.h"
 
-#include "collectors/collector.h"
+#include "core/schema.h"
 
 namespace gcm::sacct {
 

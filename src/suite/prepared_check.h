@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "app/option_binder.h"
+#include "cli/option_binder.h"
 #include "health/check.h"
 #include "suite/suite_file.h"
 

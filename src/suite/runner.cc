@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/sinks/base_sink.h>
 
-#include "app/option_binder.h"
+#include "cli/option_binder.h"
 #include "core/config.h"
 #include "core/json_limits.h"
 #include "core/logging.h"

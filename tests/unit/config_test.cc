@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "app/option_binder.h"
+#include "cli/option_binder.h"
 
 namespace gcm {
 namespace {

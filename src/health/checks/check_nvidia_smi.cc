@@ -16,7 +16,7 @@
 
 #include <fmt/format.h>
 
-#include "app/option_limits.h"
+#include "cli/option_limits.h"
 #include "attribution/gpu_list.h"
 #include "gpu/device_worker.h"
 #include "gpu/nvml_library.h"

@@ -1,4 +1,4 @@
-#include "app/option_limits.h"
+#include "cli/option_limits.h"
 
 #include <fmt/format.h>
 

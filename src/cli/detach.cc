@@ -1,4 +1,4 @@
-#include "app/detach.h"
+#include "cli/detach.h"
 
 #include <fcntl.h>
 #include <unistd.h>

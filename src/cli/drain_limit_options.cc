@@ -1,4 +1,4 @@
-#include "app/drain_limit_options.h"
+#include "cli/drain_limit_options.h"
 
 namespace gcm {
 

@@ -1,4 +1,4 @@
-#include "app/option_binder.h"
+#include "cli/option_binder.h"
 
 #include <fmt/format.h>
 

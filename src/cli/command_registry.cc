@@ -1,4 +1,4 @@
-#include "app/command_registry.h"
+#include "cli/command_registry.h"
 
 #include <cstdio>
 #include <cstdlib>
