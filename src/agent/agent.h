@@ -20,6 +20,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/usage_error.h"
 #include "agent/agent_options.h"
 
 namespace spdlog {
@@ -30,8 +31,8 @@ namespace gcm::agent {
 
 // A start-up failure that is the operator's configuration (an OTLP endpoint that is not a URL, an untrusted spool
 // directory): exit 2, like a bad option.
-struct AgentUsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct AgentUsageError : UsageError {
+  using UsageError::UsageError;
 };
 
 class Agent {

@@ -10,6 +10,7 @@
 #include "agent/agent_state.h"
 #include "agent/status_text.h"
 #include "cli/command_registry.h"
+#include "cli/command_startup.h"
 #include "cli/option_binder.h"
 #include "core/config.h"
 #include "core/logging.h"
@@ -18,8 +19,6 @@
 
 namespace gcm::agent {
 namespace {
-
-const std::vector<std::string> kDefaultConfigPaths = {"/etc/gcm/config.toml", "/etc/fb-gcm/config.toml"};
 
 struct AgentCommand {
   CLI::App* app = nullptr;
@@ -80,7 +79,7 @@ std::optional<AgentOptions> reread_options(const std::vector<std::string>& comma
     std::reverse(args.begin(), args.end());  // CLI11 takes the vector last argument first
     fresh.parse(args);
     ConfigFile cfg = ConfigFile::load(config_path.empty() ? std::nullopt : std::optional(config_path), "gcm",
-                                      kDefaultConfigPaths);
+                                      kGcmConfigPaths);
     apply_config(cfg, {"agent"}, b, {"status"}, [&](const std::string& w) { log.warn("agent: {}", w); });
   } catch (const std::exception& e) {
     log.error("agent: reload refused, the running configuration stays: {}", e.what());
@@ -114,44 +113,24 @@ int run_status(const AgentCommand& c) {
   return 0;
 }
 
-int run_agent(AgentCommand& c, const ConfigFile& cfg) {
-  std::vector<std::string> warnings;
+int run_agent(AgentCommand& c, const Invocation& inv) {
   c.command_line = given_arguments(*c.app);
-  try {
-    apply_config(cfg, {"agent"}, *c.binder, {"status"}, [&](const std::string& w) { warnings.push_back(w); });
-  } catch (const ConfigError& e) {
-    std::cerr << "Error: " << e.what() << "\n";
-    return 2;
-  }
-  if (c.status->parsed()) return run_status(c);
-  if (auto err = validate(c.opts)) {
-    std::cerr << "Error: " << *err << "\n";
-    return 2;
-  }
-  std::shared_ptr<spdlog::logger> log;
-  try {
-    log = setup_logging({"agent", "", c.opts.log_folder, c.opts.log_level, c.opts.log_stdout});
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "Error: --log-level: " << e.what() << "\n";
-    return 2;
-  }
-  for (const auto& w : warnings) log->warn("agent: {}", w);
-  install_shutdown_handlers();
-  install_reload_handler();
-  Agent agent(c.opts, log);
-  std::string config_path = cfg.path();
-  agent.set_reload_source([&c, config_path, log] { return reread_options(c.command_line, config_path, *log); });
-  try {
+  CommandStartup startup{"agent", {{{"agent"}, c.binder.get(), {"status"}}}};
+  // `gcm agent status` reads the state file of the running agent: no log of its own, no checks of the sampling
+  // options.
+  if (c.status->parsed()) return run_command(inv, startup, [&](const auto&) { return run_status(c); });
+  startup.validate = [&] {
+    if (auto err = validate(c.opts)) throw UsageError(*err);
+  };
+  startup.log = [&] { return LogSetup{"agent", "", c.opts.log_folder, c.opts.log_level, c.opts.log_stdout}; };
+  return run_command(inv, startup, [&](const std::shared_ptr<spdlog::logger>& log) {
+    install_shutdown_handlers();
+    install_reload_handler();
+    Agent agent(c.opts, log);
+    std::string config_path = inv.config.path();
+    agent.set_reload_source([&c, config_path, log] { return reread_options(c.command_line, config_path, *log); });
     return agent.run();
-  } catch (const AgentUsageError& e) {
-    log->critical("agent: {}", e.what());
-    std::cerr << "Error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    log->critical("agent: {}", e.what());
-    std::cerr << "Error: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }
 
 const bool kRegistered = register_app_command({
@@ -171,7 +150,7 @@ const bool kRegistered = register_app_command({
                                      "problems) from its state file; exit 1 when there is none.");
       c->status->add_flag("--json", c->status_json, "The state file as JSON, for scripts.");
       c->status->add_option("--path.run", c->status_run_dir, "The agent's --path.run (default: /run/gcm).");
-      return [c](const ConfigFile& cfg) { return run_agent(*c, cfg); };
+      return [c](const Invocation& inv) { return run_agent(*c, inv); };
     },
 });
 

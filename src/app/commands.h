@@ -29,7 +29,6 @@ struct ParsedCheckLine {
 ParsedCheckLine parse_health_checks_line(const std::vector<std::string>& words);
 // `gcm prolog|epilog|healthcheck [options]`: args are the options after the command name.
 int suite_main(suite::Profile profile, std::vector<std::string> args);
-const char* suite_command_help(suite::Profile p);
 std::optional<suite::Profile> suite_profile_of_program(std::string_view program);
 
 }  // namespace gcm

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/commands.h"
+#include "cli/command_registry.h"
 #include "cli/detach.h"
 #include "cli/option_binder.h"
 #include "cli/option_limits.h"
@@ -298,5 +299,20 @@ int dispatch_main(int argc, char** argv) {
     return suite_main(*profile, std::vector<std::string>(argv + 1, argv + argc));
   return gcm_main(argc, argv);
 }
+
+namespace {
+
+const bool kHealthChecksRegistered = register_app_command({
+    "health_checks", "The health checks (same as the `health_checks` command).", nullptr,
+    [](std::vector<std::string> words, bool detach) {
+      std::vector<std::string> line = {"health_checks"};
+      if (detach) line.push_back("--detach");  // GCM's -d applies to the whole invocation
+      line.insert(line.end(), words.begin(), words.end());
+      std::vector<char*> argv;
+      for (auto& w : line) argv.push_back(w.data());
+      return health_checks_main(static_cast<int>(argv.size()), argv.data());
+    }});
+
+}  // namespace
 
 }  // namespace gcm

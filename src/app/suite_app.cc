@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "app/commands.h"
+#include "cli/command_registry.h"
+#include "cli/command_startup.h"
 #include "suite/runner.h"
 
 namespace gcm {
@@ -35,8 +37,6 @@ const char* profile_help(suite::Profile p) {
 }
 
 }  // namespace
-
-const char* suite_command_help(suite::Profile p) { return profile_help(p); }
 
 int suite_main(suite::Profile profile, std::vector<std::string> args) {
   const char* name = suite::to_string(profile);
@@ -90,5 +90,25 @@ std::optional<suite::Profile> suite_profile_of_program(std::string_view program)
   if (program == "gcm-healthcheck") return suite::Profile::HealthCheck;
   return std::nullopt;
 }
+
+namespace {
+
+// slurmd reads a prolog's exit status to decide whether the job may start: a detached suite would always say 0.
+bool register_suite_command(suite::Profile p) {
+  return register_app_command({suite::to_string(p), profile_help(p), nullptr,
+                               [p](std::vector<std::string> words, bool detach) {
+                                 if (detach)
+                                   return usage_error(fmt::format(
+                                       "-d/--detach does not apply to '{}': Slurm reads its exit status",
+                                       suite::to_string(p)));
+                                 return suite_main(p, std::move(words));
+                               }});
+}
+
+const bool kSuitesRegistered = register_suite_command(suite::Profile::Prolog) &&
+                               register_suite_command(suite::Profile::Epilog) &&
+                               register_suite_command(suite::Profile::HealthCheck);
+
+}  // namespace
 
 }  // namespace gcm

@@ -13,6 +13,7 @@
 
 #include "cli/option_binder.h"
 #include "core/record.h"
+#include "core/usage_error.h"
 
 namespace gcm {
 
@@ -46,10 +47,6 @@ class Collector {
   // Called once after options are parsed (and the cluster is known); validates options and returns the tasks.
   // Throws UsageError for bad option values.
   virtual std::vector<CollectorTask> tasks(const CollectorContext& ctx) = 0;
-};
-
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
 };
 
 struct CollectorSpec {

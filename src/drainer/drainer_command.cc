@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/command_registry.h"
+#include "cli/command_startup.h"
 #include "cli/drain_limit_options.h"
 #include "cli/option_binder.h"
 #include "core/config.h"
@@ -56,45 +57,27 @@ void add_options(OptionBinder& b, DrainerCommand& c) {
   b.flag("--stdout", "stdout", c.log_stdout, "Log to stdout instead of the log folder.");
 }
 
-int run(DrainerCommand& c, const ConfigFile& cfg) {
-  std::vector<std::string> warnings;
-  try {
-    apply_config(cfg, {"drainer"}, *c.binder, {}, [&](const std::string& w) { warnings.push_back(w); });
-  } catch (const ConfigError& e) {
-    std::cerr << "Error: " << e.what() << "\n";
-    return 2;
-  }
+int run(DrainerCommand& c, const Invocation& inv) {
   DrainerOptions o;
-  try {
+  CommandStartup startup{"drainer", {{{"drainer"}, c.binder.get()}}};
+  startup.validate = [&] {
     std::tie(o.listen.host, o.listen.port) = parse_listen_address(c.listen, "--listen");
     if (!c.web_config_file.empty()) apply_web_config(o.listen, load_web_config(c.web_config_file));
-  } catch (const std::exception& e) {
-    std::cerr << "Error: " << e.what() << "\n";
-    return 2;
-  }
-  o.listen.max_body = 4u << 20;  // Alertmanager groups alerts; thousands of them fit in far less
-  o.drain = c.drain;
-  o.limits = c.limits;
-  o.node_label = c.node_label;
-  auto scontrol = suite::locate_scontrol(c.scontrol.empty() ? std::nullopt : std::optional(c.scontrol));
-  if (!scontrol) {
-    std::cerr << "Error: scontrol not found (PATH, /usr/bin, /usr/local/bin, /opt/slurm/bin, /usr/sbin); give "
-                 "--scontrol\n";
-    return 2;
-  }
-  o.scontrol = suite::make_scontrol_runner(
-      *scontrol, suite::locate_slurm_conf(c.slurm_conf.empty() ? std::nullopt : std::optional(c.slurm_conf)),
-      c.slurm_timeout_s);
-  std::shared_ptr<spdlog::logger> log;
-  try {
-    log = setup_logging({"drainer", "", c.log_folder, c.log_level, c.log_stdout});
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "Error: --log-level: " << e.what() << "\n";
-    return 2;
-  }
-  for (const auto& w : warnings) log->warn("drainer: {}", w);
-  install_shutdown_handlers();
-  try {
+    o.listen.max_body = 4u << 20;  // Alertmanager groups alerts; thousands of them fit in far less
+    o.drain = c.drain;
+    o.limits = c.limits;
+    o.node_label = c.node_label;
+    auto scontrol = suite::locate_scontrol(c.scontrol.empty() ? std::nullopt : std::optional(c.scontrol));
+    if (!scontrol)
+      throw UsageError("scontrol not found (PATH, /usr/bin, /usr/local/bin, /opt/slurm/bin, /usr/sbin); give "
+                       "--scontrol");
+    o.scontrol = suite::make_scontrol_runner(
+        *scontrol, suite::locate_slurm_conf(c.slurm_conf.empty() ? std::nullopt : std::optional(c.slurm_conf)),
+        c.slurm_timeout_s);
+  };
+  startup.log = [&] { return LogSetup{"drainer", "", c.log_folder, c.log_level, c.log_stdout}; };
+  return run_command(inv, startup, [&](const std::shared_ptr<spdlog::logger>& log) {
+    install_shutdown_handlers();
     Drainer d(std::move(o), log);
     d.start();
     log->info("drainer: listening on {} (port {}); drain {}; at most {} detector drains an hour, {:g} % of a "
@@ -103,12 +86,8 @@ int run(DrainerCommand& c, const ConfigFile& cfg) {
     while (!shutdown_requested()) sleep_unless_shutdown(std::chrono::seconds(1));
     log->info("drainer: stopping");
     d.stop();
-  } catch (const std::exception& e) {
-    log->critical("drainer: {}", e.what());
-    std::cerr << "Error: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }
 
 const bool kRegistered = register_app_command({
@@ -122,7 +101,7 @@ const bool kRegistered = register_app_command({
       auto c = std::make_shared<DrainerCommand>();
       c->binder = std::make_unique<OptionBinder>(sub);
       add_options(*c->binder, *c);
-      return [c](const ConfigFile& cfg) { return run(*c, cfg); };
+      return [c](const Invocation& inv) { return run(*c, inv); };
     },
 });
 

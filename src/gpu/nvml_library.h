@@ -9,19 +9,20 @@
 #include <string>
 #include <vector>
 
+#include "core/usage_error.h"
 #include "gpu/nvml_api.h"
 
 namespace gcm {
 
 // NVML cannot be used on this host (library missing, symbols missing, driver not loaded, init hung). Commands map
 // it to kExitNvmlUnavailable.
-struct NvmlUnavailable : std::runtime_error {
+struct NvmlUnavailable : UnavailableError {
   explicit NvmlUnavailable(const std::string& what, nvml::Return code = nvml::ERROR_LIBRARY_NOT_FOUND)
-      : std::runtime_error(what), nvml_return(code) {}
+      : UnavailableError("NVML", what), nvml_return(code) {}
   nvml::Return nvml_return;  // what NVML answered (LIBRARY_NOT_FOUND when the library could not be used)
 };
 // The exit code of a command that needs NVML on a host where it is unavailable (EX_UNAVAILABLE from sysexits.h).
-constexpr int kExitNvmlUnavailable = 69;
+constexpr int kExitNvmlUnavailable = kExitUnavailable;
 
 // Which library to load: the explicit path, else $GCM_NVML_LIBRARY, else "libnvidia-ml.so.1" (the loader's search).
 std::string nvml_library_path(const std::optional<std::string>& explicit_path);

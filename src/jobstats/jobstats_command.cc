@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_registry.h"
+#include "cli/command_startup.h"
 #include "cli/option_binder.h"
 #include "core/config.h"
 #include "jobstats/job_series.h"
@@ -50,27 +51,16 @@ void add_options(OptionBinder& b, JobstatsCommand& c) {
            "Also write the report as a self-contained HTML page with a per-GPU timeline (inline SVG) to FILE.");
 }
 
-int run(JobstatsCommand& c, const ConfigFile& cfg) {
-  try {
-    apply_config(cfg, {"jobstats"}, *c.binder, {}, [](const std::string& w) { std::cerr << "Warning: " << w << "\n"; });
-  } catch (const ConfigError& e) {
-    std::cerr << "Error: " << e.what() << "\n";
-    return 2;
-  }
-  if (auto p = job_id_problem(c.job_id)) {
-    std::cerr << "Error: " << *p << "\n";
-    return 2;
-  }
+int run(JobstatsCommand& c, const Invocation& inv) {
   std::unique_ptr<PrometheusApi> api;
-  try {
+  CommandStartup startup{"jobstats", {{{"jobstats"}, c.binder.get()}}};
+  startup.validate = [&] {
+    if (auto p = job_id_problem(c.job_id)) throw UsageError(*p);
     api = std::make_unique<PrometheusApi>(
         c.sources.prometheus_url,
         std::chrono::milliseconds(static_cast<int64_t>(c.sources.prometheus_timeout_s * 1000)));
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "Error: " << e.what() << "\n";
-    return 2;
-  }
-  try {
+  };
+  return run_command(inv, startup, [&](const std::shared_ptr<spdlog::logger>&) {
     JobAllocation job = sacct_job(sacct_options(c.sources), c.job_id);
     if (!job.start)
       throw SacctError(fmt::format("job {} has not started (state {}): there is nothing to report yet", c.job_id,
@@ -93,17 +83,8 @@ int run(JobstatsCommand& c, const ConfigFile& cfg) {
       std::cout << render_json(report).dump(2) << "\n";
     else
       std::cout << render_text(report);
-  } catch (const SacctError& e) {
-    std::cerr << "Error: " << e.what() << "\n";
-    return 1;
-  } catch (const PrometheusError& e) {
-    std::cerr << "Error: " << e.what() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "Error: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }
 
 const bool kRegistered = register_app_command({
@@ -115,7 +96,7 @@ const bool kRegistered = register_app_command({
       auto c = std::make_shared<JobstatsCommand>();
       c->binder = std::make_unique<OptionBinder>(sub);
       add_options(*c->binder, *c);
-      return [c](const ConfigFile& cfg) { return run(*c, cfg); };
+      return [c](const Invocation& inv) { return run(*c, inv); };
     },
 });
 

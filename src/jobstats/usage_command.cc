@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_registry.h"
+#include "cli/command_startup.h"
 #include "cli/option_binder.h"
 #include "core/config.h"
 #include "jobstats/report_options.h"
@@ -41,13 +42,13 @@ void add_options(OptionBinder& b, UsageCommand& c) {
       ->excludes(j);
 }
 
-int run(UsageCommand& c, const ConfigFile& cfg) {
+int run(UsageCommand& c, const Invocation& inv) {
   UsageBy by;
   int64_t since = 0, until = 0;
   std::unique_ptr<PrometheusApi> api;
   SacctOptions so;
-  try {
-    apply_config(cfg, {"usage"}, *c.binder, {}, [](const std::string& w) { std::cerr << "Warning: " << w << "\n"; });
+  CommandStartup startup{"usage", {{{"usage"}, c.binder.get()}}};
+  startup.validate = [&] {
     by = parse_usage_by(c.by);
     so = sacct_options(c.sources);
     int64_t now = static_cast<int64_t>(std::time(nullptr));
@@ -62,11 +63,8 @@ int run(UsageCommand& c, const ConfigFile& cfg) {
     api = std::make_unique<PrometheusApi>(
         c.sources.prometheus_url,
         std::chrono::milliseconds(static_cast<int64_t>(c.sources.prometheus_timeout_s * 1000)));
-  } catch (const std::exception& e) {
-    std::cerr << "Error: " << e.what() << "\n";
-    return 2;
-  }
-  try {
+  };
+  return run_command(inv, startup, [&](const std::shared_ptr<spdlog::logger>&) {
     auto jobs = sacct_window(so, since, until);
     auto use = fetch_job_use(*api, since, until, c.step, c.sources.cluster);
     auto report = build_usage(by, since, until, jobs, use);
@@ -76,11 +74,8 @@ int run(UsageCommand& c, const ConfigFile& cfg) {
       std::cout << render_usage_csv(report);
     else
       std::cout << render_usage_text(report);
-  } catch (const std::exception& e) {
-    std::cerr << "Error: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }
 
 const bool kRegistered = register_app_command({
@@ -91,7 +86,7 @@ const bool kRegistered = register_app_command({
       auto c = std::make_shared<UsageCommand>();
       c->binder = std::make_unique<OptionBinder>(sub);
       add_options(*c->binder, *c);
-      return [c](const ConfigFile& cfg) { return run(*c, cfg); };
+      return [c](const Invocation& inv) { return run(*c, inv); };
     },
 });
 

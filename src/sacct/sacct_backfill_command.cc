@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/command_registry.h"
+#include "cli/command_startup.h"
 #include "cli/option_binder.h"
 #include "cli/option_limits.h"
 #include "core/config.h"
@@ -48,7 +49,8 @@ struct BackfillCommand {
   std::string intervals = "-";
   std::vector<std::string> file_publish;
 
-  int run(const ConfigFile& cfg);
+  int run(const Invocation& inv);
+  int backfill(BackfillOptions& o, spdlog::logger& log);
 };
 
 int usage(const std::string& msg) {
@@ -63,42 +65,41 @@ std::string self_exe() {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-int BackfillCommand::run(const ConfigFile& cfg) {
-  std::vector<std::string> warnings;
-  auto warn = [&](const std::string& w) { warnings.push_back(w); };
+int BackfillCommand::run(const Invocation& inv) {
   const bool is_new = new_cmd->parsed();
   if (!is_new && !from_file_cmd->parsed()) {
     std::cout << group->help();
     return 2;
   }
-  try {
-    apply_config(cfg, {"sacct_backfill"}, *group_binder, {"new", "from_file"}, warn);
-    if (is_new)
-      apply_config(cfg, {"sacct_backfill", "new"}, *new_binder, {}, warn);
-    else
-      apply_config(cfg, {"sacct_backfill", "from_file"}, *file_binder, {}, warn);
-  } catch (const ConfigError& e) {
-    return usage(e.what());
-  }
   BackfillOptions o;
-  o.publish_cmd = is_new ? new_publish : file_publish;
-  if (o.publish_cmd.empty()) return usage("a publish command is required after '--' (e.g. -- gcm sacct_publish ...)");
-  try {
-    // The log is named after the cluster, so a warning waits for it in `warnings`.
-    o.cluster = cluster ? *cluster : detect_cluster(std::chrono::seconds(10), [&](const std::string& w) {
-      warnings.push_back(w);
-      std::cerr << "Warning: " << w << "\n";
-    });
-  } catch (const std::exception& e) {
-    return usage(fmt::format("cannot find the cluster name (give --cluster): {}", e.what()));
-  }
-  std::shared_ptr<spdlog::logger> log;
-  try {
-    log = setup_logging({"sacct_backfill", o.cluster, log_folder, log_level, log_stdout});
-  } catch (const std::invalid_argument& e) {
-    return usage(e.what());
-  }
-  for (const auto& w : warnings) log->warn("{}", w);
+  std::vector<std::string> detect_warnings;  // for the log, once it is open
+  CommandStartup startup{"sacct_backfill",
+                         {{{"sacct_backfill"}, group_binder.get(), {"new", "from_file"}},
+                          is_new ? ConfigTable{{"sacct_backfill", "new"}, new_binder.get()}
+                                 : ConfigTable{{"sacct_backfill", "from_file"}, file_binder.get()}}};
+  startup.validate = [&] {
+    o.publish_cmd = is_new ? new_publish : file_publish;
+    if (o.publish_cmd.empty())
+      throw UsageError("a publish command is required after '--' (e.g. -- gcm sacct_publish ...)");
+    try {
+      // The log is named after the cluster, so it opens after the detection.
+      o.cluster = cluster ? *cluster : detect_cluster(std::chrono::seconds(10), [&](const std::string& w) {
+        detect_warnings.push_back(w);
+        std::cerr << "Warning: " << w << "\n";
+      });
+    } catch (const std::exception& e) {
+      throw UsageError(fmt::format("cannot find the cluster name (give --cluster): {}", e.what()));
+    }
+  };
+  startup.log = [&] { return LogSetup{"sacct_backfill", o.cluster, log_folder, log_level, log_stdout}; };
+  return run_command(inv, startup, [&](const std::shared_ptr<spdlog::logger>& log) {
+    for (const auto& w : detect_warnings) log->warn("{}", w);
+    return backfill(o, *log);
+  });
+}
+
+int BackfillCommand::backfill(BackfillOptions& o, spdlog::logger& log) {
+  const bool is_new = new_cmd->parsed();
   auto ms = [](double s) { return std::chrono::milliseconds(static_cast<int64_t>(s * 1000)); };
   o.gcm_binary = self_exe();
   o.sacct_timeout = ms(sacct_timeout_s);
@@ -147,9 +148,9 @@ int BackfillCommand::run(const ConfigFile& cfg) {
     } catch (const std::invalid_argument& e) {
       return usage(e.what());
     }
-    log->info("sacct_backfill: {} chunk(s) for cluster {}, publishing with: {}", chunks.size(), o.cluster,
+    log.info("sacct_backfill: {} chunk(s) for cluster {}, publishing with: {}", chunks.size(), o.cluster,
               fmt::join(o.publish_cmd, " "));
-    BackfillSummary sum = run_backfill(o, chunks, *state, *log);
+    BackfillSummary sum = run_backfill(o, chunks, *state, log);
     any_failed = any_failed || sum.failed > 0;
     if (sum.failed)
       std::cerr << fmt::format("sacct_backfill: {} of {} chunk(s) failed (see the log); rerun to retry them\n",
@@ -242,7 +243,7 @@ const bool registered = register_app_command({
           ->capture_default_str();
       f.option("publish_cmd", "publish_cmd", cmd->file_publish,
                "PUBLISH_CMD: after '--', the command that reads each chunk's sacct -P output on stdin.");
-      return [cmd](const ConfigFile& cfg) { return cmd->run(cfg); };
+      return [cmd](const Invocation& inv) { return cmd->run(inv); };
     },
 });
 

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_registry.h"
+#include "cli/command_startup.h"
 #include "cli/option_binder.h"
 #include "collectors/loop.h"
 #include "collectors/shared_options.h"
@@ -40,7 +41,8 @@ struct PublishCommand {
   std::string delimiter = "|#";
   std::optional<std::string> sacct_timezone;
 
-  int run(const ConfigFile& cfg);
+  int run(const Invocation& inv);
+  int publish(const std::shared_ptr<spdlog::logger>& log);
 };
 
 int usage(const std::string& msg) {
@@ -48,21 +50,13 @@ int usage(const std::string& msg) {
   return 2;
 }
 
-int PublishCommand::run(const ConfigFile& cfg) {
-  std::vector<std::string> warnings;
-  try {
-    apply_config(cfg, {"sacct_publish"}, *binder, {}, [&](const std::string& w) { warnings.push_back(w); });
-  } catch (const ConfigError& e) {
-    return usage(e.what());
-  }
-  std::shared_ptr<spdlog::logger> log;
-  try {
-    log = setup_logging({"sacct_publish", "", shared.log_folder, shared.log_level, shared.log_stdout});
-  } catch (const std::invalid_argument& e) {
-    return usage(e.what());
-  }
-  for (const auto& w : warnings) log->warn("{}", w);
+int PublishCommand::run(const Invocation& inv) {
+  CommandStartup startup{"sacct_publish", {{{"sacct_publish"}, binder.get()}}};
+  startup.log = [&] { return LogSetup{"sacct_publish", "", shared.log_folder, shared.log_level, shared.log_stdout}; };
+  return run_command(inv, startup, [&](const std::shared_ptr<spdlog::logger>& log) { return publish(log); });
+}
 
+int PublishCommand::publish(const std::shared_ptr<spdlog::logger>& log) {
   PublishOptions o;
   int64_t chunk_size = 0;
   try {
@@ -211,7 +205,7 @@ const bool registered = register_app_command({
           b.bind(param, opt);
       }
       cmd->shared.once = true;
-      return [cmd](const ConfigFile& cfg) { return cmd->run(cfg); };
+      return [cmd](const Invocation& inv) { return cmd->run(inv); };
     },
 });
 

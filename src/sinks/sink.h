@@ -14,6 +14,7 @@
 
 #include "core/record.h"
 #include "core/retry.h"
+#include "core/usage_error.h"
 #include "core/value.h"
 
 namespace gcm {
@@ -55,8 +56,8 @@ struct SinkError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 // Bad sink options: a usage error (exit 2).
-struct SinkUsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct SinkUsageError : UsageError {
+  using UsageError::UsageError;
 };
 
 struct SinkOptionSpec {

@@ -93,8 +93,15 @@ TEST(OtlpReceiver, LogsOverGrpcFromTheBinary) {
 
 TEST(OtlpReceiver, GrpcWithoutTheTransportModuleIsAClearUsageError) {
   auto dir = temp_dir("otlp-grpc-missing");
-  // A copy of the binary with no module beside it, and the override pointing nowhere.
-  std::filesystem::copy_file(gcm_binary(), dir + "/gcm");
+  // The binary with no module beside it, and the override pointing nowhere. A hard link where the file system
+  // allows, and removed at the end either way: a 300 MB copy left behind by every run filled /tmp.
+  std::error_code link_error;
+  std::filesystem::create_hard_link(gcm_binary(), dir + "/gcm", link_error);
+  if (link_error) std::filesystem::copy_file(gcm_binary(), dir + "/gcm");
+  struct RemoveCopy {
+    std::string path;
+    ~RemoveCopy() { std::filesystem::remove(path); }
+  } remove_copy{dir + "/gcm"};
   CommandSpec spec;
   spec.argv = {dir + "/gcm", "storage", "--once", "--cluster", "c", "--statvfs-patterns", "c=^/$", "--sink", "otel",
                "-o", "otel_endpoint=http://127.0.0.1:4317", "-o", "protocol=grpc", "--log-folder", dir};

@@ -1,5 +1,5 @@
-#include "app/slurm_processor_cmd.h"
-
+// `gcm slurm_processor`: the OTLP enrichment service (processor/service.h) as a command with a [gcm.slurm_processor]
+// config table.
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,7 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "cli/detach.h"
+#include "cli/command_registry.h"
+#include "cli/command_startup.h"
 #include "cli/option_binder.h"
 #include "cli/option_limits.h"
 #include "core/config.h"
@@ -25,8 +26,9 @@
 
 namespace gcm {
 
+namespace {
+
 struct SlurmProcessorCommand {
-  CLI::App* app = nullptr;
   std::unique_ptr<OptionBinder> binder;
   std::string listen = "127.0.0.1:4318";
   std::string grpc_listen;  // empty: no gRPC receiver
@@ -66,20 +68,20 @@ struct SlurmProcessorCommand {
   bool log_stdout = false;
 };
 
-std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app) {
-  auto c = std::make_shared<SlurmProcessorCommand>();
-  c->app = app.add_subcommand(
-      "slurm_processor",
+const char* const kHelp =
       "OTLP enrichment service: receives OTLP/HTTP (protobuf or JSON) on /v1/metrics, /v1/logs and /v1/traces "
       "(and OTLP/gRPC with --grpc-listen), adds "
       "the Slurm job of each GPU (job_id, job_name, qos, array_job_id, array_task_id, username, partition, account, "
       "num_nodes; UUID copied to uuid) as GCM's slurmprocessor does, and forwards to a downstream OTLP/HTTP endpoint "
-      "with batching, retries and a disk spool. GET /health and GET /metrics report on the service itself.");
-  c->app->footer(
+      "with batching, retries and a disk spool. GET /health and GET /metrics report on the service itself.";
+
+std::shared_ptr<SlurmProcessorCommand> add_options(CLI::App& app) {
+  auto c = std::make_shared<SlurmProcessorCommand>();
+  app.footer(
       "Points with a `gpu` attribute (string or integer) get the GPU's job as strings; metric points without `gpu` "
       "get the host's jobs as lists; logs and traces get a resource `job_id` (the host's jobs). Telemetry whose "
       "resource names another host.name is attributed to that host by the slurmctld source, else passed unchanged.");
-  OptionBinder& b = *(c->binder = std::make_unique<OptionBinder>(*c->app));
+  OptionBinder& b = *(c->binder = std::make_unique<OptionBinder>(app));
   b.option("--listen", "listen", c->listen, "HOST:PORT of the OTLP/HTTP receiver (port 0: any free port).")
       ->capture_default_str();
   b.option("--grpc-listen", "grpc_listen", c->grpc_listen,
@@ -213,10 +215,6 @@ std::shared_ptr<SlurmProcessorCommand> add_slurm_processor_command(CLI::App& app
   return c;
 }
 
-bool slurm_processor_parsed(const SlurmProcessorCommand& cmd) { return cmd.app->parsed(); }
-
-namespace {
-
 std::vector<std::string> sources_of(const SlurmProcessorCommand& c) {
   if (!c.attribution.empty()) return c.attribution;
   std::string m = c.metadata_source.empty() ? (c.query_slurmctld ? "slurmctld" : "slurmd") : c.metadata_source;
@@ -269,20 +267,8 @@ void load_web_settings(const SlurmProcessorCommand& c, processor::ServiceOptions
   }
 }
 
-}  // namespace
-
-int run_slurm_processor(SlurmProcessorCommand& c, const std::optional<std::string>& config_path,
-                        const std::vector<std::string>& default_config_paths, bool detach_after_setup) {
-  std::vector<std::string> warnings;
-  try {
-    ConfigFile cfg = ConfigFile::load(config_path, "gcm", default_config_paths);
-    apply_config(cfg, {"slurm_processor"}, *c.binder, {}, [&](const std::string& w) { warnings.push_back(w); });
-  } catch (const ConfigError& e) {
-    std::cerr << "Error: " << e.what() << "\n";
-    return 2;
-  }
-  processor::ServiceOptions o;
-  try {
+// The options as the service's; throws std::invalid_argument (a usage error) naming the option.
+void to_service_options(const SlurmProcessorCommand& c, processor::ServiceOptions& o) {
     auto [host, port] = parse_listen_address(c.listen, "--listen");
     o.listen.host = host;
     o.listen.port = port;
@@ -307,10 +293,10 @@ int run_slurm_processor(SlurmProcessorCommand& c, const std::optional<std::strin
     if (c.downstream.empty()) throw std::invalid_argument("--downstream is required (the OTLP/HTTP endpoint to forward to)");
     if (auto problem = http_url_problem(c.downstream))
       throw std::invalid_argument(invalid_url_message("--downstream", c.downstream, *problem));
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "Error: " << e.what() << "\n";
-    return 2;
-  }
+}
+
+// The sizes, timeouts and paths, as they are.
+void fill_service_options(const SlurmProcessorCommand& c, processor::ServiceOptions& o) {
   o.listen.max_body = mib(c.max_request_mib);
   o.listen.max_in_flight = std::max(mib(c.max_in_flight_mib), o.listen.max_body);
   o.listen.max_connections = c.max_connections;
@@ -341,53 +327,48 @@ int run_slurm_processor(SlurmProcessorCommand& c, const std::optional<std::strin
   o.forward.backoff_initial_s = c.retry_initial_s;
   o.forward.backoff_max_s = c.retry_max_s;
 
-  std::shared_ptr<spdlog::logger> log;
-  try {
-    log = setup_logging({"slurm_processor", "", c.log_folder, c.log_level, c.log_stdout});
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "Error: " << e.what() << "\n";
-    return 2;
-  }
-  for (const auto& w : warnings) {
-    std::cerr << "Warning: " << w << "\n";
-    log->warn("{}", w);
-  }
-  if (detach_after_setup) {
-    try {
-      detach();
-    } catch (const std::runtime_error& e) {
-      std::cerr << "Error: " << e.what() << "\n";
-      return 1;
-    }
-  }
-  install_shutdown_handlers();
-  try {
-    processor::Service svc(o, log);
-    svc.start();
-    std::string sources;
-    for (const auto& s : o.resolver.attribution.sources) sources += (sources.empty() ? "" : ",") + s;
-    log->info("slurm_processor: listening on {}:{}{}{}, forwarding to {}, attribution {}", o.listen.host, svc.port(),
-              o.listen.tls ? " (TLS)" : "", o.listen.auth ? " (authentication required)" : "", o.forward.endpoint,
-              sources);
-    // The port, for scripts and tests that asked for port 0 (stdout: logs go to the log file unless --stdout).
-    std::cout << fmt::format("slurm_processor listening on {}:{}\n", o.listen.host, svc.port());
-    if (o.grpc) {
-      log->info("slurm_processor: OTLP/gRPC receiver on {}:{}", o.grpc->host, svc.grpc_port());
-      // A line of its own after the HTTP one, which scripts already read.
-      std::cout << fmt::format("slurm_processor OTLP/gRPC listening on {}:{}\n", o.grpc->host, svc.grpc_port());
-    }
-    std::cout << std::flush;
-    while (sleep_unless_shutdown(std::chrono::hours(1))) {
-    }
-    log->info("slurm_processor: shutting down");
-    svc.stop();
-    log->flush();
-    return 0;
-  } catch (const std::exception& e) {
-    log->critical("slurm_processor: {}", e.what());
-    std::cerr << "Error: " << e.what() << "\n";
-    return 1;
-  }
 }
 
+int serve(const processor::ServiceOptions& o, const std::shared_ptr<spdlog::logger>& log) {
+  install_shutdown_handlers();
+  processor::Service svc(o, log);
+  svc.start();
+  std::string sources;
+  for (const auto& s : o.resolver.attribution.sources) sources += (sources.empty() ? "" : ",") + s;
+  log->info("slurm_processor: listening on {}:{}{}{}, forwarding to {}, attribution {}", o.listen.host, svc.port(),
+            o.listen.tls ? " (TLS)" : "", o.listen.auth ? " (authentication required)" : "", o.forward.endpoint,
+            sources);
+  // The port, for scripts and tests that asked for port 0 (stdout: logs go to the log file unless --stdout).
+  std::cout << fmt::format("slurm_processor listening on {}:{}\n", o.listen.host, svc.port());
+  if (o.grpc) {
+    log->info("slurm_processor: OTLP/gRPC receiver on {}:{}", o.grpc->host, svc.grpc_port());
+    // A line of its own after the HTTP one, which scripts already read.
+    std::cout << fmt::format("slurm_processor OTLP/gRPC listening on {}:{}\n", o.grpc->host, svc.grpc_port());
+  }
+  std::cout << std::flush;
+  while (sleep_unless_shutdown(std::chrono::hours(1))) {
+  }
+  log->info("slurm_processor: shutting down");
+  svc.stop();
+  log->flush();
+  return 0;
+}
+
+int run(SlurmProcessorCommand& c, const Invocation& inv) {
+  auto o = std::make_shared<processor::ServiceOptions>();
+  CommandStartup startup{"slurm_processor", {{{"slurm_processor"}, c.binder.get()}}};
+  startup.validate = [&] {
+    to_service_options(c, *o);
+    fill_service_options(c, *o);
+  };
+  startup.log = [&] { return LogSetup{"slurm_processor", "", c.log_folder, c.log_level, c.log_stdout}; };
+  return run_command(inv, startup, [&](const std::shared_ptr<spdlog::logger>& log) { return serve(*o, log); });
+}
+
+const bool kRegistered = register_app_command({"slurm_processor", kHelp, [](CLI::App& sub) -> CommandRunner {
+                                                 auto c = add_options(sub);
+                                                 return [c](const Invocation& inv) { return run(*c, inv); };
+                                               }});
+
+}  // namespace
 }  // namespace gcm

@@ -1,0 +1,51 @@
+// The one start-up path of the `gcm` commands that run a service or a job of work (collectors, slurm_processor, the
+// agent, the drainer, sacct_*, jobstats): fill the options the command line left unset from the config file's
+// tables, check them, open the log, report the config warnings on stderr and in the log, detach when asked, run, and
+// map every failure to the same exit status:
+//   2  a usage error: the config file, an option value (UsageError, its subtypes, std::invalid_argument), the log
+//      level; printed as "Error: <message>" before the log exists, so it reaches the terminal;
+//   69 a dependency the host lacks (UnavailableError, e.g. NVML): "Error: <what> is unavailable: <why>";
+//   1  any other failure of the work itself: logged as critical and printed.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "cli/command_registry.h"
+#include "cli/option_binder.h"
+#include "core/logging.h"
+#include "core/usage_error.h"
+
+namespace gcm {
+
+// A config table that fills a binder's options: {"sacct_backfill", "new"} is [gcm.sacct_backfill.new].
+struct ConfigTable {
+  std::vector<std::string> path;
+  const OptionBinder* binder = nullptr;
+  // Keys of the table that are subcommand tables or the root's own keys, not unknown options.
+  std::vector<std::string> known_subtables = {};
+};
+
+struct CommandStartup {
+  std::string name;  // prefixes log lines: "agent: ..."
+  std::vector<ConfigTable> tables;
+  // Checks the options once the config has filled them; anything it throws is a usage error (exit 2). Runs before
+  // the log is opened.
+  std::function<void()> validate = [] {};
+  // The log's settings, read once the config has filled the options. Empty: the command has no log file (a report
+  // for a terminal); its warnings and errors go to stderr only.
+  std::function<LogSetup()> log;
+};
+
+using CommandBody = std::function<int(const std::shared_ptr<spdlog::logger>& log)>;
+
+int run_command(const Invocation& inv, const CommandStartup& startup, const CommandBody& body);
+
+// "Error: <message>" on stderr; returns 2. For usage errors found before run_command (a command's own parse).
+int usage_error(const std::string& message);
+
+}  // namespace gcm
