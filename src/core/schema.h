@@ -65,7 +65,7 @@ std::string otlp_unit(const FieldSpec& f);
 // A valid Prometheus label or metric name component: [a-zA-Z_][a-zA-Z0-9_]*.
 std::string sanitize_metric_name(std::string_view name);
 
-// Markdown table of a schema's fields (used by `gcm schema` and the README's field lists).
+// Markdown table of a schema's fields, for `gcm schemas` (which prints every registered schema this way).
 std::string schema_markdown(const Schema& s);
 
 // Every record schema the project emits, for `gcm schemas` and generated documentation. Each schema registers
