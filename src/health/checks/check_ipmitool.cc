@@ -44,7 +44,7 @@ const bool kSel = register_simple_check<SelOpts>(
       std::string tool = o.nvipmitool ? "nvipmitool" : "ipmitool";
       auto t = run_tool(maybe_sudo({tool, "sel", "list"}, o.sudo), r.timeout_s);
       if (!t.ok()) return {ExitCode::WARN, t.failure()};
-      Verdict v;
+      Findings v;
       auto lines = split_lines(t.out);
       for (const auto& line : lines) {
         if (line.find("Asserted") == std::string::npos) continue;

@@ -51,7 +51,7 @@ const bool kSensors = register_simple_check<SensorOpts>(
                                    o.sudo),
                         r.timeout_s);
       if (!t.ok()) return {ExitCode::WARN, "ipmi-sensors command FAILED to execute. " + t.failure()};
-      Verdict v;
+      Findings v;
       std::vector<std::string> errors;
       for (const auto& line : split_lines(t.out)) {
         // id,name,type,reading,unit,'status' 'status'...
