@@ -8,6 +8,7 @@
 #include "agent/agent.h"
 #include "agent/agent_options.h"
 #include "agent/agent_state.h"
+#include "core/host_roots.h"
 #include "agent/status_text.h"
 #include "cli/command_registry.h"
 #include "cli/command_startup.h"
@@ -149,7 +150,7 @@ const bool kRegistered = register_app_command({
                                      "Print the agent's current view (GPUs, their job, health, active XIDs, checks, "
                                      "problems) from its state file; exit 1 when there is none.");
       c->status->add_flag("--json", c->status_json, "The state file as JSON, for scripts.");
-      c->status->add_option("--path.run", c->status_run_dir, "The agent's --path.run (default: /run/gcm).");
+      c->status->add_option(kRunRoot.flag, c->status_run_dir, "The agent's --path.run (default: /run/gcm).");
       return [c](const Invocation& inv) { return run_agent(*c, inv); };
     },
 });

@@ -2,6 +2,7 @@
 
 #include "cli/drain_limit_options.h"
 #include "cli/option_binder.h"
+#include "core/host_roots.h"
 #include "cli/option_limits.h"
 
 #include <cctype>
@@ -32,17 +33,14 @@ void add_agent_options(OptionBinder& b, AgentOptions& o) {
       ->check(timeout_seconds());
   b.flag("--no-extended", "no_extended", o.no_extended,
          "Sample only GCM's fields (utilisation, memory, temperature, power, retired pages).");
-  b.option("--path.kmsg", "path_kmsg", o.path_kmsg,
-           "The kernel log to follow for XIDs, NVSwitch SXids, link flaps, machine checks and PCIe AER errors: "
-           "/dev/kmsg, or a FIFO or file of its records.")
-      ->capture_default_str();
-  b.option("--path.procfs", "path_procfs", o.path_procfs, "Where /proc is mounted.")->capture_default_str();
-  b.option("--path.sysfs", "path_sysfs", o.path_sysfs, "Where /sys is mounted (cgroups under fs/cgroup).")
-      ->capture_default_str();
-  b.option("--path.run", "path_run", o.path_run,
-           "Where the agent keeps agent-state.json, the view `gcm agent status` and the prolog's agent-verdict "
-           "check read.")
-      ->capture_default_str();
+  add_host_root_option(b, kKmsgRoot, o.path_kmsg,
+                       "The kernel log to follow for XIDs, NVSwitch SXids, link flaps, machine checks and PCIe AER "
+                       "errors: /dev/kmsg, or a FIFO or file of its records.");
+  add_host_root_option(b, kProcfsRoot, o.path_procfs, "Where /proc is mounted.");
+  add_host_root_option(b, kSysfsRoot, o.path_sysfs, "Where /sys is mounted (cgroups under fs/cgroup).");
+  add_host_root_option(b, kRunRoot, o.path_run,
+                       "Where the agent keeps agent-state.json, the view `gcm agent status` and the prolog's "
+                       "agent-verdict check read.");
   b.option("--attribution", "attribution", o.attribution,
            "GPU -> job sources, tried in order per GPU: nvml-processes, slurmd-local, slurmctld, cgroup, "
            "mapping-files (see `gcm nvml_monitor --help`). Re-resolved when a GPU's processes change, a mapping "

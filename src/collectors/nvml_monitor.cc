@@ -13,6 +13,7 @@
 #include "cli/option_limits.h"
 #include "attribution/gpu_jobs.h"
 #include "collectors/collector.h"
+#include "core/host_roots.h"
 #include "core/json.h"
 #include "core/shutdown.h"
 #include "gpu/gpu_records.h"
@@ -50,11 +51,9 @@ class NvmlMonitor : public Collector {
         ->capture_default_str()
         ->check(CLI::PositiveNumber)
         ->check(timeout_seconds());
-    b.option("--path.procfs", "path_procfs", attribution_.procfs,
-             "Where /proc is mounted (process environments for job attribution, meminfo).")
-        ->capture_default_str();
-    b.option("--path.sysfs", "path_sysfs", sysfs_, "Where /sys is mounted (job cgroups under fs/cgroup).")
-        ->capture_default_str();
+    add_host_root_option(b, kProcfsRoot, attribution_.procfs,
+                         "Where /proc is mounted (process environments for job attribution, meminfo).");
+    add_host_root_option(b, kSysfsRoot, sysfs_, "Where /sys is mounted (job cgroups under fs/cgroup).");
     b.option("--attribution", "attribution", attribution_.sources,
              "GPU -> job sources, tried in order per GPU: nvml-processes (the Slurm environment of the GPU's "
              "processes), slurmd-local (`scontrol listpids` and each job's SLURM_JOB_GPUS), slurmctld (`scontrol show "

@@ -15,6 +15,7 @@
 
 #include "cli/option_limits.h"
 #include "collectors/collector.h"
+#include "core/host_roots.h"
 #include "core/json_limits.h"
 #include "storage/mountinfo.h"
 #include "storage/statvfs_timeout.h"
@@ -109,11 +110,9 @@ class StorageCollector : public Collector {
     b.option("--pure-json-file-path", "pure_json_file_path", pure_files_,
              "A Pure usage file: JSON lines {\"user\": UID, \"used\": BYTES, \"sample_time\": UNIX, \"directory\": "
              "PATH}. Repeatable.");
-    b.option("--path.procfs", "path_procfs", procfs_, "Where /proc is mounted (mountinfo is read from here).")
-        ->capture_default_str();
-    b.option("--path.rootfs", "path_rootfs", rootfs_,
-             "Where the host's / is mounted: statvfs and symlinks are looked up under it.")
-        ->capture_default_str();
+    add_host_root_option(b, kProcfsRoot, procfs_, "Where /proc is mounted (mountinfo is read from here).");
+    add_host_root_option(b, kRootfsRoot, rootfs_,
+                         "Where the host's / is mounted: statvfs and symlinks are looked up under it.");
     b.option("--statvfs-timeout", "statvfs_timeout", statvfs_timeout_s_,
              "Seconds to wait for one statvfs (a hung NFS mount is skipped and reported).")
         ->capture_default_str()

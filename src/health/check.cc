@@ -45,10 +45,6 @@ std::string node_hostname() {
   return buf;
 }
 
-double CheckRun::now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 std::optional<std::chrono::steady_clock::time_point> CheckRun::deadline() const {
   if (timeout_s <= 0) return std::nullopt;
   return started + std::chrono::seconds(timeout_s);
@@ -118,21 +114,27 @@ void CheckRun::send_telemetry(const std::string& health_check, const CheckOutcom
 }
 
 int CheckRun::run_standard(const std::string& health_check, const std::string& killswitch,
-                           const std::function<CheckOutcome()>& fn) {
+                           const std::function<Verdict()>& fn) {
   double start = now();
   started = std::chrono::steady_clock::now();
-  CheckOutcome o;
+  Verdict v;
   if (!killswitch.empty() && killswitches.disabled(killswitch)) {
-    o = {ExitCode::OK, fmt::format("{} is disabled by killswitch.", health_check)};
+    v = CheckOutcome{ExitCode::OK, fmt::format("{} is disabled by killswitch.", health_check)};
   } else {
-    o = fn();
+    v = fn();
   }
+  for (auto& part : v.parts) {
+    part.outcome.msg = bounded_message(part.outcome.msg);
+    if (log) log->info("{}: {} {}", part.health_check, status_word(part.outcome.code), part.outcome.msg);
+    send_telemetry(part.health_check, part.outcome, part.start_time);
+  }
+  CheckOutcome& o = v.overall;
   // Every verdict quotes the host somewhere (sysfs values, tool output): one place makes the stdout line, the log
   // and the record valid UTF-8, free of terminal controls and bounded.
   o.msg = bounded_message(o.msg);
   if (log) log->info("{}: {} {}", health_check, status_word(o.code), o.msg);
   print_output(health_check, o);
-  send_telemetry(health_check, o, start);
+  if (v.overall_record) send_telemetry(health_check, o, start);
   return static_cast<int>(o.code);
 }
 

@@ -1,6 +1,7 @@
 // The health-check plug-in interface: a check registers its command path ({"check-process", "check-zombie"} or
-// {"check-telemetry"}), adds its own options, and runs against a CheckRun that knows the common options and sends
-// the telemetry and the stdout line the reference's way.
+// {"check-telemetry"}), adds its own options, and returns its Verdict (verdict.h) through CheckRun::run_standard,
+// the one place that applies the check's killswitch, prints the stdout line, sends the telemetry the reference's
+// way and turns the verdict into the exit code.
 #pragma once
 
 #include <chrono>
@@ -16,14 +17,10 @@
 #include "health/exit_code.h"
 #include "health/health_record.h"
 #include "health/killswitches.h"
+#include "health/verdict.h"
 #include "sinks/sink.h"
 
 namespace gcm::health {
-
-struct CheckOutcome {
-  ExitCode code = ExitCode::UNKNOWN;
-  std::string msg;
-};
 
 // A failure of the check's own inputs (a required option missing, a bad value): exit 2 with the message.
 struct CheckUsageError : std::runtime_error {
@@ -57,10 +54,11 @@ class CheckRun {
   // is logged and noted in the message), else 0. A sink failure is logged and never changes the exit code.
   void send_telemetry(const std::string& health_check, const CheckOutcome& o, double start_time,
                       std::optional<int64_t> job_id = std::nullopt, std::optional<std::string> node = std::nullopt);
-  // The usual shape: the killswitch, then fn, then the stdout line, then the record. Returns the exit code.
+  // Every check's shape: the killswitch (empty: none), then fn, then the sub-checks' records, the stdout line and
+  // the overall record. Returns the exit code.
   int run_standard(const std::string& health_check, const std::string& killswitch,
-                   const std::function<CheckOutcome()>& fn);
-  static double now();
+                   const std::function<Verdict()>& fn);
+  static double now() { return wall_clock_now(); }
   // started + --timeout; nullopt when timeout_s <= 0. Readers of host files that can block or never end (the kernel
   // log on a FIFO, a syslog path that is /dev/zero) stop there with an error. Why a deadline the reader checks
   // rather than a watchdog that stops the check: a thread cannot be cancelled safely, and the suite runs several

@@ -1,6 +1,6 @@
 // A fake host for running `health_checks` end to end: a temporary root with bin/ (fake tools, first on PATH),
-// sys/, proc/ and root/ to give as --path.sysfs/--path.procfs/--path.rootfs. (health_host_checks_test.cc has its
-// own older copy of this.)
+// sys/, proc/ and root/ to give as --path.sysfs/--path.procfs/--path.rootfs. The host-check tests add a sudo
+// to it (host_checks_fixture.h).
 #pragma once
 
 #include <sys/stat.h>

@@ -23,7 +23,7 @@ using nlohmann::json;
 const std::string kLogs = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/health/kernel-log/";
 const std::string kSyslog = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/health/syslog/";
 
-std::string health_checks_binary() {
+std::string health_checks_path() {
   std::string gcm = GCM_BINARY;
   return gcm.substr(0, gcm.rfind('/')) + "/health_checks";
 }
@@ -44,7 +44,7 @@ struct Sandbox {
 
   CommandResult run(std::vector<std::string> args, std::vector<std::string> env = {}) {
     CommandSpec s;
-    s.argv = {health_checks_binary()};
+    s.argv = {health_checks_path()};
     s.argv.insert(s.argv.end(), args.begin(), args.end());
     s.argv.insert(s.argv.end(), {"--log-folder", dir + "/logs"});
     s.timeout = std::chrono::seconds(60);

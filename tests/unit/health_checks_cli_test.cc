@@ -186,5 +186,25 @@ TEST(HealthChecksCommandLine, DetachIsARootOptionBesideTheChecksOwnDashD) {
   EXPECT_EQ(p.values["check"], std::vector<std::string>{"gpu_num"});
 }
 
+// What a command prints to stdout, and its exit code.
+std::pair<int, std::string> printed_by(int (*main_fn)(int, char**), std::vector<std::string> words) {
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  testing::internal::CaptureStdout();
+  int rc = main_fn(static_cast<int>(argv.size()), argv.data());
+  return {rc, testing::internal::GetCapturedStdout()};
+}
+
+TEST(HealthChecksHelp, EverySubCheckOfCheckNvidiaSmiIsInItsHelp) {
+  auto [rc, help] = printed_by(health_checks_main, {"health_checks", "check-nvidia-smi", "--help"});
+  EXPECT_EQ(rc, 0);
+  // persistence_mode was once missing from a help text written by hand; each sub-check has its line under -c.
+  for (const char* sub : {"gpu_num", "clock_freq", "clock_policy", "running_procs", "running_procs_and_kill",
+                          "gpu_temperature", "gpu_mem_usage", "gpu_retired_pages", "ecc_uncorrected_volatile_total",
+                          "ecc_corrected_volatile_total", "vbios_mismatch", "row_remap", "row_remap_pending",
+                          "row_remap_failed", "persistence_mode"})
+    EXPECT_NE(help.find(std::string(sub) + ": "), std::string::npos) << sub << " is not in --help:\n" << help;
+}
+
 }  // namespace
 }  // namespace gcm

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "agent/agent_state.h"
+#include "core/host_roots.h"
 #include "health/check.h"
 
 namespace gcm::health {
@@ -13,9 +14,10 @@ namespace {
 class AgentVerdict : public HealthCheck {
  public:
   explicit AgentVerdict(OptionBinder& b) {
-    b.option("--path.run", "path_run", run_dir_,
-             "The agent's --path.run: where agent-state.json is (default: $GCM_AGENT_RUN_DIR, else /run/gcm; a "
-             "suite's [environment] can set that variable per node with {node}).");
+    add_host_root_option(b, kRunRoot, run_dir_,
+                         "The agent's --path.run: where agent-state.json is (default: $GCM_AGENT_RUN_DIR, else "
+                         "/run/gcm; a suite's [environment] can set that variable per node with {node}).",
+                         false);
     b.option("--stale-windows", "stale_windows", stale_windows_,
              "A state file older than this many of the agent's windows means the agent is not running: WARNING, "
              "never a failure.")

@@ -73,64 +73,46 @@ class CheckDcgmiNvlink : public HealthCheck {
   int run(CheckRun& r) override {
     // Required, but checked here: the list may come from the config file.
     if (checks_.empty()) throw CheckUsageError("Missing option '-c' / '--check' (nvlink_errors, nvlink_status).");
-    const std::string overall_name = "check dcgmi nvlink";
-    ExitCode overall = ExitCode::UNKNOWN;
-    std::vector<std::string> msgs;
     auto has = [&](const char* c) { return std::find(checks_.begin(), checks_.end(), c) != checks_.end(); };
-    bool all_off = r.killswitches.disabled("disable_dcgmi_nvlink");
-    auto record = [&](const std::string& name, const CheckOutcome& o, double start) {
-      if (r.log) r.log->info("{}: {} {}", name, status_word(o.code), o.msg);
-      r.send_telemetry(name, o, start);
-      overall = worse(overall, o.code);
-      if (!o.msg.empty()) msgs.push_back(o.msg);
-    };
-    if (has("nvlink_errors")) {
-      const std::string name = "check dcgmi nvlink error";
-      double start = CheckRun::now();
-      if (all_off || r.killswitches.disabled("disable_dcgmi_nvlink_error")) {
-        record(name, {ExitCode::OK, name + " is disabled by killswitch."}, start);
-      } else {
-        // One record per GPU (the reference sent only the last GPU's).
-        for (int64_t gpu = 0; gpu < gpu_num_; ++gpu) {
-          start = CheckRun::now();
-          CommandResult res = run_tool({dcgmi_, "nvlink", "--host", host_, "-j", "-e", "-g", std::to_string(gpu)},
-                                       static_cast<double>(r.timeout_s));
-          CheckOutcome o;
-          if (res.exit_code > 0) {
-            o = {ExitCode::WARN, failed_to_run("dcgmi nvlink", res)};
-          } else if (res.out.empty()) {
-            o = {ExitCode::WARN, "dcgmi nvlink FAILED to execute."};
-          } else {
-            DcgmiVerdict v = evaluate_dcgmi_nvlink_errors(res.out, thresholds_);
-            o = {v.code, v.msg};
-          }
-          o.msg = fmt::format("GPU: {}: {}", gpu, o.msg);
-          record(name, o, start);
-        }
-      }
-    }
-    if (has("nvlink_status")) {
-      const std::string name = "check dcgmi nvlink status";
-      double start = CheckRun::now();
-      if (all_off || r.killswitches.disabled("disable_dcgmi_nvlink_status")) {
-        record(name, {ExitCode::OK, name + " is disabled by killswitch."}, start);
-      } else {
-        CommandResult res = run_tool({dcgmi_, "nvlink", "--host", host_, "-s"}, static_cast<double>(r.timeout_s));
-        CheckOutcome o;
-        if (res.exit_code > 0) {
-          o = {ExitCode::WARN, failed_to_run("dcgmi nvlink -s", res)};
-        } else {
-          DcgmiVerdict v = evaluate_dcgmi_nvlink_status(res.out);
-          o = {v.code, v.msg};
-        }
-        record(name, o, start);
-      }
-    }
-    r.print_output(overall_name, {overall, fmt::format("{}", fmt::join(msgs, "\n"))});
-    return static_cast<int>(overall);
+    return r.run_standard("check dcgmi nvlink", "", [&]() -> Verdict {
+      SubChecks parts(r.killswitches);
+      if (has("nvlink_errors"))
+        parts.run_each("check dcgmi nvlink error", {"disable_dcgmi_nvlink", "disable_dcgmi_nvlink_error"},
+                       [&](const SubChecks::Emit& emit) {
+                         // One record per GPU (the reference sent only the last GPU's).
+                         for (int64_t gpu = 0; gpu < gpu_num_; ++gpu) emit(nvlink_errors(gpu, r));
+                       });
+      if (has("nvlink_status"))
+        parts.run("check dcgmi nvlink status", {"disable_dcgmi_nvlink", "disable_dcgmi_nvlink_status"},
+                  [&] { return nvlink_status(r); });
+      return std::move(parts).verdict();
+    });
   }
 
  private:
+  CheckOutcome nvlink_errors(int64_t gpu, const CheckRun& r) const {
+    CommandResult res = run_tool({dcgmi_, "nvlink", "--host", host_, "-j", "-e", "-g", std::to_string(gpu)},
+                                 static_cast<double>(r.timeout_s));
+    CheckOutcome o;
+    if (res.exit_code > 0) {
+      o = {ExitCode::WARN, failed_to_run("dcgmi nvlink", res)};
+    } else if (res.out.empty()) {
+      o = {ExitCode::WARN, "dcgmi nvlink FAILED to execute."};
+    } else {
+      DcgmiVerdict v = evaluate_dcgmi_nvlink_errors(res.out, thresholds_);
+      o = {v.code, v.msg};
+    }
+    o.msg = fmt::format("GPU: {}: {}", gpu, o.msg);
+    return o;
+  }
+
+  CheckOutcome nvlink_status(const CheckRun& r) const {
+    CommandResult res = run_tool({dcgmi_, "nvlink", "--host", host_, "-s"}, static_cast<double>(r.timeout_s));
+    if (res.exit_code > 0) return {ExitCode::WARN, failed_to_run("dcgmi nvlink -s", res)};
+    DcgmiVerdict v = evaluate_dcgmi_nvlink_status(res.out);
+    return {v.code, v.msg};
+  }
+
   std::vector<std::string> checks_;
   int64_t gpu_num_ = 8;
   NvlinkThresholds thresholds_;

@@ -46,7 +46,7 @@ CheckOutcome check_ethlink(const EthOpts& o) {
   Manifest m = load_manifest(o.manifest);
   if (!m.eth || m.eth->empty()) return {ExitCode::OK, "No ethernet interface in manifest, skipping"};
   const auto& eth = *m.eth;
-  Verdict v;
+  Findings v;
   auto label = [](const EthEntry& e) { return fmt::format("{} ({})", e.name, e.netdev); };
 
   // 1. Configuration of the physical interfaces.

@@ -147,7 +147,7 @@ const bool kMlxcables = register_simple_check<MlxcablesOpts>(
     [](CheckRun& r, const MlxcablesOpts& o) -> CheckOutcome {
       auto devices = mst_devices(o.roots, "mt*cable_0");
       if (devices.empty()) return {ExitCode::UNKNOWN, "No IB cable devices found"};
-      Verdict v;
+      Findings v;
       for (const auto& d : devices) {
         auto t = run_tool({"mlxcables", "-d", d, "--DDM"}, remaining_s(r));
         if (!t.ok() && r.log) r.log->warn("{}", t.failure());

@@ -64,7 +64,7 @@ const bool kModule = register_simple_check<ModuleOpts>(
         auto f = split_ws(line);
         if (!f.empty()) names.push_back(f[0]);
       }
-      Verdict v;
+      Findings v;
       for (size_t i = 0; i < o.modules.size(); ++i) {
         long long n = std::count_if(names.begin(), names.end(),
                                     [&](const std::string& m) { return m.find(o.modules[i]) != std::string::npos; });

@@ -1,6 +1,8 @@
-// health_checks check-nvidia-smi: the reference's NVML sub-checks (kSubChecks; clock_policy is GCM's 2026 addition)
-// and persistence_mode (-c, repeatable), run in a fixed order, each with its own telemetry record and killswitch, one overall stdout line ("nvidia smi"). NVML calls
-// run on a worker thread under --nvml-timeout, so a hung GPU makes the check CRITICAL instead of hanging the prolog.
+// health_checks check-nvidia-smi: the reference's NVML sub-checks (clock_policy is GCM's 2026 addition) and
+// persistence_mode (-c, repeatable). One table (sub_checks()) gives each sub-check's -c name, telemetry name,
+// killswitch, help line and rule; they run in its order, each with its own telemetry record, under one overall
+// stdout line ("nvidia smi"). NVML calls run on a worker thread under --nvml-timeout (gpu/nvml_caller.h
+// TimedCaller), so a hung GPU makes the check CRITICAL instead of hanging the prolog.
 #include <signal.h>
 #include <unistd.h>
 
@@ -18,7 +20,8 @@
 
 #include "cli/option_limits.h"
 #include "attribution/gpu_list.h"
-#include "gpu/device_worker.h"
+#include "core/host_roots.h"
+#include "gpu/nvml_caller.h"
 #include "gpu/nvml_library.h"
 #include "health/check.h"
 #include "health/clock_policy.h"
@@ -27,118 +30,13 @@
 namespace gcm::health {
 namespace {
 
-struct SubCheck {
-  const char* option;      // -c value
-  const char* name;        // telemetry health_check
-  const char* killswitch;  // its own flag (the reference reused running_procs' for running_procs_and_kill)
-};
+// One NVML call that failed: it raises the sub-check to the mapped level and is named in the message. A hang is
+// CRITICAL: a GPU that stops answering is as broken as a lost one.
+ExitCode exit_code_of(const NvmlCallFailed& e) {
+  return e.rc ? exit_code_of_nvml_error(*e.rc) : ExitCode::CRITICAL;
+}
 
-// The reference's fixed execution order.
-constexpr SubCheck kSubChecks[] = {
-    {"gpu_num", "nvidia smi gpu_num", "disable_nvidia_smi_gpu_num"},
-    {"clock_freq", "nvidia smi clock_freq", "disable_nvidia_smi_clock_freq"},
-    {"clock_policy", "nvidia smi clock policy", "disable_nvidia_smi_clock_policy"},
-    {"running_procs", "nvidia smi running_procs", "disable_nvidia_smi_running_procs"},
-    {"running_procs_and_kill", "nvidia smi running_procs_and_kill", "disable_nvidia_smi_running_procs_and_kill"},
-    {"gpu_temperature", "nvidia smi gpu_temp", "disable_nvidia_smi_gpu_temp"},
-    {"gpu_mem_usage", "nvidia smi mem_usage", "disable_nvidia_smi_mem_usage"},
-    {"gpu_retired_pages", "nvidia smi retired_pages", "disable_nvidia_smi_retired_pages"},
-    {"ecc_uncorrected_volatile_total", "nvidia smi ecc_uncorrected", "disable_nvidia_smi_ecc_uncorrected"},
-    {"ecc_corrected_volatile_total", "nvidia smi ecc_corrected", "disable_nvidia_smi_ecc_corrected"},
-    {"vbios_mismatch", "nvidia smi bios version mismatch", "disable_nvidia_smi_vbios_mismatch"},
-    {"row_remap", "nvidia smi row_remap", "disable_nvidia_smi_row_remap"},
-    {"row_remap_pending", "nvidia smi row_remap_pending", "disable_nvidia_smi_row_remap_pending"},
-    {"row_remap_failed", "nvidia smi row_remap_failed", "disable_nvidia_smi_row_remap_failed"},
-    // Not in the reference: a GPU without persistence mode re-initialises at every job start (seconds).
-    {"persistence_mode", "nvidia smi persistence_mode", "disable_nvidia_smi_persistence_mode"},
-};
-
-// One NVML call that failed: it raises the sub-check to the mapped level and is named in the message.
-struct NvmlFailure : std::runtime_error {
-  NvmlFailure(const std::string& what, ExitCode c) : std::runtime_error(what), code(c) {}
-  ExitCode code;
-};
-
-// Runs NVML calls with a timeout on a worker thread.
-class Nvml {
- public:
-  Nvml(std::shared_ptr<NvmlLibrary> lib, std::chrono::milliseconds timeout)
-      : lib_(std::move(lib)), timeout_(timeout), worker_("gcm-hc-nvml") {}
-  const nvml::Api& api() const { return lib_->api(); }
-
-  // Calls fn(api) on the worker; throws NvmlFailure for an error return or a timeout. gpu: the GPU the call is
-  // about; nullopt for calls of no GPU (the device count).
-  template <typename Fn>
-  void call(const char* name, std::optional<unsigned> gpu, Fn fn) {
-    auto rc = std::make_shared<nvml::Return>(nvml::SUCCESS);
-    auto lib = lib_;
-    // The job owns what it writes (rc); the caller's out-parameters are only read when the job finished.
-    if (!worker_.start([rc, lib, name, fn](CallWatch& w) {
-          w.begin(name);
-          *rc = fn(lib->api());
-          w.end();
-        })) {
-      // A hang met where nothing reports it (the gpu_node_id lookup) is told by the first sub-check that follows.
-      if (unreported_) throw NvmlFailure(*std::exchange(unreported_, std::nullopt), ExitCode::CRITICAL);
-      // One worker serves every GPU: name the call that hangs and its GPU, not the GPU whose turn it is now.
-      throw NvmlFailure(fmt::format("{}: {} not called: NVML is still stuck in {}", subject(name, gpu), name,
-                                    stuck_ ? *stuck_ : std::string("an earlier call")),
-                        ExitCode::CRITICAL);
-    }
-    std::string hung;
-    if (worker_.wait(timeout_, &hung) == DeviceWorker::Outcome::CallTimedOut) {
-      stuck_ = fmt::format("{} ({}, no answer after {} ms)", hung.empty() ? name : hung.c_str(), subject(name, gpu),
-                           timeout_.count());
-      throw NvmlFailure(fmt::format("{}: {} did not return within {} ms", subject(name, gpu),
-                                    hung.empty() ? name : hung.c_str(), timeout_.count()),
-                        ExitCode::CRITICAL);
-    }
-    if (*rc != nvml::SUCCESS)
-      throw NvmlFailure(fmt::format("{}: {}: {}", subject(name, gpu), name, lib_->error_string(*rc)),
-                        exit_code_of_nvml_error(*rc));
-  }
-
-  nvml::Device handle(unsigned gpu) {
-    auto out = std::make_shared<nvml::Device>(nullptr);
-    call("nvmlDeviceGetHandleByIndex_v2", gpu, [gpu, out](const nvml::Api& a) {
-      return a.DeviceGetHandleByIndex(gpu, out.get());
-    });
-    return *out;
-  }
-
-  unsigned count() {
-    auto n = std::make_shared<unsigned>(0);
-    call("nvmlDeviceGetCount_v2", std::nullopt, [n](const nvml::Api& a) { return a.DeviceGetCount(n.get()); });
-    return *n;
-  }
-
-  template <typename T, typename Fn>
-  T get(const char* name, unsigned gpu, Fn fn) {
-    nvml::Device h = handle(gpu);
-    auto v = std::make_shared<T>();
-    call(name, gpu, [h, v, fn](const nvml::Api& a) { return fn(a, h, v.get()); });
-    return *v;
-  }
-
- private:
-  // "GPU 1", or "the device count" for a call of no GPU.
-  static std::string subject(const char* name, std::optional<unsigned> gpu) {
-    if (gpu) return fmt::format("GPU {}", *gpu);
-    return std::string_view(name).find("GetCount") != std::string_view::npos ? "the device count" : "NVML";
-  }
-
-  std::shared_ptr<NvmlLibrary> lib_;
-  std::chrono::milliseconds timeout_;
-  DeviceWorker worker_;
-  std::optional<std::string> stuck_;  // the call that timed out and what it was about, while the worker is stuck
-  std::optional<std::string> unreported_;  // the timeout of a call whose failure no sub-check has shown
-
- public:
-  // A failure that was caught without being shown: when it was a hang, the next call shows it instead.
-  void defer_if_hung(const std::string& failure) {
-    if (stuck_) unreported_ = failure;
-  }
-};
+using Nvml = TimedCaller;
 
 // A process that exists and is not a zombie (a killed process whose parent has not reaped it yet holds no GPU).
 bool pid_alive(const std::string& procfs, unsigned pid) {
@@ -149,14 +47,14 @@ bool pid_alive(const std::string& procfs, unsigned pid) {
   return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'Z';
 }
 
+std::string check_option_help();  // -c's help: every sub-check and its line
+
 class CheckNvidiaSmi : public HealthCheck {
  public:
   explicit CheckNvidiaSmi(OptionBinder& b) {
     std::vector<std::string> names;
-    for (const auto& s : kSubChecks) names.push_back(s.option);
-    // Required, but checked in run(): the list may come from the config file, applied after parsing.
-    b.option("-c,--check", "check", checks_, "Sub-check to run (required); repeat for several (run in a fixed order).")
-        ->check(CLI::IsMember(names));
+    for (const auto& s : sub_checks()) names.push_back(s.option);
+    b.option("-c,--check", "check", checks_, check_option_help())->check(CLI::IsMember(names));
     b.option("--gpu_num", "gpu_num", gpu_num_, "Expected number of GPUs.")->capture_default_str();
     b.option("--gpu_app_freq", "gpu_app_freq", app_freq_, "Minimum applications graphics clock, MHz.")
         ->capture_default_str();
@@ -209,56 +107,42 @@ class CheckNvidiaSmi : public HealthCheck {
         ->capture_default_str()
         ->check(CLI::PositiveNumber)
         ->check(timeout_seconds());
-    b.option("--path.procfs", "path_procfs", procfs_, "Where /proc is mounted (is a GPU process alive).")
-        ->capture_default_str();
+    add_host_root_option(b, kProcfsRoot, procfs_, "Where /proc is mounted (is a GPU process alive).");
   }
 
   int run(CheckRun& r) override {
-    const std::string overall_name = "nvidia smi";
-    double start = CheckRun::now();
-    if (r.killswitches.disabled("disable_nvidia_smi")) return r.run_standard(overall_name, "disable_nvidia_smi", {});
-    if (checks_.empty()) throw CheckUsageError("Missing option '-c' / '--check'.");
-    if (std::find(checks_.begin(), checks_.end(), "gpu_temperature") != checks_.end() && !temp_threshold_)
-      throw CheckUsageError("gpu_temperature_threshold is required for gpu_temperature check");
-    if (std::find(checks_.begin(), checks_.end(), "clock_policy") != checks_.end() &&
-        policy_.critical_delta_mhz < policy_.warn_delta_mhz)
-      throw CheckUsageError(fmt::format("Invalid value for '--critical-delta-mhz': {}: critical-delta-mhz must be "
-                                        "greater than or equal to warn-delta-mhz ({})",
-                                        policy_.critical_delta_mhz, policy_.warn_delta_mhz));
-    auto timeout = std::chrono::milliseconds(static_cast<int64_t>(nvml_timeout_s_ * 1000));
-    std::shared_ptr<NvmlLibrary> lib;
-    try {
-      lib = NvmlLibrary::open_shared(nvml_library_path(nvml_library_), timeout);
-    } catch (const NvmlUnavailable& e) {
-      // A driver wedged in nvmlInit is as broken as a GPU hanging later: CRITICAL, not the TIMEOUT code's WARNING.
-      ExitCode code = e.nvml_return == nvml::ERROR_TIMEOUT ? ExitCode::CRITICAL : exit_code_of_nvml_error(e.nvml_return);
-      CheckOutcome o{code, e.what()};
-      r.print_output(overall_name, o);
-      r.send_telemetry(overall_name, o, start);
-      return static_cast<int>(o.code);
-    }
-    Nvml nv(lib, timeout);
-    remember_gpu_node_id(nv, r);
-    ExitCode overall = ExitCode::UNKNOWN;
-    std::string messages;
-    for (const auto& sc : kSubChecks) {
-      if (std::find(checks_.begin(), checks_.end(), sc.option) == checks_.end()) continue;
-      double sub_start = CheckRun::now();
-      CheckOutcome o;
-      if (r.killswitches.disabled(sc.killswitch)) {
-        o = {ExitCode::OK, fmt::format("{} is disabled by killswitch.", sc.name)};
-      } else {
-        o = run_sub_check(sc.option, nv, r);
+    return r.run_standard("nvidia smi", "disable_nvidia_smi", [&]() -> Verdict {
+      check_required_options();
+      auto timeout = std::chrono::milliseconds(static_cast<int64_t>(nvml_timeout_s_ * 1000));
+      std::shared_ptr<NvmlLibrary> lib;
+      try {
+        lib = NvmlLibrary::open_shared(nvml_library_path(nvml_library_), timeout);
+      } catch (const NvmlUnavailable& e) {
+        // A driver wedged in nvmlInit is as broken as a GPU hanging later: CRITICAL, not the TIMEOUT code's WARNING.
+        return CheckOutcome{e.nvml_return == nvml::ERROR_TIMEOUT ? ExitCode::CRITICAL
+                                                                 : exit_code_of_nvml_error(e.nvml_return),
+                            e.what()};
       }
-      r.log->info("{}: {} {}", sc.name, status_word(o.code), o.msg);
-      r.send_telemetry(sc.name, o, sub_start);
-      overall = worse(overall, o.code);
-      if (!o.msg.empty()) messages += (messages.empty() ? "" : "\n") + o.msg;
-    }
-    CheckOutcome total{overall, messages};
-    r.print_output(overall_name, total);
-    return static_cast<int>(overall);
+      Nvml nv(lib, timeout, "gcm-hc-nvml");
+      remember_gpu_node_id(nv, r);
+      SubChecks parts(r.killswitches);
+      for (const auto& sc : sub_checks()) {
+        if (!selected(sc.option)) continue;
+        parts.run(sc.name, {sc.killswitch}, [&] { return run_sub_check(sc, nv, r); });
+      }
+      return std::move(parts).verdict();
+    });
   }
+
+  // The table of sub-checks, in the reference's fixed execution order.
+  struct SubCheck {
+    const char* option;      // -c value
+    const char* name;        // telemetry health_check
+    const char* killswitch;  // its own flag (the reference reused running_procs' for running_procs_and_kill)
+    const char* help;        // its line in --help
+    CheckOutcome (CheckNvidiaSmi::*rule)(Nvml&, const CheckRun&);
+  };
+  static const std::vector<SubCheck>& sub_checks();
 
  private:
   // The GPUs a prolog/epilog may look at: the job's (SLURM_JOB_GPUS, else CUDA_VISIBLE_DEVICES); all otherwise.
@@ -292,7 +176,7 @@ class CheckNvidiaSmi : public HealthCheck {
       if (uuids.empty()) return;
       r.gpu_node_id = gpu_node_id_of(uuids);
       if (read_gpu_node_id() != r.gpu_node_id) write_gpu_node_id(*r.gpu_node_id);
-    } catch (const NvmlFailure& e) {
+    } catch (const NvmlCallFailed& e) {
       r.log->warn("gpu_node_id unavailable: {}", e.what());
       nv.defer_if_hung(e.what());
     } catch (const std::exception& e) {
@@ -315,7 +199,7 @@ class CheckNvidiaSmi : public HealthCheck {
           return a.DeviceGetComputeRunningProcesses(h, n.get(), infos->data());
         });
         break;
-      } catch (const NvmlFailure&) {
+      } catch (const NvmlCallFailed&) {
         if (attempt >= 3 || *n < infos->size()) throw;  // not a size problem, or still growing after 4 tries
       }
     }
@@ -401,8 +285,8 @@ class CheckNvidiaSmi : public HealthCheck {
           code = worse(code, ExitCode::CRITICAL);
           add(fmt::format("{} check: GPU {}: {}", label, g, failure));
         }
-      } catch (const NvmlFailure& e) {
-        code = worse(code, e.code);
+      } catch (const NvmlCallFailed& e) {
+        code = worse(code, exit_code_of(e));
         add(fmt::format("{} check: {}", label, e.what()));
       }
     }
@@ -432,150 +316,179 @@ class CheckNvidiaSmi : public HealthCheck {
                         g, res.severity == ExitCode::WARN ? "WARN" : status_word(res.severity),
                         policy_.expected_graphics_mhz, policy_.expected_memory_mhz, gr, mem, res.graphics_delta_mhz,
                         res.memory_delta_mhz));
-      } catch (const NvmlFailure& e) {
-        code = worse(code, e.code);
+      } catch (const NvmlCallFailed& e) {
+        code = worse(code, exit_code_of(e));
         add(fmt::format("clock_policy check: {}", e.what()));
       }
     }
     return {code, msg};
   }
 
-  CheckOutcome run_sub_check(const std::string& which, Nvml& nv, const CheckRun& r) {
+  void check_required_options() const {
+    // Required, but checked here: the list may come from the config file, applied after parsing.
+    if (checks_.empty()) throw CheckUsageError("Missing option '-c' / '--check'.");
+    if (selected("gpu_temperature") && !temp_threshold_)
+      throw CheckUsageError("gpu_temperature_threshold is required for gpu_temperature check");
+    if (selected("clock_policy") && policy_.critical_delta_mhz < policy_.warn_delta_mhz)
+      throw CheckUsageError(fmt::format("Invalid value for '--critical-delta-mhz': {}: critical-delta-mhz must be "
+                                        "greater than or equal to warn-delta-mhz ({})",
+                                        policy_.critical_delta_mhz, policy_.warn_delta_mhz));
+  }
+
+  bool selected(const char* option) const { return std::find(checks_.begin(), checks_.end(), option) != checks_.end(); }
+
+  CheckOutcome run_sub_check(const SubCheck& sc, Nvml& nv, const CheckRun& r) {
     try {
-      using A = nvml::Api;
-      using D = nvml::Device;
-      if (which == "gpu_num") {
-        unsigned n = nv.count();
-        if (static_cast<int64_t>(n) == gpu_num_) return {ExitCode::OK, ""};
-        // The reference's exact text: alerting rules match on it.
-        return {ExitCode::CRITICAL, fmt::format("gpu_num check: exit_code: ExitCode.CRITICAL, Number of GPUs "
-                                                "present, {}, is different than expected, {}", n, gpu_num_)};
-      }
-      if (which == "running_procs") return running_procs(nv, r, "running_procs", nullptr);
-      if (which == "running_procs_and_kill") return running_procs_and_kill(nv, r);
-      std::vector<unsigned> all = all_gpus(nv);
-      if (which == "clock_freq")
-        return per_gpu("clock_freq", all, [&](unsigned g) -> std::string {
-          auto gr = nv.get<unsigned>("nvmlDeviceGetApplicationsClock", g, [](const A& a, D h, unsigned* v) {
-            return a.DeviceGetApplicationsClock(h, nvml::CLOCK_GRAPHICS, v);
-          });
-          auto mem = nv.get<unsigned>("nvmlDeviceGetApplicationsClock", g, [](const A& a, D h, unsigned* v) {
-            return a.DeviceGetApplicationsClock(h, nvml::CLOCK_MEM, v);
-          });
-          if (gr < app_freq_ || mem < app_mem_freq_)
-            return fmt::format("applications clocks graphics {} MHz (minimum {}), memory {} MHz (minimum {})", gr,
-                               app_freq_, mem, app_mem_freq_);
-          return "";
-        });
-      if (which == "clock_policy") return clock_policy(nv, all);
-      if (which == "gpu_temperature")
-        return per_gpu("gpu_temperature", all, [&](unsigned g) -> std::string {
-          auto t = nv.get<unsigned>("nvmlDeviceGetTemperature", g, [](const A& a, D h, unsigned* v) {
-            return a.DeviceGetTemperature(h, nvml::kTemperatureGpu, v);
-          });
-          if (static_cast<int64_t>(t) > *temp_threshold_)
-            return fmt::format("temperature {} C is above the threshold {} C", t, *temp_threshold_);
-          return "";
-        });
-      if (which == "gpu_mem_usage") {
-        std::vector<unsigned> gpus = selected_gpus(nv, r);
-        if (gpus.empty()) return {ExitCode::OK, "No GPU devices were found."};
-        return per_gpu("gpu_mem_usage", gpus, [&](unsigned g) -> std::string {
-          auto m = nv.get<nvml::Memory>("nvmlDeviceGetMemoryInfo", g, [](const A& a, D h, nvml::Memory* v) {
-            return a.DeviceGetMemoryInfo(h, v);
-          });
-          double mib = static_cast<double>(m.used) / (1024.0 * 1024.0);
-          if (mib > static_cast<double>(mem_threshold_))
-            return fmt::format("{:.0f} MiB of memory in use, above the threshold {} MiB", mib, mem_threshold_);
-          return "";
-        });
-      }
-      if (which == "gpu_retired_pages")
-        return per_gpu("gpu_retired_pages", all, [&](unsigned g) -> std::string {
-          auto count = [&](unsigned cause) {
-            nvml::Device h = nv.handle(g);
-            auto n = std::make_shared<unsigned>(0);
-            try {
-              nv.call("nvmlDeviceGetRetiredPages", g, [h, n, cause](const A& a) {
-                nvml::Return rc = a.DeviceGetRetiredPages(h, cause, n.get(), nullptr);
-                return rc == nvml::ERROR_INSUFFICIENT_SIZE ? nvml::SUCCESS : rc;  // a size query
-              });
-            } catch (const NvmlFailure&) {
-              throw;
-            }
-            return *n;
-          };
-          unsigned single = count(nvml::RETIRED_MULTIPLE_SINGLE_BIT), dbl = count(nvml::RETIRED_DOUBLE_BIT);
-          auto pending = nv.get<unsigned>("nvmlDeviceGetRetiredPagesPendingStatus", g,
-                                          [](const A& a, D h, unsigned* v) {
-                                            return a.DeviceGetRetiredPagesPendingStatus(h, v);
-                                          });
-          if (single > retired_threshold_ || dbl > retired_threshold_ || pending > 0)
-            return fmt::format("retired pages: {} single-bit, {} double-bit (threshold {}), pending {}", single, dbl,
-                               retired_threshold_, pending);
-          return "";
-        });
-      auto ecc = [&](const char* label, unsigned type, uint64_t threshold) {
-        return per_gpu(label, all, [&](unsigned g) -> std::string {
-          auto v = nv.get<unsigned long long>("nvmlDeviceGetTotalEccErrors", g,
-                                              [type](const A& a, D h, unsigned long long* out) {
-                                                return a.DeviceGetTotalEccErrors(h, type, nvml::ECC_VOLATILE, out);
-                                              });
-          if (v > threshold) return fmt::format("{} volatile ECC errors, above the threshold {}", v, threshold);
-          return "";
-        });
-      };
-      if (which == "ecc_uncorrected_volatile_total")
-        return ecc("ecc_uncorrected_volatile_total", nvml::ECC_UNCORRECTED, ecc_unc_threshold_);
-      if (which == "ecc_corrected_volatile_total")
-        return ecc("ecc_corrected_volatile_total", nvml::ECC_CORRECTED, ecc_corr_threshold_);
-      if (which == "persistence_mode")
-        return per_gpu("persistence_mode", all, [&](unsigned g) -> std::string {
-          auto m = nv.get<unsigned>("nvmlDeviceGetPersistenceMode", g, [](const A& a, D h, unsigned* v) {
-            return a.DeviceGetPersistenceMode(h, v);
-          });
-          return m == 1 ? "" : "persistence mode is disabled";
-        });
-      if (which == "vbios_mismatch") {
-        std::string expected = vbios_;
-        return per_gpu("vbios_mismatch", all, [&](unsigned g) -> std::string {
-          auto b = nv.get<std::array<char, nvml::kVbiosBuffer>>(
-              "nvmlDeviceGetVbiosVersion", g, [](const A& a, D h, std::array<char, nvml::kVbiosBuffer>* out) {
-                return a.DeviceGetVbiosVersion(h, out->data(), nvml::kVbiosBuffer);
-              });
-          std::string v(b.data());
-          if (expected.empty()) expected = v;  // the first GPU's version is the reference
-          if (v != expected) return fmt::format("VBIOS {} differs from {}", v, expected);
-          return "";
-        });
-      }
-      struct Rows {
-        unsigned corr = 0, unc = 0, pending = 0, failure = 0;
-      };
-      auto rows = [&](unsigned g) {
-        return nv.get<Rows>("nvmlDeviceGetRemappedRows", g, [](const A& a, D h, Rows* v) {
-          return a.DeviceGetRemappedRows(h, &v->corr, &v->unc, &v->pending, &v->failure);
-        });
-      };
-      if (which == "row_remap")
-        return per_gpu("row_remap", all, [&](unsigned g) -> std::string {
-          Rows x = rows(g);
-          if (x.pending > 0 || x.failure > 0)
-            return fmt::format("row remapping pending {}, failed {}", x.pending, x.failure);
-          return "";
-        });
-      if (which == "row_remap_pending")
-        return per_gpu("row_remap_pending", all, [&](unsigned g) -> std::string {
-          return rows(g).pending > 0 ? "a row remapping is pending (reset the GPU)" : "";
-        });
-      if (which == "row_remap_failed")
-        return per_gpu("row_remap_failed", all, [&](unsigned g) -> std::string {
-          return rows(g).failure > 0 ? "a row remapping failed" : "";
-        });
-      return {ExitCode::UNKNOWN, "unknown sub-check " + which};
-    } catch (const NvmlFailure& e) {
-      return {e.code, fmt::format("{} check: {}", which, e.what())};
+      return (this->*sc.rule)(nv, r);
+    } catch (const NvmlCallFailed& e) {
+      return {exit_code_of(e), fmt::format("{} check: {}", sc.option, e.what())};
     }
+  }
+
+  using A = nvml::Api;
+  using D = nvml::Device;
+
+  CheckOutcome gpu_num(Nvml& nv, const CheckRun&) {
+    unsigned n = nv.count();
+    if (static_cast<int64_t>(n) == gpu_num_) return {ExitCode::OK, ""};
+    // The reference's exact text: alerting rules match on it.
+    return {ExitCode::CRITICAL, fmt::format("gpu_num check: exit_code: ExitCode.CRITICAL, Number of GPUs "
+                                            "present, {}, is different than expected, {}", n, gpu_num_)};
+  }
+
+  CheckOutcome clock_freq(Nvml& nv, const CheckRun&) {
+    return per_gpu("clock_freq", all_gpus(nv), [&](unsigned g) -> std::string {
+      auto gr = nv.get<unsigned>("nvmlDeviceGetApplicationsClock", g, [](const A& a, D h, unsigned* v) {
+        return a.DeviceGetApplicationsClock(h, nvml::CLOCK_GRAPHICS, v);
+      });
+      auto mem = nv.get<unsigned>("nvmlDeviceGetApplicationsClock", g, [](const A& a, D h, unsigned* v) {
+        return a.DeviceGetApplicationsClock(h, nvml::CLOCK_MEM, v);
+      });
+      if (gr < app_freq_ || mem < app_mem_freq_)
+        return fmt::format("applications clocks graphics {} MHz (minimum {}), memory {} MHz (minimum {})", gr,
+                           app_freq_, mem, app_mem_freq_);
+      return "";
+    });
+  }
+
+  CheckOutcome clock_policy_rule(Nvml& nv, const CheckRun&) { return clock_policy(nv, all_gpus(nv)); }
+
+  CheckOutcome running_procs_rule(Nvml& nv, const CheckRun& r) {
+    return running_procs(nv, r, "running_procs", nullptr);
+  }
+
+  CheckOutcome gpu_temperature(Nvml& nv, const CheckRun&) {
+    return per_gpu("gpu_temperature", all_gpus(nv), [&](unsigned g) -> std::string {
+      auto t = nv.get<unsigned>("nvmlDeviceGetTemperature", g, [](const A& a, D h, unsigned* v) {
+        return a.DeviceGetTemperature(h, nvml::kTemperatureGpu, v);
+      });
+      if (static_cast<int64_t>(t) > *temp_threshold_)
+        return fmt::format("temperature {} C is above the threshold {} C", t, *temp_threshold_);
+      return "";
+    });
+  }
+
+  CheckOutcome gpu_mem_usage(Nvml& nv, const CheckRun& r) {
+    all_gpus(nv);  // counted first, as every per-GPU rule: a failing count is this sub-check's error in a prolog too
+    std::vector<unsigned> gpus = selected_gpus(nv, r);
+    if (gpus.empty()) return {ExitCode::OK, "No GPU devices were found."};
+    return per_gpu("gpu_mem_usage", gpus, [&](unsigned g) -> std::string {
+      auto m = nv.get<nvml::Memory>("nvmlDeviceGetMemoryInfo", g, [](const A& a, D h, nvml::Memory* v) {
+        return a.DeviceGetMemoryInfo(h, v);
+      });
+      double mib = static_cast<double>(m.used) / (1024.0 * 1024.0);
+      if (mib > static_cast<double>(mem_threshold_))
+        return fmt::format("{:.0f} MiB of memory in use, above the threshold {} MiB", mib, mem_threshold_);
+      return "";
+    });
+  }
+
+  CheckOutcome gpu_retired_pages(Nvml& nv, const CheckRun&) {
+    return per_gpu("gpu_retired_pages", all_gpus(nv), [&](unsigned g) -> std::string {
+      auto count = [&](unsigned cause) {
+        nvml::Device h = nv.handle(g);
+        auto n = std::make_shared<unsigned>(0);
+        nv.call("nvmlDeviceGetRetiredPages", g, [h, n, cause](const A& a) {
+          nvml::Return rc = a.DeviceGetRetiredPages(h, cause, n.get(), nullptr);
+          return rc == nvml::ERROR_INSUFFICIENT_SIZE ? nvml::SUCCESS : rc;  // a size query
+        });
+        return *n;
+      };
+      unsigned single = count(nvml::RETIRED_MULTIPLE_SINGLE_BIT), dbl = count(nvml::RETIRED_DOUBLE_BIT);
+      auto pending = nv.get<unsigned>("nvmlDeviceGetRetiredPagesPendingStatus", g, [](const A& a, D h, unsigned* v) {
+        return a.DeviceGetRetiredPagesPendingStatus(h, v);
+      });
+      if (single > retired_threshold_ || dbl > retired_threshold_ || pending > 0)
+        return fmt::format("retired pages: {} single-bit, {} double-bit (threshold {}), pending {}", single, dbl,
+                           retired_threshold_, pending);
+      return "";
+    });
+  }
+
+  CheckOutcome ecc(Nvml& nv, const char* label, unsigned type, uint64_t threshold) {
+    return per_gpu(label, all_gpus(nv), [&](unsigned g) -> std::string {
+      auto v = nv.get<unsigned long long>("nvmlDeviceGetTotalEccErrors", g,
+                                          [type](const A& a, D h, unsigned long long* out) {
+                                            return a.DeviceGetTotalEccErrors(h, type, nvml::ECC_VOLATILE, out);
+                                          });
+      if (v > threshold) return fmt::format("{} volatile ECC errors, above the threshold {}", v, threshold);
+      return "";
+    });
+  }
+  CheckOutcome ecc_uncorrected(Nvml& nv, const CheckRun&) {
+    return ecc(nv, "ecc_uncorrected_volatile_total", nvml::ECC_UNCORRECTED, ecc_unc_threshold_);
+  }
+  CheckOutcome ecc_corrected(Nvml& nv, const CheckRun&) {
+    return ecc(nv, "ecc_corrected_volatile_total", nvml::ECC_CORRECTED, ecc_corr_threshold_);
+  }
+
+  CheckOutcome persistence_mode(Nvml& nv, const CheckRun&) {
+    return per_gpu("persistence_mode", all_gpus(nv), [&](unsigned g) -> std::string {
+      auto m = nv.get<unsigned>("nvmlDeviceGetPersistenceMode", g, [](const A& a, D h, unsigned* v) {
+        return a.DeviceGetPersistenceMode(h, v);
+      });
+      return m == 1 ? "" : "persistence mode is disabled";
+    });
+  }
+
+  CheckOutcome vbios_mismatch(Nvml& nv, const CheckRun&) {
+    std::string expected = vbios_;
+    return per_gpu("vbios_mismatch", all_gpus(nv), [&](unsigned g) -> std::string {
+      auto b = nv.get<std::array<char, nvml::kVbiosBuffer>>(
+          "nvmlDeviceGetVbiosVersion", g, [](const A& a, D h, std::array<char, nvml::kVbiosBuffer>* out) {
+            return a.DeviceGetVbiosVersion(h, out->data(), nvml::kVbiosBuffer);
+          });
+      std::string v(b.data());
+      if (expected.empty()) expected = v;  // the first GPU's version is the reference
+      if (v != expected) return fmt::format("VBIOS {} differs from {}", v, expected);
+      return "";
+    });
+  }
+
+  struct RemappedRows {
+    unsigned corr = 0, unc = 0, pending = 0, failure = 0;
+  };
+  RemappedRows remapped_rows(Nvml& nv, unsigned g) {
+    return nv.get<RemappedRows>("nvmlDeviceGetRemappedRows", g, [](const A& a, D h, RemappedRows* v) {
+      return a.DeviceGetRemappedRows(h, &v->corr, &v->unc, &v->pending, &v->failure);
+    });
+  }
+  CheckOutcome row_remap(Nvml& nv, const CheckRun&) {
+    return per_gpu("row_remap", all_gpus(nv), [&](unsigned g) -> std::string {
+      RemappedRows x = remapped_rows(nv, g);
+      if (x.pending > 0 || x.failure > 0) return fmt::format("row remapping pending {}, failed {}", x.pending, x.failure);
+      return "";
+    });
+  }
+  CheckOutcome row_remap_pending(Nvml& nv, const CheckRun&) {
+    return per_gpu("row_remap_pending", all_gpus(nv), [&](unsigned g) -> std::string {
+      return remapped_rows(nv, g).pending > 0 ? "a row remapping is pending (reset the GPU)" : "";
+    });
+  }
+  CheckOutcome row_remap_failed(Nvml& nv, const CheckRun&) {
+    return per_gpu("row_remap_failed", all_gpus(nv), [&](unsigned g) -> std::string {
+      return remapped_rows(nv, g).failure > 0 ? "a row remapping failed" : "";
+    });
   }
 
   std::vector<std::string> checks_;
@@ -595,11 +508,56 @@ class CheckNvidiaSmi : public HealthCheck {
   std::string procfs_ = "/proc";
 };
 
-// The help lists the sub-checks from kSubChecks, so that adding one to the table cannot leave it out of --help.
+const std::vector<CheckNvidiaSmi::SubCheck>& CheckNvidiaSmi::sub_checks() {
+  using C = CheckNvidiaSmi;
+  static const std::vector<SubCheck> table = {
+      {"gpu_num", "nvidia smi gpu_num", "disable_nvidia_smi_gpu_num", "the number of GPUs is --gpu_num", &C::gpu_num},
+      {"clock_freq", "nvidia smi clock_freq", "disable_nvidia_smi_clock_freq",
+       "applications clocks at least --gpu_app_freq / --gpu_app_mem_freq", &C::clock_freq},
+      {"clock_policy", "nvidia smi clock policy", "disable_nvidia_smi_clock_policy",
+       "applications clocks within --warn-delta-mhz / --critical-delta-mhz of the --expected-*-freq policy",
+       &C::clock_policy_rule},
+      {"running_procs", "nvidia smi running_procs", "disable_nvidia_smi_running_procs",
+       "no process on the (job's) GPUs", &C::running_procs_rule},
+      {"running_procs_and_kill", "nvidia smi running_procs_and_kill", "disable_nvidia_smi_running_procs_and_kill",
+       "running_procs, retried (--running_procs_*), then SIGKILL with --running_procs_force_kill",
+       &C::running_procs_and_kill},
+      {"gpu_temperature", "nvidia smi gpu_temp", "disable_nvidia_smi_gpu_temp",
+       "temperature at most --gpu_temperature_threshold", &C::gpu_temperature},
+      {"gpu_mem_usage", "nvidia smi mem_usage", "disable_nvidia_smi_mem_usage",
+       "memory in use on the (job's) GPUs at most --gpu_mem_usage_threshold", &C::gpu_mem_usage},
+      {"gpu_retired_pages", "nvidia smi retired_pages", "disable_nvidia_smi_retired_pages",
+       "retired pages at most --gpu_retired_pages_threshold, none pending", &C::gpu_retired_pages},
+      {"ecc_uncorrected_volatile_total", "nvidia smi ecc_uncorrected", "disable_nvidia_smi_ecc_uncorrected",
+       "volatile uncorrected ECC errors at most --ecc_uncorrected_volatile_threshold", &C::ecc_uncorrected},
+      {"ecc_corrected_volatile_total", "nvidia smi ecc_corrected", "disable_nvidia_smi_ecc_corrected",
+       "volatile corrected ECC errors at most --ecc_corrected_volatile_threshold", &C::ecc_corrected},
+      {"vbios_mismatch", "nvidia smi bios version mismatch", "disable_nvidia_smi_vbios_mismatch",
+       "every GPU has the VBIOS --gpu_vbios (default: the first GPU's)", &C::vbios_mismatch},
+      {"row_remap", "nvidia smi row_remap", "disable_nvidia_smi_row_remap",
+       "no row remapping pending or failed", &C::row_remap},
+      {"row_remap_pending", "nvidia smi row_remap_pending", "disable_nvidia_smi_row_remap_pending",
+       "no row remapping pending", &C::row_remap_pending},
+      {"row_remap_failed", "nvidia smi row_remap_failed", "disable_nvidia_smi_row_remap_failed",
+       "no row remapping failed", &C::row_remap_failed},
+      // Not in the reference: a GPU without persistence mode re-initialises at every job start (seconds).
+      {"persistence_mode", "nvidia smi persistence_mode", "disable_nvidia_smi_persistence_mode",
+       "persistence mode is on", &C::persistence_mode},
+  };
+  return table;
+}
+
+// --help lists the sub-checks from the table, so that adding one to the table cannot leave it out of --help.
 std::string check_help() {
   std::string names;
-  for (const auto& s : kSubChecks) names += (names.empty() ? "" : ", ") + std::string(s.option);
+  for (const auto& s : CheckNvidiaSmi::sub_checks()) names += (names.empty() ? "" : ", ") + std::string(s.option);
   return "GPU checks through NVML: -c " + names + ".";
+}
+
+std::string check_option_help() {
+  std::string help = "Sub-check to run (required); repeat for several (run in a fixed order):";
+  for (const auto& s : CheckNvidiaSmi::sub_checks()) help += fmt::format("\n  {}: {}", s.option, s.help);
+  return help;
 }
 
 const bool kRegistered = register_health_check({

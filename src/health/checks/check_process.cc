@@ -121,7 +121,7 @@ const bool kRunning = register_simple_check<RunningOpts>(
     [](CheckRun&, const RunningOpts& o) -> CheckOutcome {
       auto table = read_process_table(o.roots.procfs, true);
       int self = static_cast<int>(::getpid());
-      Verdict v;
+      Findings v;
       for (const auto& name : o.names) {
         std::regex re;
         try {

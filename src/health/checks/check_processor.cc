@@ -193,7 +193,7 @@ const bool kBuddy = register_simple_check<BuddyOpts>(
       auto text = read_file(path);
       if (!text) return {ExitCode::WARN, fmt::format("cannot read {}", path)};
       static const std::regex re(R"(^\s*Node\s+(\d+).*zone\s+(\w+)\s+([\d ]+\s*$))");
-      Verdict v{ExitCode::OK, {}};
+      Findings v{ExitCode::OK, {}};
       int zones = 0;
       for (const auto& line : split_lines(*text)) {
         std::smatch m;

@@ -27,7 +27,7 @@ const bool kService = register_simple_check<ServiceOpts>(
           ->allow_extra_args(false);
     },
     [](CheckRun& r, const ServiceOpts& o) -> CheckOutcome {
-      Verdict v;
+      Findings v;
       for (const auto& s : o.services) {
         auto t = run_tool({"systemctl", "is-active", s}, r.timeout_s);
         std::string status = trim(t.out);
@@ -189,7 +189,7 @@ const bool kSsh = register_simple_check<SshOpts>(
           ->allow_extra_args(false);
     },
     [](CheckRun& r, const SshOpts& o) -> CheckOutcome {
-      Verdict v;
+      Findings v;
       for (const auto& h : o.hosts) {
         auto t = run_tool({"ssh", "-o", "BatchMode=yes", h, "exit"}, r.timeout_s);
         if (t.ok())

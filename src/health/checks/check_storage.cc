@@ -67,7 +67,7 @@ const bool kUsage = register_simple_check<UsageOpts>(
       add_rootfs_option(b, o.roots);
     },
     [](CheckRun& r, const UsageOpts& o) -> CheckOutcome {
-      Verdict v;
+      Findings v;
       for (const auto& vol : o.volumes) {
         struct statvfs st {};
         try {
@@ -175,7 +175,7 @@ const bool kMounted = register_simple_check<MountedOpts>(
     },
     [](CheckRun&, const MountedOpts& o) -> CheckOutcome {
       auto mps = mount_points(o.roots);
-      Verdict v;
+      Findings v;
       for (auto d : o.dirs) {
         while (d.size() > 1 && d.back() == '/') d.pop_back();
         bool found = std::find(mps.begin(), mps.end(), d) != mps.end();
@@ -202,7 +202,7 @@ const bool kFile = register_simple_check<FileOpts>(
       add_rootfs_option(b, o.roots);
     },
     [](CheckRun&, const FileOpts& o) -> CheckOutcome {
-      Verdict v{ExitCode::OK, {}};
+      Findings v{ExitCode::OK, {}};
       for (const auto& f : o.files) {
         std::error_code ec;
         bool is = std::filesystem::is_regular_file(o.roots.root(f), ec);
@@ -227,7 +227,7 @@ const bool kDir = register_simple_check<DirOpts>(
       add_rootfs_option(b, o.roots);
     },
     [](CheckRun&, const DirOpts& o) -> CheckOutcome {
-      Verdict v{ExitCode::OK, {}};
+      Findings v{ExitCode::OK, {}};
       for (const auto& d : o.dirs) {
         std::error_code ec;
         if (!std::filesystem::is_directory(o.roots.root(d), ec))

@@ -15,31 +15,6 @@
 
 namespace gcm::health {
 
-namespace {
-
-std::string rebase(const std::string& root, std::string_view rel) {
-  while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
-  return (std::filesystem::path(root) / std::filesystem::path(rel)).string();
-}
-
-}  // namespace
-
-std::string HostRoots::proc(std::string_view rel) const { return rebase(procfs, rel); }
-std::string HostRoots::sys(std::string_view rel) const { return rebase(sysfs, rel); }
-std::string HostRoots::root(std::string_view abs) const { return rebase(rootfs, abs); }
-
-void add_procfs_option(OptionBinder& b, HostRoots& r) {
-  b.option("--path.procfs", "path_procfs", r.procfs, "Where /proc is mounted (containers, tests).")
-      ->capture_default_str();
-}
-void add_sysfs_option(OptionBinder& b, HostRoots& r) {
-  b.option("--path.sysfs", "path_sysfs", r.sysfs, "Where /sys is mounted (containers, tests).")->capture_default_str();
-}
-void add_rootfs_option(OptionBinder& b, HostRoots& r) {
-  b.option("--path.rootfs", "path_rootfs", r.rootfs, "Host files (/etc/...) are read under this root.")
-      ->capture_default_str();
-}
-
 std::string ToolRun::failure() const {
   std::string tool = argv.empty() ? "?" : argv[0];
   if (tool == "sudo" && argv.size() > 1) tool = argv[1];
@@ -158,12 +133,12 @@ std::optional<long long> parse_int(std::string_view s) {
   }
 }
 
-void Verdict::add(ExitCode c, std::string msg) {
+void Findings::add(ExitCode c, std::string msg) {
   code = worse(code, c);
   if (!msg.empty()) msgs.push_back(std::move(msg));
 }
 
-CheckOutcome Verdict::outcome(const std::string& sep) const {
+CheckOutcome Findings::outcome(const std::string& sep) const {
   std::string m;
   for (size_t i = 0; i < msgs.size(); ++i) m += (i ? sep : "") + msgs[i];
   return {code, m};

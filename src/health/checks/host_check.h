@@ -1,7 +1,7 @@
 // What the host checks (check-process, check-storage, check-ib, ...) share: the --path.procfs/--path.sysfs/
 // --path.rootfs roots through which every host file is read, running a tool by argv with the check's timeout (a
 // missing tool or a timeout comes back as the exit status the reference's shell would have given, with a message
-// naming the tool), `sudo` only where it is needed, a verdict that keeps the worst result and every message, and a
+// naming the tool), `sudo` only where it is needed, findings that keep the worst result and every message, and a
 // registration helper for checks that are one options struct and one function.
 #pragma once
 
@@ -12,22 +12,16 @@
 #include <string_view>
 #include <vector>
 
+#include "core/host_roots.h"
 #include "health/check.h"
 
 namespace gcm::health {
 
-// The host roots (containers and tests point them elsewhere). Paths given as absolute host paths are rebased.
-struct HostRoots {
-  std::string procfs = "/proc";
-  std::string sysfs = "/sys";
-  std::string rootfs = "/";
-  std::string proc(std::string_view rel) const;  // proc("buddyinfo") -> <procfs>/buddyinfo
-  std::string sys(std::string_view rel) const;   // sys("class/net") -> <sysfs>/class/net
-  std::string root(std::string_view abs) const;  // root("/etc/fstab") -> <rootfs>/etc/fstab
-};
-void add_procfs_option(OptionBinder& b, HostRoots& r);
-void add_sysfs_option(OptionBinder& b, HostRoots& r);
-void add_rootfs_option(OptionBinder& b, HostRoots& r);
+// The host roots (core/host_roots.h), each option with the roots' own help.
+using gcm::HostRoots;
+inline void add_procfs_option(OptionBinder& b, HostRoots& r) { add_host_root_option(b, kProcfsRoot, r.procfs); }
+inline void add_sysfs_option(OptionBinder& b, HostRoots& r) { add_host_root_option(b, kSysfsRoot, r.sysfs); }
+inline void add_rootfs_option(OptionBinder& b, HostRoots& r) { add_host_root_option(b, kRootfsRoot, r.rootfs); }
 
 // A finished tool. rc follows the reference's shell: 127 when the tool is not on PATH, 128 on timeout (its
 // "Error command timeout because of timeout setting."), else the exit status (128+signal when killed).
@@ -59,8 +53,8 @@ std::vector<std::string> split_lines(std::string_view s);  // without empty trai
 std::vector<std::string> split_ws(std::string_view s);
 std::optional<long long> parse_int(std::string_view s);    // whole string (after trimming) as an integer
 
-// The worst result of the parts (UNKNOWN ranks lowest) and their messages.
-struct Verdict {
+// What a check found in its parts: the worst result (UNKNOWN ranks lowest) and their messages.
+struct Findings {
   ExitCode code = ExitCode::UNKNOWN;
   std::vector<std::string> msgs;
   void add(ExitCode c, std::string msg);

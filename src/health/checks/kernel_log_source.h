@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/host_roots.h"
 #include "health/check.h"
 #include "health/kernel_log.h"
 
@@ -21,13 +22,13 @@ struct KernelLogSource {
   double max_age_s = 0;
 
   void bind(OptionBinder& b) {
-    b.option("--path.kmsg", "path.kmsg", kmsg,
-             "The kernel log: /dev/kmsg, or a file with /dev/kmsg records, dmesg output or syslog lines.")
-        ->capture_default_str();
-    CLI::Option* procfs_opt =
-        b.option("--path.procfs", "path_procfs", procfs, "Root of /proc (uptime for --max-age).")->capture_default_str();
-    // Every other command's key is path_procfs; this check's own spelling came first, so configs may hold it.
-    b.bind("path.procfs", procfs_opt);
+    CLI::Option* kmsg_opt = add_host_root_option(
+        b, kKmsgRoot, kmsg, "The kernel log: /dev/kmsg, or a file with /dev/kmsg records, dmesg output or syslog lines.");
+    CLI::Option* procfs_opt = add_host_root_option(b, kProcfsRoot, procfs, "Root of /proc (uptime for --max-age).");
+    // Every command's keys are path_kmsg and path_procfs; these checks' own dotted spellings came first (path.kmsg
+    // was their only key), so config files may hold them.
+    accept_old_spelling(b, kKmsgRoot, kmsg_opt);
+    accept_old_spelling(b, kProcfsRoot, procfs_opt);
     b.option("--max-age", "max_age", max_age_s,
              "Only look at kernel messages of the last SECONDS (0: the whole log since boot, as GCM does). Lines "
              "without a timestamp always count.")
