@@ -18,6 +18,7 @@
 #include "sinks/rotating_file.h"
 #include "sinks/sink.h"
 #include "tls_certs.h"
+#include "fixture_records.h"
 
 namespace gcm {
 namespace {
@@ -30,12 +31,7 @@ std::string make_temp_dir(const std::string& name) {
   return tmpl;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gcm::testing::slurp;
 
 const Schema& log_schema() {
   static const Schema s = make_schema("TestLog", "a test record", "test", DataType::Log,
