@@ -254,6 +254,21 @@ TEST(WebhookSink, ConnectionRefusedIsRetriedThenReportedWithoutTheUrlsSecret) {
   EXPECT_EQ(err.find("XSECRETX"), std::string::npos) << "webhook URLs carry secrets in their path: " << err;
 }
 
+// The exporter fails with its own error type (otlp/ knows nothing of sinks); the otel sink reports it as the
+// SinkError every other sink throws, which the loop counts as a sink failure.
+TEST(OtelSink, AnExportFailureIsASinkError) {
+  int port;
+  {
+    Receiver gone;
+    port = std::stoi(gone.url().substr(gone.url().rfind(':') + 1));
+  }
+  auto sink = make_sink("otel", {"otel_endpoint=http://127.0.0.1:" + std::to_string(port), "otel_timeout=2"},
+                        quick_retries(0));
+  std::string err = sink_error([&] { send(*sink, {rec(log_schema(), "c1", 1)}); });
+  EXPECT_NE(err.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << err;
+  EXPECT_NE(err, "(no SinkError)");
+}
+
 TEST(WebhookSink, TimeoutIsPerPost) {
   // A receiver that holds the request longer than the sink's timeout: the POST fails in about that time.
   HttpListenerOptions o;
