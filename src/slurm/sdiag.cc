@@ -130,9 +130,7 @@ const Schema kSdiag = [] {
   return s;
 }();
 
-namespace {
-const bool kSchemaRegistered = register_schema(&kSdiag);
-}
+// The record is registered by slurm_monitor, which writes it (collectors/sdiag_record.cc).
 
 Sdiag::Sdiag() : record(kSdiag) {}
 
