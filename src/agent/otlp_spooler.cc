@@ -91,7 +91,7 @@ OtlpSpooler::Outcome OtlpSpooler::send(const SpoolEntry& e) {
     return Outcome::Failed;
   } catch (const otlp::RejectedRequestError& err) {
     return drop(e, err.what());
-  } catch (const SinkError& err) {
+  } catch (const otlp::ExportError& err) {
     // A wrong token, a wrong path or a receiver in trouble (401, 403, 404, 5xx): the windows are kept and sent
     // again once that is fixed; until then the spool fills and drops its oldest, counted, as in an outage.
     fail(err.what());

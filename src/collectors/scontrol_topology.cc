@@ -1,11 +1,10 @@
 // gcm scontrol_topology (gcm-newer.md §1.2): the network topology slurmctld schedules on, one ScontrolTopology LOG
 // record per switch (topology/tree) or block (topology/block) line of `scontrol show topo`, hourly by default.
-#include <ctime>
 
 #include <fmt/format.h>
 
 #include "collectors/scheduler_collectors.h"
-#include "collectors/slurm_collectors.h"
+#include "collectors/slurm_query_collector.h"
 #include "slurm/coerce.h"
 #include "slurm/derived_cluster.h"
 #include "slurm/hostlist.h"
@@ -123,35 +122,12 @@ size_t collect_scontrol_topology(slurm::SlurmClient& slurm, const Params& p, Rec
 }
 
 namespace {
-
-class ScontrolTopologyCollector : public Collector {
- public:
-  explicit ScontrolTopologyCollector(OptionBinder& b) {
-    add_slurm_timeout_option(b, timeout_s_,
-                             "Seconds `scontrol show topo` may run before it is killed and the round fails.");
-  }
-  std::vector<CollectorTask> tasks(const CollectorContext&) override {
-    return {{"scontrol_topology", &kScontrolTopology, [this](const CollectorContext& ctx, RecordOut& out) {
-               Params p{ctx.cluster, ctx.heterogeneous_cluster_v1, static_cast<int64_t>(std::time(nullptr)),
-                        slurm_timeout_ms(timeout_s_)};
-               collect_scontrol_topology(slurm_, p, out);
-             }}};
-  }
-
- private:
-  double timeout_s_ = 60;
-  slurm::CliSlurmClient slurm_;
-};
-
-const bool kRegistered = register_collector({
+const bool kRegistered = register_slurm_query_collector({
     "scontrol_topology",
     "The network topology slurmctld schedules on (`scontrol show topo`): one ScontrolTopology LOG record per switch "
     "(topology/tree) or block (topology/block), with its nodes expanded (at most 10000) and counted.",
-    3600,
-    "scontrol_topology",
-    [](OptionBinder& b) -> std::unique_ptr<Collector> { return std::make_unique<ScontrolTopologyCollector>(b); },
-});
-const bool kSchemaRegistered = register_schema(&kScontrolTopology);
-
+    3600, &kScontrolTopology, "Seconds `scontrol show topo` may run before it is killed and the round fails.",
+    collect_scontrol_topology});
 }  // namespace
+
 }  // namespace gcm::scheduler

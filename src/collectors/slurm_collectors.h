@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collectors/collector.h"
+#include "collectors/slurm_timeout_option.h"
 #include "core/time_zone.h"
 #include "slurm/client.h"
 
@@ -54,10 +55,5 @@ void collect_scontrol_config(slurm::SlurmClient& client, const CollectorContext&
 // Gives the schema's measurements Prometheus-style metric names: GCM's field names stay as they are in records,
 // metric names become snake case ("NUM_GPUS" -> num_gpus, "TresBillingWeightCPU" -> tres_billing_weight_cpu).
 void snake_case_metric_names(Schema& s);
-
-// Adds --slurm-timeout (seconds, positive, within timeout_seconds()) to a Slurm collector's subcommand; `help`
-// names the commands it bounds, when the general wording does not fit (sacctmgr, sdiag).
-void add_slurm_timeout_option(OptionBinder& b, double& seconds, const char* help = nullptr);
-std::chrono::milliseconds slurm_timeout_ms(double seconds);
 
 }  // namespace gcm

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "cli/option_limits.h"
 #include "collectors/slurm_collectors.h"
 #include "core/subprocess.h"
 #include "slurm/coerce.h"
@@ -277,20 +276,6 @@ void snake_case_metric_names(Schema& s) {
 const std::vector<std::string>& squeue_columns() { return kSqueueColumns; }
 const Schema& node_data_schema() { return kNodeData; }
 const Schema& job_data_schema() { return kJobData; }
-
-void add_slurm_timeout_option(OptionBinder& b, double& seconds, const char* help) {
-  b.option("--slurm-timeout", "slurm_timeout", seconds,
-           help ? help
-                : "Seconds each Slurm command may run; a command still running then is killed (its whole process "
-                  "group) and the round fails naming it.")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber)
-      ->check(timeout_seconds());
-}
-
-std::chrono::milliseconds slurm_timeout_ms(double seconds) {
-  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-}
 
 size_t collect_slurm_nodes(SlurmClient& client, const CollectorContext& ctx, const SlurmSnapshotOptions& o,
                            RecordOut& out) {

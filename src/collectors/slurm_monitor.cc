@@ -25,8 +25,17 @@
 #include "slurm/node_state.h"
 #include "slurm/timestamp.h"
 #include "slurm/tres.h"
+#include "slurm/version.h"
 
 namespace gcm::slurm_monitor {
+
+using slurm::kSdiag;
+using slurm::kSdiagFirstStatistic;
+using slurm::parse_sdiag_json;
+using slurm::parse_sdiag_text;
+using slurm::parse_slurm_version;
+using slurm::Sdiag;
+using slurm::sdiag_statistic_fields;
 
 using slurm::ParseError;
 
@@ -205,18 +214,6 @@ slurm::SlurmQuery sacct_query(int64_t start, int64_t end, const TimeZone& zone, 
     q.argv.push_back(partition);
   }
   return q;
-}
-
-std::pair<int, int> parse_slurm_version(std::string_view text) {
-  std::string_view s = slurm::trim(text);
-  size_t sp = s.find_last_of(' ');
-  std::string_view v = sp == std::string_view::npos ? s : s.substr(sp + 1);
-  size_t d1 = v.find('.');
-  auto major = d1 == std::string_view::npos ? std::nullopt : slurm::python_int(v.substr(0, d1));
-  size_t d2 = d1 == std::string_view::npos ? d1 : v.find('.', d1 + 1);
-  auto minor = d1 == std::string_view::npos ? std::nullopt : slurm::python_int(v.substr(d1 + 1, d2 - d1 - 1));
-  if (!major || !minor) throw ParseError(slurm::describe_bad_value("Slurm version", text, "expected 'slurm X.Y.Z'"));
-  return {static_cast<int>(*major), static_cast<int>(*minor)};
 }
 
 std::vector<SinfoNode> read_sinfo(slurm::SlurmClient& slurm, std::chrono::milliseconds timeout,

@@ -13,9 +13,9 @@
 #include <spdlog/logger.h>
 
 #include "collectors/collector.h"
-#include "collectors/sdiag.h"
 #include "core/time_zone.h"
 #include "slurm/client.h"
+#include "slurm/sdiag.h"
 
 namespace gcm::slurm_monitor {
 
@@ -64,9 +64,6 @@ slurm::SlurmQuery sdiag_reset_query(std::chrono::milliseconds timeout);
 slurm::SlurmQuery sacct_query(int64_t start, int64_t end, const TimeZone& zone, const std::string& partition,
                               std::chrono::milliseconds timeout);
 
-// "slurm-wlm 22.05.8", "slurm 24.11.4" -> (22, 5). Throws slurm::ParseError.
-std::pair<int, int> parse_slurm_version(std::string_view text);
-
 std::vector<SinfoNode> read_sinfo(slurm::SlurmClient& slurm, std::chrono::milliseconds timeout,
                                   spdlog::logger* log = nullptr);
 SacctJobs read_sacct(slurm::SlurmClient& slurm, const slurm::SlurmQuery& query, int64_t window_end,
@@ -74,7 +71,7 @@ SacctJobs read_sacct(slurm::SlurmClient& slurm, const slurm::SlurmQuery& query, 
 
 // Emits the records of one scope: SLURMLogAccountMetrics per account of the running jobs, then SLURMLog.
 void emit_scope(const std::string& cluster, const std::string& derived_cluster, const std::vector<SinfoNode>& nodes,
-                const SacctJobs& jobs, const Sdiag& sdiag, int64_t window_start, int64_t window_end,
+                const SacctJobs& jobs, const slurm::Sdiag& sdiag, int64_t window_start, int64_t window_end,
                 RecordOut& out, RecordOut* logs_out = nullptr);
 
 // One round: per partition (with the flag) then cluster-wide. `sacct` runs the sacct queries (the collector's runs
@@ -82,6 +79,6 @@ void emit_scope(const std::string& cluster, const std::string& derived_cluster, 
 // scopes are still emitted and the round then fails with the first error. With logs_out, SLURMLog records go there
 // and only the account records to out. With sdiag_out, the statistics read are stored there (for the Sdiag record).
 void collect(slurm::SlurmClient& slurm, slurm::SlurmClient& sacct, const Params& params, RecordOut& out,
-             spdlog::logger* log = nullptr, RecordOut* logs_out = nullptr, Sdiag* sdiag_out = nullptr);
+             spdlog::logger* log = nullptr, RecordOut* logs_out = nullptr, slurm::Sdiag* sdiag_out = nullptr);
 
 }  // namespace gcm::slurm_monitor

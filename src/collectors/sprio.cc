@@ -1,12 +1,11 @@
 // gcm sprio (gcm-newer.md §1.3): the priority factors of every pending job, one SprioPayload LOG record per job and
 // partition, every 120 s by default.
-#include <ctime>
 
 #include <fmt/format.h>
 
 #include "collectors/sacctmgr.h"
 #include "collectors/scheduler_collectors.h"
-#include "collectors/slurm_collectors.h"
+#include "collectors/slurm_query_collector.h"
 #include "core/subprocess.h"
 #include "slurm/coerce.h"
 #include "slurm/derived_cluster.h"
@@ -113,34 +112,11 @@ size_t collect_sprio(slurm::SlurmClient& slurm, const Params& p, RecordOut& out)
 }
 
 namespace {
-
-class SprioCollector : public Collector {
- public:
-  explicit SprioCollector(OptionBinder& b) {
-    add_slurm_timeout_option(b, timeout_s_, "Seconds `sprio` may run before it is killed and the round fails.");
-  }
-  std::vector<CollectorTask> tasks(const CollectorContext&) override {
-    return {{"sprio", &kSprioPayload, [this](const CollectorContext& ctx, RecordOut& out) {
-               Params p{ctx.cluster, ctx.heterogeneous_cluster_v1, static_cast<int64_t>(std::time(nullptr)),
-                        slurm_timeout_ms(timeout_s_)};
-               collect_sprio(slurm_, p, out);
-             }}};
-  }
-
- private:
-  double timeout_s_ = 60;
-  slurm::CliSlurmClient slurm_;
-};
-
-const bool kRegistered = register_collector({
+const bool kRegistered = register_slurm_query_collector({
     "sprio",
     "The priority factors of every pending job (`sprio -h --sort=r,-y -o ...` with GCM's own header), one "
     "SprioPayload LOG record per job and partition.",
-    120,
-    "sprio",
-    [](OptionBinder& b) -> std::unique_ptr<Collector> { return std::make_unique<SprioCollector>(b); },
-});
-const bool kSchemaRegistered = register_schema(&kSprioPayload);
-
+    120, &kSprioPayload, "Seconds `sprio` may run before it is killed and the round fails.", collect_sprio});
 }  // namespace
+
 }  // namespace gcm::scheduler

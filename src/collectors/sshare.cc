@@ -1,12 +1,11 @@
 // gcm sshare (gcm-newer.md §1.4): the fair-share tree of `sshare -a -P`, one SsharePayload LOG record per
 // association line, every 300 s by default.
-#include <ctime>
 
 #include <fmt/format.h>
 
 #include "collectors/sacctmgr.h"
 #include "collectors/scheduler_collectors.h"
-#include "collectors/slurm_collectors.h"
+#include "collectors/slurm_query_collector.h"
 #include "slurm/derived_cluster.h"
 
 namespace gcm::scheduler {
@@ -77,34 +76,11 @@ size_t collect_sshare(slurm::SlurmClient& slurm, const Params& p, RecordOut& out
 }
 
 namespace {
-
-class SshareCollector : public Collector {
- public:
-  explicit SshareCollector(OptionBinder& b) {
-    add_slurm_timeout_option(b, timeout_s_, "Seconds `sshare` may run before it is killed and the round fails.");
-  }
-  std::vector<CollectorTask> tasks(const CollectorContext&) override {
-    return {{"sshare", &kSsharePayload, [this](const CollectorContext& ctx, RecordOut& out) {
-               Params p{ctx.cluster, ctx.heterogeneous_cluster_v1, static_cast<int64_t>(std::time(nullptr)),
-                        slurm_timeout_ms(timeout_s_)};
-               collect_sshare(slurm_, p, out);
-             }}};
-  }
-
- private:
-  double timeout_s_ = 60;
-  slurm::CliSlurmClient slurm_;
-};
-
-const bool kRegistered = register_collector({
+const bool kRegistered = register_slurm_query_collector({
     "sshare",
     "The fair-share tree of `sshare -a -P` (shares, usage, fair-share factor), one SsharePayload LOG record per "
     "association.",
-    300,
-    "sshare",
-    [](OptionBinder& b) -> std::unique_ptr<Collector> { return std::make_unique<SshareCollector>(b); },
-});
-const bool kSchemaRegistered = register_schema(&kSsharePayload);
-
+    300, &kSsharePayload, "Seconds `sshare` may run before it is killed and the round fails.", collect_sshare});
 }  // namespace
+
 }  // namespace gcm::scheduler

@@ -3,12 +3,15 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -59,7 +62,16 @@ std::vector<std::string> build_env(const std::vector<std::string>& extra) {
   return env;
 }
 
-// A started child in its own process group, with pipes for stdin/stdout/stderr.
+// Points `target` (0, 1 or 2 in the child) at `fd`. Only async-signal-safe calls: it runs between fork and exec.
+void redirect_in_child(int fd, int target) {
+  if (fd == target)
+    ::fcntl(fd, F_SETFD, 0);  // dup2 onto itself would leave an O_CLOEXEC flag, and the stream closed at exec
+  else
+    ::dup2(fd, target);
+}
+
+// A started child (in a process group of its own unless the spec says otherwise), with pipes for the streams that
+// are not sent elsewhere.
 class Child {
  public:
   explicit Child(const CommandSpec& spec) : spec_(spec) {
@@ -77,30 +89,42 @@ class Child {
     for (auto& e : env_storage) envp.push_back(e.data());
     envp.push_back(nullptr);
 
-    Pipe in, out, err, exec_err;
+    std::optional<Pipe> in, out, err;
+    if (spec.stdin_data) in.emplace();
+    if (!spec.stdout_to) out.emplace();
+    if (!spec.stderr_to) err.emplace();
+    Pipe exec_err;
+    const pid_t parent = ::getpid();
     pid_ = ::fork();
     if (pid_ < 0) throw CommandError(fmt::format("fork failed for {}: {}", command_line(spec.argv), strerror(errno)));
     if (pid_ == 0) {
       // Child: only async-signal-safe calls from here on.
-      ::setpgid(0, 0);
-      if (spec.stdin_data) {
-        ::dup2(in.fd[0], 0);
+      if (spec.die_with_parent) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(127);  // the parent died before the prctl: nobody waits for this child
+      }
+      if (spec.own_process_group) ::setpgid(0, 0);
+      if (in) {
+        ::dup2(in->fd[0], 0);
+      } else if (spec.stdin_from) {
+        redirect_in_child(*spec.stdin_from, 0);
       } else {
         int devnull = ::open("/dev/null", O_RDONLY);
         ::dup2(devnull, 0);
       }
-      ::dup2(out.fd[1], 1);
-      ::dup2(err.fd[1], 2);
+      redirect_in_child(out ? out->fd[1] : *spec.stdout_to, 1);
+      redirect_in_child(err ? err->fd[1] : *spec.stderr_to, 2);
       sigset_t none;
       sigemptyset(&none);
       ::sigprocmask(SIG_SETMASK, &none, nullptr);
-      ::signal(SIGPIPE, SIG_DFL);
+      // Ignored signals stay ignored across exec; the command must die of a broken pipe and of a timeout's SIGTERM.
+      for (int sig : {SIGPIPE, SIGTERM, SIGINT}) ::signal(sig, SIG_DFL);
       ::execve(exe.c_str(), argv.data(), envp.data());
       int e = errno;
       [[maybe_unused]] auto n = ::write(exec_err.fd[1], &e, sizeof e);
       ::_exit(127);
     }
-    ::setpgid(pid_, pid_);  // also from the parent, so the group exists before any kill
+    if (spec.own_process_group) ::setpgid(pid_, pid_);  // also from the parent, so the group exists before any kill
     exec_err.close_write();
     int child_errno = 0;
     ssize_t n;
@@ -113,25 +137,18 @@ class Child {
       throw CommandError(fmt::format("could not execute '{}': {} (command: {}; PATH={})", exe,
                                      std::strerror(child_errno), command_line(spec.argv), current_path()));
     }
-    in.close_read();
-    out.close_write();
-    err.close_write();
-    stdin_fd_ = in.fd[1];
-    in.fd[1] = -1;
-    stdout_fd_ = out.fd[0];
-    out.fd[0] = -1;
-    stderr_fd_ = err.fd[0];
-    err.fd[0] = -1;
+    stdin_fd_ = take_end(in, 1);
+    stdout_fd_ = take_end(out, 0);
+    stderr_fd_ = take_end(err, 0);
     for (int fd : {stdin_fd_, stdout_fd_, stderr_fd_}) {
       if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     }
-    if (!spec.stdin_data) Pipe::close_fd(stdin_fd_);
     deadline_ = Clock::now() + spec.timeout;
   }
 
   ~Child() {
-    if (pid_ > 0) {
-      ::kill(-pid_, SIGKILL);
+    if (pid_ > 0 && !reaped_) {  // an exception left the child running
+      signal_child(SIGKILL);
       ::waitpid(pid_, nullptr, 0);
     }
     Pipe::close_fd(stdin_fd_);
@@ -139,20 +156,14 @@ class Child {
     Pipe::close_fd(stderr_fd_);
   }
 
-  // Pumps the pipes until both outputs reach EOF or the deadline passes; stdout chunks go to on_out.
+  // Pumps the pipes until both outputs reach EOF or the deadline passes (or a stop); stdout chunks go to on_out.
+  // Then waits for the child's exit, still bounded by the deadline.
   template <typename OnOut>
   void pump(CommandResult& r, OnOut&& on_out) {
     char buf[65536];
     size_t stdin_off = 0;
     while (stdout_fd_ >= 0 || stderr_fd_ >= 0) {
-      auto now = Clock::now();
-      if (now >= deadline_) {
-        r.timed_out = true;
-        ::kill(-pid_, SIGKILL);  // the whole group: grandchildren holding the pipes die too
-        break;
-      }
-      int wait_ms = static_cast<int>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now).count() + 1);
+      if (ended_early(r)) break;
       pollfd fds[3];
       int nfds = 0;
       int idx_out = -1, idx_err = -1, idx_in = -1;
@@ -168,7 +179,7 @@ class Child {
         idx_in = nfds;
         fds[nfds++] = {stdin_fd_, POLLOUT, 0};
       }
-      int rc = ::poll(fds, static_cast<nfds_t>(nfds), wait_ms);
+      int rc = ::poll(fds, static_cast<nfds_t>(nfds), wait_ms());
       if (rc < 0) {
         if (errno == EINTR) continue;
         throw CommandError(fmt::format("poll failed: {}", std::strerror(errno)));
@@ -202,33 +213,75 @@ class Child {
   }
 
  private:
+  static int take_end(std::optional<Pipe>& p, int end) {
+    if (!p) return -1;
+    int fd = p->fd[end];
+    p->fd[end] = -1;
+    p->close_both();
+    return fd;
+  }
+
+  // The child, or its whole group when it has one of its own (what it started goes with it).
+  void signal_child(int sig) const { ::kill(spec_.own_process_group ? -pid_ : pid_, sig); }
+
+  bool try_reap() {
+    if (reaped_) return true;
+    pid_t w = ::waitpid(pid_, &status_, WNOHANG);
+    if (w == pid_ || (w < 0 && errno != EINTR)) reaped_ = true;
+    return reaped_;
+  }
+
+  // How long one poll may wait: until the deadline, and no longer than the period a stop is looked for.
+  int wait_ms() const {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now()).count() + 1;
+    if (spec_.stop_requested) left = std::min<int64_t>(left, 50);
+    return static_cast<int>(std::max<int64_t>(left, 0));
+  }
+
+  // At the deadline or on a stop: ends the child (SIGTERM and a grace first, when asked) and says so.
+  bool ended_early(CommandResult& r) {
+    if (r.timed_out || r.stopped) return true;
+    if (Clock::now() >= deadline_)
+      r.timed_out = true;
+    else if (spec_.stop_requested && spec_.stop_requested())
+      r.stopped = true;
+    else
+      return false;
+    if (spec_.term_grace.count() > 0) {
+      signal_child(SIGTERM);
+      auto kill_at = Clock::now() + spec_.term_grace;
+      while (!try_reap() && Clock::now() < kill_at) ::usleep(20000);
+    }
+    if (!reaped_ || spec_.own_process_group) signal_child(SIGKILL);  // a reaped child's pid may be someone else's
+    return true;
+  }
+
   void reap(CommandResult& r) {
-    int status = 0;
-    // The outputs are closed; the child normally exits at once. Bound the wait by the deadline anyway.
-    while (true) {
-      pid_t w = ::waitpid(pid_, &status, WNOHANG);
-      if (w == pid_) break;
-      if (w < 0 && errno != EINTR) break;
-      if (Clock::now() >= deadline_) {
-        r.timed_out = true;
-        ::kill(-pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
+    // The outputs are closed (or were never ours); the child normally exits at once. Bound the wait by the deadline
+    // anyway, looking for a stop meanwhile; the pause grows so that a long wait costs no CPU.
+    auto pause = std::chrono::microseconds(1000);
+    while (!try_reap()) {
+      if (ended_early(r)) {
+        if (!reaped_ && ::waitpid(pid_, &status_, 0) == pid_) reaped_ = true;
         break;
       }
-      ::usleep(1000);
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(50000));
     }
-    ::kill(-pid_, SIGKILL);  // leftovers of the group (background grandchildren) never outlive the command
+    if (spec_.own_process_group) signal_child(SIGKILL);  // leftovers of the group (background grandchildren) go too
     pid_ = -1;
-    if (WIFEXITED(status)) {
-      r.exit_code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
+    if (WIFEXITED(status_)) {
+      r.exit_code = WEXITSTATUS(status_);
+    } else if (WIFSIGNALED(status_)) {
       r.exit_code = -1;
-      r.term_signal = WTERMSIG(status);
+      r.term_signal = WTERMSIG(status_);
     }
   }
 
   const CommandSpec& spec_;
   pid_t pid_ = -1;
+  bool reaped_ = false;
+  int status_ = 0;
   int stdin_fd_ = -1, stdout_fd_ = -1, stderr_fd_ = -1;
   Clock::time_point deadline_;
 };
@@ -278,6 +331,8 @@ std::string describe_failure(const CommandSpec& spec, const CommandResult& r) {
   std::string why;
   if (r.timed_out)
     why = fmt::format("timed out after {} ms and was killed", spec.timeout.count());
+  else if (r.stopped)
+    why = "was stopped (shutdown)";
   else if (r.term_signal)
     why = fmt::format("was killed by signal {}", r.term_signal);
   else
@@ -298,12 +353,20 @@ CommandResult run_command(const CommandSpec& spec) {
   return r;
 }
 
+CommandResult run_command_streaming(const CommandSpec& spec,
+                                    const std::function<void(std::string_view chunk)>& on_stdout) {
+  CommandResult r;
+  Child child(spec);
+  child.pump(r, on_stdout);
+  return r;
+}
+
 size_t stream_command_lines(const CommandSpec& spec, const std::function<void(std::string_view line)>& on_line) {
   CommandResult r;
   Child child(spec);
   LineSplitter splitter(spec.max_line);
   child.pump(r, [&](std::string_view chunk) { splitter.feed(chunk, on_line, spec.on_long_line); });
-  if (!r.timed_out) splitter.finish(on_line, spec.on_long_line);
+  if (!r.timed_out && !r.stopped) splitter.finish(on_line, spec.on_long_line);
   if (!r.ok()) throw CommandError(describe_failure(spec, r));
   return splitter.lines();
 }

@@ -8,6 +8,7 @@
 #include "cli/command_startup.h"
 #include "cli/drain_limit_options.h"
 #include "cli/option_binder.h"
+#include "collectors/slurm_timeout_option.h"
 #include "core/config.h"
 #include "core/logging.h"
 #include "core/shutdown.h"
@@ -48,9 +49,7 @@ void add_options(OptionBinder& b, DrainerCommand& c) {
       ->capture_default_str();
   b.option("--scontrol", "scontrol", c.scontrol, "scontrol to run (default: PATH, then the usual places).");
   b.option("--slurm-conf", "slurm_conf", c.slurm_conf, "slurm.conf for scontrol (default: $SLURM_CONF, ...).");
-  b.option("--slurm-timeout", "slurm_timeout", c.slurm_timeout_s, "Seconds an scontrol call may take.")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_slurm_timeout_option(b, c.slurm_timeout_s, "Seconds an scontrol call may take.");
   b.option("--log-level", "log_level", c.log_level, "DEBUG, INFO, WARNING, ERROR or CRITICAL.")->capture_default_str();
   b.option("--log-folder", "log_folder", c.log_folder, "Log directory (<folder>/drainer_logs/drainer.log).")
       ->capture_default_str();

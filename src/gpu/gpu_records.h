@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "attribution/job_info.h"
 #include "core/record.h"
 #include "gpu/gpu_sampler.h"
+#include "slurm/job_info.h"
 
 namespace gcm {
 

@@ -12,7 +12,6 @@
 #include "otlp/grpc_loader.h"
 #include "logs_service.pb.h"
 #include "metrics_service.pb.h"
-#include "sinks/sink.h"
 #include "status.pb.h"
 
 namespace gcm::otlp {
@@ -87,7 +86,7 @@ std::string read_pem(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
-  if (!in) throw SinkError(fmt::format("cannot read '{}'", path));
+  if (!in) throw ExportError(fmt::format("cannot read '{}'", path));
   return s.str();
 }
 }  // namespace
@@ -101,7 +100,7 @@ Exporter::Exporter(ExporterConfig cfg, std::shared_ptr<spdlog::logger> log)
       load_grpc_set_tls()(cfg_.grpc_target.c_str(), ca.c_str(), cert.empty() ? nullptr : cert.c_str(),
                           key.empty() ? nullptr : key.c_str());
     } catch (const std::runtime_error& e) {
-      throw SinkError(e.what());
+      throw ExportError(e.what());
     }
   }
 }
@@ -154,7 +153,7 @@ void Exporter::attempt(Signal signal, const std::string& url, const std::string&
   std::string why = fmt::format("POST {} answered HTTP {}: {}", url, res.status, error_message(res));
   if (is_retryable_http_status(res.status)) throw RetryableError(why, parse_retry_after(res.header("retry-after")));
   if (res.status == 400 || res.status == 413 || res.status == 422) throw RejectedRequestError(why);
-  throw SinkError(why);
+  throw ExportError(why);
 }
 
 // Partial success: the receiver accepted the request but rejected some items. Not retryable (per OTLP).
@@ -202,7 +201,7 @@ void Exporter::attempt_grpc(Signal signal, const std::string& body) {
   try {
     call = load_grpc_transport();
   } catch (const std::runtime_error& e) {
-    throw SinkError(e.what());
+    throw ExportError(e.what());
   }
   const char* method = signal == Signal::Logs ? "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
                                               : "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export";
@@ -232,7 +231,7 @@ void Exporter::attempt_grpc(Signal signal, const std::string& body) {
   switch (code) {
     case 1: case 4: case 8: case 10: case 11: case 14: case 15: throw RetryableError(why);
     case 3: throw RejectedRequestError(why);
-    default: throw SinkError(why);
+    default: throw ExportError(why);
   }
 }
 

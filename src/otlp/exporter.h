@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,6 @@
 
 #include "core/http_client.h"
 #include "core/retry.h"
-#include "sinks/sink.h"
 
 namespace gcm::otlp {
 
@@ -41,23 +41,29 @@ struct ExportStats {
   uint64_t rejected = 0;  // items the receiver reported as rejected (partial success)
 };
 
+// An export that failed: a final answer about the request, or one of the two kinds below. Its own type, not a sink's
+// (otlp/ sits below sinks/): the otel sink reports it as a SinkError, the agent's spooler decides by its kind what
+// to keep.
+struct ExportError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 // What send() throws when every attempt failed in a way that may pass (connection refused, 429/502/503/504, a
 // retryable gRPC code): a caller that keeps the request (the agent's spool) tries it again later, while any other
-// SinkError is a final answer about this request.
-struct TransientExportError : SinkError {
-  using SinkError::SinkError;
+// ExportError is a final answer about this request.
+struct TransientExportError : ExportError {
+  using ExportError::ExportError;
 };
 // The receiver refused the request itself (HTTP 400, 413, 422; gRPC INVALID_ARGUMENT): sending the same bytes again
 // can never succeed. Other final answers (401, 403, 404, 5xx, UNAUTHENTICATED, ...) are about the receiver or its
 // configuration, and a caller that keeps the request (the agent's spool) may send it again once that is fixed.
-struct RejectedRequestError : SinkError {
-  using SinkError::SinkError;
+struct RejectedRequestError : ExportError {
+  using ExportError::ExportError;
 };
 
 class Exporter {
  public:
   Exporter(ExporterConfig cfg, std::shared_ptr<spdlog::logger> log);
-  // Sends one request; throws TransientExportError after the retries are exhausted, SinkError on a non-retryable
+  // Sends one request; throws TransientExportError after the retries are exhausted, ExportError on a non-retryable
   // answer.
   void send(Signal signal, const google::protobuf::Message& request);
   const ExportStats& stats() const { return stats_; }

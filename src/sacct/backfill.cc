@@ -1,9 +1,7 @@
 #include "sacct/backfill.h"
 
 #include <fcntl.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -24,8 +22,6 @@
 #include "sacct/date_expr.h"
 #include "sacct/sacct_records.h"
 #include "slurm/parse_error.h"
-
-extern char** environ;
 
 namespace gcm::sacct {
 
@@ -50,85 +46,26 @@ struct TempFile {
   TempFile& operator=(const TempFile&) = delete;
 };
 
-struct Finished {
-  int status = 0;
-  bool timed_out = false;
-  bool interrupted = false;  // SIGTERM/SIGINT to this process
-};
-
-// The child's side of spawn(): only async-signal-safe calls (the parent may run several worker threads).
-[[noreturn]] void exec_child(const std::string& exe, char* const* argv, int in_fd, int out_fd, int err_fd,
-                             pid_t parent) {
-  // Dies with the backfill: a SIGKILLed backfill once left its publish command running, which finished the chunk
-  // unrecorded, so the rerun published it again. The check after prctl closes the race with a parent that died
-  // before it.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(127);
-  ::setpgid(0, 0);  // its own group, so that a timeout kills what it started too
-  if (in_fd >= 0) ::dup2(in_fd, 0);
-  if (out_fd >= 0) ::dup2(out_fd, 1);
-  if (err_fd >= 0) ::dup2(err_fd, 2);
-  for (int sig : {SIGPIPE, SIGTERM, SIGINT}) ::signal(sig, SIG_DFL);
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  ::execve(exe.c_str(), argv, environ);
-  ::_exit(127);
+// One command of a chunk: its output into a staged file (or this process' own), killed if this process dies (a
+// SIGKILLed backfill once left its publish command running, which finished the chunk unrecorded, so the rerun
+// published it again), and on a timeout or SIGTERM/SIGINT its whole process group gets SIGTERM, then SIGKILL 5 s on.
+CommandResult run_chunk_command(std::vector<std::string> argv, std::chrono::milliseconds timeout, int in_fd,
+                                int out_fd, int err_fd) {
+  CommandSpec spec;
+  spec.argv = std::move(argv);
+  spec.timeout = timeout;
+  if (in_fd >= 0) spec.stdin_from = in_fd;
+  spec.stdout_to = out_fd;
+  spec.stderr_to = err_fd;
+  spec.die_with_parent = true;
+  spec.term_grace = std::chrono::seconds(5);
+  spec.stop_requested = [] { return shutdown_requested(); };
+  return run_command_streaming(spec, {});
 }
 
-// Starts argv in its own process group with the given stdin/stdout/stderr; it gets SIGKILL if this process dies.
-// Throws std::runtime_error.
-pid_t spawn(const std::vector<std::string>& argv, int in_fd, int out_fd, int err_fd) {
-  std::string exe = argv.at(0).find('/') == std::string::npos ? find_executable(argv[0]) : argv[0];
-  if (exe.empty() || ::access(exe.c_str(), X_OK) != 0)
-    throw std::runtime_error(fmt::format("cannot run {}: {} (PATH={})", command_line(argv),
-                                         exe.empty() ? "not found" : std::strerror(errno),
-                                         std::getenv("PATH") ? std::getenv("PATH") : ""));
-  std::vector<char*> cargv;
-  for (const auto& s : argv) cargv.push_back(const_cast<char*>(s.c_str()));
-  cargv.push_back(nullptr);
-  pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid < 0)
-    throw std::runtime_error(fmt::format("cannot run {}: fork: {}", command_line(argv), std::strerror(errno)));
-  if (pid == 0) exec_child(exe, cargv.data(), in_fd, out_fd, err_fd, parent);
-  ::setpgid(pid, pid);  // also from here, so that the group exists before any kill(-pid)
-  return pid;
-}
-
-// Waits for pid up to timeout; on timeout or shutdown, its whole process group gets SIGTERM, then SIGKILL after 5 s.
-Finished wait_for(pid_t pid, std::chrono::milliseconds timeout) {
-  Finished f;
-  auto deadline = SteadyClock::now() + timeout;
-  auto pause = std::chrono::milliseconds(2);
-  while (true) {
-    pid_t r = ::waitpid(pid, &f.status, WNOHANG);
-    if (r == pid) return f;
-    if (r < 0 && errno != EINTR) return f;
-    if (shutdown_requested()) f.interrupted = true;
-    if (SteadyClock::now() >= deadline) f.timed_out = true;
-    if (f.interrupted || f.timed_out) break;
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(50));
-  }
-  ::kill(-pid, SIGTERM);
-  auto kill_at = SteadyClock::now() + std::chrono::seconds(5);
-  while (::waitpid(pid, &f.status, WNOHANG) == 0) {
-    if (SteadyClock::now() >= kill_at) {
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, &f.status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ::kill(-pid, SIGKILL);  // anything of the group still left
-  return f;
-}
-
-std::string describe_status(int status) {
-  if (WIFEXITED(status)) return fmt::format("exit status {}", WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return fmt::format("killed by signal {}", WTERMSIG(status));
-  return "unknown status";
+std::string describe_status(const CommandResult& r) {
+  if (r.term_signal) return fmt::format("killed by signal {}", r.term_signal);
+  return fmt::format("exit status {}", r.exit_code);
 }
 
 std::string tail_of(int fd, size_t n) {
@@ -274,17 +211,8 @@ ChunkResult run_chunk_once(const BackfillOptions& o, const Chunk& c,
   r.attempts = 1;
   try {
     TempFile out(o.temp_dir), err(o.temp_dir);
-    int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    pid_t pid;
-    try {
-      pid = spawn(fsacct_chunk_argv(o, c), devnull, out.fd, err.fd);
-    } catch (...) {
-      ::close(devnull);
-      throw;
-    }
-    ::close(devnull);
-    Finished f = wait_for(pid, o.sacct_timeout);
-    if (f.interrupted) {
+    CommandResult f = run_chunk_command(fsacct_chunk_argv(o, c), o.sacct_timeout, -1, out.fd, err.fd);
+    if (f.stopped) {
       r.error = "interrupted (SIGTERM/SIGINT) while fsacct ran";
       return r;
     }
@@ -293,9 +221,9 @@ ChunkResult run_chunk_once(const BackfillOptions& o, const Chunk& c,
                             o.sacct_timeout.count() / 1000.0);
       return r;
     }
-    if (!WIFEXITED(f.status) || WEXITSTATUS(f.status) != 0) {
+    if (f.exit_code != 0) {
       std::string tail = tail_of(err.fd, 400);
-      r.error = fmt::format("fsacct failed ({}){}; nothing was published", describe_status(f.status),
+      r.error = fmt::format("fsacct failed ({}){}; nothing was published", describe_status(f),
                             tail.empty() ? "" : ": " + tail);
       return r;
     }
@@ -303,9 +231,8 @@ ChunkResult run_chunk_once(const BackfillOptions& o, const Chunk& c,
     r.records = lines > 0 ? lines - 1 : 0;  // the header
     if (::lseek(out.fd, 0, SEEK_SET) != 0) throw std::runtime_error(fmt::format("lseek: {}", std::strerror(errno)));
     if (before_publish) before_publish(r.records);
-    pid = spawn(o.publish_cmd, out.fd, -1, -1);
-    f = wait_for(pid, o.publish_timeout);
-    if (f.interrupted) {
+    f = run_chunk_command(o.publish_cmd, o.publish_timeout, out.fd, 1, 2);
+    if (f.stopped) {
       r.error = "interrupted (SIGTERM/SIGINT) while the publish command ran";
       return r;
     }
@@ -314,8 +241,8 @@ ChunkResult run_chunk_once(const BackfillOptions& o, const Chunk& c,
                             o.publish_timeout.count() / 1000.0);
       return r;
     }
-    if (!WIFEXITED(f.status) || WEXITSTATUS(f.status) != 0) {
-      r.error = fmt::format("the publish command {} failed ({})", command_line(o.publish_cmd), describe_status(f.status));
+    if (f.exit_code != 0) {
+      r.error = fmt::format("the publish command {} failed ({})", command_line(o.publish_cmd), describe_status(f));
       return r;
     }
     r.ok = true;

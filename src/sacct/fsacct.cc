@@ -1,10 +1,5 @@
 #include "sacct/fsacct.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -24,8 +19,6 @@
 #include "slurm/parse_error.h"
 #include "slurm/timestamp.h"
 #include "sinks/fd_writer.h"
-
-extern char** environ;
 
 namespace gcm::sacct {
 
@@ -256,10 +249,84 @@ std::string fsacct_help() {
          "  --wrapper-batch-size N   rows handled and written at a time (default 1; output is the same)\n"
          "  --wrapper-help           this help (-h/--help go to sacct)\n"
          "\n"
+         "sacct may run for at most 2 hours (a hung sacct, e.g. with slurmdbd unreachable, must not hold fsacct\n"
+         "forever); then it is killed and fsacct exits 137.\n"
+         "\n"
          "Exit status: sacct's (128+N when sacct was killed by signal N).\n";
 }
 
-int run_fsacct(const std::vector<std::string>& args) {
+namespace {
+
+void print_missing_sacct(int err) {
+  std::cerr << "Error: " << fmt::format("Could not find executable 'sacct': {}. Current PATH: {}", std::strerror(err),
+                                        std::getenv("PATH") ? std::getenv("PATH") : "")
+            << "\n";
+}
+
+// sacct as fsacct wraps it: in fsacct's own process group (a terminal's Ctrl-C reaches both, as when fsacct was an
+// exec of sacct), its stderr straight through, and a bound on how long it may run.
+CommandSpec sacct_spec(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
+  CommandSpec spec;
+  spec.argv = std::move(argv);
+  spec.timeout = timeout;
+  spec.stdin_from = 0;
+  spec.stderr_to = 2;
+  spec.own_process_group = false;
+  return spec;
+}
+
+// sacct's exit code as fsacct's, with a word on stderr when it did not exit by itself.
+int sacct_exit_code(const CommandSpec& spec, const CommandResult& r) {
+  if (r.timed_out)
+    std::cerr << fmt::format("fsacct: sacct ran longer than {} s and was killed\n", spec.timeout.count() / 1000.0);
+  else if (r.term_signal)
+    std::cerr << "fsacct: sacct was killed by signal " << r.term_signal << "\n";
+  if (r.term_signal) return 128 + r.term_signal;
+  return r.exit_code >= 0 ? r.exit_code : 1;
+}
+
+// Turns sacct's output chunks into lines for the filter (sacct's output is read with errors=replace, as GCM does).
+class LineFeeder {
+ public:
+  explicit LineFeeder(FsacctFilter& filter) : filter_(filter) {}
+  void feed(std::string_view chunk) {
+    size_t start = 0;
+    while (true) {
+      size_t nl = chunk.find('\n', start);
+      if (nl == std::string_view::npos) break;
+      std::string_view line = chunk.substr(start, nl - start);
+      if (!partial_.empty()) {
+        partial_.append(line);
+        line = partial_;
+      }
+      deliver(line);
+      partial_.clear();
+      start = nl + 1;
+    }
+    partial_.append(chunk.substr(start));
+  }
+  void finish() {
+    if (!partial_.empty()) deliver(partial_);
+    partial_.clear();
+  }
+
+ private:
+  void deliver(std::string_view line) {
+    if (first_invalid_utf8(line) != std::string_view::npos) {
+      fixed_.clear();
+      fix_utf8(line, true, fixed_);
+      line = fixed_;
+    }
+    filter_.feed(line);
+  }
+
+  FsacctFilter& filter_;
+  std::string partial_, fixed_;
+};
+
+}  // namespace
+
+int run_fsacct(const std::vector<std::string>& args, std::chrono::milliseconds sacct_timeout) {
   FsacctArgs a;
   try {
     a = parse_fsacct_args(args);
@@ -285,105 +352,56 @@ int run_fsacct(const std::vector<std::string>& args) {
   } else {
     argv = {"sacct"};
     argv.insert(argv.end(), a.original.begin(), a.original.end());
-    std::vector<char*> cargv;
-    for (auto& s : argv) cargv.push_back(s.data());
-    cargv.push_back(nullptr);
-    ::execvp("sacct", cargv.data());
-    std::cerr << "Error: " << fmt::format("Could not find executable 'sacct': {}. Current PATH: {}",
-                                          std::strerror(errno), std::getenv("PATH") ? std::getenv("PATH") : "")
-              << "\n";
+  }
+  if (find_executable("sacct").empty()) {
+    print_missing_sacct(ENOENT);
     return 127;
+  }
+  CommandSpec spec = sacct_spec(std::move(argv), sacct_timeout);
+  if (!patched) {  // sacct runs unchanged, its output straight through
+    spec.stdout_to = 1;
+    try {
+      return sacct_exit_code(spec, run_command_streaming(spec, {}));
+    } catch (const CommandError& e) {
+      std::cerr << "Error: " << e.what() << "\n";
+      return 127;
+    }
   }
 
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) {
-    std::cerr << "Error: pipe: " << std::strerror(errno) << "\n";
-    return 1;
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-  std::vector<char*> cargv;
-  for (auto& s : argv) cargv.push_back(s.data());
-  cargv.push_back(nullptr);
-  pid_t pid = -1;
-  int err = posix_spawnp(&pid, "sacct", &fa, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(pipefd[1]);
-  if (err != 0) {
-    ::close(pipefd[0]);
-    std::cerr << "Error: " << fmt::format("Could not find executable 'sacct': {}. Current PATH: {}",
-                                          std::strerror(err), std::getenv("PATH") ? std::getenv("PATH") : "")
-              << "\n";
-    return 127;
-  }
   ::signal(SIGPIPE, SIG_IGN);
   FdWriter out(1, 1u << 16);
   bool header = true;
   for (const auto& p : a.passthrough)
     if (p == "-n" || p == "--noheader") header = false;
-  std::string fixed;
   FsacctFilter filter(a.delimiter, header, window, zone, a.batch_size, [&](std::string_view line) {
     out.buffer().append(line);
     out.buffer().push_back('\n');
     out.maybe_flush();
   });
+  LineFeeder lines(filter);
+  CommandResult result;
+  try {
+    result = run_command_streaming(spec, [&](std::string_view chunk) { lines.feed(chunk); });
+  } catch (const CommandError& e) {
+    std::cerr << "Error: " << e.what() << "\n";
+    return 127;
+  } catch (const std::exception& e) {  // the filter or the write failed: sacct was killed with it
+    std::cerr << "Error: fsacct: " << e.what() << "\n";
+    return 1;
+  }
   int rc = 0;
   try {
-    std::vector<char> buf(1u << 20);
-    std::string partial;
-    while (true) {
-      ssize_t n = ::read(pipefd[0], buf.data(), buf.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      std::string_view chunk(buf.data(), static_cast<size_t>(n));
-      size_t start = 0;
-      while (true) {
-        size_t nl = chunk.find('\n', start);
-        if (nl == std::string_view::npos) break;
-        std::string_view line = chunk.substr(start, nl - start);
-        if (!partial.empty()) {
-          partial.append(line);
-          line = partial;
-        }
-        if (first_invalid_utf8(line) != std::string_view::npos) {  // sacct's output is read with errors=replace
-          fixed.clear();
-          fix_utf8(line, true, fixed);
-          line = fixed;
-        }
-        filter.feed(line);
-        partial.clear();
-        start = nl + 1;
-      }
-      partial.append(chunk.substr(start));
-    }
-    if (!partial.empty()) {
-      if (first_invalid_utf8(partial) != std::string_view::npos) {
-        fixed.clear();
-        fix_utf8(partial, true, fixed);
-        partial = fixed;
-      }
-      filter.feed(partial);
-    }
+    if (!result.timed_out) lines.finish();  // a line cut off by the kill is not a row
     filter.finish();
     out.flush();
   } catch (const std::exception& e) {
     std::cerr << "Error: fsacct: " << e.what() << "\n";
     rc = 1;
   }
-  ::close(pipefd[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
   if (filter.bad_end())
     std::cerr << "fsacct: " << filter.bad_end() << " row(s) without a date in the end column were left out\n";
   if (rc) return rc;
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) {
-    std::cerr << "fsacct: sacct was killed by signal " << WTERMSIG(status) << "\n";
-    return 128 + WTERMSIG(status);
-  }
-  return 1;
+  return sacct_exit_code(spec, result);
 }
 
 }  // namespace gcm::sacct

@@ -5,6 +5,7 @@
 // handled (and written) at a time, so batched and unbatched output are identical.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -72,8 +73,13 @@ class FsacctFilter {
   uint64_t rows_in_ = 0, rows_out_ = 0, bad_end_ = 0;
 };
 
-// Runs fsacct with args; returns the exit code (sacct's).
-int run_fsacct(const std::vector<std::string>& args);
+// How long sacct may run under fsacct. GCM has no option for it (and a wrapper that passes unknown options to sacct
+// should not take one), but a hung sacct (slurmdbd unreachable) must not hold a cron job or a backfill without
+// --sacct-timeout forever; two hours is far beyond any query the testbed or GCM's CI (sacct_timeout=1800) runs.
+inline constexpr std::chrono::milliseconds kFsacctSacctTimeout = std::chrono::hours(2);
+
+// Runs fsacct with args; returns the exit code (sacct's; 128+9 when sacct ran past sacct_timeout and was killed).
+int run_fsacct(const std::vector<std::string>& args, std::chrono::milliseconds sacct_timeout = kFsacctSacctTimeout);
 
 // fsacct's own help (--wrapper-help).
 std::string fsacct_help();

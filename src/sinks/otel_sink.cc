@@ -20,7 +20,11 @@ class OtelSink : public Sink {
 
     logs_ = std::make_unique<otlp::LogsBuilder>(otel_resource(o.get_dict("log_resource_attributes")));
     metrics_ = std::make_unique<otlp::MetricsBuilder>(otel_resource(o.get_dict("metric_resource_attributes")));
-    exporter_ = std::make_unique<otlp::Exporter>(std::move(cfg), log_);
+    try {
+      exporter_ = std::make_unique<otlp::Exporter>(std::move(cfg), log_);
+    } catch (const otlp::ExportError& e) {  // a TLS file that cannot be read, no gRPC module
+      throw SinkError(e.what());
+    }
   }
 
   void begin_chunk(const BatchInfo& info) override {
@@ -56,7 +60,7 @@ class OtelSink : public Sink {
       otlp::LogsBuilder* b;
       ~Clear() { b->clear(); }
     } clear{logs_.get()};
-    exporter_->send(otlp::Signal::Logs, logs_->request());
+    send(otlp::Signal::Logs, logs_->request());
   }
   void send_metrics() {
     if (metrics_->points() == 0) {
@@ -67,7 +71,15 @@ class OtelSink : public Sink {
       otlp::MetricsBuilder* b;
       ~Clear() { b->clear(); }
     } clear{metrics_.get()};
-    exporter_->send(otlp::Signal::Metrics, metrics_->request());
+    send(otlp::Signal::Metrics, metrics_->request());
+  }
+  // The exporter's failure as the sinks' own: the loop reports (and counts) a SinkError whatever the sink.
+  void send(otlp::Signal signal, const google::protobuf::Message& request) {
+    try {
+      exporter_->send(signal, request);
+    } catch (const otlp::ExportError& e) {
+      throw SinkError(e.what());
+    }
   }
 
   std::shared_ptr<spdlog::logger> log_;

@@ -45,13 +45,16 @@ bool drain_within_limits(const std::string& node, const std::vector<NodeState>& 
       return std::find(n.partitions.begin(), n.partitions.end(), part) != n.partitions.end();
     };
     auto total = std::count_if(nodes.begin(), nodes.end(), in_part);
-    int cap = std::max(1, static_cast<int>(std::floor(limits.max_partition_fraction * static_cast<double>(total) + 1e-9)));
-    if (rank(in_part) >= static_cast<size_t>(cap)) return false;
+    if (rank(in_part) >= static_cast<size_t>(partition_cap(limits.max_partition_fraction, total))) return false;
   }
   return true;
 }
 
 }  // namespace
+
+int partition_cap(double fraction, int64_t total) {
+  return std::max(1, static_cast<int>(std::floor(fraction * static_cast<double>(total) + 1e-9)));
+}
 
 const char* to_string(DrainAction a) {
   switch (a) {
@@ -90,7 +93,7 @@ DrainBudget judge_drain_budget(const std::string& node, const std::vector<NodeSt
       ++total;
       if (detector_drained(n)) ++drained;
     }
-    int cap = std::max(1, static_cast<int>(std::floor(limits.max_partition_fraction * total + 1e-9)));
+    int cap = partition_cap(limits.max_partition_fraction, total);
     if (drained + 1 > cap)
       return {false, fmt::format("partition {} has {} of its {} nodes drained by the detector (limit {:g} % = {} "
                                  "node(s))", part, drained, total, limits.max_partition_fraction * 100, cap)};

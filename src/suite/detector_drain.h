@@ -31,6 +31,11 @@ struct DrainBudget {
   std::string why;  // when refused: which limit, with the counts
 };
 
+// How many of a partition's `total` nodes the detector may hold drained: floor(fraction * total), but at least one
+// (a small partition must still be able to lose its broken node). The 1e-9 keeps 0.29 * 100 (28.999...
+// in binary) at 29.
+int partition_cap(double fraction, int64_t total);
+
 // Whether one more detector drain of `node` fits the limits, given every node's state at `now` (Unix seconds).
 DrainBudget judge_drain_budget(const std::string& node, const std::vector<NodeState>& nodes,
                                const DrainLimits& limits, int64_t now);

@@ -187,6 +187,7 @@ class Supervisor {
     if (fd >= 0) parent_fds_.push_back(fd);
   }
 
+  // posix_spawn rather than core/subprocess: the child joins this poll loop (see supervisor.h).
   void spawn_job(const Job& job, JobOutcome& out) {
     Pipe o;
     if (!o.open()) {

@@ -16,6 +16,13 @@
 // own last result line says how it ended: the supervisor cannot tell that close from the process' exit).
 // When a part overruns, the supervisor kills the whole group, reports that part as timed out, and marks the group's
 // unfinished parts `interrupted`, for the caller to run again in processes of their own with the budget left.
+//
+// Why its own spawn and not core/subprocess (which every other external command goes through): run_command starts
+// one command and waits for it, while the supervisor runs a whole profile at once in one poll loop (every child's
+// output, result and pidfd together, each with its own deadline); most of its children are forks without exec
+// (core/subprocess only execs) that report over extra result pipes; and each child needs a session of its own
+// (kill_session), which core/subprocess's process groups do not give. The external commands those checks run go
+// through core/subprocess in turn.
 #pragma once
 
 #include <sys/types.h>

@@ -122,7 +122,7 @@ class AgentSpool : public ::testing::TestWithParam<std::string> {};
 TEST_P(AgentSpool, EveryWindowArrivesOnceAndInOrderAcrossAReceiverOutage) {
   ASSERT_FALSE(find_executable("node").empty()) << "node is not installed";
   auto dir = temp_dir("agent-spool");
-  int http_port = restartable_port(), grpc_port = restartable_port();
+  int http_port = free_port(), grpc_port = free_port();
   auto rx = std::make_unique<Receiver>(dir, http_port, grpc_port);
   OtlpSpooler sp(exporter_for(GetParam(), http_port, grpc_port), Spool::open(dir + "/spool", 64 << 20),
                  stderr_logger("agent-spool"), {200ms, 1000ms});
@@ -160,7 +160,7 @@ TEST_P(AgentSpool, EveryWindowArrivesOnceAndInOrderAcrossAReceiverOutage) {
 
 TEST_P(AgentSpool, ASpoolTooSmallForTheOutageDropsTheOldestAndCountsThem) {
   auto dir = temp_dir("agent-spool-full");
-  int http_port = restartable_port(), grpc_port = restartable_port();
+  int http_port = free_port(), grpc_port = free_port();
   // Room for four metrics windows: the request size is the same for windows 0-9.
   Record r(window_schema());
   r[0] = 0;
@@ -197,7 +197,7 @@ TEST_P(AgentSpool, ASpoolTooSmallForTheOutageDropsTheOldestAndCountsThem) {
 TEST(AgentKill9, LosesAtMostTheWindowInProgress) {
   ASSERT_FALSE(find_executable("node").empty()) << "node is not installed";
   AgentNode n(2);
-  int http_port = restartable_port(), grpc_port = restartable_port();
+  int http_port = free_port(), grpc_port = free_port();
   std::vector<std::string> otlp = {"--otlp-endpoint", "http://127.0.0.1:" + std::to_string(http_port)};
   auto env = [&](const std::string& run) {
     return std::vector<std::string>{"GCM_FAKE_NVML_SCENARIO=" + n.dir + "/scenario.json",

@@ -370,7 +370,7 @@ TEST(Agent, EveryWindowReachesTheOtlpReceiverInOrderAcrossAnOutage) {
   AgentNode n(2);
   n.collect_interval = "0.02";
   n.window = "0.1";
-  int http_port = restartable_port(), grpc_port = restartable_port();
+  int http_port = free_port(), grpc_port = free_port();
   auto rx = std::make_unique<OtlpReceiverProcess>(n.dir, http_port, grpc_port);
   n.start({"--otlp-endpoint", "http://127.0.0.1:" + std::to_string(http_port)});
   std::vector<int64_t> windows;

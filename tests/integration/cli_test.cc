@@ -132,6 +132,12 @@ TEST(Cli, UnsafeSizesIntervalsUrlsAndConfigPathsExit2) {
   EXPECT_NE(forever.err.find("at most 366 days"), std::string::npos) << forever.err;
   auto huge_timeout = with({"--once", "--statvfs-timeout", "1e300"});
   EXPECT_EQ(huge_timeout.exit_code, 2) << huge_timeout.err;
+  // gcm drainer declares --slurm-timeout as the Slurm collectors do; it had no upper bound, and 1e300 s overflowed
+  // the conversion to milliseconds of every scontrol call.
+  auto drainer_timeout = run_gcm({"drainer", "--slurm-timeout", "1e300", "--log-folder", dir}, 20s);
+  EXPECT_EQ(drainer_timeout.exit_code, 2) << drainer_timeout.err;
+  EXPECT_NE(drainer_timeout.err.find("--slurm-timeout"), std::string::npos) << drainer_timeout.err;
+  EXPECT_NE(drainer_timeout.err.find("at most 366 days"), std::string::npos) << drainer_timeout.err;
 
   for (std::string url : {"file:///etc/hostname", "gopher://127.0.0.1:70", "ftp://127.0.0.1/x"}) {
     auto r = with({"--once", "--sink", "otel", "-o", "otel_endpoint=" + url});

@@ -7,14 +7,17 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,18 +32,44 @@ inline std::string temp_dir(const std::string& name) {
   return tmpl;
 }
 
+// The ports free_port() hands out: from 20000 up to just below the kernel's ephemeral range
+// (/proc/sys/net/ipv4/ip_local_port_range, from 32768 by default), where no outgoing connection is ever given a
+// source port. A port from bind(0) lies inside that range, so a sender's connects could take it: a connect to a port
+// nothing listens on yet (a receiver being restarted after an outage) can be given that very port as its source and
+// connect to itself (a TCP self-connect), and the receiver then cannot bind (seen once in CI: "the OTLP receiver did
+// not start"). Where the ephemeral range leaves too little room below it, the ports above it.
+inline std::pair<int, int> test_port_range() {
+  int low = 32768, high = 60999;
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int lo = 0, hi = 0;
+  if (in >> lo >> hi && lo > 0 && hi >= lo) low = lo, high = hi;
+  if (low - 1 - 20000 >= 1000) return {20000, low - 1};
+  if (65535 - (high + 1) >= 1000) return {high + 1, 65535};
+  throw std::runtime_error("ip_local_port_range leaves no room for test ports below or above it");
+}
+
+// A TCP port nothing is bound to (checked on every address), for a server the test starts. Never the same port
+// twice in one process, and each process starts at its own pid-derived place in the range, so that the integration
+// tests ctest runs in parallel processes rarely reach for the same port at once.
 inline int free_port() {
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  int port = ntohs(a.sin_port);
-  close(s);
-  return port;
+  static std::mutex mu;
+  static const std::pair<int, int> range = test_port_range();
+  const int span = range.second - range.first + 1;
+  static int offset = static_cast<int>((static_cast<int64_t>(::getpid()) * 7919) % span);
+  std::lock_guard<std::mutex> lock(mu);
+  for (int tries = 0; tries < span; ++tries) {
+    int port = range.first + offset;
+    offset = (offset + 1) % span;
+    int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    bool ok = ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(s);
+    if (ok) return port;
+  }
+  throw std::runtime_error("no free TCP port in " + std::to_string(range.first) + "-" + std::to_string(range.second));
 }
 
 inline std::string read_text(const std::string& path) {

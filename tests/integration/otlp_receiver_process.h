@@ -1,6 +1,7 @@
 // Test helper: the real OTLP receiver (@elastic/mockotlpserver behind tests/integration/otlp_receiver/receiver.js)
-// on fixed ports, so that a restart listens where a sender keeps sending. Each request it receives comes back as
-// one JSON object ({"signal": "metrics"|"logs"|"traces", "data": <OTLP/JSON>}).
+// on fixed ports (free_port(), which a sender's retries during an outage cannot take), so that a restart listens
+// where a sender keeps sending. Each request it receives comes back as one JSON object ({"signal":
+// "metrics"|"logs"|"traces", "data": <OTLP/JSON>}).
 #pragma once
 
 #include <arpa/inet.h>
@@ -21,27 +22,6 @@
 #include "process.h"
 
 namespace gcm::testing {
-
-// A loopback port for a receiver that is killed and started again on the same port (an outage), taken below the
-// kernel's ephemeral range (ip_local_port_range, from 32768 by default), where no outgoing connection is given a
-// port. With a port from bind(0), inside that range, the sender's own retries during the outage could take it: a
-// connect to a port nothing listens on can be given that very port as its source and connect to itself (a TCP
-// self-connect), and the restarted receiver then cannot bind (seen once in CI: "the OTLP receiver did not start").
-// Never the same port twice in one process (two calls in a row from bind(0) could be).
-inline int restartable_port() {
-  static int next = 20000 + static_cast<int>(::getpid() % 5000);
-  for (int tries = 0; tries < 12000; ++tries, next = next + 1 >= 32000 ? 20000 : next + 1) {
-    int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<uint16_t>(next));
-    bool ok = ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    ::close(s);
-    if (ok) return next++;
-  }
-  throw std::runtime_error("no free loopback port in 20000-31999");
-}
 
 class OtlpReceiverProcess {
  public:

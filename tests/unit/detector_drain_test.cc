@@ -150,6 +150,18 @@ TEST(DetectorDrain, TheClusterLimitCountsDetectorDrainsOfTheLastHourOnly) {
   EXPECT_NE(b.why.find("2 detector drain(s) in the last hour"), std::string::npos) << b.why;
 }
 
+TEST(DetectorDrain, PartitionCapIsTheFloorOfTheFractionButAtLeastOneNode) {
+  EXPECT_EQ(partition_cap(0.1, 0), 1);   // an empty partition (never seen) still allows one
+  EXPECT_EQ(partition_cap(0.0, 100), 1);  // a zero fraction still allows one
+  EXPECT_EQ(partition_cap(0.1, 9), 1);
+  EXPECT_EQ(partition_cap(0.1, 19), 1);
+  EXPECT_EQ(partition_cap(0.1, 20), 2);
+  EXPECT_EQ(partition_cap(0.1, 29), 2);   // floor, not round
+  EXPECT_EQ(partition_cap(0.29, 100), 29);  // 0.29 * 100 is 28.999... in binary
+  EXPECT_EQ(partition_cap(0.57, 100), 57);
+  EXPECT_EQ(partition_cap(1.0, 7), 7);
+}
+
 TEST(DetectorDrain, ThePartitionLimitAllowsAFractionButAlwaysOneNode) {
   DrainLimits limits;
   limits.max_per_hour = 100;

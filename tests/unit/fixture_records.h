@@ -1,4 +1,5 @@
-// What the collector unit tests share: a fixture file's text, and a RecordOut that keeps every record emitted.
+// What the unit tests share: a file's text (a missing file fails the test rather than reading as empty), and a
+// RecordOut that keeps every record emitted.
 #pragma once
 
 #include <fstream>
@@ -12,7 +13,7 @@
 namespace gcm::testing {
 
 inline std::string slurp(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path);
   std::stringstream ss;
   ss << in.rdbuf();

@@ -9,18 +9,14 @@
 #include "health/checks/manifest.h"
 #include "health/checks/proc_table.h"
 #include "health/checks/smartctl.h"
+#include "fixture_records.h"
 
 namespace gcm::health {
 namespace {
 
 const std::string kShared = std::string(GCM_SOURCE_DIR) + "/../shared/fixtures/gcm/health_checks/";
 
-std::string slurp(const std::string& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gcm::testing::slurp;
 
 TEST(HostManifest, SharedManifestsLoadWithTheirCoercions) {
   if (!std::filesystem::exists(kShared)) GTEST_SKIP() << "shared fixtures not present: " << kShared;

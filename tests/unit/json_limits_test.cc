@@ -5,6 +5,7 @@
 #include <string>
 
 #include "collectors/slurm_monitor.h"
+#include "slurm/sdiag.h"
 #include "health/checks/manifest.h"
 #include "health/checks/smartctl.h"
 #include "health/dcgmi_output.h"
@@ -92,7 +93,7 @@ TEST(JsonLimits, EveryHostJsonReaderRefusesDeepNesting) {
     EXPECT_TRUE(names_limit(e)) << e.what();
   }
   try {
-    slurm_monitor::parse_sdiag_json(deep_arrays());
+    slurm::parse_sdiag_json(deep_arrays());
     ADD_FAILURE() << "deep sdiag --json output was accepted";
   } catch (const slurm::ParseError& e) {
     EXPECT_TRUE(names_limit(e)) << e.what();

@@ -14,7 +14,6 @@
 #include "core/gzip.h"
 #include "core/http_client.h"
 #include "otlp/encode.h"
-#include "sinks/sink.h"
 #include "status.pb.h"
 
 namespace gcm {
@@ -116,7 +115,7 @@ TEST(OtlpExporter, BadRequestFailsFastWithTheReceiversMessage) {
   try {
     ex.send(otlp::Signal::Logs, sample_logs());
     FAIL();
-  } catch (const SinkError& e) {
+  } catch (const otlp::ExportError& e) {
     std::string msg = e.what();
     EXPECT_NE(msg.find("HTTP 400"), std::string::npos) << msg;
     EXPECT_NE(msg.find("attribute key too long"), std::string::npos) << msg;
@@ -130,7 +129,7 @@ TEST(OtlpExporter, GivesUpAfterTheRetriesAndSaysSo) {
   try {
     ex.send(otlp::Signal::Logs, sample_logs());
     FAIL();
-  } catch (const SinkError& e) {
+  } catch (const otlp::ExportError& e) {
     EXPECT_NE(std::string(e.what()).find("gave up after 2 retries"), std::string::npos) << e.what();
   }
   EXPECT_EQ(rx.bodies.size(), 3u);
@@ -142,7 +141,7 @@ TEST(OtlpExporter, ConnectionRefusedIsRetriedThenReported) {
   cfg.retry.retries = 1;
   cfg.retry.initial_backoff_s = 0.01;
   otlp::Exporter ex(cfg, nullptr);
-  EXPECT_THROW(ex.send(otlp::Signal::Logs, sample_logs()), SinkError);
+  EXPECT_THROW(ex.send(otlp::Signal::Logs, sample_logs()), otlp::ExportError);
 }
 
 TEST(OtlpExporter, PartialSuccessIsCountedNotRetried) {
@@ -191,7 +190,7 @@ TEST(OtlpExporter, GrpcUnavailableIsRetriedThenReported) {
   try {
     ex.send(otlp::Signal::Logs, sample_logs());
     FAIL();
-  } catch (const SinkError& e) {
+  } catch (const otlp::ExportError& e) {
     std::string msg = e.what();
     EXPECT_NE(msg.find("127.0.0.1:1"), std::string::npos) << msg;
     EXPECT_NE(msg.find("UNAVAILABLE"), std::string::npos) << msg;

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "fixture_records.h"
+
 namespace gcm {
 namespace {
 
@@ -19,10 +21,7 @@ std::string fresh_dir(const std::string& name) {
   return d.string();
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using gcm::testing::slurp;
 
 TEST(PrivateFile, WrittenWithMode0600AndReadBack) {
   auto d = fresh_dir("rw");

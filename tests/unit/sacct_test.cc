@@ -1,5 +1,6 @@
 // sacct_publish, sacct_running, fsacct and sacct_backfill's pieces against the reference's sacct fixtures
 // (../shared/fixtures/gcm/sample-sacct-*, gcm-reference.md §1.13-§1.16, §7.1) and the reference's expectations.
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -436,6 +437,57 @@ TEST(Fsacct, MidnightUpperBoundAndBatchedEqualsUnbatched) {
   for (const auto& l : lines_of(text)) with_end_on_7th += l.find("|2021-04-08T") == std::string::npos;
   EXPECT_EQ(one.size(), with_end_on_7th);  // header + every row that ends on the 7th
   for (const auto& l : one) EXPECT_EQ(l.find("2021-04-08"), std::string::npos) << l;
+}
+
+// A stand-in `sacct` first on PATH for as long as the object lives.
+class FakeSacctOnPath {
+ public:
+  explicit FakeSacctOnPath(const std::string& script) {
+    char tmpl[] = "/tmp/gcm-fake-sacct-XXXXXX";
+    dir_ = ::mkdtemp(tmpl);
+    std::ofstream(dir_ + "/sacct") << script;
+    std::filesystem::permissions(dir_ + "/sacct", std::filesystem::perms::owner_all);
+    const char* path = std::getenv("PATH");
+    old_path_ = path ? path : "/usr/bin:/bin";
+    ::setenv("PATH", (dir_ + ":" + old_path_).c_str(), 1);
+  }
+  ~FakeSacctOnPath() {
+    ::setenv("PATH", old_path_.c_str(), 1);
+    std::filesystem::remove_all(dir_);
+  }
+
+ private:
+  std::string dir_, old_path_;
+};
+
+// GCM's fsacct waits for sacct without a bound; a sacct hung on an unreachable slurmdbd then held fsacct (and a
+// backfill run without --sacct-timeout) forever. Both the patched and the pass-through run are bounded.
+TEST(Fsacct, AHungSacctIsKilledAtTheBoundAndFsacctExits137) {
+  FakeSacctOnPath sacct("#!/bin/sh\necho 'JobID|#State|#End'\nexec sleep 30\n");
+  const std::vector<std::vector<std::string>> command_lines = {
+      {"-P", "-S", "2021-04-07T00:00:00", "-s", "completed", "-o", "jobid,state"},  // patched
+      {"-j", "42"},                                                                 // passed through unchanged
+  };
+  for (const auto& args : command_lines) {
+    ASSERT_EQ(args.size() > 2, fsacct_patches(parse_fsacct_args(args)));
+    ::testing::internal::CaptureStdout();
+    ::testing::internal::CaptureStderr();
+    auto t0 = std::chrono::steady_clock::now();
+    int rc = run_fsacct(args, std::chrono::milliseconds(300));
+    auto elapsed = std::chrono::steady_clock::now() - t0;
+    std::string out = ::testing::internal::GetCapturedStdout();
+    std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, 128 + SIGKILL) << err;
+    EXPECT_LT(elapsed, std::chrono::seconds(10));  // the bound, not the 30 s sleep
+    EXPECT_NE(err.find("fsacct: sacct ran longer than 0.3 s and was killed"), std::string::npos) << err;
+    // What sacct printed before it hung still comes out (the header, without the added end column when patched).
+    EXPECT_EQ(out, args.size() > 2 ? "JobID|#State\n" : "JobID|#State|#End\n");
+  }
+}
+
+TEST(Fsacct, TheBoundIsFixedAndDocumented) {
+  EXPECT_EQ(kFsacctSacctTimeout, std::chrono::hours(2));
+  EXPECT_NE(fsacct_help().find("at most 2 hours"), std::string::npos);
 }
 
 // --- dates (date -d subset) ---

@@ -18,6 +18,7 @@
 #include "sinks/rotating_file.h"
 #include "sinks/sink.h"
 #include "tls_certs.h"
+#include "fixture_records.h"
 
 namespace gcm {
 namespace {
@@ -30,12 +31,7 @@ std::string make_temp_dir(const std::string& name) {
   return tmpl;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gcm::testing::slurp;
 
 const Schema& log_schema() {
   static const Schema s = make_schema("TestLog", "a test record", "test", DataType::Log,
@@ -256,6 +252,21 @@ TEST(WebhookSink, ConnectionRefusedIsRetriedThenReportedWithoutTheUrlsSecret) {
   EXPECT_NE(err.find("gave up after 1 retry"), std::string::npos) << err;
   EXPECT_NE(err.find("http://127.0.0.1:" + std::to_string(port) + "/..."), std::string::npos) << err;
   EXPECT_EQ(err.find("XSECRETX"), std::string::npos) << "webhook URLs carry secrets in their path: " << err;
+}
+
+// The exporter fails with its own error type (otlp/ knows nothing of sinks); the otel sink reports it as the
+// SinkError every other sink throws, which the loop counts as a sink failure.
+TEST(OtelSink, AnExportFailureIsASinkError) {
+  int port;
+  {
+    Receiver gone;
+    port = std::stoi(gone.url().substr(gone.url().rfind(':') + 1));
+  }
+  auto sink = make_sink("otel", {"otel_endpoint=http://127.0.0.1:" + std::to_string(port), "otel_timeout=2"},
+                        quick_retries(0));
+  std::string err = sink_error([&] { send(*sink, {rec(log_schema(), "c1", 1)}); });
+  EXPECT_NE(err.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << err;
+  EXPECT_NE(err, "(no SinkError)");
 }
 
 TEST(WebhookSink, TimeoutIsPerPost) {

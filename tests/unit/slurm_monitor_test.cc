@@ -236,19 +236,6 @@ TEST(SlurmMonitor, GarbageSacctRowNamesLine) {
   }
 }
 
-TEST(SlurmMonitor, MissingSdiagLabelIsAnError) {
-  EXPECT_THROW(parse_sdiag_text("Server thread count: 3\n"), slurm::ParseError);
-  Sdiag s = parse_sdiag_text(slurp(k2205 + "sdiag.txt"));
-  EXPECT_EQ(s.get("server_thread_count"), 3);
-  EXPECT_THROW(parse_sdiag_json("{}"), slurm::ParseError);
-}
-
-TEST(SlurmMonitor, SlurmVersion) {
-  EXPECT_EQ(parse_slurm_version("slurm-wlm 22.05.8\n"), std::make_pair(22, 5));
-  EXPECT_EQ(parse_slurm_version("slurm 24.11.4"), std::make_pair(24, 11));
-  EXPECT_THROW(parse_slurm_version("garbage"), slurm::ParseError);
-}
-
 TEST(SlurmMonitor, FailedPartitionSacctStillEmitsTheOtherScopes) {
   struct Failing : slurm::CannedSlurmClient {
     size_t stream_lines(const slurm::SlurmQuery& q, const slurm::LineHandler& h) override {

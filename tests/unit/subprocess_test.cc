@@ -1,12 +1,15 @@
 #include "core/subprocess.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
+#include <stdexcept>
 #include <thread>
 
 namespace gcm {
@@ -128,6 +131,104 @@ TEST(Subprocess, ABareKeyRemovesAVariableFromTheChildOnly) {
   EXPECT_EQ(run_command(spec).out, "unset\n");
   EXPECT_STREQ(std::getenv("GCM_TEST_UNSET"), "x");
   ::unsetenv("GCM_TEST_UNSET");
+}
+
+// A temporary directory of its own for a test.
+std::string fresh_dir() {
+  char tmpl[] = "/tmp/gcm-subprocess-XXXXXX";
+  if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+  return tmpl;
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(Subprocess, StreamsCanComeFromAndGoToTheCallersFiles) {
+  std::string dir = fresh_dir();
+  std::ofstream(dir + "/in") << "from a file\n";
+  // O_CLOEXEC, as the callers' files are: the child must still get them as its streams.
+  int in = ::open((dir + "/in").c_str(), O_RDONLY | O_CLOEXEC);
+  int out = ::open((dir + "/out").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  int err = ::open((dir + "/err").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  CommandSpec spec;
+  spec.argv = {"/bin/sh", "-c", "cat; echo oops >&2; exit 4"};
+  spec.stdin_from = in;
+  spec.stdout_to = out;
+  spec.stderr_to = err;
+  auto r = run_command(spec);
+  for (int fd : {in, out, err}) ::close(fd);
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_EQ(r.out, "");  // not captured: it went to the file
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(read_all(dir + "/out"), "from a file\n");
+  EXPECT_EQ(read_all(dir + "/err"), "oops\n");
+}
+
+TEST(Subprocess, StreamingHandsOverChunksAndReturnsTheStatus) {
+  std::string seen;
+  auto r = run_command_streaming({{"/bin/sh", "-c", "echo one; echo two; exit 5"}},
+                                 [&](std::string_view chunk) { seen += chunk; });
+  EXPECT_EQ(seen, "one\ntwo\n");
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.exit_code, 5);
+  EXPECT_FALSE(r.timed_out);
+}
+
+// /proc/<pid>/stat of the command itself: its pid (field 1) and process group (field 5).
+std::pair<long, long> pid_and_group_of_child(const CommandSpec& base) {
+  CommandSpec spec = base;
+  spec.argv = {"/bin/sh", "-c", "exec cat /proc/self/stat"};
+  auto r = run_command(spec);
+  std::string rest = r.out.substr(r.out.rfind(')') + 2);  // after "pid (comm) "
+  long pid = std::stol(r.out);
+  char state = 0;
+  long ppid = 0, pgrp = 0;
+  std::sscanf(rest.c_str(), "%c %ld %ld", &state, &ppid, &pgrp);
+  return {pid, pgrp};
+}
+
+TEST(Subprocess, AGroupOfItsOwnOrTheCallersGroup) {
+  CommandSpec spec;
+  auto [pid, group] = pid_and_group_of_child(spec);
+  EXPECT_EQ(group, pid);
+  spec.own_process_group = false;
+  auto [pid2, group2] = pid_and_group_of_child(spec);
+  EXPECT_NE(group2, pid2);
+  EXPECT_EQ(group2, static_cast<long>(::getpgrp()));
+}
+
+TEST(Subprocess, AGraceLetsTheCommandCleanUpAfterSigterm) {
+  std::string dir = fresh_dir();
+  CommandSpec spec;
+  spec.argv = {"/bin/sh", "-c", "trap 'echo cleaned > " + dir + "/bye; exit 0' TERM; sleep 30 & wait"};
+  spec.stdout_to = ::open("/dev/null", O_WRONLY | O_CLOEXEC);  // nothing piped: the wait for the exit times out
+  spec.timeout = 300ms;
+  spec.term_grace = 5s;
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run_command(spec);
+  ::close(*spec.stdout_to);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);  // it exited on SIGTERM, before the grace ran out
+  EXPECT_EQ(read_all(dir + "/bye"), "cleaned\n");
+}
+
+TEST(Subprocess, AStopEndsTheCommandWhetherItsOutputIsPipedOrNot) {
+  for (bool piped : {true, false}) {
+    auto t0 = std::chrono::steady_clock::now();
+    CommandSpec spec;
+    spec.argv = {"/bin/sh", "-c", "exec sleep 30"};
+    if (!piped) spec.stdout_to = spec.stderr_to = 2;
+    spec.stop_requested = [&] { return std::chrono::steady_clock::now() - t0 > 200ms; };
+    auto r = run_command(spec);
+    EXPECT_TRUE(r.stopped) << piped;
+    EXPECT_FALSE(r.timed_out) << piped;
+    EXPECT_FALSE(r.ok());
+    EXPECT_EQ(r.term_signal, SIGKILL);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s) << piped;
+    EXPECT_NE(describe_failure(spec, r).find("stopped"), std::string::npos);
+  }
 }
 
 }  // namespace

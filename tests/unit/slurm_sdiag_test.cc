@@ -1,23 +1,19 @@
-// The Sdiag record (gcm-newer.md §1.6) from the recorded 22.05 text and a 24.05 `sdiag --all --json` written from
-// the documentation, and slurm_monitor's Sdiag task and --sdiag-reset on canned outputs. Expected values are read
-// off the fixture files by hand.
+// slurm/sdiag: the Sdiag record (gcm-newer.md §1.6) from the recorded 22.05 text and a 24.05 `sdiag --all --json`
+// written from the documentation. Expected values are read off the fixture files by hand.
 #include "fixture_records.h"
-#include "collectors/sdiag.h"
+#include "slurm/sdiag.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <spdlog/logger.h>
-#include <spdlog/sinks/ostream_sink.h>
 
 #include <algorithm>
 #include <fstream>
 #include <sstream>
 
-#include "collectors/slurm_monitor.h"
 #include "core/json.h"
 #include "slurm/parse_error.h"
 
-namespace gcm::slurm_monitor {
+namespace gcm::slurm {
 namespace {
 
 const std::string k2205 = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-22.05/";
@@ -41,9 +37,7 @@ TEST(Sdiag, SchemaHasGcmsFieldsInOrder) {
   EXPECT_EQ(kSdiag.fields.back().name, "rpcs_by_user_json");
   EXPECT_EQ(kSdiag.fields[kSdiag.index_of("bf_active")].type, FieldType::Bool);
   EXPECT_EQ(kSdiag.fields[kSdiag.index_of("rpcs_by_message_type_json")].type, FieldType::String);
-  // SLURMLog carries every statistic as well, in the same order after its own fields.
-  for (size_t i = kSdiagFirstStatistic; i < kSdiag.fields.size(); ++i)
-    EXPECT_GE(kSlurmLog.index_of(kSdiag.fields[i].name), 0) << kSdiag.fields[i].name;
+  // That SLURMLog carries every statistic as well: slurm_monitor_sdiag_test.cc.
 }
 
 TEST(Sdiag, Text2205EverySectionItsOwnFields) {
@@ -145,11 +139,11 @@ TEST(Sdiag, TextBadValueNamesTheLineAndLabel) {
   try {
     parse_sdiag_text("Server thread count:  3\nAgent queue size: lots\n");
     FAIL() << "expected ParseError";
-  } catch (const slurm::ParseError& e) {
+  } catch (const ParseError& e) {
     EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("Agent queue size:"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(parse_sdiag_text("Server thread count: 1\nAgent queue size: 1\nAgent count: 1\n"), slurm::ParseError);
+  EXPECT_THROW(parse_sdiag_text("Server thread count: 1\nAgent queue size: 1\nAgent count: 1\n"), ParseError);
 }
 
 TEST(Sdiag, Json2405FromTheDocumentation) {
@@ -194,75 +188,21 @@ TEST(Sdiag, JsonUnsetInfiniteMissingAndWrongTypes) {
   try {
     parse_sdiag_json(head + R"(,"jobs_started":"many"}})");
     FAIL() << "expected ParseError";
-  } catch (const slurm::ParseError& e) {
+  } catch (const ParseError& e) {
     EXPECT_NE(std::string(e.what()).find("statistics.jobs_started"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(parse_sdiag_json(head + R"(,"schedule_exit":7}})"), slurm::ParseError);
-  EXPECT_THROW(parse_sdiag_json(R"({"statistics":{"server_thread_count":1}})"), slurm::ParseError);
-  EXPECT_THROW(parse_sdiag_json("not json"), slurm::ParseError);
+  EXPECT_THROW(parse_sdiag_json(head + R"(,"schedule_exit":7}})"), ParseError);
+  EXPECT_THROW(parse_sdiag_json(R"({"statistics":{"server_thread_count":1}})"), ParseError);
+  EXPECT_THROW(parse_sdiag_json("not json"), ParseError);
 }
 
-using gcm::testing::Collect;
-
-slurm::CannedSlurmClient canned_2205() {
-  slurm::CannedSlurmClient c;
-  c.set_output("slurm_monitor_sinfo", slurp(k2205 + "sinfo-O-nodes.txt"));
-  c.set_output("sinfo_version", slurp(k2205 + "sinfo-V.txt"));
-  c.set_output("sdiag", slurp(k2205 + "sdiag.txt"));
-  c.set_output("slurm_monitor_sacct", slurp(k2205 + "sacct-slurm-monitor-local.txt"));
-  return c;
-}
-
-Params params() {
-  Params p;
-  p.cluster = "testbed";
-  p.interval = 150;
-  p.now = 1795978616;
-  return p;
-}
-
-TEST(SlurmMonitorSdiag, SlurmLogCarriesEveryStatisticAndTheResetRunsOnlyWhenAsked) {
-  auto c = canned_2205();
-  Collect out;
-  Sdiag sdiag;
-  collect(c, c, params(), out, nullptr, nullptr, &sdiag);
-  EXPECT_EQ(sdiag.get("schedule_cycle_max"), 31572);
-  const Record& log = out.records.back();
-  EXPECT_EQ(log.schema->name, "SLURMLog");
-  EXPECT_EQ(log.at("schedule_cycle_max").as_int(), 31572);
-  EXPECT_EQ(log.at("bf_when_last_cycle").as_int(), 1795978615);
-  EXPECT_EQ(log.at("rpcs_by_user_json").as_string(), sdiag.record.at("rpcs_by_user_json").as_string());
-  for (const auto& q : c.queries()) EXPECT_NE(q.name, "sdiag_reset");
-
-  auto r = canned_2205();
-  r.set_output("sdiag_reset", "Reset scheduling statistics");
-  Params p = params();
-  p.sdiag_reset = true;
-  Collect out2;
-  collect(r, r, p, out2);
-  std::vector<std::string> names;
-  for (const auto& q : r.queries()) names.push_back(q.name);
-  auto sd = std::find(names.begin(), names.end(), "sdiag");
-  auto reset = std::find(names.begin(), names.end(), "sdiag_reset");
-  ASSERT_NE(reset, names.end());
-  EXPECT_LT(sd, reset);  // after the scrape
-  EXPECT_EQ(r.queries()[static_cast<size_t>(reset - names.begin())].argv,
-            (std::vector<std::string>{"sdiag", "--reset"}));
-}
-
-TEST(SlurmMonitorSdiag, FailedResetIsAWarningNotAFailedRound) {
-  auto c = canned_2205();
-  c.set_failure("sdiag_reset", "sdiag: error: slurm_reset_statistics: Access/permission denied");
-  Params p = params();
-  p.sdiag_reset = true;
-  std::ostringstream logged;
-  auto log = std::make_shared<spdlog::logger>("t", std::make_shared<spdlog::sinks::ostream_sink_mt>(logged));
-  Collect out;
-  EXPECT_NO_THROW(collect(c, c, p, out, log.get()));
-  EXPECT_EQ(out.records.back().schema->name, "SLURMLog");
-  EXPECT_NE(logged.str().find("permission denied"), std::string::npos) << logged.str();
-  EXPECT_NE(logged.str().find("warning"), std::string::npos) << logged.str();
+// Moved from slurm_monitor_test.cc (SlurmMonitor.MissingSdiagLabelIsAnError) with the parser.
+TEST(Sdiag, MissingLabelIsAnError) {
+  EXPECT_THROW(parse_sdiag_text("Server thread count: 3\n"), ParseError);
+  Sdiag s = parse_sdiag_text(slurp(k2205 + "sdiag.txt"));
+  EXPECT_EQ(s.get("server_thread_count"), 3);
+  EXPECT_THROW(parse_sdiag_json("{}"), ParseError);
 }
 
 }  // namespace
-}  // namespace gcm::slurm_monitor
+}  // namespace gcm::slurm

@@ -1,4 +1,4 @@
-#include "collectors/sdiag.h"
+#include "slurm/sdiag.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -10,9 +10,8 @@
 #include "slurm/delimited.h"
 #include "slurm/parse_error.h"
 
-namespace gcm::slurm_monitor {
+namespace gcm::slurm {
 
-using slurm::ParseError;
 
 namespace {
 
@@ -131,9 +130,7 @@ const Schema kSdiag = [] {
   return s;
 }();
 
-namespace {
-const bool kSchemaRegistered = register_schema(&kSdiag);
-}
+// The record is registered by slurm_monitor, which writes it (collectors/sdiag_record.cc).
 
 Sdiag::Sdiag() : record(kSdiag) {}
 
@@ -214,30 +211,30 @@ Value unix_in_parentheses(std::string_view what, std::string_view v) {
   if (v == "N/A" || v.empty()) return Value();
   size_t open = v.rfind('('), close = v.rfind(')');
   if (open == std::string_view::npos || close == std::string_view::npos || close < open)
-    throw ParseError(slurm::describe_bad_value(what, v, "expected a date followed by (unix time)"));
-  auto n = slurm::python_int(v.substr(open + 1, close - open - 1));
-  if (!n) throw ParseError(slurm::describe_bad_value(what, v, "expected a date followed by (unix time)"));
+    throw ParseError(describe_bad_value(what, v, "expected a date followed by (unix time)"));
+  auto n = python_int(v.substr(open + 1, close - open - 1));
+  if (!n) throw ParseError(describe_bad_value(what, v, "expected a date followed by (unix time)"));
   return Value(*n);
 }
 
 // "\tREQUEST_NODE_INFO  ( 2007) count:1  ave_time:196  total_time:196" (by type) or "\troot  (  0) count:13 ..."
 // (by user) -> an object keyed as `sdiag --json` names them.
 Value rpc_entry(std::string_view line, bool by_user) {
-  std::string_view l = slurm::trim(line);
+  std::string_view l = trim(line);
   size_t open = l.find('('), close = l.find(')');
   if (open == std::string_view::npos || close == std::string_view::npos || close < open || open == 0)
-    throw ParseError(slurm::describe_bad_value("RPC statistics line", l, "expected NAME (ID) count:N ..."));
-  auto id = slurm::python_int(l.substr(open + 1, close - open - 1));
-  if (!id) throw ParseError(slurm::describe_bad_value("RPC statistics line", l, "the (ID) is not an integer"));
+    throw ParseError(describe_bad_value("RPC statistics line", l, "expected NAME (ID) count:N ..."));
+  auto id = python_int(l.substr(open + 1, close - open - 1));
+  if (!id) throw ParseError(describe_bad_value("RPC statistics line", l, "the (ID) is not an integer"));
   Object o;
-  o.push_back({by_user ? "user" : "message_type", Value(slurm::trim(l.substr(0, open)))});
+  o.push_back({by_user ? "user" : "message_type", Value(trim(l.substr(0, open)))});
   o.push_back({by_user ? "user_id" : "type_id", Value(*id)});
   std::vector<std::string_view> tokens;
-  slurm::split_fields(l.substr(close + 1), "", tokens);
+  split_fields(l.substr(close + 1), "", tokens);
   for (std::string_view t : tokens) {
     size_t colon = t.find(':');
-    auto n = colon == std::string_view::npos ? std::nullopt : slurm::python_int(t.substr(colon + 1));
-    if (!n) throw ParseError(slurm::describe_bad_value("RPC statistics item", t, "expected NAME:INTEGER"));
+    auto n = colon == std::string_view::npos ? std::nullopt : python_int(t.substr(colon + 1));
+    if (!n) throw ParseError(describe_bad_value("RPC statistics item", t, "expected NAME:INTEGER"));
     std::string_view key = t.substr(0, colon);
     o.push_back({key == "ave_time" ? std::string("average_time") : std::string(key), Value(*n)});
   }
@@ -252,9 +249,9 @@ Sdiag parse_sdiag_text(std::string_view text) {
   Section section = Section::Top;
   List by_type, by_user;
   size_t number = 0;
-  slurm::for_each_line(text, [&](std::string_view raw) {
+  for_each_line(text, [&](std::string_view raw) {
     ++number;
-    std::string_view l = slurm::trim(raw);  // values are indented by tabs under their section
+    std::string_view l = trim(raw);  // values are indented by tabs under their section
     if (l.empty() || starts_with(l, "****")) return;
     try {
       if (starts_with(l, "sdiag output at")) {
@@ -262,7 +259,7 @@ Sdiag parse_sdiag_text(std::string_view text) {
         return;
       }
       if (starts_with(l, "Data since")) {
-        r[index_of("req_time_start")] = unix_in_parentheses("Data since", slurm::trim(l.substr(10)));
+        r[index_of("req_time_start")] = unix_in_parentheses("Data since", trim(l.substr(10)));
         return;
       }
       if (starts_with(l, "Main schedule statistics")) return void(section = Section::Main);
@@ -277,9 +274,9 @@ Sdiag parse_sdiag_text(std::string_view text) {
       if (starts_with(l, "Latency for 1000 calls to gettimeofday():")) {
         section = Section::Other;
         std::vector<std::string_view> words;
-        slurm::split_fields(l.substr(41), "", words);
-        auto n = words.empty() ? std::nullopt : slurm::python_int(words[0]);
-        if (!n) throw ParseError(slurm::describe_bad_value("gettimeofday latency", l, "expected N microseconds"));
+        split_fields(l.substr(41), "", words);
+        auto n = words.empty() ? std::nullopt : python_int(words[0]);
+        if (!n) throw ParseError(describe_bad_value("gettimeofday latency", l, "expected N microseconds"));
         r[index_of("gettimeofday_latency")] = *n;
         return;
       }
@@ -297,14 +294,14 @@ Sdiag parse_sdiag_text(std::string_view text) {
         if (lab.section == section && starts_with(l, lab.label) && (!best || lab.label.size() > best->label.size()))
           best = &lab;
       if (!best) return;  // a line this version adds, or one the record has no field for
-      std::string_view v = slurm::trim(l.substr(best->label.size()));
+      std::string_view v = trim(l.substr(best->label.size()));
       size_t f = index_of(best->field);
       if (std::string_view(best->field) == "job_states_ts" || std::string_view(best->field) == "bf_when_last_cycle") {
         r[f] = unix_in_parentheses(best->label, v);
         return;
       }
-      auto n = slurm::python_int(v);
-      if (!n) throw ParseError(slurm::describe_bad_value(best->label, v, "expected an integer"));
+      auto n = python_int(v);
+      if (!n) throw ParseError(describe_bad_value(best->label, v, "expected an integer"));
       r[f] = *n;
     } catch (const ParseError& e) {
       throw ParseError(fmt::format("line {}: {}", number, e.what()));
@@ -416,4 +413,4 @@ Sdiag parse_sdiag_json(std::string_view text) {
   return out;
 }
 
-}  // namespace gcm::slurm_monitor
+}  // namespace gcm::slurm

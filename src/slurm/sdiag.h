@@ -1,6 +1,7 @@
 // slurmctld's statistics as GCM's Sdiag record (gcm-newer.md §1.6): from `sdiag --all --json` (Slurm 23.02 and
 // later) or from the text of `sdiag --all` (every version; 22.05 has no --json). slurm_monitor writes one Sdiag LOG
-// record per round and copies the same fields into its SLURMLog records.
+// record per round and copies the same fields into its SLURMLog records. The parsers live here, beside the other
+// parsers of Slurm's outputs, so that any collector (or a REST back end later) reads sdiag the same way.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 
 #include "core/record.h"
 
-namespace gcm::slurm_monitor {
+namespace gcm::slurm {
 
 // The Sdiag record: cluster, then every statistic (ints unless noted), null where the source has no such value.
 extern const Schema kSdiag;
@@ -40,4 +41,4 @@ Sdiag parse_sdiag_text(std::string_view text);
 // Throws slurm::ParseError for invalid JSON, a missing controller-load value or a value of the wrong type.
 Sdiag parse_sdiag_json(std::string_view text);
 
-}  // namespace gcm::slurm_monitor
+}  // namespace gcm::slurm

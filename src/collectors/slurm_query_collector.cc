@@ -1,0 +1,47 @@
+#include "collectors/slurm_query_collector.h"
+
+#include <ctime>
+#include <memory>
+
+#include "collectors/slurm_timeout_option.h"
+#include "core/schema.h"
+
+namespace gcm::scheduler {
+
+namespace {
+
+class SlurmQueryCollector : public Collector {
+ public:
+  SlurmQueryCollector(std::shared_ptr<const SlurmQueryCollectorSpec> spec, OptionBinder& b) : spec_(std::move(spec)) {
+    add_slurm_timeout_option(b, timeout_s_, spec_->timeout_help);
+  }
+  std::vector<CollectorTask> tasks(const CollectorContext&) override {
+    return {{spec_->name, spec_->schema, [this](const CollectorContext& ctx, RecordOut& out) {
+               Params p{ctx.cluster, ctx.heterogeneous_cluster_v1, static_cast<int64_t>(std::time(nullptr)),
+                        slurm_timeout_ms(timeout_s_)};
+               spec_->collect(slurm_, p, out);
+             }}};
+  }
+
+ private:
+  std::shared_ptr<const SlurmQueryCollectorSpec> spec_;
+  double timeout_s_ = 60;
+  slurm::CliSlurmClient slurm_;
+};
+
+}  // namespace
+
+bool register_slurm_query_collector(SlurmQueryCollectorSpec spec) {
+  auto owned = std::make_shared<const SlurmQueryCollectorSpec>(std::move(spec));
+  const bool collector = register_collector({
+      owned->name,
+      owned->help,
+      owned->default_interval,
+      owned->name,
+      [owned](OptionBinder& b) -> std::unique_ptr<Collector> { return std::make_unique<SlurmQueryCollector>(owned, b); },
+  });
+  const bool schema = register_schema(owned->schema);
+  return collector && schema;
+}
+
+}  // namespace gcm::scheduler
