@@ -5,7 +5,7 @@ FUZZ_DIR ?= build-fuzz
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build package test unit-test integration-test asan-test fuzz demo bench clean
+.PHONY: all deps build build-all package test unit-test integration-test asan-test fuzz demo bench clean
 
 all: build
 
@@ -15,22 +15,27 @@ deps:
 $(BUILD_DIR)/build.ninja:
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGCM_WERROR=ON $(CMAKE_FLAGS)
 
+# What the demo and a deployment need: gcm (health_checks is the same program), its gRPC module and the fake NVML.
+# The tests, benchmarks and device tests are built by the targets that run them (build-all).
 build: deps $(BUILD_DIR)/build.ninja
+	ninja -C $(BUILD_DIR) -j $(JOBS) gcm fake_nvml
+
+build-all: deps $(BUILD_DIR)/build.ninja
 	ninja -C $(BUILD_DIR) -j $(JOBS)
 
 # The Debian package (CPack): build/gcm_<version>_<arch>.deb.
-package: build
+package: build-all
 	cd $(BUILD_DIR) && cpack -G DEB
 
 # Every test: unit, golden and integration (real Prometheus, real OTLP receiver), then the unit tests again under
 # AddressSanitizer and UndefinedBehaviorSanitizer (clang 14).
-test: build
+test: build-all
 	./scripts/run-tests.sh $(BUILD_DIR) $(ASAN_DIR)
 
-unit-test: build
+unit-test: build-all
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -L unit -j $(JOBS)
 
-integration-test: build
+integration-test: build-all
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -L integration
 
 asan-test: deps
@@ -49,7 +54,7 @@ fuzz: deps
 demo: build
 	./scripts/demo.sh $(BUILD_DIR)
 
-bench: build
+bench: build-all
 	./scripts/bench.sh $(BUILD_DIR)
 
 clean:

@@ -1,6 +1,6 @@
 #include "agent/agent_options.h"
 
-#include "cli/drain_limit_options.h"
+#include "suite/drain_limit_options.h"
 #include "cli/option_binder.h"
 #include "core/host_roots.h"
 #include "cli/option_limits.h"

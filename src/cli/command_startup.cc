@@ -18,8 +18,10 @@ int usage_error(const std::string& message) {
 int run_command(const Invocation& inv, const CommandStartup& s, const CommandBody& body) {
   std::vector<std::string> warnings = inv.warnings;
   try {
-    auto warn = [&](const std::string& w) { warnings.push_back(w); };
-    for (const ConfigTable& t : s.tables) apply_config(inv.config, t.path, *t.binder, t.known_subtables, warn);
+    std::function<void(const std::string&)> warn = [&](const std::string& w) { warnings.push_back(w); };
+    std::function<void(const std::string&)> quiet = [](const std::string&) {};
+    for (const ConfigTable& t : s.tables)
+      apply_config(inv.config, t.path, *t.binder, t.known_subtables, t.quiet ? quiet : warn);
     s.validate();
   } catch (const std::exception& e) {  // the config file or an option value: every failure here is one of usage
     return usage_error(e.what());
@@ -35,6 +37,13 @@ int run_command(const Invocation& inv, const CommandStartup& s, const CommandBod
   for (const auto& w : warnings) {
     std::cerr << "Warning: " << w << "\n";
     log->warn("{}: {}", s.name, w);
+  }
+
+  try {
+    s.prepare(log);
+  } catch (const std::exception& e) {
+    log->warn("{}: exiting on a usage error: {}", s.name, e.what());
+    return usage_error(e.what());
   }
 
   try {

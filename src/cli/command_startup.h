@@ -28,6 +28,7 @@ struct ConfigTable {
   const OptionBinder* binder = nullptr;
   // Keys of the table that are subcommand tables or the root's own keys, not unknown options.
   std::vector<std::string> known_subtables = {};
+  bool quiet = false;  // its unknown keys are no warning (a parent table that holds keys for other commands)
 };
 
 struct CommandStartup {
@@ -39,6 +40,9 @@ struct CommandStartup {
   // The log's settings, read once the config has filled the options. Empty: the command has no log file (a report
   // for a terminal); its warnings and errors go to stderr only.
   std::function<LogSetup()> log;
+  // What needs the log and must still fail on the terminal (a sink from its -o options): runs once the log is open,
+  // before the command detaches; anything it throws is a usage error.
+  std::function<void(const std::shared_ptr<spdlog::logger>& log)> prepare = [](const auto&) {};
 };
 
 using CommandBody = std::function<int(const std::shared_ptr<spdlog::logger>& log)>;

@@ -6,7 +6,7 @@
 
 #include "cli/command_registry.h"
 #include "cli/command_startup.h"
-#include "cli/drain_limit_options.h"
+#include "suite/drain_limit_options.h"
 #include "cli/option_binder.h"
 #include "collectors/slurm_timeout_option.h"
 #include "core/config.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "app/commands.h"
+#include "health/health_checks_command.h"
 
 namespace gcm {
 namespace {

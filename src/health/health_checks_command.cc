@@ -9,8 +9,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "app/commands.h"
+#include "health/health_checks_command.h"
 #include "cli/command_registry.h"
+#include "cli/command_startup.h"
 #include "cli/detach.h"
 #include "cli/option_binder.h"
 #include "cli/option_limits.h"
@@ -92,11 +93,6 @@ const HealthCheckSpec* named_check(int argc, char** argv) {
       return &spec;
   }
   return nullptr;
-}
-
-int fail(const std::string& msg, int code) {
-  std::cerr << "Error: " << msg << "\n";
-  return code;
 }
 
 // The killswitch file into `run`. A file that is not valid TOML leaves every check enabled (GCM's documented
@@ -224,81 +220,69 @@ int health_checks_main(int argc, char** argv) {
     return 0;
   }
 
-  std::vector<std::string> warnings;
+  ConfigFile cfg;
   try {
-    ConfigFile cfg = ConfigFile::load(config_path, "health_checks", kDefaultConfigPaths);
-    auto warn = [&](const std::string& w) { warnings.push_back(w); };
-    auto quiet = [](const std::string&) {};  // a parent table may hold keys meant for its other checks
-    std::vector<std::string> path = cmd->spec->path;
-    apply_config(cfg, path, *cmd->binder, {}, warn);
-    for (size_t n = path.size() - 1; n + 1 > 0; --n)
-      apply_config(cfg, std::vector<std::string>(path.begin(), path.begin() + static_cast<long>(n)), *cmd->binder,
-                   {}, quiet);
+    cfg = ConfigFile::load(config_path, "health_checks", kDefaultConfigPaths);
   } catch (const ConfigError& e) {
-    return fail(e.what(), 2);
+    return usage_error(e.what());
   }
-  if (!cmd->cluster) return fail("Missing argument 'CLUSTER'.", 2);
-  if (!cmd->type) return fail("Missing argument 'TYPE'.", 2);
-  auto type = health::parse_check_type(*cmd->type);
-  if (!type) return fail(fmt::format("Invalid value for 'TYPE': '{}' is not one of prolog, epilog, nagios, app.",
-                                     *cmd->type), 2);
-
+  Invocation inv{cfg};
+  inv.detach = cli.detach;
+  CommandStartup startup{"health_checks", {{cmd->spec->path, cmd->binder.get()}}};
+  // The parent tables ([health_checks.<group>], [health_checks]) fill what the check's own table does not; they
+  // may hold keys meant for the group's other checks, so their unknown keys are no warning.
+  for (size_t n = cmd->spec->path.size(); n-- > 0;)
+    startup.tables.push_back(
+        {std::vector<std::string>(cmd->spec->path.begin(), cmd->spec->path.begin() + static_cast<long>(n)),
+         cmd->binder.get(), {}, /*quiet=*/true});
   CheckRun run;
-  run.cluster = *cmd->cluster;
-  run.type = *type;
-  run.verbose_out = cmd->verbose_out;
-  run.heterogeneous_cluster_v1 = cmd->heterogeneous;
-  run.timeout_s = cmd->timeout;
-  try {
-    run.log = setup_logging({*cmd->type, health::node_hostname(), cmd->log_folder, cmd->log_level, cmd->log_stdout});
-  } catch (const std::invalid_argument& e) {
-    return fail(e.what(), 2);
-  }
-  for (const auto& w : warnings) {
-    std::cerr << "Warning: " << w << "\n";
-    run.log->warn("{}", w);
-  }
   SinkContext sctx;
-  sctx.command = "health_checks";
-  sctx.log = run.log;
-  sctx.retry.retries = 0;  // a check must not wait minutes for a telemetry backend
-  try {
+  startup.validate = [&] {
+    if (!cmd->cluster) throw UsageError("Missing argument 'CLUSTER'.");
+    if (!cmd->type) throw UsageError("Missing argument 'TYPE'.");
+    auto type = health::parse_check_type(*cmd->type);
+    if (!type)
+      throw UsageError(
+          fmt::format("Invalid value for 'TYPE': '{}' is not one of prolog, epilog, nagios, app.", *cmd->type));
+    run.cluster = *cmd->cluster;
+    run.type = *type;
+    run.verbose_out = cmd->verbose_out;
+    run.heterogeneous_cluster_v1 = cmd->heterogeneous;
+    run.timeout_s = cmd->timeout;
+  };
+  startup.log = [&] {
+    return LogSetup{*cmd->type, health::node_hostname(), cmd->log_folder, cmd->log_level, cmd->log_stdout};
+  };
+  startup.prepare = [&](const std::shared_ptr<spdlog::logger>& log) {
+    run.log = log;
+    sctx.command = "health_checks";
+    sctx.log = run.log;
+    sctx.retry.retries = 0;  // a check must not wait minutes for a telemetry backend
+    // Built before the detach so that a bad -o is still a usage error on the terminal. A detached run drops it
+    // before the fork and builds it again in the child: a sink may hold threads (the prometheus listener's) that
+    // fork does not copy.
     run.sink = make_sink(cmd->sink, cmd->sink_opts, sctx);
-  } catch (const SinkUsageError& e) {
-    return fail(e.what(), 2);
-  }
-  try {
-    if (features_path) load_killswitches(*features_path, run);
-    if (cli.detach) {
-      // The sink was built above so that a bad -o is still a usage error on the terminal; it is built again in
-      // the detached process because a sink may hold threads (the prometheus listener's) that fork does not copy.
-      run.sink.reset();
-      detach();
-      run.sink = make_sink(cmd->sink, cmd->sink_opts, sctx);
+    if (inv.detach) run.sink.reset();
+  };
+  return run_command(inv, startup, [&](const std::shared_ptr<spdlog::logger>&) {
+    if (!run.sink) run.sink = make_sink(cmd->sink, cmd->sink_opts, sctx);
+    try {
+      if (features_path) load_killswitches(*features_path, run);
+      return cmd->check->run(run);
+    } catch (const health::KillswitchFileError& e) {
+      throw UsageError(e.what());
+    } catch (const health::CheckUsageError& e) {
+      throw UsageError(e.what());
+    } catch (const std::exception& e) {
+      // The reference's OutputContext: an unexpected error is a WARNING line and exit 1.
+      run.log->error("{}: {}", fmt::join(cmd->spec->path, " "), e.what());
+      std::cout << "WARNING - check did not exit normally" << std::endl;
+      std::cerr << "Error: " << e.what() << "\n";
+      return 1;
     }
-    return cmd->check->run(run);
-  } catch (const health::KillswitchFileError& e) {
-    return fail(e.what(), 2);
-  } catch (const health::CheckUsageError& e) {
-    return fail(e.what(), 2);
-  } catch (const std::exception& e) {
-    // The reference's OutputContext: an unexpected error is a WARNING line and exit 1.
-    run.log->error("{}: {}", fmt::join(cmd->spec->path, " "), e.what());
-    std::cout << "WARNING - check did not exit normally" << std::endl;
-    std::cerr << "Error: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }
 
-int dispatch_main(int argc, char** argv) {
-  std::string_view self = argc > 0 ? argv[0] : "gcm";
-  size_t slash = self.rfind('/');
-  if (slash != std::string_view::npos) self.remove_prefix(slash + 1);
-  if (self == "health_checks") return health_checks_main(argc, argv);
-  if (auto profile = suite_profile_of_program(self))
-    return suite_main(*profile, std::vector<std::string>(argv + 1, argv + argc));
-  return gcm_main(argc, argv);
-}
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "app/commands.h"
+#include "suite/suite_command.h"
 #include "cli/command_registry.h"
 #include "cli/command_startup.h"
 #include "suite/runner.h"

@@ -1,4 +1,4 @@
-#include "cli/drain_limit_options.h"
+#include "suite/drain_limit_options.h"
 
 namespace gcm {
 
