@@ -60,9 +60,10 @@ void print_clean(const DetectorConfig& c) {
     days += r.node_days;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  fmt::print("\nclean, noisy: {:.0f} node-days (8 GPUs, 30 s windows) in {:.1f} s: false suspect {:.4f}/node-day, "
-             "degraded {:.4f}, failed {:.4f}\n",
-             days, secs, s / days, d / days, f / days);
+  fmt::print(
+      "\nclean, noisy: {:.0f} node-days (8 GPUs, 30 s windows) in {:.1f} s: false suspect {:.4f}/node-day, "
+      "degraded {:.4f}, failed {:.4f}\n",
+      days, secs, s / days, d / days, f / days);
 }
 
 // Why slow_deviation is 3 % (with slow_zscore 3 at the 1 % MAD floor, the same bar): false suspects on clean data

@@ -64,15 +64,24 @@ Options parse(int argc, char** argv) {
       return argv[++i];
     };
     try {
-      if (a == "--nodes") o.nodes = std::stoi(value());
-      else if (a == "--days") o.days = std::stod(value());
-      else if (a == "--seed") o.seed = std::stoull(value());
-      else if (a == "--one-job") o.one_job = true;
-      else if (a == "--slow-node") o.slow_node = std::stoi(value());
-      else if (a == "--slow-fraction") o.slow_fraction = std::stod(value());
-      else if (a == "--slow-start-s") o.slow_start_s = std::stod(value());
-      else if (a == "--out") o.out = value();
-      else usage("unknown option " + a);
+      if (a == "--nodes")
+        o.nodes = std::stoi(value());
+      else if (a == "--days")
+        o.days = std::stod(value());
+      else if (a == "--seed")
+        o.seed = std::stoull(value());
+      else if (a == "--one-job")
+        o.one_job = true;
+      else if (a == "--slow-node")
+        o.slow_node = std::stoi(value());
+      else if (a == "--slow-fraction")
+        o.slow_fraction = std::stod(value());
+      else if (a == "--slow-start-s")
+        o.slow_start_s = std::stod(value());
+      else if (a == "--out")
+        o.out = value();
+      else
+        usage("unknown option " + a);
     } catch (const std::logic_error&) {
       usage(a + " needs a number, got '" + argv[i] + "'");
     }

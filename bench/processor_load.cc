@@ -264,10 +264,26 @@ int main(int argc, char** argv) {
     // MAX_CONNECTIONS="" runs a build older than --max-connections (a baseline).
     const char* mc = std::getenv("MAX_CONNECTIONS");
     std::string max_connections = mc ? mc : "4096";
-    std::vector<std::string> args = {"time", "-v", "-o", dir + "/time.txt", gcm, "slurm_processor", "--listen",
-                                     "127.0.0.1:0", "--grpc-listen", grpc ? "127.0.0.1:0" : "", "--downstream",
-                                     downstream_url, "--attribution", "mapping-files", "--gpu-job-mapping-dir",
-                                     dir + "/map", "--log-folder", dir, "--queue-size", "256"};
+    std::vector<std::string> args = {"time",
+                                     "-v",
+                                     "-o",
+                                     dir + "/time.txt",
+                                     gcm,
+                                     "slurm_processor",
+                                     "--listen",
+                                     "127.0.0.1:0",
+                                     "--grpc-listen",
+                                     grpc ? "127.0.0.1:0" : "",
+                                     "--downstream",
+                                     downstream_url,
+                                     "--attribution",
+                                     "mapping-files",
+                                     "--gpu-job-mapping-dir",
+                                     dir + "/map",
+                                     "--log-folder",
+                                     dir,
+                                     "--queue-size",
+                                     "256"};
     if (!max_connections.empty()) args.insert(args.end(), {"--max-connections", max_connections});
     std::vector<char*> argv_c;
     for (auto& a : args) argv_c.push_back(a.data());
@@ -369,17 +385,20 @@ int main(int argc, char** argv) {
              points_per_request, body.size(), clients, elapsed);
   fmt::print("throughput: {:.0f} requests/s, {:.0f} points/s (wall), {} refused or failed\n", sent / elapsed,
              sent * points_per_request / elapsed, failed.load());
-  fmt::print("processor CPU: {:.2f} s user + {:.2f} s sys -> {:.0f} points per CPU second (whole process: HTTP, "
-             "decode, enrich, encode, forward)\n",
-             user, sys, points / std::max(1e-9, user + sys));
-  fmt::print("latency one at a time: direct p50 {:.0f} us p99 {:.0f} us; via slurm_processor p50 {:.0f} us p99 {:.0f} us; "
-             "added p50 {:.0f} us ({:.2f}x)\n",
-             pct(base, 0.5), pct(base, 0.99), pct(via, 0.5), pct(via, 0.99), pct(via, 0.5) - pct(base, 0.5),
-             pct(via, 0.5) / std::max(1.0, pct(base, 0.5)));
+  fmt::print(
+      "processor CPU: {:.2f} s user + {:.2f} s sys -> {:.0f} points per CPU second (whole process: HTTP, "
+      "decode, enrich, encode, forward)\n",
+      user, sys, points / std::max(1e-9, user + sys));
+  fmt::print(
+      "latency one at a time: direct p50 {:.0f} us p99 {:.0f} us; via slurm_processor p50 {:.0f} us p99 {:.0f} us; "
+      "added p50 {:.0f} us ({:.2f}x)\n",
+      pct(base, 0.5), pct(base, 0.99), pct(via, 0.5), pct(via, 0.99), pct(via, 0.5) - pct(base, 0.5),
+      pct(via, 0.5) / std::max(1.0, pct(base, 0.5)));
   fmt::print("latency under load: p50 {:.0f} us p99 {:.0f} us\n", pct(all, 0.5), pct(all, 0.99));
-  fmt::print("GET /health under load with {} trickling sockets ({} connections made, cut at their head deadline and "
-             "made again): {} probes, p50 {:.0f} us p99 {:.0f} us max {:.0f} us\n",
-             hostile, reconnects, health.size(), pct(health, 0.5), pct(health, 0.99), pct(health, 1.0));
+  fmt::print(
+      "GET /health under load with {} trickling sockets ({} connections made, cut at their head deadline and "
+      "made again): {} probes, p50 {:.0f} us p99 {:.0f} us max {:.0f} us\n",
+      hostile, reconnects, health.size(), pct(health, 0.5), pct(health, 0.99), pct(health, 1.0));
   std::string rs;
   for (long r : rss) rs += fmt::format("{} ", r / 1024);
   fmt::print("processor RSS: idle {} MiB; under load (MiB, every 0.5 s): {}; max {} MiB\n", rss_idle / 1024, rs,

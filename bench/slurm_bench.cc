@@ -61,25 +61,50 @@ BENCHMARK(BM_HostlistCompress);
 
 constexpr size_t kRows = 100000;
 const std::vector<std::string> kColumns = {
-    "TRES-PER-NODE", "MINCPUS",    "JOBARRAYID",  "JOBID",       "NAME",        "TIMELIMIT",  "MINMEMORY",
-    "COMMAND",       "PRIORITY",   "STATE",       "USERNAME",    "NUMCPUS",     "NUMNODES",   "TIMELEFT",
-    "TIMEUSED",      "NODELIST",   "DEPENDENCY",  "EXCNODES",    "STARTTIME",   "SUBMITTIME", "ELIGIBLETIME",
-    "ACCRUETIME",    "PENDINGTIME", "COMMENT",    "PARTITION",   "ACCOUNT",     "QOS",        "REASON",
-    "TRES-ALLOC",    "RESERVATION", "REQUEUE",    "FEATURE",     "RESTARTCNT",  "SCHEDNODES"};
+    "TRES-PER-NODE", "MINCPUS",     "JOBARRAYID", "JOBID",     "NAME",       "TIMELIMIT",  "MINMEMORY",
+    "COMMAND",       "PRIORITY",    "STATE",      "USERNAME",  "NUMCPUS",    "NUMNODES",   "TIMELEFT",
+    "TIMEUSED",      "NODELIST",    "DEPENDENCY", "EXCNODES",  "STARTTIME",  "SUBMITTIME", "ELIGIBLETIME",
+    "ACCRUETIME",    "PENDINGTIME", "COMMENT",    "PARTITION", "ACCOUNT",    "QOS",        "REASON",
+    "TRES-ALLOC",    "RESERVATION", "REQUEUE",    "FEATURE",   "RESTARTCNT", "SCHEDNODES"};
 
 const std::string& squeue_output() {
   static const std::string text = [] {
     std::string out;
     for (size_t i = 0; i < kRows; ++i) {
       std::string id = std::to_string(42000000 + i);
-      std::string fields[] = {i % 3 ? "gres/gpu:8" : "N/A", "80", id + "_" + std::to_string(i % 50), id,
-                              "train_run_" + std::to_string(i % 977), "3-00:00:00", "60G", "/home/user/run.sh",
-                              "0.00017546257008", i % 4 ? "RUNNING" : "PENDING", "user" + std::to_string(i % 300),
-                              "2560", "32", "2-17:56:34", "6:03:26",
+      std::string fields[] = {i % 3 ? "gres/gpu:8" : "N/A",
+                              "80",
+                              id + "_" + std::to_string(i % 50),
+                              id,
+                              "train_run_" + std::to_string(i % 977),
+                              "3-00:00:00",
+                              "60G",
+                              "/home/user/run.sh",
+                              "0.00017546257008",
+                              i % 4 ? "RUNNING" : "PENDING",
+                              "user" + std::to_string(i % 300),
+                              "2560",
+                              "32",
+                              "2-17:56:34",
+                              "6:03:26",
                               "node[" + std::to_string(1000 + i % 5000) + "-" + std::to_string(1031 + i % 5000) + "]",
-                              "(null)", "", "2025-03-07T04:16:04", "2025-03-07T04:15:46", "2025-03-07T04:15:46",
-                              "2025-03-07T04:16:03", "18", "(null)", "learn", "account" + std::to_string(i % 40),
-                              "normal", "None", "cpu=2560,node=32,billing=3040,gres/gpu=256", "", "1", "gpu", "0",
+                              "(null)",
+                              "",
+                              "2025-03-07T04:16:04",
+                              "2025-03-07T04:15:46",
+                              "2025-03-07T04:15:46",
+                              "2025-03-07T04:16:03",
+                              "18",
+                              "(null)",
+                              "learn",
+                              "account" + std::to_string(i % 40),
+                              "normal",
+                              "None",
+                              "cpu=2560,node=32,billing=3040,gres/gpu=256",
+                              "",
+                              "1",
+                              "gpu",
+                              "0",
                               "(null)"};
       for (const auto& f : fields) {
         out += f;

@@ -23,9 +23,11 @@ const Schema& schema() {
     x.name = "BenchAgentGpu";
     x.metric_prefix = "gpu";
     x.data_type = DataType::Metric;
-    x.fields = {{"gpu", FieldType::Int, FieldRole::Identity}, {"uuid", FieldType::String, FieldRole::Identity},
+    x.fields = {{"gpu", FieldType::Int, FieldRole::Identity},
+                {"uuid", FieldType::String, FieldRole::Identity},
                 {"job_id", FieldType::String, FieldRole::Attribute}};
-    for (int f = 0; f < 12; ++f) x.fields.push_back({"field_" + std::to_string(f), FieldType::Double, FieldRole::Gauge});
+    for (int f = 0; f < 12; ++f)
+      x.fields.push_back({"field_" + std::to_string(f), FieldType::Double, FieldRole::Gauge});
     return x;
   }();
   return s;

@@ -26,9 +26,12 @@ std::string literal(const std::string& s) {
 
 const char* severity_enum(gcm::health::XidSeverity s) {
   switch (s) {
-    case gcm::health::XidSeverity::Ignore: return "XidSeverity::Ignore";
-    case gcm::health::XidSeverity::Warn: return "XidSeverity::Warn";
-    case gcm::health::XidSeverity::Critical: return "XidSeverity::Critical";
+    case gcm::health::XidSeverity::Ignore:
+      return "XidSeverity::Ignore";
+    case gcm::health::XidSeverity::Warn:
+      return "XidSeverity::Warn";
+    case gcm::health::XidSeverity::Critical:
+      return "XidSeverity::Critical";
   }
   return "XidSeverity::Critical";
 }
@@ -44,7 +47,8 @@ int main(int argc, char** argv) {
     auto cat = gcm::health::XidCatalogue::load_file(argv[1]);
     std::string out = fmt::format(
         "// Generated from {} by tools/xid_catalogue_gen: edit the data file, not this one.\n"
-        "#include \"health/xid_catalogue.h\"\n\nnamespace gcm::health {{\n\nconst XidEntryData kBuiltinXidEntries[] = {{\n",
+        "#include \"health/xid_catalogue.h\"\n\nnamespace gcm::health {{\n\nconst XidEntryData kBuiltinXidEntries[] = "
+        "{{\n",
         "data/xid-catalogue.toml");
     auto entries = cat.entries();
     for (const auto& e : entries) {
@@ -54,9 +58,10 @@ int main(int argc, char** argv) {
                          literal(e.mnemonic), literal(e.description), literal(e.immediate_action),
                          literal(e.investigatory_action));
     }
-    out += fmt::format("}};\nconst size_t kBuiltinXidEntryCount = {};\nconst char* const kBuiltinXidCatalogueVersion = "
-                       "{};\n\n}}  // namespace gcm::health\n",
-                       entries.size(), literal(cat.version()));
+    out += fmt::format(
+        "}};\nconst size_t kBuiltinXidEntryCount = {};\nconst char* const kBuiltinXidCatalogueVersion = "
+        "{};\n\n}}  // namespace gcm::health\n",
+        entries.size(), literal(cat.version()));
     std::ofstream f(argv[2]);
     f << out;
     if (!f) {

@@ -145,7 +145,7 @@ struct Agent::Impl {
   std::string page;
   std::unique_ptr<HttpListener> listener;
   std::unique_ptr<OtlpSpooler> otlp;  // null: no OTLP push
-  uint64_t spool_limit_bytes = 0;    // --spool-max-bytes, exported beside the spool's size
+  uint64_t spool_limit_bytes = 0;     // --spool-max-bytes, exported beside the spool's size
   Object otlp_resource;
   std::vector<Record> window_metrics, window_logs;  // what this window pushes over OTLP
 
@@ -155,7 +155,7 @@ struct Agent::Impl {
   KernelEventTracker kernel_events;
   std::unique_ptr<KmsgFollower> kmsg;
   std::unique_ptr<NvmlEventWatcher> events;
-  uint64_t xid_seq = 0;                 // the last tracker event put into a window
+  uint64_t xid_seq = 0;                  // the last tracker event put into a window
   std::map<unsigned, int64_t> recovery;  // each GPU's last recovery action (0: none)
   std::string gpu_identity_signature;    // what was last given to set_gpus
 
@@ -207,9 +207,9 @@ struct Agent::Impl {
     if (events || !lib) return;
     NvmlEventWatcherOptions eo;
     eo.log = log;
-    events = std::make_unique<NvmlEventWatcher>(lib->api(), [this](const NvmlXid& e) {
-      xids->add_nvml(static_cast<int>(e.gpu), static_cast<int>(e.xid), e.unix_s);
-    }, eo);
+    events = std::make_unique<NvmlEventWatcher>(
+        lib->api(),
+        [this](const NvmlXid& e) { xids->add_nvml(static_cast<int>(e.gpu), static_cast<int>(e.xid), e.unix_s); }, eo);
     events->start();
   }
 
@@ -235,7 +235,8 @@ struct Agent::Impl {
   void note_resets(const DeviceResult& r, GpuState before, bool first) {
     double now = health::CheckRun::now();
     if (r.state != GpuState::Ok) return;
-    if (!first && (before == GpuState::Lost || before == GpuState::Error)) xids->gpu_reset(static_cast<int>(r.index), now);
+    if (!first && (before == GpuState::Lost || before == GpuState::Error))
+      xids->gpu_reset(static_cast<int>(r.index), now);
     if (!r.sample.recovery_action) return;
     int64_t action = *r.sample.recovery_action;
     auto it = recovery.find(r.index);
@@ -274,8 +275,10 @@ struct Agent::Impl {
 
   void start_otlp() {
     if (opts.otlp_endpoint.empty()) return;
-    Object o{{"otel_endpoint", opts.otlp_endpoint}, {"protocol", opts.otlp_protocol},
-             {"otel_timeout", opts.otlp_timeout_s}, {"compression", opts.otlp_gzip ? "gzip" : "none"}};
+    Object o{{"otel_endpoint", opts.otlp_endpoint},
+             {"protocol", opts.otlp_protocol},
+             {"otel_timeout", opts.otlp_timeout_s},
+             {"compression", opts.otlp_gzip ? "gzip" : "none"}};
     Object headers;
     for (const auto& h : opts.otlp_headers) {
       auto colon = h.find(':');
@@ -401,9 +404,8 @@ struct Agent::Impl {
       sig += ";";
     }
     bool mapping_changed = mapping_watch && mapping_watch->changed();
-    bool due = !attributed_at ||
-               seconds_since(*attributed_at) >= opts.attribution_refresh_s || sig != process_signature ||
-               mapping_changed;
+    bool due = !attributed_at || seconds_since(*attributed_at) >= opts.attribution_refresh_s ||
+               sig != process_signature || mapping_changed;
     if (!due) return;
     AttributionOptions ao;
     ao.sources = opts.attribution;
@@ -475,8 +477,8 @@ struct Agent::Impl {
 
   void load_checks() {
     checks = std::make_unique<CheckRunner>(opts.suite, "", log);
-    if (checks->size() > 0) log->info("agent: {} health check(s) from {} every {} s", checks->size(), opts.suite,
-                                      opts.check_interval_s);
+    if (checks->size() > 0)
+      log->info("agent: {} health check(s) from {} every {} s", checks->size(), opts.suite, opts.check_interval_s);
   }
 
   void load_drain() {
@@ -636,7 +638,7 @@ struct Agent::Impl {
       e.job_id = w.job_id;
       e.presence = w.presence == detector::Presence::Ok              ? "ok"
                    : w.presence == detector::Presence::NotResponding ? "not_responding"
-                                                                      : "lost";
+                                                                     : "lost";
       if (i < verdicts.size()) {
         const detector::GpuVerdict& v = verdicts[i];
         e.health = static_cast<Health>(static_cast<int>(v.state));

@@ -68,8 +68,8 @@ std::vector<std::string> given_arguments(const CLI::App& app) {
 }
 
 // A fresh parse of the same command line plus the config file as it is now.
-std::optional<AgentOptions> reread_options(const std::vector<std::string>& command_line,
-                                           const std::string& config_path, spdlog::logger& log) {
+std::optional<AgentOptions> reread_options(const std::vector<std::string>& command_line, const std::string& config_path,
+                                           spdlog::logger& log) {
   CLI::App fresh("agent");
   fresh.allow_extras(false);
   AgentOptions o;
@@ -79,8 +79,8 @@ std::optional<AgentOptions> reread_options(const std::vector<std::string>& comma
     std::vector<std::string> args = command_line;
     std::reverse(args.begin(), args.end());  // CLI11 takes the vector last argument first
     fresh.parse(args);
-    ConfigFile cfg = ConfigFile::load(config_path.empty() ? std::nullopt : std::optional(config_path), "gcm",
-                                      kGcmConfigPaths);
+    ConfigFile cfg =
+        ConfigFile::load(config_path.empty() ? std::nullopt : std::optional(config_path), "gcm", kGcmConfigPaths);
     apply_config(cfg, {"agent"}, b, {"status"}, [&](const std::string& w) { log.warn("agent: {}", w); });
   } catch (const std::exception& e) {
     log.error("agent: reload refused, the running configuration stays: {}", e.what());
@@ -107,9 +107,9 @@ int run_status(const AgentCommand& c) {
     std::cerr << "Error: no agent state at " << path << " (is `gcm agent` running with --path.run " << dir << "?)\n";
     return 1;
   }
-  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
+  int64_t now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   std::cout << (c.status_json ? to_json(*st) : status_text(*st, now));
   return 0;
 }

@@ -72,9 +72,10 @@ void add_agent_options(OptionBinder& b, AgentOptions& o) {
   b.option("--textfile", "textfile", o.textfile,
            "Also write the metrics to this file after each window, atomically, for node_exporter's textfile "
            "collector (a path ending in .prom).");
-  b.option("--otlp-endpoint", "otlp_endpoint", o.otlp_endpoint,
-           "OTLP base URL to push each window's metrics and logs to (http://host:4318, or host:4317 with --otlp-protocol "
-           "grpc); \"\": no push. Windows the receiver does not take are kept in --spool-dir and sent in order later.");
+  b.option(
+      "--otlp-endpoint", "otlp_endpoint", o.otlp_endpoint,
+      "OTLP base URL to push each window's metrics and logs to (http://host:4318, or host:4317 with --otlp-protocol "
+      "grpc); \"\": no push. Windows the receiver does not take are kept in --spool-dir and sent in order later.");
   b.option("--otlp-protocol", "otlp_protocol", o.otlp_protocol, "http/protobuf, http/json or grpc.")
       ->capture_default_str()
       ->check(CLI::IsMember({"http/protobuf", "http/json", "grpc"}));
@@ -140,10 +141,22 @@ uint64_t parse_byte_size(const std::string& text) {
   }
   std::string suffix = text.substr(i);
   while (!suffix.empty() && suffix.front() == ' ') suffix.erase(0, 1);
-  static const std::pair<const char*, double> kSuffixes[] = {
-      {"", 1},        {"B", 1},       {"k", 1e3},     {"K", 1e3},          {"KB", 1e3},        {"kB", 1e3},
-      {"M", 1e6},     {"MB", 1e6},    {"G", 1e9},     {"GB", 1e9},         {"T", 1e12},        {"TB", 1e12},
-      {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+  static const std::pair<const char*, double> kSuffixes[] = {{"", 1},
+                                                             {"B", 1},
+                                                             {"k", 1e3},
+                                                             {"K", 1e3},
+                                                             {"KB", 1e3},
+                                                             {"kB", 1e3},
+                                                             {"M", 1e6},
+                                                             {"MB", 1e6},
+                                                             {"G", 1e9},
+                                                             {"GB", 1e9},
+                                                             {"T", 1e12},
+                                                             {"TB", 1e12},
+                                                             {"KiB", 1024.0},
+                                                             {"MiB", 1048576.0},
+                                                             {"GiB", 1073741824.0},
+                                                             {"TiB", 1099511627776.0}};
   for (const auto& [s, mult] : kSuffixes)
     if (suffix == s) {
       double bytes = number * mult;

@@ -27,8 +27,7 @@ const Schema kAgentSelf = metric_schema(
         {"gpus", FT::Int, FR::Gauge, "", "GPUs NVML reports", "agent_gpus"},
         {"last_sample_duration", FT::Double, FR::Gauge, "seconds", "how long the last sample of every GPU took",
          "agent_last_sample_duration"},
-        {"metrics_bytes", FT::Int, FR::Gauge, "bytes", "size of the last rendered /metrics page",
-         "agent_metrics_size"},
+        {"metrics_bytes", FT::Int, FR::Gauge, "bytes", "size of the last rendered /metrics page", "agent_metrics_size"},
     });
 
 const Schema kAgentSource = metric_schema(
@@ -71,14 +70,14 @@ const Schema kGpuAllocatedIdle = metric_schema(
         {"allocated_idle", FT::Int, FR::Gauge, "", "1: allocated and idle for the whole window", "gpu_allocated_idle"},
     });
 
-const Schema kHealthCheckStatus = metric_schema(
-    "HealthCheckStatus", "The last verdict of each health check the agent runs.", "health_check",
-    {
-        {"check", FT::String, FR::Identity, "", "the check's name in the suite file"},
-        {"status", FT::Int, FR::Gauge, "", "Nagios code: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN",
-         "health_check_status"},
-        {"message", FT::String, FR::Attribute, "", "the check's message"},
-    });
+const Schema kHealthCheckStatus =
+    metric_schema("HealthCheckStatus", "The last verdict of each health check the agent runs.", "health_check",
+                  {
+                      {"check", FT::String, FR::Identity, "", "the check's name in the suite file"},
+                      {"status", FT::Int, FR::Gauge, "", "Nagios code: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN",
+                       "health_check_status"},
+                      {"message", FT::String, FR::Attribute, "", "the check's message"},
+                  });
 
 const Schema kAgentDrain = metric_schema(
     "AgentDrain", "What the agent's drain control did (`--drain`): drains, refusals, confirmations, resumes.",

@@ -18,10 +18,14 @@ namespace gcm::agent {
 
 const char* to_string(Health h) {
   switch (h) {
-    case Health::Ok: return "ok";
-    case Health::Suspect: return "suspect";
-    case Health::Degraded: return "degraded";
-    case Health::Failed: return "failed";
+    case Health::Ok:
+      return "ok";
+    case Health::Suspect:
+      return "suspect";
+    case Health::Degraded:
+      return "degraded";
+    case Health::Failed:
+      return "failed";
   }
   return "ok";
 }
@@ -42,9 +46,14 @@ std::string to_json(const AgentState& s) {
   j["nvml_error"] = s.nvml_error;
   j["gpus"] = nlohmann::json::array();
   for (const auto& g : s.gpus)
-    j["gpus"].push_back({{"gpu", g.gpu}, {"uuid", g.uuid}, {"health", to_string(g.health)},
-                         {"health_state", static_cast<int>(g.health)}, {"presence", g.presence},
-                         {"job_id", g.job_id}, {"reasons", g.reasons}, {"evidence", g.evidence},
+    j["gpus"].push_back({{"gpu", g.gpu},
+                         {"uuid", g.uuid},
+                         {"health", to_string(g.health)},
+                         {"health_state", static_cast<int>(g.health)},
+                         {"presence", g.presence},
+                         {"job_id", g.job_id},
+                         {"reasons", g.reasons},
+                         {"evidence", g.evidence},
                          {"active_xids", g.active_xids}});
   j["checks"] = nlohmann::json::array();
   for (const auto& c : s.checks)
@@ -137,9 +146,10 @@ std::optional<AgentState> read_agent_state(const std::string& path) {
   }
   if ((st.st_uid != 0 && st.st_uid != ::geteuid()) || (st.st_mode & 0022)) {
     ::close(fd);
-    throw std::runtime_error(fmt::format("{} is not trusted: owned by uid {} with mode {:o} (it must belong to root "
-                                         "or to this user and be writable by no one else)",
-                                         path, st.st_uid, st.st_mode & 07777));
+    throw std::runtime_error(
+        fmt::format("{} is not trusted: owned by uid {} with mode {:o} (it must belong to root "
+                    "or to this user and be writable by no one else)",
+                    path, st.st_uid, st.st_mode & 07777));
   }
   constexpr size_t kMax = 4u << 20;  // 8 GPUs take about 4 KiB; anything near this is not ours
   std::string text;
@@ -167,7 +177,8 @@ StateVerdict judge_agent_state(const std::optional<AgentState>& s, int64_t now_u
                                double stale_windows) {
   if (!s)
     return {1, fmt::format("WARNING: no agent state at {} (is `gcm agent` running on this node?); not failing the "
-                           "node for it", path)};
+                           "node for it",
+                           path)};
   double age_s = static_cast<double>(now_unix_ms - s->written_unix_ms) / 1000.0;
   double limit_s = stale_windows * s->window_seconds;
   std::string bad;

@@ -19,8 +19,8 @@ struct GpuStateEntry {
   unsigned gpu = 0;
   std::string uuid;
   Health health = Health::Ok;
-  std::string presence = "ok";  // ok, not_responding, lost, error
-  std::string job_id;           // "" when no job
+  std::string presence = "ok";       // ok, not_responding, lost, error
+  std::string job_id;                // "" when no job
   std::vector<std::string> reasons;  // the detector's vocabulary (xid, lost, peer_slow, ...)
   std::string evidence;              // one line a person can act on
   std::vector<int> active_xids;

@@ -39,9 +39,9 @@ class AgentVerdict : public HealthCheck {
       } catch (const std::exception& e) {
         return {ExitCode::WARN, std::string("WARNING: ") + e.what() + "; not failing the node for it"};
       }
-      int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
+      int64_t now_ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+              .count();
       agent::StateVerdict v = agent::judge_agent_state(state, now_ms, path, stale_windows_);
       return {*exit_code_from_int(v.code), v.message};
     });

@@ -175,8 +175,10 @@ std::vector<CheckResult> CheckRunner::take_results() {
       r.timed_out = true;
       r.start = slot->started;
       r.end = now;
-      r.message = fmt::format("CRITICAL: did not finish within {:g} s; abandoned (it is not started again until it "
-                              "returns)", slot->timeout_s);
+      r.message = fmt::format(
+          "CRITICAL: did not finish within {:g} s; abandoned (it is not started again until it "
+          "returns)",
+          slot->timeout_s);
       impl_->log->error("agent: check '{}' {}", r.name, r.message);
       out.push_back(std::move(r));
     }

@@ -21,8 +21,8 @@ class logger;
 namespace gcm::agent {
 
 struct CheckResult {
-  std::string name;       // the entry's name in the suite file
-  int code = 3;           // Nagios
+  std::string name;  // the entry's name in the suite file
+  int code = 3;      // Nagios
   std::string message;
   double start = 0, end = 0;  // Unix seconds
   bool timed_out = false;

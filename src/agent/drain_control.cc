@@ -63,9 +63,7 @@ suite::ScontrolRunner DrainControl::scontrol() const {
   return suite::make_scontrol_runner(*path, suite::locate_slurm_conf(opts_.slurm_conf), opts_.slurm_timeout_s);
 }
 
-void DrainControl::start(std::function<TaskResult()> task) {
-  task_ = std::async(std::launch::async, std::move(task));
-}
+void DrainControl::start(std::function<TaskResult()> task) { task_ = std::async(std::launch::async, std::move(task)); }
 
 // Takes the finished task's result, if any; true when it confirmed the node.
 bool DrainControl::collect() {
@@ -130,13 +128,14 @@ DrainControl::TaskResult DrainControl::resume_task() {
     suite::NodeState st = suite::show_node(sc, opts_.node);
     if (!st.drain || !suite::needs_confirmation(st.reason)) return r;  // nothing of ours to resume
     if (st.busy) return r;
-    log_->info("agent: node {} is drained by the detector ('{}') and idle: running the [confirm] checks",
-               opts_.node, st.reason);
+    log_->info("agent: node {} is drained by the detector ('{}') and idle: running the [confirm] checks", opts_.node,
+               st.reason);
     CheckRunner confirm(opts_.suite_path, "", log_, suite::Profile::Confirm);
     if (confirm.size() == 0) {
-      log_->warn("agent: node {} stays drained: {} has no [confirm] checks, and the detector's drains are resumed "
-                 "only after a confirmation (resume it by hand with scontrol when it is fixed)",
-                 opts_.node, opts_.suite_path);
+      log_->warn(
+          "agent: node {} stays drained: {} has no [confirm] checks, and the detector's drains are resumed "
+          "only after a confirmation (resume it by hand with scontrol when it is fixed)",
+          opts_.node, opts_.suite_path);
       r.actions.push_back("confirm_failed");
       return r;
     }

@@ -31,11 +31,11 @@ struct DrainControlOptions {
   bool drain = false;  // off: report only
   std::string node;    // the Slurm node name
   suite::DrainLimits limits;
-  double poll_interval_s = 300;  // how often an idle node asks slurmctld whether the detector's drain is on it
-  double retry_s = 60;           // after a drain that failed (slurmctld down) or a limit refused
-  std::string suite_path;        // its [confirm] profile confirms before a resume
-  std::optional<std::string> scontrol;     // default: PATH, then the usual places
-  std::optional<std::string> slurm_conf;   // default: $SLURM_CONF, then the usual places
+  double poll_interval_s = 300;           // how often an idle node asks slurmctld whether the detector's drain is on it
+  double retry_s = 60;                    // after a drain that failed (slurmctld down) or a limit refused
+  std::string suite_path;                 // its [confirm] profile confirms before a resume
+  std::optional<std::string> scontrol;    // default: PATH, then the usual places
+  std::optional<std::string> slurm_conf;  // default: $SLURM_CONF, then the usual places
   double slurm_timeout_s = 10;
 };
 
@@ -56,7 +56,7 @@ class DrainControl {
   using Clock = std::chrono::steady_clock;
   struct TaskResult {
     std::vector<std::string> actions;  // counted
-    bool drained = false;  // this task drained the node
+    bool drained = false;              // this task drained the node
     bool confirmed = false;
     bool failed = false;
     bool drain_again = false;  // a drain that did not happen (slurmctld down, a limit said no): asked again later

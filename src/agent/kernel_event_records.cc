@@ -39,19 +39,19 @@ Schema make_sxid() {
 }
 
 Schema make_event() {
-  return make_schema(
-      "NodeKernelEvent", "One hardware event of the kernel log (not a GPU XID) with what it likely means.",
-      "node_kernel_event", DataType::Log,
-      {{"kind", FT::String, FR::Attribute, "", "sxid, link_down, link_up, mce or pcie_aer"},
-       {"class", FT::String, FR::Attribute, "", "the class within the kind (see NodeKernelEvents)"},
-       {"device", FT::String, FR::Attribute, "", "PCI address, network interface or cpuN"},
-       {"nvswitch", FT::Int, FR::Attribute, "", "sxid: N of nvidia-nvswitchN"},
-       {"sxid", FT::Int, FR::Attribute, "", "sxid: its code"},
-       {"time", FT::Double, FR::Attribute, "seconds", "Unix time of the event"},
-       {"severity", FT::String, FR::Attribute, "", "critical, warn or ignore (informational)"},
-       {"cause", FT::String, FR::Attribute, "", "what the event likely means"},
-       {"action", FT::String, FR::Attribute, "", "what to do about it"},
-       {"detail", FT::String, FR::Attribute, "", "the kernel log line"}});
+  return make_schema("NodeKernelEvent",
+                     "One hardware event of the kernel log (not a GPU XID) with what it likely means.",
+                     "node_kernel_event", DataType::Log,
+                     {{"kind", FT::String, FR::Attribute, "", "sxid, link_down, link_up, mce or pcie_aer"},
+                      {"class", FT::String, FR::Attribute, "", "the class within the kind (see NodeKernelEvents)"},
+                      {"device", FT::String, FR::Attribute, "", "PCI address, network interface or cpuN"},
+                      {"nvswitch", FT::Int, FR::Attribute, "", "sxid: N of nvidia-nvswitchN"},
+                      {"sxid", FT::Int, FR::Attribute, "", "sxid: its code"},
+                      {"time", FT::Double, FR::Attribute, "seconds", "Unix time of the event"},
+                      {"severity", FT::String, FR::Attribute, "", "critical, warn or ignore (informational)"},
+                      {"cause", FT::String, FR::Attribute, "", "what the event likely means"},
+                      {"action", FT::String, FR::Attribute, "", "what to do about it"},
+                      {"detail", FT::String, FR::Attribute, "", "the kernel log line"}});
 }
 
 }  // namespace
@@ -60,7 +60,7 @@ const Schema kNodeKernelEvents = make_events();
 const Schema kNvswitchSxidErrors = make_sxid();
 const Schema kNodeKernelEvent = make_event();
 
-static const bool kRegistered = register_schema(&kNodeKernelEvents) && register_schema(&kNvswitchSxidErrors) &&
-                                register_schema(&kNodeKernelEvent);
+static const bool kRegistered =
+    register_schema(&kNodeKernelEvents) && register_schema(&kNvswitchSxidErrors) && register_schema(&kNodeKernelEvent);
 
 }  // namespace gcm::agent

@@ -44,7 +44,7 @@ class KernelEventTracker {
     void add(double t);
   };
   using EventKey = std::tuple<std::string, std::string, std::string>;  // kind, class, device
-  using SxidKey = std::tuple<int, std::string, int>;                    // nvswitch, pci_bus_id, code
+  using SxidKey = std::tuple<int, std::string, int>;                   // nvswitch, pci_bus_id, code
 
   KernelEventTrackerOptions options_;
   mutable std::mutex mu_;

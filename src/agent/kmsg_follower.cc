@@ -32,11 +32,11 @@ int poll_ms(std::chrono::milliseconds d) { return static_cast<int>(std::max<int6
 }  // namespace
 
 double kmsg_unix_time(uint64_t ts_usec) {
-  timespec real {}, mono {};
+  timespec real{}, mono{};
   ::clock_gettime(CLOCK_REALTIME, &real);
   ::clock_gettime(CLOCK_MONOTONIC, &mono);
-  double boot = (static_cast<double>(real.tv_sec) + real.tv_nsec / 1e9) -
-                (static_cast<double>(mono.tv_sec) + mono.tv_nsec / 1e9);
+  double boot =
+      (static_cast<double>(real.tv_sec) + real.tv_nsec / 1e9) - (static_cast<double>(mono.tv_sec) + mono.tv_nsec / 1e9);
   return boot + static_cast<double>(ts_usec) / 1e6;
 }
 
@@ -107,8 +107,9 @@ void KmsgFollower::note_error(const std::string& what) {
     }
   }
   // Logged once per distinct text: a missing /dev/kmsg retried every minute for a month is one line.
-  if (log) options_.log->warn("kernel log: {}; retrying with a backoff (at most every {} s)", what,
-                              options_.retry_max.count() / 1000);
+  if (log)
+    options_.log->warn("kernel log: {}; retrying with a backoff (at most every {} s)", what,
+                       options_.retry_max.count() / 1000);
 }
 
 void KmsgFollower::note_open() {
@@ -138,8 +139,7 @@ int KmsgFollower::open_path(Kind* kind) {
     } else if (S_ISREG(st.st_mode)) {
       *kind = Kind::File;
     } else {
-      error = fmt::format("{} is neither a character device (/dev/kmsg), a FIFO nor a regular file",
-                          options_.path);
+      error = fmt::format("{} is neither a character device (/dev/kmsg), a FIFO nor a regular file", options_.path);
       ::close(fd);
       fd = -1;
     }
@@ -316,8 +316,8 @@ bool KmsgFollower::follow(int fd, Kind kind) {
       if (!wait_readable(fd, options_.poll_interval)) continue;
       int err = drain_device([fd](char* b, size_t len) { return ::read(fd, b, len); });
       if (err == EBADMSG) {
-        note_error(fmt::format("{} gives no kernel log records ({} unusable in a row): not /dev/kmsg",
-                               options_.path, kMaxRejectsInARow));
+        note_error(fmt::format("{} gives no kernel log records ({} unusable in a row): not /dev/kmsg", options_.path,
+                               kMaxRejectsInARow));
         return true;
       }
       if (err != 0) {

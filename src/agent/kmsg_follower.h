@@ -39,7 +39,7 @@ struct KmsgFollowerOptions {
   // A longer record or line is skipped and counted. /dev/kmsg records are at most 1 KiB of text plus the
   // dictionary (the kernel's own bound for a formatted record is 8 KiB).
   size_t max_record = 8192;
-  std::chrono::milliseconds poll_interval{200};  // the longest wait without looking at stop(), and the idle flush
+  std::chrono::milliseconds poll_interval{200};   // the longest wait without looking at stop(), and the idle flush
   std::chrono::milliseconds retry_initial{1000};  // backoff between failed opens: doubles up to retry_max
   std::chrono::milliseconds retry_max{60000};
   std::shared_ptr<spdlog::logger> log;  // null: spdlog's default logger
@@ -47,16 +47,16 @@ struct KmsgFollowerOptions {
 
 // Counters since start; a snapshot (stats()) is safe to take from any thread.
 struct KmsgFollowerStats {
-  uint64_t records = 0;       // records delivered to the callback
-  uint64_t xids = 0;          // records that reported an XID or SXid
-  uint64_t overflows = 0;     // EPIPE reads: the ring overwrote records before they were read
-  uint64_t records_lost = 0;  // records those overflows skipped (the gap in sequence numbers)
-  uint64_t long_records = 0;  // records or lines longer than max_record, skipped
-  uint64_t bad_records = 0;   // records that did not parse, skipped (last_bad_record says why)
-  uint64_t open_errors = 0;   // failed attempts to open the path (each retry counts)
-  uint64_t reopens = 0;       // FIFO writers that went away (the FIFO is reopened to wait for the next)
-  bool open = false;          // the path is open and being followed now
-  std::string last_error;     // the last open or read error ("" none yet); kept after a recovery
+  uint64_t records = 0;         // records delivered to the callback
+  uint64_t xids = 0;            // records that reported an XID or SXid
+  uint64_t overflows = 0;       // EPIPE reads: the ring overwrote records before they were read
+  uint64_t records_lost = 0;    // records those overflows skipped (the gap in sequence numbers)
+  uint64_t long_records = 0;    // records or lines longer than max_record, skipped
+  uint64_t bad_records = 0;     // records that did not parse, skipped (last_bad_record says why)
+  uint64_t open_errors = 0;     // failed attempts to open the path (each retry counts)
+  uint64_t reopens = 0;         // FIFO writers that went away (the FIFO is reopened to wait for the next)
+  bool open = false;            // the path is open and being followed now
+  std::string last_error;       // the last open or read error ("" none yet); kept after a recovery
   std::string last_bad_record;  // why the last bad record was rejected
 };
 
@@ -87,10 +87,10 @@ class KmsgFollower {
  private:
   enum class Kind { Device, Fifo, File };
   void run();
-  int open_path(Kind* kind);                   // the fd, or -1 after counting and logging the error
+  int open_path(Kind* kind);       // the fd, or -1 after counting and logging the error
   bool follow(int fd, Kind kind);  // until stop, a FIFO's EOF, or an error (then true, and logged)
   bool wait_readable(int fd, std::chrono::milliseconds timeout);  // false on timeout or stop
-  void sleep_for(std::chrono::milliseconds d);  // returns early on stop
+  void sleep_for(std::chrono::milliseconds d);                    // returns early on stop
   // Line mode (FIFO, file): assembles records from lines.
   void feed_lines(std::string_view chunk);  // splits into lines, bounded by max_record
   void end_line();
@@ -104,11 +104,11 @@ class KmsgFollower {
   KmsgFollowerOptions options_;
   Callback callback_;
   health::XidLineParser xid_parser_;  // the follower thread's only
-  std::string line_;                   // line mode: the line being read, at most max_record bytes
+  std::string line_;                  // line mode: the line being read, at most max_record bytes
   bool line_too_long_ = false;
-  bool line_is_dictionary_ = false;    // its first byte was ' ' (kept to know what a too-long line was)
-  std::string pending_;                // line mode: the record being assembled
-  bool skipping_record_ = false;       // line mode: the record's header was too long; drop its dictionary
+  bool line_is_dictionary_ = false;       // its first byte was ' ' (kept to know what a too-long line was)
+  std::string pending_;                   // line mode: the record being assembled
+  bool skipping_record_ = false;          // line mode: the record's header was too long; drop its dictionary
   std::optional<uint64_t> last_seq_;      // device mode: the last record's sequence number
   std::optional<uint64_t> resume_after_;  // device mode, reopened: records up to this one were delivered already
   bool after_overflow_ = false;

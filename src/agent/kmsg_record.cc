@@ -60,8 +60,7 @@ bool parse_dict(std::string_view rest, KmsgRecord& r, std::string* error) {
       return fail(error, "expected a dictionary line beginning with ' ' (\" KEY=value\") after the message");
     line.remove_prefix(1);
     size_t eq = line.find('=');
-    if (eq == std::string_view::npos || eq == 0)
-      return fail(error, "expected KEY=value in a dictionary line");
+    if (eq == std::string_view::npos || eq == 0) return fail(error, "expected KEY=value in a dictionary line");
     r.dict.push_back({line.substr(0, eq), line.substr(eq + 1)});
   }
   return true;

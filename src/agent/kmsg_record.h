@@ -21,8 +21,8 @@ struct KmsgRecord {
   int facility = 0;  // prio >> 3 (0 kern, 1 user, 3 daemon, ...)
   int level = 0;     // prio & 7 (0 emerg .. 7 debug)
   uint64_t seq = 0;
-  uint64_t ts_usec = 0;  // microseconds since boot (the kernel's local clock)
-  char flag = '-';       // '-' a whole record, 'c' the start of a continued line, '+' a fragment (old kernels)
+  uint64_t ts_usec = 0;      // microseconds since boot (the kernel's local clock)
+  char flag = '-';           // '-' a whole record, 'c' the start of a continued line, '+' a fragment (old kernels)
   std::string_view message;  // without the "\n"; the kernel escapes non-printable bytes as \xNN
   std::vector<KmsgDictEntry> dict;
 

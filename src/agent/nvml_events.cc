@@ -13,9 +13,7 @@ std::string describe(const nvml::Api& api, nvml::Return r) {
   return *name ? name : fmt::format("NVML error {}", r);
 }
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 }  // namespace
 
@@ -64,8 +62,9 @@ void NvmlEventWatcher::pause() {
 bool NvmlEventWatcher::register_gpus(nvml::EventSet* set, std::vector<nvml::Device>* handles) {
   if (!api_.EventSetCreate || !api_.DeviceRegisterEvents || !api_.EventSetWait || !api_.EventSetFree ||
       !api_.DeviceGetCount || !api_.DeviceGetHandleByIndex) {
-    problem("the NVML library lacks the event API (nvmlEventSetCreate, nvmlDeviceRegisterEvents, "
-            "nvmlEventSetWait_v2, nvmlEventSetFree): XIDs come from the kernel log only");
+    problem(
+        "the NVML library lacks the event API (nvmlEventSetCreate, nvmlDeviceRegisterEvents, "
+        "nvmlEventSetWait_v2, nvmlEventSetFree): XIDs come from the kernel log only");
     return false;
   }
   unsigned count = 0;

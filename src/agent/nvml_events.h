@@ -23,9 +23,9 @@
 namespace gcm::agent {
 
 struct NvmlXid {
-  unsigned gpu = 0;             // NVML index
-  unsigned long long xid = 0;   // the event's data: the XID code
-  double unix_s = 0;            // when the event was received (NVML's event carries no time)
+  unsigned gpu = 0;            // NVML index
+  unsigned long long xid = 0;  // the event's data: the XID code
+  double unix_s = 0;           // when the event was received (NVML's event carries no time)
 };
 
 struct NvmlEventWatcherOptions {
@@ -34,11 +34,11 @@ struct NvmlEventWatcherOptions {
 };
 
 struct NvmlEventWatcherStats {
-  bool running = false;          // the thread is waiting for events
-  bool supported = true;         // false: the library lacks the event API or no GPU could be registered
+  bool running = false;   // the thread is waiting for events
+  bool supported = true;  // false: the library lacks the event API or no GPU could be registered
   unsigned gpus_registered = 0;
-  uint64_t events = 0;           // XID events delivered
-  uint64_t wait_errors = 0;      // nvmlEventSetWait answers other than success and timeout
+  uint64_t events = 0;                // XID events delivered
+  uint64_t wait_errors = 0;           // nvmlEventSetWait answers other than success and timeout
   std::vector<std::string> problems;  // each said once: "GPU 3: registering for XID events: Not Supported"
 };
 

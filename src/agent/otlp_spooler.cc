@@ -16,16 +16,15 @@ otlp::ExporterConfig without_exporter_retries(otlp::ExporterConfig cfg) {
 
 double age_seconds(int64_t since_unix_ms) {
   if (since_unix_ms == 0) return 0;
-  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
                  .count();
   return std::max<double>(0, static_cast<double>(now - since_unix_ms) / 1000.0);
 }
 
 }  // namespace
 
-OtlpSpooler::OtlpSpooler(otlp::ExporterConfig cfg, std::unique_ptr<Spool> spool,
-                         std::shared_ptr<spdlog::logger> log, SpoolerOptions opts)
+OtlpSpooler::OtlpSpooler(otlp::ExporterConfig cfg, std::unique_ptr<Spool> spool, std::shared_ptr<spdlog::logger> log,
+                         SpoolerOptions opts)
     : exporter_(without_exporter_retries(std::move(cfg)), log),
       spool_(std::move(spool)),
       log_(std::move(log)),
@@ -76,14 +75,17 @@ OtlpSpooler::Outcome OtlpSpooler::send(const SpoolEntry& e) {
   try {
     if (e.kind == SpoolKind::Metrics) {
       opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest req;
-      if (!req.ParseFromString(e.bytes)) throw otlp::RejectedRequestError("the spooled entry is not an OTLP metrics request");
+      if (!req.ParseFromString(e.bytes))
+        throw otlp::RejectedRequestError("the spooled entry is not an OTLP metrics request");
       exporter_.send(otlp::Signal::Metrics, req);
     } else if (e.kind == SpoolKind::Logs) {
       opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest req;
-      if (!req.ParseFromString(e.bytes)) throw otlp::RejectedRequestError("the spooled entry is not an OTLP logs request");
+      if (!req.ParseFromString(e.bytes))
+        throw otlp::RejectedRequestError("the spooled entry is not an OTLP logs request");
       exporter_.send(otlp::Signal::Logs, req);
     } else {
-      throw otlp::RejectedRequestError("the spooled entry has an unknown kind " + std::to_string(static_cast<int>(e.kind)));
+      throw otlp::RejectedRequestError("the spooled entry has an unknown kind " +
+                                       std::to_string(static_cast<int>(e.kind)));
     }
   } catch (const otlp::TransientExportError& err) {
     fail(err.what());
@@ -95,8 +97,9 @@ OtlpSpooler::Outcome OtlpSpooler::send(const SpoolEntry& e) {
     // A wrong token, a wrong path or a receiver in trouble (401, 403, 404, 5xx): the windows are kept and sent
     // again once that is fixed; until then the spool fills and drops its oldest, counted, as in an outage.
     fail(err.what());
-    if (log_) log_->error("OTLP export refused, kept in the spool ({} entries) and retried: {}",
-                          spool_->stats().entries, err.what());
+    if (log_)
+      log_->error("OTLP export refused, kept in the spool ({} entries) and retried: {}", spool_->stats().entries,
+                  err.what());
     return Outcome::Failed;
   }
   // Counted before the pop: flush() returns once the spool is empty, and its caller reads the counts.
@@ -124,8 +127,7 @@ void OtlpSpooler::wait_after_failure(std::chrono::milliseconds backoff) {
   bool flushing = flushing_;
   if (flushing) backoff = std::min(backoff, opts_.initial_backoff);
   // A new window or a flush starting is a good moment to try again: the receiver may be back.
-  wake_.wait_for(lock, backoff,
-                 [&] { return stopping_ || appends_ != appends || (flushing_ && !flushing); });
+  wake_.wait_for(lock, backoff, [&] { return stopping_ || appends_ != appends || (flushing_ && !flushing); });
 }
 
 void OtlpSpooler::run() {

@@ -91,8 +91,8 @@ class OtlpSpooler {
   bool stopping_ = false;
   std::string last_error_;
 
-  std::atomic<uint64_t> sent_entries_{0}, sent_points_{0}, send_failures_{0}, rejected_entries_{0},
-      rejected_points_{0}, unspooled_points_{0};
+  std::atomic<uint64_t> sent_entries_{0}, sent_points_{0}, send_failures_{0}, rejected_entries_{0}, rejected_points_{0},
+      unspooled_points_{0};
   std::thread thread_;
 };
 

@@ -121,8 +121,7 @@ void Spool::State::scan_segment(uint64_t segment, uint64_t& last_seq) {
       break;
     }
     last_seq = h->seq;
-    if (h->seq > acked)
-      live.push_back({h->seq, segment, at, h->length, h->kind, h->points, h->appended_unix_ms});
+    if (h->seq > acked) live.push_back({h->seq, segment, at, h->length, h->kind, h->points, h->appended_unix_ms});
     at += kFrameHeaderBytes + h->length;
   }
   ::close(fd);
@@ -274,8 +273,8 @@ bool Spool::append(SpoolKind kind, uint64_t points, const std::string& bytes) {
     }
     throw;
   }
-  s.live.push_back({h.seq, s.active_segment, offset, static_cast<uint32_t>(bytes.size()), h.kind, points,
-                    h.appended_unix_ms});
+  s.live.push_back(
+      {h.seq, s.active_segment, offset, static_cast<uint32_t>(bytes.size()), h.kind, points, h.appended_unix_ms});
   s.segment_sizes[s.active_segment] += frame.size();
   s.disk_bytes += frame.size();
   ++s.next_seq;

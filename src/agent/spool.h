@@ -32,20 +32,20 @@ enum class SpoolKind : uint8_t { Metrics = 1, Logs = 2 };
 struct SpoolEntry {
   uint64_t seq = 0;  // strictly increasing over the spool's life, across restarts
   SpoolKind kind = SpoolKind::Metrics;
-  uint64_t points = 0;          // data points or log records in the request
+  uint64_t points = 0;           // data points or log records in the request
   int64_t appended_unix_ms = 0;  // wall clock when appended, for the spool's age
-  std::string bytes;            // the serialized request
+  std::string bytes;             // the serialized request
 };
 
 struct SpoolStats {
-  uint64_t entries = 0;           // live (unacknowledged) entries
-  uint64_t bytes = 0;             // bytes of the segment files on disk (what max_bytes bounds)
-  int64_t oldest_unix_ms = 0;     // append time of the oldest live entry; 0 when empty
-  uint64_t dropped_entries = 0;   // oldest entries dropped for room, and entries refused as larger than max_bytes
-  uint64_t dropped_points = 0;    // their points
-  uint64_t refused_entries = 0;   // of dropped_entries, those refused as larger than max_bytes
-  uint64_t corrupt_tails = 0;     // torn or corrupt segment tails truncated by open()
-  uint64_t corrupt_entries = 0;   // entries that failed their CRC when read back (skipped)
+  uint64_t entries = 0;          // live (unacknowledged) entries
+  uint64_t bytes = 0;            // bytes of the segment files on disk (what max_bytes bounds)
+  int64_t oldest_unix_ms = 0;    // append time of the oldest live entry; 0 when empty
+  uint64_t dropped_entries = 0;  // oldest entries dropped for room, and entries refused as larger than max_bytes
+  uint64_t dropped_points = 0;   // their points
+  uint64_t refused_entries = 0;  // of dropped_entries, those refused as larger than max_bytes
+  uint64_t corrupt_tails = 0;    // torn or corrupt segment tails truncated by open()
+  uint64_t corrupt_entries = 0;  // entries that failed their CRC when read back (skipped)
 };
 
 // Thrown when the spool cannot be opened (untrusted or unusable directory, held by another process) or written.

@@ -30,17 +30,16 @@ void require_private(const struct stat& st, const std::string& path, bool direct
   if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
     throw SpoolError(fmt::format("spool: '{}' is not a {}", path, directory ? "directory" : "regular file"));
   if (st.st_uid != ::geteuid())
-    throw SpoolError(fmt::format("spool: '{}' is owned by uid {}, not by this service's user (uid {})", path,
-                                 st.st_uid, ::geteuid()));
+    throw SpoolError(fmt::format("spool: '{}' is owned by uid {}, not by this service's user (uid {})", path, st.st_uid,
+                                 ::geteuid()));
   if (st.st_mode & (S_IWGRP | S_IWOTH))
-    throw SpoolError(
-        fmt::format("spool: '{}' is writable by other users (mode {:04o})", path, st.st_mode & 07777));
+    throw SpoolError(fmt::format("spool: '{}' is writable by other users (mode {:04o})", path, st.st_mode & 07777));
 }
 
 }  // namespace
 
 void prepare_spool_dir(const std::string& dir) {
-  struct stat st{};
+  struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) {
     if (errno != ENOENT) fail("cannot stat", dir);
     std::error_code ec;
@@ -59,7 +58,7 @@ int open_spool_file(const std::string& path, int flags) {
     if (errno == ELOOP) throw SpoolError(fmt::format("spool: '{}' is a symbolic link", path));
     fail("cannot open", path);
   }
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
     fail("cannot stat", path);

@@ -9,9 +9,12 @@ namespace {
 
 const char* nagios_word(int code) {
   switch (code) {
-    case 0: return "OK";
-    case 1: return "WARNING";
-    case 2: return "CRITICAL";
+    case 0:
+      return "OK";
+    case 1:
+      return "WARNING";
+    case 2:
+      return "CRITICAL";
   }
   return "UNKNOWN";
 }
@@ -28,8 +31,7 @@ std::string status_text(const AgentState& s, int64_t now_unix_ms) {
   double age = static_cast<double>(now_unix_ms - s.written_unix_ms) / 1000.0;
   std::string out = fmt::format("gcm agent on {}: state {:.0f} s old (window {:g} s){}{}\n", s.hostname, age,
                                 s.window_seconds, s.driver_version.empty() ? "" : ", driver ", s.driver_version);
-  if (age > 3 * s.window_seconds)
-    out += fmt::format("WARNING: older than 3 windows: is the agent running?\n");
+  if (age > 3 * s.window_seconds) out += fmt::format("WARNING: older than 3 windows: is the agent running?\n");
   if (!s.nvml_error.empty()) out += fmt::format("NVML: {}\n", s.nvml_error);
   size_t uuid_w = 4;
   for (const auto& g : s.gpus) uuid_w = std::max(uuid_w, g.uuid.size());
@@ -39,14 +41,13 @@ std::string status_text(const AgentState& s, int64_t now_unix_ms) {
     std::string xids;
     for (int x : g.active_xids) xids += (xids.empty() ? "" : ",") + std::to_string(x);
     out += fmt::format("{:<4} {:<{}} {:<9} {:<15} {:<10} {:<12} {}\n", g.gpu, g.uuid.empty() ? "-" : g.uuid, uuid_w,
-                       to_string(g.health), g.presence, g.job_id.empty() ? "-" : g.job_id,
-                       xids.empty() ? "-" : xids, join(g.reasons));
+                       to_string(g.health), g.presence, g.job_id.empty() ? "-" : g.job_id, xids.empty() ? "-" : xids,
+                       join(g.reasons));
     if (!g.evidence.empty()) out += fmt::format("     {}\n", g.evidence);
   }
   if (!s.checks.empty()) {
     out += "Checks:\n";
-    for (const auto& c : s.checks)
-      out += fmt::format("  {:<8} {}: {}\n", nagios_word(c.code), c.name, c.message);
+    for (const auto& c : s.checks) out += fmt::format("  {:<8} {}: {}\n", nagios_word(c.code), c.name, c.message);
   }
   if (s.problems.empty()) {
     out += "No active problems.\n";

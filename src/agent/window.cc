@@ -133,8 +133,8 @@ void GpuWindowAccumulator::add(const DeviceResult& r, const Record& metrics) {
   }
 }
 
-GpuWindowAccumulator::Closed GpuWindowAccumulator::close(int64_t end_unix_ms, double seconds,
-                                                         const std::string& job_id, const std::string& uuid) {
+GpuWindowAccumulator::Closed GpuWindowAccumulator::close(int64_t end_unix_ms, double seconds, const std::string& job_id,
+                                                         const std::string& uuid) {
   Closed c;
   detector::GpuWindow& w = c.summary;
   w.gpu = gpu_;
@@ -143,7 +143,7 @@ GpuWindowAccumulator::Closed GpuWindowAccumulator::close(int64_t end_unix_ms, do
   w.seconds = seconds;
   w.samples = samples_;
   w.job_id = job_id;
-  w.presence = last_state_ == GpuState::Ok       ? detector::Presence::Ok
+  w.presence = last_state_ == GpuState::Ok      ? detector::Presence::Ok
                : last_state_ == GpuState::Lost  ? detector::Presence::Lost
                : last_state_ == GpuState::Error ? detector::Presence::Lost
                                                 : detector::Presence::NotResponding;
@@ -189,8 +189,8 @@ GpuWindowAccumulator::Closed GpuWindowAccumulator::close(int64_t end_unix_ms, do
       if (!kIndexedDeviceMetrics.is_measurement(i) || fields_[i].n == 0) continue;
       if (window_aggregation(fields[i]) != Aggregation::Mean) continue;
       double mean = fields_[i].sum / fields_[i].n;
-      c.metrics.values[i] = fields[i].type == FieldType::Int ? Value(static_cast<int64_t>(std::llround(mean)))
-                                                             : Value(mean);
+      c.metrics.values[i] =
+          fields[i].type == FieldType::Int ? Value(static_cast<int64_t>(std::llround(mean))) : Value(mean);
     }
   } else {
     c.metrics = Record(kIndexedDeviceMetrics);

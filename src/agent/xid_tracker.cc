@@ -33,9 +33,12 @@ const char* to_string(XidSource s) { return s == XidSource::Kmsg ? "kmsg" : "nvm
 
 const char* to_string(XidClearing c) {
   switch (c) {
-    case XidClearing::GpuReset: return "gpu_reset";
-    case XidClearing::Reboot: return "reboot";
-    case XidClearing::Window: return "window";
+    case XidClearing::GpuReset:
+      return "gpu_reset";
+    case XidClearing::Reboot:
+      return "reboot";
+    case XidClearing::Window:
+      return "window";
   }
   return "window";
 }
@@ -45,8 +48,7 @@ XidClearing clearing_rule(std::string_view action) {
   if (action == "RESET_GPU" || starts_with(action, "WORKFLOW_XID_48") || starts_with(action, "WORKFLOW_NVLINK"))
     return XidClearing::GpuReset;
   // Hardware that needs a person or a reboot: nothing within this boot clears it.
-  if (action == "RESTART_BM" || action == "RESTART_VM" || action == "CONTACT_SUPPORT" ||
-      action == "CHECK_MECHANICALS")
+  if (action == "RESTART_BM" || action == "RESTART_VM" || action == "CONTACT_SUPPORT" || action == "CHECK_MECHANICALS")
     return XidClearing::Reboot;
   return XidClearing::Window;
 }

@@ -57,9 +57,9 @@ struct GpuIdentity {
 };
 
 struct XidTrackerOptions {
-  double dedup_window_s = 5;      // the same (gpu, xid) from the other source within this counts once
-  double active_window_s = 3600;  // XidClearing::Window: active this long after the last occurrence
-  size_t max_events = 4096;       // events_since keeps this many of the latest events
+  double dedup_window_s = 5;                        // the same (gpu, xid) from the other source within this counts once
+  double active_window_s = 3600;                    // XidClearing::Window: active this long after the last occurrence
+  size_t max_events = 4096;                         // events_since keeps this many of the latest events
   const health::XidCatalogue* catalogue = nullptr;  // null: the built-in one; must outlive the tracker
 };
 

@@ -34,7 +34,7 @@ std::string_view named_command(int argc, char** argv) {
 
 struct Chosen {
   CLI::App* app = nullptr;
-  CommandRunner runner;  // a command with options
+  CommandRunner runner;   // a command with options
   WordsRunner run_words;  // or one with a parser of its own
 };
 

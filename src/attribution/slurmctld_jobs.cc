@@ -61,9 +61,14 @@ nlohmann::json to_cache(const std::map<unsigned, std::vector<JobInfo>>& m) {
   for (const auto& [gpu, jobs] : m) {
     auto& list = out[std::to_string(gpu)] = nlohmann::json::array();
     for (const auto& j : jobs)
-      list.push_back({{"job_id", j.job_id}, {"job_name", opt(j.job_name)}, {"user", opt(j.job_user)},
-                      {"account", opt(j.job_account)}, {"partition", opt(j.job_partition)}, {"qos", opt(j.job_qos)},
-                      {"num_nodes", opt(j.job_num_nodes)}, {"array_job_id", opt(j.array_job_id)},
+      list.push_back({{"job_id", j.job_id},
+                      {"job_name", opt(j.job_name)},
+                      {"user", opt(j.job_user)},
+                      {"account", opt(j.job_account)},
+                      {"partition", opt(j.job_partition)},
+                      {"qos", opt(j.job_qos)},
+                      {"num_nodes", opt(j.job_num_nodes)},
+                      {"array_job_id", opt(j.array_job_id)},
                       {"array_task_id", opt(j.array_task_id)}});
   }
   return out;
@@ -94,7 +99,7 @@ std::map<unsigned, std::vector<JobInfo>> from_cache(const nlohmann::json& in) {
 // whoever owned it: a planted file attributed every GPU to the planter's job and user); scontrol is asked instead.
 std::optional<std::map<unsigned, std::vector<JobInfo>>> read_fresh_cache(const SlurmctldOptions& o) {
   if (o.cache_file.empty() || o.cache_duration.count() <= 0) return std::nullopt;
-  struct stat st{};
+  struct stat st {};
   if (::stat(o.cache_file.c_str(), &st) != 0) return std::nullopt;
   if (::time(nullptr) - st.st_mtime > o.cache_duration.count()) return std::nullopt;
   auto text = read_private_file(o.cache_file);

@@ -22,9 +22,9 @@ std::map<unsigned, std::vector<JobInfo>> gpus_from_job_blocks(std::string_view s
 
 struct SlurmctldOptions {
   std::string scontrol = "scontrol";
-  std::string node;   // this node's Slurm name (required)
+  std::string node;  // this node's Slurm name (required)
   std::chrono::milliseconds timeout{10000};
-  std::string cache_file;               // empty: no cache
+  std::string cache_file;  // empty: no cache
   std::chrono::seconds cache_duration{0};
 };
 

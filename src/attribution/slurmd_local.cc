@@ -64,8 +64,7 @@ std::map<unsigned, std::vector<JobInfo>> attribute_slurmd_local(const SlurmdLoca
   if (!opts.node.empty()) spec.argv.insert(spec.argv.end(), {"*", opts.node});
   spec.timeout = opts.timeout;
   CommandResult r = run_command(spec);
-  if (!r.ok())
-    throw std::runtime_error(describe_failure(spec, r));
+  if (!r.ok()) throw std::runtime_error(describe_failure(spec, r));
   std::map<unsigned, std::vector<JobInfo>> out;
   std::set<int64_t> done;
   // Several pids per job: try them in order until one has a readable environment with the job's GPUs (the job's

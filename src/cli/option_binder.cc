@@ -32,8 +32,8 @@ void apply_config(const ConfigFile& cfg, const std::vector<std::string>& command
   for (const auto& [key_node, node] : *table) {
     std::string key(key_node.str());
     // "file:line" of the key, so a bad value in a long config is found at once.
-    std::string where = node.source().begin.line ? fmt::format("{}:{}", cfg.path(), node.source().begin.line)
-                                                 : cfg.path();
+    std::string where =
+        node.source().begin.line ? fmt::format("{}:{}", cfg.path(), node.source().begin.line) : cfg.path();
     CLI::Option* opt = nullptr;
     for (const auto& [param, o] : binder.bindings()) {
       if (param == key) opt = o;
@@ -49,14 +49,14 @@ void apply_config(const ConfigFile& cfg, const std::vector<std::string>& command
     if (const toml::array* arr = node.as_array()) {
       for (const auto& e : *arr) {
         auto s = toml_scalar_to_arg(e);
-        if (!s) throw ConfigError(fmt::format("{}: [{}] {}: list items must be strings or numbers", where,
-                                              table_name, key));
+        if (!s)
+          throw ConfigError(fmt::format("{}: [{}] {}: list items must be strings or numbers", where, table_name, key));
         args.push_back(*s);
       }
     } else {
       auto s = toml_scalar_to_arg(node);
-      if (!s) throw ConfigError(fmt::format("{}: [{}] {}: expected a string, number or boolean", where,
-                                            table_name, key));
+      if (!s)
+        throw ConfigError(fmt::format("{}: [{}] {}: expected a string, number or boolean", where, table_name, key));
       args.push_back(*s);
     }
     if (args.empty()) continue;
@@ -64,8 +64,7 @@ void apply_config(const ConfigFile& cfg, const std::vector<std::string>& command
       opt->add_result(args);
       opt->run_callback();
     } catch (const CLI::Error& e) {
-      throw ConfigError(fmt::format("{}: [{}] {} = {}: {}", where, table_name, key,
-                                    fmt::join(args, ", "), e.what()));
+      throw ConfigError(fmt::format("{}: [{}] {} = {}: {}", where, table_name, key, fmt::join(args, ", "), e.what()));
     }
   }
 }

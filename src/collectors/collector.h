@@ -50,10 +50,10 @@ class Collector {
 };
 
 struct CollectorSpec {
-  std::string name;           // subcommand name, e.g. "storage"
-  std::string help;           // one paragraph for --help
-  int64_t default_interval;   // seconds
-  std::string logger_name;    // the reference's LOGGER_NAME
+  std::string name;          // subcommand name, e.g. "storage"
+  std::string help;          // one paragraph for --help
+  int64_t default_interval;  // seconds
+  std::string logger_name;   // the reference's LOGGER_NAME
   // Adds the collector's own options to its subcommand and returns the collector that will hold their values.
   std::function<std::unique_ptr<Collector>(OptionBinder&)> setup;
   // The log file is <log_folder>/<logger_name>_logs/<hostname>.log rather than .../<logger_name>.log: GCM's

@@ -185,8 +185,7 @@ class NvmlMonitor : public Collector {
       w.jobs = jobs[i];
       JobInfo job = w.jobs.empty() ? JobInfo{} : w.jobs.front();
       Record log_rec = device_plus_job_record(w.metrics, job, i, hostname_);
-      if (ctx.log->should_log(spdlog::level::debug))
-        ctx.log->debug("nvml_monitor: [GPU# {}] {}", i, to_json(log_rec));
+      if (ctx.log->should_log(spdlog::level::debug)) ctx.log->debug("nvml_monitor: [GPU# {}] {}", i, to_json(log_rec));
       out.emit(log_rec);
       window_.push_back(std::move(w));
     }

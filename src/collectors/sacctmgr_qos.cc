@@ -57,8 +57,8 @@ size_t stream_table(slurm::SlurmClient& slurm, const slurm::SlurmQuery& query,
     if (row.fields.size() != h.size()) {
       std::string why = fmt::format("{} fields, the header has {}", row.fields.size(), h.size());
       if (log) log->error("`{}`, line {}: {}; row skipped", command_line(query.argv), row.line_number, why);
-      if (!problems.count++) problems.first = slurm::SlurmError(query.name, command_line(query.argv),
-                                                                row.line_number, why);
+      if (!problems.count++)
+        problems.first = slurm::SlurmError(query.name, command_line(query.argv), row.line_number, why);
       return;
     }
     obj.resize(names.size());

@@ -17,9 +17,26 @@ using namespace gcm::slurm;
 namespace {
 
 enum Field : size_t {
-  kCluster, kDerived, kPartition, kMaxNodes, kTresCpu, kTresMem, kTresNode, kTresBilling, kTresGresGpu,
-  kWeightCpu, kWeightMem, kWeightGresGpu, kPriorityJobFactor, kPriorityTier, kTotalCpus, kTotalNodes, kQos,
-  kPreemptMode, kNodes, kFieldCount
+  kCluster,
+  kDerived,
+  kPartition,
+  kMaxNodes,
+  kTresCpu,
+  kTresMem,
+  kTresNode,
+  kTresBilling,
+  kTresGresGpu,
+  kWeightCpu,
+  kWeightMem,
+  kWeightGresGpu,
+  kPriorityJobFactor,
+  kPriorityTier,
+  kTotalCpus,
+  kTotalNodes,
+  kQos,
+  kPreemptMode,
+  kNodes,
+  kFieldCount
 };
 
 const Schema kScontrol = [] {
@@ -64,7 +81,8 @@ int64_t billing_weight(std::string_view weights, std::string_view key) {
   auto iequal = [](std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i)
-      if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+      if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+        return false;
     return true;
   };
   int64_t value = 0;
@@ -88,9 +106,8 @@ class ScontrolCollector : public Collector {
 
   std::vector<CollectorTask> tasks(const CollectorContext&) override {
     opts_.timeout = slurm_timeout_ms(timeout_s_);
-    return {{"partitions", &kScontrol, [this](const CollectorContext& c, RecordOut& o) {
-               collect_scontrol_partitions(client_, c, opts_, o);
-             }}};
+    return {{"partitions", &kScontrol,
+             [this](const CollectorContext& c, RecordOut& o) { collect_scontrol_partitions(client_, c, opts_, o); }}};
   }
 
  private:
@@ -129,7 +146,8 @@ size_t collect_scontrol_partitions(SlurmClient& client, const CollectorContext& 
   client.stream_records(q, [&](const ScontrolRecord& rec) {
     auto name = rec.get("PartitionName");
     if (!name) {
-      if (rec.fields.empty() && !rec.loose_words.empty() && rec.loose_words.front() == "No") return;  // "No partitions in the system"
+      if (rec.fields.empty() && !rec.loose_words.empty() && rec.loose_words.front() == "No")
+        return;  // "No partitions in the system"
       throw ParseError("not a partition: no PartitionName=");
     }
     if (!rec.loose_words.empty())
@@ -145,8 +163,11 @@ size_t collect_scontrol_partitions(SlurmClient& client, const CollectorContext& 
     auto max_nodes = rec.get("MaxNodes");
     r[kMaxNodes] = max_nodes ? Value(parse_scontrol_maxnodes(*max_nodes)) : Value();
     auto tres = rec.get("TRES");
-    const std::pair<size_t, const char*> tres_keys[] = {
-        {kTresCpu, "cpu"}, {kTresMem, "mem"}, {kTresNode, "node"}, {kTresBilling, "billing"}, {kTresGresGpu, "gres/gpu"}};
+    const std::pair<size_t, const char*> tres_keys[] = {{kTresCpu, "cpu"},
+                                                        {kTresMem, "mem"},
+                                                        {kTresNode, "node"},
+                                                        {kTresBilling, "billing"},
+                                                        {kTresGresGpu, "gres/gpu"}};
     for (const auto& [f, key] : tres_keys) r[f] = tres ? Value(tres_value(*tres, key)) : Value();
     auto weights = rec.get("TRESBillingWeights");
     const std::pair<size_t, const char*> weight_keys[] = {

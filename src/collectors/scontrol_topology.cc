@@ -13,7 +13,16 @@ namespace gcm::scheduler {
 
 namespace {
 enum Field : size_t {
-  kCluster, kDerived, kBlockName, kBlockIndex, kBlockSize, kSwitchName, kLevel, kLinkSpeed, kSwitches, kNodes,
+  kCluster,
+  kDerived,
+  kBlockName,
+  kBlockIndex,
+  kBlockSize,
+  kSwitchName,
+  kLevel,
+  kLinkSpeed,
+  kSwitches,
+  kNodes,
   kNodeCount
 };
 }  // namespace
@@ -93,13 +102,20 @@ size_t collect_scontrol_topology(slurm::SlurmClient& slurm, const Params& p, Rec
       if (eq == std::string_view::npos || eq == 0)
         throw slurm::ParseError(slurm::describe_bad_value("token", t, "expected KEY=VALUE"));
       std::string_view key = t.substr(0, eq), value = t.substr(eq + 1);
-      if (key == "BlockName") r[kBlockName].set_string(value);
-      else if (key == "BlockIndex") r[kBlockIndex] = int_value(key, value);
-      else if (key == "BlockSize") r[kBlockSize] = int_value(key, value);
-      else if (key == "SwitchName") r[kSwitchName].set_string(value);
-      else if (key == "Level") r[kLevel] = int_value(key, value);
-      else if (key == "LinkSpeed") r[kLinkSpeed] = int_value(key, value);
-      else if (key == "Switches") r[kSwitches].set_string(value);
+      if (key == "BlockName")
+        r[kBlockName].set_string(value);
+      else if (key == "BlockIndex")
+        r[kBlockIndex] = int_value(key, value);
+      else if (key == "BlockSize")
+        r[kBlockSize] = int_value(key, value);
+      else if (key == "SwitchName")
+        r[kSwitchName].set_string(value);
+      else if (key == "Level")
+        r[kLevel] = int_value(key, value);
+      else if (key == "LinkSpeed")
+        r[kLinkSpeed] = int_value(key, value);
+      else if (key == "Switches")
+        r[kSwitches].set_string(value);
       else if (key == "Nodes") {
         // A switch or block without nodes prints an empty list in some versions: no names, count 0.
         if (value.empty() || value == "(null)") {
@@ -122,12 +138,12 @@ size_t collect_scontrol_topology(slurm::SlurmClient& slurm, const Params& p, Rec
 }
 
 namespace {
-const bool kRegistered = register_slurm_query_collector({
-    "scontrol_topology",
-    "The network topology slurmctld schedules on (`scontrol show topo`): one ScontrolTopology LOG record per switch "
-    "(topology/tree) or block (topology/block), with its nodes expanded (at most 10000) and counted.",
-    3600, &kScontrolTopology, "Seconds `scontrol show topo` may run before it is killed and the round fails.",
-    collect_scontrol_topology});
+const bool kRegistered = register_slurm_query_collector(
+    {"scontrol_topology",
+     "The network topology slurmctld schedules on (`scontrol show topo`): one ScontrolTopology LOG record per switch "
+     "(topology/tree) or block (topology/block), with its nodes expanded (at most 10000) and counted.",
+     3600, &kScontrolTopology, "Seconds `scontrol show topo` may run before it is killed and the round fails.",
+     collect_scontrol_topology});
 }  // namespace
 
 }  // namespace gcm::scheduler

@@ -34,7 +34,7 @@ const Schema& scontrol_config_schema();
 
 struct SlurmSnapshotOptions {
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};  // per command (--slurm-timeout)
-  TimeZone zone;               // squeue times: naive values are read in it and written with its offset (host zone)
+  TimeZone zone;                    // squeue times: naive values are read in it and written with its offset (host zone)
   int64_t collection_unixtime = 0;  // NodeData/JobData collection_unixtime; 0: the time of the call
 };
 

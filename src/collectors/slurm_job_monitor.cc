@@ -30,9 +30,26 @@ const FieldType kInt = FieldType::Int;
 
 // NodeData field positions.
 enum NodeField : size_t {
-  kNumRows, kNodeTime, kNodeCluster, kNodeDerived, kNodeName, kNodePartition, kCpusAllocated, kCpusIdle, kCpusOther,
-  kCpusTotal, kFreeMem, kMemory, kNumGpus, kNodeUser, kReason, kTimestamp, kActiveFeatures, kNodeState,
-  kNodeReservation, kNodeFieldCount
+  kNumRows,
+  kNodeTime,
+  kNodeCluster,
+  kNodeDerived,
+  kNodeName,
+  kNodePartition,
+  kCpusAllocated,
+  kCpusIdle,
+  kCpusOther,
+  kCpusTotal,
+  kFreeMem,
+  kMemory,
+  kNumGpus,
+  kNodeUser,
+  kReason,
+  kTimestamp,
+  kActiveFeatures,
+  kNodeState,
+  kNodeReservation,
+  kNodeFieldCount
 };
 
 const Schema kNodeData = [] {
@@ -68,11 +85,49 @@ const Schema kNodeData = [] {
 }();
 
 enum JobField : size_t {
-  kJobTime, kJobCluster, kJobDerived, kPendingResources, kGpusRequested, kMinCpus, kJobId, kJobIdRaw, kName,
-  kTimeLimit, kMinMemory, kCommand, kPriority, kJobState, kJobUser, kCpus, kNodes, kTimeLeft, kTimeUsed, kNodelist,
-  kDependency, kExcNodes, kStartTime, kSubmitTime, kEligibleTime, kAccrueTime, kPendingTime, kComment, kJobPartition,
-  kAccount, kQos, kJobReason, kTresGpus, kTresCpu, kTresMem, kTresNode, kTresBilling, kJobReservation, kRequeue,
-  kFeature, kRestartCnt, kSchedNodes, kJobFieldCount
+  kJobTime,
+  kJobCluster,
+  kJobDerived,
+  kPendingResources,
+  kGpusRequested,
+  kMinCpus,
+  kJobId,
+  kJobIdRaw,
+  kName,
+  kTimeLimit,
+  kMinMemory,
+  kCommand,
+  kPriority,
+  kJobState,
+  kJobUser,
+  kCpus,
+  kNodes,
+  kTimeLeft,
+  kTimeUsed,
+  kNodelist,
+  kDependency,
+  kExcNodes,
+  kStartTime,
+  kSubmitTime,
+  kEligibleTime,
+  kAccrueTime,
+  kPendingTime,
+  kComment,
+  kJobPartition,
+  kAccount,
+  kQos,
+  kJobReason,
+  kTresGpus,
+  kTresCpu,
+  kTresMem,
+  kTresNode,
+  kTresBilling,
+  kJobReservation,
+  kRequeue,
+  kFeature,
+  kRestartCnt,
+  kSchedNodes,
+  kJobFieldCount
 };
 
 const Schema kJobData = [] {
@@ -133,18 +188,49 @@ const Schema kJobData = [] {
 
 // squeue column positions in the argv.
 enum SqueueColumn : size_t {
-  cTresPerNode, cMinCpus, cJobArrayId, cJobId, cName, cTimeLimit, cMinMemory, cCommand, cPriority, cState,
-  cUserName, cNumCpus, cNumNodes, cTimeLeft, cTimeUsed, cNodelist, cDependency, cExcNodes, cStartTime, cSubmitTime,
-  cEligibleTime, cAccrueTime, cPendingTime, cComment, cPartition, cAccount, cQos, cReason, cTresAlloc, cReservation,
-  cRequeue, cFeature, cRestartCnt, cSchedNodes, cColumnCount
+  cTresPerNode,
+  cMinCpus,
+  cJobArrayId,
+  cJobId,
+  cName,
+  cTimeLimit,
+  cMinMemory,
+  cCommand,
+  cPriority,
+  cState,
+  cUserName,
+  cNumCpus,
+  cNumNodes,
+  cTimeLeft,
+  cTimeUsed,
+  cNodelist,
+  cDependency,
+  cExcNodes,
+  cStartTime,
+  cSubmitTime,
+  cEligibleTime,
+  cAccrueTime,
+  cPendingTime,
+  cComment,
+  cPartition,
+  cAccount,
+  cQos,
+  cReason,
+  cTresAlloc,
+  cReservation,
+  cRequeue,
+  cFeature,
+  cRestartCnt,
+  cSchedNodes,
+  cColumnCount
 };
 
 const std::vector<std::string> kSqueueColumns = {
-    "TRES-PER-NODE", "MINCPUS",     "JOBARRAYID",  "JOBID",      "NAME",      "TIMELIMIT",    "MINMEMORY",
-    "COMMAND",       "PRIORITY",    "STATE",       "USERNAME",   "NUMCPUS",   "NUMNODES",     "TIMELEFT",
-    "TIMEUSED",      "NODELIST",    "DEPENDENCY",  "EXCNODES",   "STARTTIME", "SUBMITTIME",   "ELIGIBLETIME",
-    "ACCRUETIME",    "PENDINGTIME", "COMMENT",     "PARTITION",  "ACCOUNT",   "QOS",          "REASON",
-    "TRES-ALLOC",    "RESERVATION", "REQUEUE",     "FEATURE",    "RESTARTCNT", "SCHEDNODES"};
+    "TRES-PER-NODE", "MINCPUS",     "JOBARRAYID", "JOBID",     "NAME",       "TIMELIMIT",  "MINMEMORY",
+    "COMMAND",       "PRIORITY",    "STATE",      "USERNAME",  "NUMCPUS",    "NUMNODES",   "TIMELEFT",
+    "TIMEUSED",      "NODELIST",    "DEPENDENCY", "EXCNODES",  "STARTTIME",  "SUBMITTIME", "ELIGIBLETIME",
+    "ACCRUETIME",    "PENDINGTIME", "COMMENT",    "PARTITION", "ACCOUNT",    "QOS",        "REASON",
+    "TRES-ALLOC",    "RESERVATION", "REQUEUE",    "FEATURE",   "RESTARTCNT", "SCHEDNODES"};
 
 Value int_or_null(std::optional<int64_t> v) { return v ? Value(*v) : Value(); }
 

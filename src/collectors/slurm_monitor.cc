@@ -46,20 +46,40 @@ FieldSpec gauge(std::string name, FieldType type, std::string help, std::string 
 }
 
 // The nodes_<state> fields, in the reference's order (the last three are not states).
-const std::vector<std::string> kNodeStateFields = {
-    "allocated",     "completing",   "down",          "drained",          "draining",     "fail",
-    "failing",       "future",       "idle",          "inval",            "maint",        "reboot_issued",
-    "reboot_requested", "mixed",     "perfctrs",      "planned",          "power_down",   "powered_down",
-    "powering_down", "powering_up",  "reserved",      "unknown",          "not_responding", "unknown_state",
-    "total"};
+const std::vector<std::string> kNodeStateFields = {"allocated",
+                                                   "completing",
+                                                   "down",
+                                                   "drained",
+                                                   "draining",
+                                                   "fail",
+                                                   "failing",
+                                                   "future",
+                                                   "idle",
+                                                   "inval",
+                                                   "maint",
+                                                   "reboot_issued",
+                                                   "reboot_requested",
+                                                   "mixed",
+                                                   "perfctrs",
+                                                   "planned",
+                                                   "power_down",
+                                                   "powered_down",
+                                                   "powering_down",
+                                                   "powering_up",
+                                                   "reserved",
+                                                   "unknown",
+                                                   "not_responding",
+                                                   "unknown_state",
+                                                   "total"};
 
 }  // namespace
 
 const Schema kSlurmLog = [] {
   Schema s;
   s.name = "SLURMLog";
-  s.description = "Cluster (or, with --heterogeneous-cluster-v1, partition) aggregates of sinfo, sdiag and the "
-                  "jobs sacct reports in the last interval.";
+  s.description =
+      "Cluster (or, with --heterogeneous-cluster-v1, partition) aggregates of sinfo, sdiag and the "
+      "jobs sacct reports in the last interval.";
   s.metric_prefix = "slurm";
   s.data_type = DataType::Metric;
   s.identifier = DataIdentifier::Generic;
@@ -101,7 +121,7 @@ const Schema kSlurmLog = [] {
       gauge("total_gpus_down", I, "GPUs of down nodes"),
   };
   for (const auto& st : kNodeStateFields) {
-    std::string help = st == "not_responding" ? "nodes not responding (state ends with '*')"
+    std::string help = st == "not_responding"  ? "nodes not responding (state ends with '*')"
                        : st == "unknown_state" ? "nodes in a state without its own field (compound states too)"
                        : st == "total"         ? "nodes"
                                                : "nodes in state " + st;
@@ -181,11 +201,11 @@ int64_t column(const slurm::DelimitedHeader& h, std::string_view name) {
 }  // namespace
 
 slurm::SlurmQuery sinfo_query(std::chrono::milliseconds timeout) {
-  return {"slurm_monitor_sinfo",
-          {"sinfo", "--all", "-N", "-O",
-           "nodelist:256|,gres:256|,gresused:256|,cpus:256|,cpusstate:256|,statelong:256|,partitionname:256",
-           "--noheader"},
-          timeout};
+  return {
+      "slurm_monitor_sinfo",
+      {"sinfo", "--all", "-N", "-O",
+       "nodelist:256|,gres:256|,gresused:256|,cpus:256|,cpusstate:256|,statelong:256|,partitionname:256", "--noheader"},
+      timeout};
 }
 
 slurm::SlurmQuery sdiag_query(bool json, std::chrono::milliseconds timeout) {
@@ -216,8 +236,7 @@ slurm::SlurmQuery sacct_query(int64_t start, int64_t end, const TimeZone& zone, 
   return q;
 }
 
-std::vector<SinfoNode> read_sinfo(slurm::SlurmClient& slurm, std::chrono::milliseconds timeout,
-                                  spdlog::logger* log) {
+std::vector<SinfoNode> read_sinfo(slurm::SlurmClient& slurm, std::chrono::milliseconds timeout, spdlog::logger* log) {
   std::vector<SinfoNode> nodes;
   std::vector<std::string_view> f;
   size_t extra = 0;
@@ -245,14 +264,14 @@ std::vector<SinfoNode> read_sinfo(slurm::SlurmClient& slurm, std::chrono::millis
 }
 
 SacctJobs read_sacct(slurm::SlurmClient& slurm, const slurm::SlurmQuery& query, int64_t window_end,
-                                 const TimeZone& zone) {
+                     const TimeZone& zone) {
   SacctJobs jobs;
   slurm::DelimitedOptions o;
   o.delimiter = "|";
   o.length_mismatch = slurm::RowLengthPolicy::Error;
   struct Cols {
-    int64_t user, account, state, alloc_cpus, alloc_tres, req_nodes, req_tres, submit, start, end, alloc_nodes,
-        elapsed, suspended;
+    int64_t user, account, state, alloc_cpus, alloc_tres, req_nodes, req_tres, submit, start, end, alloc_nodes, elapsed,
+        suspended;
   };
   std::optional<Cols> c;
   auto time_of = [&](std::string_view v) -> std::optional<int64_t> {
@@ -264,9 +283,9 @@ SacctJobs read_sacct(slurm::SlurmClient& slurm, const slurm::SlurmQuery& query, 
   };
   slurm.stream_rows(query, o, [&](const slurm::DelimitedHeader& h, const slurm::DelimitedRow& row) {
     if (!c)
-      c = Cols{column(h, "User"),   column(h, "Account"),    column(h, "State"),     column(h, "AllocCPUS"),
-               column(h, "AllocTRES"), column(h, "ReqNodes"), column(h, "ReqTRES"),  column(h, "Submit"),
-               column(h, "Start"),  column(h, "End"),        column(h, "AllocNodes"), column(h, "Elapsed"),
+      c = Cols{column(h, "User"),      column(h, "Account"),  column(h, "State"),      column(h, "AllocCPUS"),
+               column(h, "AllocTRES"), column(h, "ReqNodes"), column(h, "ReqTRES"),    column(h, "Submit"),
+               column(h, "Start"),     column(h, "End"),      column(h, "AllocNodes"), column(h, "Elapsed"),
                column(h, "Suspended")};
     SacctJob j;
     j.user = row[c->user];
@@ -288,8 +307,8 @@ SacctJobs read_sacct(slurm::SlurmClient& slurm, const slurm::SlurmQuery& query, 
 }
 
 void emit_scope(const std::string& cluster, const std::string& derived, const std::vector<SinfoNode>& nodes,
-                const SacctJobs& jobs, const Sdiag& sdiag, int64_t window_start, int64_t window_end,
-                RecordOut& out, RecordOut* logs_out) {
+                const SacctJobs& jobs, const Sdiag& sdiag, int64_t window_start, int64_t window_end, RecordOut& out,
+                RecordOut* logs_out) {
   Record r(kSlurmLog);
   r.at("cluster") = cluster;
   r.at("derived_cluster") = derived;
@@ -312,8 +331,8 @@ void emit_scope(const std::string& cluster, const std::string& derived, const st
     slurm::NodeState st = slurm::parse_node_state(n.state_text);
     if (st.has(slurm::NodeFlag::NotResponding)) ++states["not_responding"];
     std::string_view counted = st.counted_state();
-    bool has_field = !counted.empty() &&
-                     std::find(kNodeStateFields.begin(), kNodeStateFields.end() - 3, counted) != kNodeStateFields.end() - 3;
+    bool has_field = !counted.empty() && std::find(kNodeStateFields.begin(), kNodeStateFields.end() - 3, counted) !=
+                                             kNodeStateFields.end() - 3;
     ++states[has_field ? std::string(counted) : "unknown_state"];
     ++states["total"];
     bool down = st.is_down();
@@ -457,21 +476,19 @@ void emit_scope(const std::string& cluster, const std::string& derived, const st
   (logs_out ? *logs_out : out).emit(r);
 }
 
-void collect(slurm::SlurmClient& slurm, slurm::SlurmClient& sacct, const Params& p, RecordOut& out,
-             spdlog::logger* log, RecordOut* logs_out, Sdiag* sdiag_out) {
+void collect(slurm::SlurmClient& slurm, slurm::SlurmClient& sacct, const Params& p, RecordOut& out, spdlog::logger* log,
+             RecordOut* logs_out, Sdiag* sdiag_out) {
   const int64_t end = p.now, start = p.now - p.interval;
   std::vector<SinfoNode> nodes = read_sinfo(slurm, p.timeout, log);
-  std::pair<int, int> version = p.slurm_version
-                                    ? *p.slurm_version
-                                    : [&] {
-                                        auto q = version_query(p.timeout);
-                                        std::string text = slurm.output(q);
-                                        try {
-                                          return parse_slurm_version(text);
-                                        } catch (const ParseError& e) {
-                                          throw slurm::SlurmError(q.name, command_line(q.argv), 1, e.what());
-                                        }
-                                      }();
+  std::pair<int, int> version = p.slurm_version ? *p.slurm_version : [&] {
+    auto q = version_query(p.timeout);
+    std::string text = slurm.output(q);
+    try {
+      return parse_slurm_version(text);
+    } catch (const ParseError& e) {
+      throw slurm::SlurmError(q.name, command_line(q.argv), 1, e.what());
+    }
+  }();
   bool json = version >= std::make_pair(23, 2);
   auto sq = sdiag_query(json, p.timeout);
   std::string sdiag_text = slurm.output(sq);
@@ -479,8 +496,8 @@ void collect(slurm::SlurmClient& slurm, slurm::SlurmClient& sacct, const Params&
   try {
     sdiag = json ? parse_sdiag_json(sdiag_text) : parse_sdiag_text(sdiag_text);
   } catch (const ParseError& e) {
-    throw slurm::SlurmError(sq.name, command_line(sq.argv), 0, fmt::format("`{}`: {}", command_line(sq.argv),
-                                                                            e.what()));
+    throw slurm::SlurmError(sq.name, command_line(sq.argv), 0,
+                            fmt::format("`{}`: {}", command_line(sq.argv), e.what()));
   }
   if (p.sdiag_reset) {
     auto rq = sdiag_reset_query(p.timeout);
@@ -519,8 +536,7 @@ void collect(slurm::SlurmClient& slurm, slurm::SlurmClient& sacct, const Params&
       emit_scope(p.cluster, derived, mine, jobs, sdiag, start, end, out, logs_out);
     }
   }
-  SacctJobs jobs = read_sacct(sacct, sacct_query(start, end, p.sacct_zone, "", p.timeout), end,
-                                          p.sacct_zone);
+  SacctJobs jobs = read_sacct(sacct, sacct_query(start, end, p.sacct_zone, "", p.timeout), end, p.sacct_zone);
   emit_scope(p.cluster, p.cluster, nodes, jobs, sdiag, start, end, out, logs_out);
   if (first_error) throw std::runtime_error(*first_error);
 }

@@ -67,7 +67,7 @@ slurm::SlurmQuery sacct_query(int64_t start, int64_t end, const TimeZone& zone, 
 std::vector<SinfoNode> read_sinfo(slurm::SlurmClient& slurm, std::chrono::milliseconds timeout,
                                   spdlog::logger* log = nullptr);
 SacctJobs read_sacct(slurm::SlurmClient& slurm, const slurm::SlurmQuery& query, int64_t window_end,
-                                 const TimeZone& zone);
+                     const TimeZone& zone);
 
 // Emits the records of one scope: SLURMLogAccountMetrics per account of the running jobs, then SLURMLog.
 void emit_scope(const std::string& cluster, const std::string& derived_cluster, const std::vector<SinfoNode>& nodes,

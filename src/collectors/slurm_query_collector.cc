@@ -38,7 +38,9 @@ bool register_slurm_query_collector(SlurmQueryCollectorSpec spec) {
       owned->help,
       owned->default_interval,
       owned->name,
-      [owned](OptionBinder& b) -> std::unique_ptr<Collector> { return std::make_unique<SlurmQueryCollector>(owned, b); },
+      [owned](OptionBinder& b) -> std::unique_ptr<Collector> {
+        return std::make_unique<SlurmQueryCollector>(owned, b);
+      },
   });
   const bool schema = register_schema(owned->schema);
   return collector && schema;

@@ -34,11 +34,11 @@ const Schema kSprioPayload = [] {
 
 const std::vector<SprioColumn>& sprio_columns() {
   static const std::vector<SprioColumn> columns = {
-      {"JOBID", "%i", true},       {"PARTITION", "%r", false},     {"USER", "%u", false},
-      {"ACCOUNT", "%o", false},    {"PRIORITY", "%Y", true},       {"SITE", "%S", true},
-      {"AGE", "%a", true},         {"ASSOC", "%A", true},          {"FAIRSHARE", "%F", true},
-      {"JOBSIZE", "%J", true},     {"PARTITION_PRIO", "%P", true}, {"QOSNAME", "%n", false},
-      {"QOS", "%Q", true},         {"NICE", "%N", true},
+      {"JOBID", "%i", true},    {"PARTITION", "%r", false},     {"USER", "%u", false},
+      {"ACCOUNT", "%o", false}, {"PRIORITY", "%Y", true},       {"SITE", "%S", true},
+      {"AGE", "%a", true},      {"ASSOC", "%A", true},          {"FAIRSHARE", "%F", true},
+      {"JOBSIZE", "%J", true},  {"PARTITION_PRIO", "%P", true}, {"QOSNAME", "%n", false},
+      {"QOS", "%Q", true},      {"NICE", "%N", true},
   };
   return columns;
 }
@@ -112,11 +112,11 @@ size_t collect_sprio(slurm::SlurmClient& slurm, const Params& p, RecordOut& out)
 }
 
 namespace {
-const bool kRegistered = register_slurm_query_collector({
-    "sprio",
-    "The priority factors of every pending job (`sprio -h --sort=r,-y -o ...` with GCM's own header), one "
-    "SprioPayload LOG record per job and partition.",
-    120, &kSprioPayload, "Seconds `sprio` may run before it is killed and the round fails.", collect_sprio});
+const bool kRegistered = register_slurm_query_collector(
+    {"sprio",
+     "The priority factors of every pending job (`sprio -h --sort=r,-y -o ...` with GCM's own header), one "
+     "SprioPayload LOG record per job and partition.",
+     120, &kSprioPayload, "Seconds `sprio` may run before it is killed and the round fails.", collect_sprio});
 }  // namespace
 
 }  // namespace gcm::scheduler

@@ -30,9 +30,8 @@ const Schema kSsharePayload = [] {
 }();
 
 const std::vector<std::string>& sshare_keys() {
-  static const std::vector<std::string> keys = {"Account",  "User",         "RawShares", "NormShares",
-                                                "RawUsage", "NormUsage",    "EffectvUsage", "FairShare",
-                                                "GrpTRESMins", "TRESRunMins"};
+  static const std::vector<std::string> keys = {"Account",   "User",         "RawShares", "NormShares",  "RawUsage",
+                                                "NormUsage", "EffectvUsage", "FairShare", "GrpTRESMins", "TRESRunMins"};
   return keys;
 }
 
@@ -56,31 +55,31 @@ size_t collect_sshare(slurm::SlurmClient& slurm, const Params& p, RecordOut& out
   std::vector<std::optional<size_t>> where;  // column of each key in sshare's header
   Object row(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) row[i].key = keys[i];
-  return slurm.stream_rows(sshare_query(p.timeout), o, [&](const slurm::DelimitedHeader& h,
-                                                           const slurm::DelimitedRow& line) {
-    if (where.empty()) {
-      if (!h.first("Account") || !h.first("User"))
-        throw slurm::ParseError(fmt::format("sshare's header '{}' has no Account and User columns",
-                                            fmt::join(h.names(), "|")));
-      for (const auto& k : keys) where.push_back(h.first(k));
-    }
-    for (size_t i = 0; i < keys.size(); ++i) {
-      if (where[i])
-        row[i].value.set_string(line[*where[i]]);
-      else
-        row[i].value = Value();
-    }
-    r[4] = row;
-    out.emit(r);
-  });
+  return slurm.stream_rows(
+      sshare_query(p.timeout), o, [&](const slurm::DelimitedHeader& h, const slurm::DelimitedRow& line) {
+        if (where.empty()) {
+          if (!h.first("Account") || !h.first("User"))
+            throw slurm::ParseError(
+                fmt::format("sshare's header '{}' has no Account and User columns", fmt::join(h.names(), "|")));
+          for (const auto& k : keys) where.push_back(h.first(k));
+        }
+        for (size_t i = 0; i < keys.size(); ++i) {
+          if (where[i])
+            row[i].value.set_string(line[*where[i]]);
+          else
+            row[i].value = Value();
+        }
+        r[4] = row;
+        out.emit(r);
+      });
 }
 
 namespace {
-const bool kRegistered = register_slurm_query_collector({
-    "sshare",
-    "The fair-share tree of `sshare -a -P` (shares, usage, fair-share factor), one SsharePayload LOG record per "
-    "association.",
-    300, &kSsharePayload, "Seconds `sshare` may run before it is killed and the round fails.", collect_sshare});
+const bool kRegistered = register_slurm_query_collector(
+    {"sshare",
+     "The fair-share tree of `sshare -a -P` (shares, usage, fair-share factor), one SsharePayload LOG record per "
+     "association.",
+     300, &kSsharePayload, "Seconds `sshare` may run before it is killed and the round fails.", collect_sshare});
 }  // namespace
 
 }  // namespace gcm::scheduler

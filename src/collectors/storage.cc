@@ -228,9 +228,7 @@ class StorageCollector : public Collector {
         ++line_no;
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
         auto j = parse_json_limited(line);
-        auto bad = [&](const std::string& what) {
-          errors.push_back(fmt::format("{}:{}: {}", path, line_no, what));
-        };
+        auto bad = [&](const std::string& what) { errors.push_back(fmt::format("{}:{}: {}", path, line_no, what)); };
         if (j.is_discarded() || !j.is_object()) {
           bad("not a JSON object");
           continue;
@@ -253,8 +251,8 @@ class StorageCollector : public Collector {
     }
     if (!errors.empty()) {
       for (const auto& e : errors) ctx.log->error("pure: {}", e);
-      throw std::runtime_error(fmt::format("{} bad line(s) or file(s) in the Pure usage files; first: {}",
-                                           errors.size(), errors.front()));
+      throw std::runtime_error(
+          fmt::format("{} bad line(s) or file(s) in the Pure usage files; first: {}", errors.size(), errors.front()));
     }
   }
 

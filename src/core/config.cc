@@ -40,8 +40,8 @@ ConfigFile ConfigFile::from_string(const std::string& text, const std::string& r
     cfg.doc_ = toml::parse(text, source_name);
   } catch (const toml::parse_error& e) {
     const auto& where = e.source().begin;
-    throw ConfigError(fmt::format("{}:{}:{}: invalid TOML: {}", source_name, where.line, where.column,
-                                  e.description()));
+    throw ConfigError(
+        fmt::format("{}:{}:{}: invalid TOML: {}", source_name, where.line, where.column, e.description()));
   }
   if (cfg.doc_.empty()) return cfg;
   const toml::node* root = cfg.doc_.get(root_table);

@@ -110,11 +110,20 @@ class FlowParser {
         if (pos_ >= s_.size()) fail("unterminated escape");
         char e = s_[pos_++];
         switch (e) {
-          case 'n': out.push_back('\n'); break;
-          case 't': out.push_back('\t'); break;
-          case 'r': out.push_back('\r'); break;
-          case '0': out.push_back('\0'); break;
-          default: out.push_back(e);
+          case 'n':
+            out.push_back('\n');
+            break;
+          case 't':
+            out.push_back('\t');
+            break;
+          case 'r':
+            out.push_back('\r');
+            break;
+          case '0':
+            out.push_back('\0');
+            break;
+          default:
+            out.push_back(e);
         }
         continue;
       }
@@ -235,8 +244,7 @@ Value parse_dotlist(const std::vector<std::string>& items) {
   Object root;
   for (const auto& item : items) {
     size_t eq = item.find('=');
-    if (eq == std::string::npos)
-      throw DotlistError(fmt::format("sink option '{}' is not of the form key=value", item));
+    if (eq == std::string::npos) throw DotlistError(fmt::format("sink option '{}' is not of the form key=value", item));
     std::string_view key = trim(std::string_view(item).substr(0, eq));
     if (key.empty()) throw DotlistError(fmt::format("sink option '{}' has an empty key", item));
     Value v;

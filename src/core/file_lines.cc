@@ -41,8 +41,10 @@ bool wait_readable(int fd, const std::optional<Clock::time_point>& deadline) {
 }
 
 std::string timeout_message(const std::string& path, const FileLineCounts& c) {
-  return fmt::format("reading {} did not finish before the check's deadline ({} bytes read); a FIFO or device "
-                     "without end?", path, c.bytes);
+  return fmt::format(
+      "reading {} did not finish before the check's deadline ({} bytes read); a FIFO or device "
+      "without end?",
+      path, c.bytes);
 }
 
 }  // namespace

@@ -11,8 +11,8 @@ namespace gcm {
 
 struct HostRoot {
   const char* flag;
-  const char* key;            // the config-file key
-  const char* old_key;        // the first kernel-log checks' dotted spelling, still accepted where they read it
+  const char* key;      // the config-file key
+  const char* old_key;  // the first kernel-log checks' dotted spelling, still accepted where they read it
   const char* default_value;
   const char* help;
 };

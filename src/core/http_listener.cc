@@ -45,23 +45,40 @@ constexpr auto kSweepEvery = std::chrono::milliseconds(100);
 
 const char* reason(int status) {
   switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 204: return "No Content";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 411: return "Length Required";
-    case 413: return "Payload Too Large";
-    case 415: return "Unsupported Media Type";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Unknown";
+    case 100:
+      return "Continue";
+    case 200:
+      return "OK";
+    case 204:
+      return "No Content";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 411:
+      return "Length Required";
+    case 413:
+      return "Payload Too Large";
+    case 415:
+      return "Unsupported Media Type";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Unknown";
   }
 }
 
@@ -72,7 +89,9 @@ HttpReply text_reply(int status, std::string message, std::string extra = "") {
 std::string serialize(const HttpReply& r, bool head_only, bool close, bool http10) {
   std::string out = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{}{}\r\n", r.status,
                                 reason(r.status), r.content_type, r.body.size(), r.extra_headers,
-                                close ? "Connection: close\r\n" : http10 ? "Connection: keep-alive\r\n" : "");
+                                close    ? "Connection: close\r\n"
+                                : http10 ? "Connection: keep-alive\r\n"
+                                         : "");
   if (!head_only) out += r.body;
   return out;
 }
@@ -142,7 +161,7 @@ struct HttpListener::Impl {
     size_t trailer_bytes = 0;
     size_t reserved = 0;  // bytes of max_in_flight this request holds
     bool linger_after = false;
-    bool head_only = false;  // a HEAD request: the answer has no body
+    bool head_only = false;      // a HEAD request: the answer has no body
     Clock::time_point started;   // the current request's first byte, or the accept (for eviction order)
     Clock::time_point deadline;  // of the current phase
     Clock::time_point request_deadline;
@@ -283,8 +302,7 @@ struct HttpListener::Impl {
         counters.refused.fetch_add(1, std::memory_order_relaxed);
         // A TLS client would read a plain-text answer as a protocol error: it is only closed.
         if (!opts.tls) {
-          std::string r =
-              serialize(text_reply(503, "too many connections", "Retry-After: 1\r\n"), false, true, false);
+          std::string r = serialize(text_reply(503, "too many connections", "Retry-After: 1\r\n"), false, true, false);
           [[maybe_unused]] auto s = ::send(fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
         }
         ::close(fd);
@@ -387,8 +405,12 @@ struct HttpListener::Impl {
         want(c, EPOLLIN | EPOLLRDHUP);
         on_readable(c);  // the first request may have come with the handshake's last flight
         return;
-      case TlsStatus::WantRead: want(c, EPOLLIN | EPOLLRDHUP); return;
-      case TlsStatus::WantWrite: want(c, EPOLLOUT); return;
+      case TlsStatus::WantRead:
+        want(c, EPOLLIN | EPOLLRDHUP);
+        return;
+      case TlsStatus::WantWrite:
+        want(c, EPOLLOUT);
+        return;
       case TlsStatus::Closed:
       case TlsStatus::Failed:
         counters.tls_failed.fetch_add(1, std::memory_order_relaxed);
@@ -404,11 +426,18 @@ struct HttpListener::Impl {
     size_t n = 0;
     c.tls_read_wants_write = false;
     switch (c.tls->read(buf, cap, n)) {
-      case TlsStatus::Done: return static_cast<ssize_t>(n);
-      case TlsStatus::WantWrite: c.tls_read_wants_write = true; [[fallthrough]];
-      case TlsStatus::WantRead: errno = EAGAIN; return -1;
-      case TlsStatus::Closed: return 0;
-      case TlsStatus::Failed: break;
+      case TlsStatus::Done:
+        return static_cast<ssize_t>(n);
+      case TlsStatus::WantWrite:
+        c.tls_read_wants_write = true;
+        [[fallthrough]];
+      case TlsStatus::WantRead:
+        errno = EAGAIN;
+        return -1;
+      case TlsStatus::Closed:
+        return 0;
+      case TlsStatus::Failed:
+        break;
     }
     errno = EPROTO;
     return -1;
@@ -419,10 +448,16 @@ struct HttpListener::Impl {
     size_t n = 0;
     c.tls_write_wants_read = false;
     switch (c.tls->write(buf, len, n)) {
-      case TlsStatus::Done: return static_cast<ssize_t>(n);
-      case TlsStatus::WantRead: c.tls_write_wants_read = true; [[fallthrough]];
-      case TlsStatus::WantWrite: errno = EAGAIN; return -1;
-      default: break;
+      case TlsStatus::Done:
+        return static_cast<ssize_t>(n);
+      case TlsStatus::WantRead:
+        c.tls_write_wants_read = true;
+        [[fallthrough]];
+      case TlsStatus::WantWrite:
+        errno = EAGAIN;
+        return -1;
+      default:
+        break;
     }
     errno = EPIPE;
     return -1;
@@ -867,8 +902,8 @@ void HttpListener::stop() {
 
 HttpListenerStats HttpListener::stats() const {
   const auto& c = impl_->counters;
-  return {c.accepted.load(),  c.requests.load(), c.open.load(),        c.evicted.load(),
-          c.refused.load(),   c.timed_out.load(), c.bad.load(),       c.over_budget.load(),
+  return {c.accepted.load(),  c.requests.load(),   c.open.load(),        c.evicted.load(),
+          c.refused.load(),   c.timed_out.load(),  c.bad.load(),         c.over_budget.load(),
           c.in_flight.load(), c.tls_failed.load(), c.unauthorized.load()};
 }
 
@@ -893,7 +928,8 @@ std::pair<std::string, int> parse_listen_address(const std::string& value, const
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   if (host.empty()) host = "0.0.0.0";
   std::string digits = value.substr(colon + 1);
-  if (digits.empty() || digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos) throw invalid();
+  if (digits.empty() || digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos)
+    throw invalid();
   int port = std::stoi(digits);
   if (port > 65535) throw invalid();
   return {host, port};

@@ -56,17 +56,17 @@ struct HttpReply {
 };
 
 struct HttpListenerOptions {
-  std::string host = "127.0.0.1";  // "" or "0.0.0.0": every IPv4 address
-  int port = 0;                    // 0: any free port
-  size_t max_head = 64 * 1024;     // request line and headers (431 past it)
-  size_t max_body = 16u << 20;     // one body, as received (413 past it)
+  std::string host = "127.0.0.1";     // "" or "0.0.0.0": every IPv4 address
+  int port = 0;                       // 0: any free port
+  size_t max_head = 64 * 1024;        // request line and headers (431 past it)
+  size_t max_body = 16u << 20;        // one body, as received (413 past it)
   size_t max_in_flight = 128u << 20;  // the bodies of every connection together (503 with Retry-After past it)
   int max_connections = 1024;
   std::chrono::milliseconds head_timeout{10000};     // from a request's first byte to the end of its head
   std::chrono::milliseconds request_timeout{60000};  // from a request's first byte to the end of its body
   std::chrono::milliseconds idle_timeout{60000};     // a kept-alive connection waiting for its next request
   std::chrono::milliseconds write_timeout{30000};    // a reply that the client does not read
-  int workers = 2;  // threads running the handler; 0: on the I/O thread
+  int workers = 2;                                   // threads running the handler; 0: on the I/O thread
   // GET and HEAD requests are answered on the I/O thread, so /health and /metrics answer while every worker is
   // busy with large bodies. Their handlers must not block.
   bool inline_get = true;

@@ -132,7 +132,8 @@ std::optional<HeadError> decide_framing(const HttpRequest& req, int content_leng
       keep_alive |= t == "keep-alive";
     });
   framing.close = framing.http10 ? !keep_alive : close_token;
-  if (auto e = req.headers.find("expect"); e != req.headers.end()) framing.expect_continue = lower(e->second) == "100-continue";
+  if (auto e = req.headers.find("expect"); e != req.headers.end())
+    framing.expect_continue = lower(e->second) == "100-continue";
   return std::nullopt;
 }
 
@@ -161,7 +162,10 @@ std::optional<uint64_t> parse_chunk_size(std::string_view line) {
   uint64_t n = 0;
   bool overflow = false;
   for (char c : digits) {
-    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
     if (d < 0) return std::nullopt;
     if (n > (UINT64_MAX >> 4)) overflow = true;
     n = (n << 4) | static_cast<uint64_t>(d);

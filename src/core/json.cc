@@ -41,11 +41,10 @@ size_t decode_utf8(std::string_view s, size_t i, uint32_t& cp) {
 }
 
 void append_u_escape(std::string& out, uint32_t unit) {
-  char buf[6] = {'\\', 'u', kHex[(unit >> 12) & 0xF], kHex[(unit >> 8) & 0xF], kHex[(unit >> 4) & 0xF],
-                 kHex[unit & 0xF]};
+  char buf[6] = {
+      '\\', 'u', kHex[(unit >> 12) & 0xF], kHex[(unit >> 8) & 0xF], kHex[(unit >> 4) & 0xF], kHex[unit & 0xF]};
   out.append(buf, 6);
 }
-
 
 // The index of the first byte at or after i that is not plain printable ASCII (a control byte, '"', '\\' or a byte
 // >= 0x80), or s.size(). Eight bytes at a time: records are mostly plain text, and this is the encoder's hot loop.
@@ -55,8 +54,8 @@ size_t plain_ascii_end(std::string_view s, size_t i) {
   while (i + 8 <= s.size()) {
     uint64_t w;
     std::memcpy(&w, s.data() + i, 8);
-    uint64_t special = (w & kHigh) | ((w - kOnes * 0x20) & ~w & kHigh) | has_zero(w ^ (kOnes * '"')) |
-                       has_zero(w ^ (kOnes * '\\'));
+    uint64_t special =
+        (w & kHigh) | ((w - kOnes * 0x20) & ~w & kHigh) | has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\'));
     if (special) break;
     i += 8;
   }
@@ -121,14 +120,29 @@ void JsonWriter::string(std::string_view s) {
     auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       switch (c) {
-        case '"': out_.append("\\\""); break;
-        case '\\': out_.append("\\\\"); break;
-        case '\n': out_.append("\\n"); break;
-        case '\r': out_.append("\\r"); break;
-        case '\t': out_.append("\\t"); break;
-        case '\b': out_.append("\\b"); break;
-        case '\f': out_.append("\\f"); break;
-        default: append_u_escape(out_, c);
+        case '"':
+          out_.append("\\\"");
+          break;
+        case '\\':
+          out_.append("\\\\");
+          break;
+        case '\n':
+          out_.append("\\n");
+          break;
+        case '\r':
+          out_.append("\\r");
+          break;
+        case '\t':
+          out_.append("\\t");
+          break;
+        case '\b':
+          out_.append("\\b");
+          break;
+        case '\f':
+          out_.append("\\f");
+          break;
+        default:
+          append_u_escape(out_, c);
       }
       ++i;
       continue;
@@ -220,11 +234,21 @@ void JsonWriter::number(double d) {
 
 void JsonWriter::value(const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::Null: out_.append("null"); break;
-    case Value::Kind::Bool: out_.append(v.as_bool() ? "true" : "false"); break;
-    case Value::Kind::Int: number(v.as_int()); break;
-    case Value::Kind::Double: number(v.as_double()); break;
-    case Value::Kind::String: string(v.as_string()); break;
+    case Value::Kind::Null:
+      out_.append("null");
+      break;
+    case Value::Kind::Bool:
+      out_.append(v.as_bool() ? "true" : "false");
+      break;
+    case Value::Kind::Int:
+      number(v.as_int());
+      break;
+    case Value::Kind::Double:
+      number(v.as_double());
+      break;
+    case Value::Kind::String:
+      string(v.as_string());
+      break;
     case Value::Kind::List: {
       out_.push_back('[');
       bool first = true;
@@ -325,8 +349,10 @@ size_t compact_string_size(std::string_view s) {
 
 size_t compact_value_size(const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::Null: return 4;
-    case Value::Kind::Bool: return v.as_bool() ? 4 : 5;
+    case Value::Kind::Null:
+      return 4;
+    case Value::Kind::Bool:
+      return v.as_bool() ? 4 : 5;
     case Value::Kind::Int: {
       char buf[24];
       return static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, v.as_int()).ptr - buf);
@@ -336,7 +362,8 @@ size_t compact_value_size(const Value& v) {
       if (!std::isfinite(d)) return 4;
       return python_float_repr(d).size();
     }
-    case Value::Kind::String: return compact_string_size(v.as_string());
+    case Value::Kind::String:
+      return compact_string_size(v.as_string());
     case Value::Kind::List: {
       size_t n = 2;
       const auto& l = v.as_list();

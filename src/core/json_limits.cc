@@ -32,8 +32,10 @@ std::optional<std::string> json_depth_error(std::string_view text, const JsonLim
     char c = text[i];
     switch (state) {
       case Lexical::String:
-        if (c == '\\') state = Lexical::StringEscape;
-        else if (c == '"') state = Lexical::Value;
+        if (c == '\\')
+          state = Lexical::StringEscape;
+        else if (c == '"')
+          state = Lexical::Value;
         break;
       case Lexical::StringEscape:
         state = Lexical::String;  // the escaped byte cannot end the string (\" and \\)
@@ -53,8 +55,8 @@ std::optional<std::string> json_depth_error(std::string_view text, const JsonLim
           state = Lexical::String;
         } else if (c == '[' || c == '{') {
           if (++depth > limits.max_depth)
-            return "JSON nested deeper than " + std::to_string(limits.max_depth) + " levels (at byte " + std::to_string(i) +
-                   ")";
+            return "JSON nested deeper than " + std::to_string(limits.max_depth) + " levels (at byte " +
+                   std::to_string(i) + ")";
         } else if (c == ']' || c == '}') {
           if (depth > 0) --depth;  // an unbalanced closer is the parser's syntax error to report
         } else if (c == '/' && limits.ignore_comments) {

@@ -36,7 +36,7 @@ class LineSplitter {
   void end_line(const LineFn& on_line, const LongLineFn& on_long);
 
   size_t max_line_;
-  std::string pending_;     // the unfinished line, at most max_line_ bytes
+  std::string pending_;      // the unfinished line, at most max_line_ bytes
   size_t pending_size_ = 0;  // its full length so far (more than pending_ once it is too long)
   size_t lines_ = 0;
   size_t long_lines_ = 0;

@@ -57,8 +57,7 @@ std::shared_ptr<spdlog::logger> setup_logging(const LogSetup& setup) {
     std::filesystem::path dir = std::filesystem::path(setup.folder) / (setup.name + "_logs");
     try {
       std::filesystem::create_directories(dir);
-      auto sink = std::make_shared<spdlog::sinks::rotating_file_sink_mt>((dir / (stem + ".log")).string(),
-                                                                          1u << 20, 2);
+      auto sink = std::make_shared<spdlog::sinks::rotating_file_sink_mt>((dir / (stem + ".log")).string(), 1u << 20, 2);
       // Errors also reach stderr, so an operator running a command by hand sees why it failed.
       auto err = std::make_shared<spdlog::sinks::stderr_sink_mt>();
       err->set_level(spdlog::level::err);

@@ -10,9 +10,9 @@
 namespace gcm {
 
 struct LogSetup {
-  std::string name;         // logger name (the reference's LOGGER_NAME)
-  std::string file_stem;    // file name without ".log"; defaults to name
-  std::string folder;       // --log-folder
+  std::string name;       // logger name (the reference's LOGGER_NAME)
+  std::string file_stem;  // file name without ".log"; defaults to name
+  std::string folder;     // --log-folder
   std::string level = "INFO";
   bool to_stdout = false;
 };

@@ -23,13 +23,14 @@ std::optional<std::string> untrusted_stat(const std::string& path, const struct 
   if (!S_ISREG(st.st_mode)) return fmt::format("'{}' is not a regular file", path);
   if (st.st_uid != ::geteuid())
     return fmt::format("'{}' is owned by uid {}, not by this service's user (uid {})", path, st.st_uid, ::geteuid());
-  if (st.st_mode & (S_IWGRP | S_IWOTH)) return fmt::format("'{}' is writable by other users (mode {:04o})", path, st.st_mode & 07777);
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return fmt::format("'{}' is writable by other users (mode {:04o})", path, st.st_mode & 07777);
   return std::nullopt;
 }
 
 // Another user who may create and rename files in the directory could swap the file after it was checked.
 std::optional<std::string> untrusted_directory(const std::string& dir) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) return std::nullopt;
   bool others_write = st.st_mode & (S_IWGRP | S_IWOTH);
   bool sticky = st.st_mode & S_ISVTX;
@@ -41,7 +42,7 @@ std::optional<std::string> untrusted_directory(const std::string& dir) {
 
 std::optional<std::string> untrusted_file_reason(const std::string& path) {
   if (auto d = untrusted_directory(parent_of(path))) return fmt::format("'{}': {}", path, *d);
-  struct stat st{};
+  struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
   if (S_ISLNK(st.st_mode)) return fmt::format("'{}' is a symbolic link", path);
   return untrusted_stat(path, st);
@@ -57,7 +58,7 @@ std::optional<std::string> read_private_file(const std::string& path, std::strin
     if (why && errno == ELOOP) *why = fmt::format("'{}' is a symbolic link", path);
     return std::nullopt;
   }
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
     return std::nullopt;

@@ -22,9 +22,9 @@ void retry_with_backoff(const RetryPolicy& policy, const std::function<void()>& 
       return;
     } catch (const RetryableError& e) {
       if (retry >= policy.retries) {
-        throw RetriesExhausted(fmt::format("{} (gave up after {} retr{})", e.what(), policy.retries,
-                                           policy.retries == 1 ? "y" : "ies"),
-                               false);
+        throw RetriesExhausted(
+            fmt::format("{} (gave up after {} retr{})", e.what(), policy.retries, policy.retries == 1 ? "y" : "ies"),
+            false);
       }
       double delay = policy.delay_for(retry);
       if (e.retry_after) delay = std::min(std::max(delay, *e.retry_after), policy.max_backoff_s);

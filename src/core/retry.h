@@ -12,8 +12,8 @@
 namespace gcm {
 
 struct RetryPolicy {
-  int retries = 2;                 // retries after the first attempt
-  double initial_backoff_s = 10;   // the reference's schedule: 10, 20, 40 s
+  int retries = 2;                // retries after the first attempt
+  double initial_backoff_s = 10;  // the reference's schedule: 10, 20, 40 s
   double multiplier = 2;
   double max_backoff_s = 300;
   double delay_for(int retry_index) const;  // 0-based retry -> seconds

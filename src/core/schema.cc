@@ -22,33 +22,48 @@ const char* to_string(DataType t) { return t == DataType::Log ? "LOG" : "METRIC"
 
 const char* to_string(DataIdentifier id) {
   switch (id) {
-    case DataIdentifier::Generic: return "GENERIC";
-    case DataIdentifier::Job: return "JOB";
-    case DataIdentifier::Node: return "NODE";
-    case DataIdentifier::Statvfs: return "STATVFS";
-    case DataIdentifier::Pure: return "PURE";
+    case DataIdentifier::Generic:
+      return "GENERIC";
+    case DataIdentifier::Job:
+      return "JOB";
+    case DataIdentifier::Node:
+      return "NODE";
+    case DataIdentifier::Statvfs:
+      return "STATVFS";
+    case DataIdentifier::Pure:
+      return "PURE";
   }
   return "?";
 }
 
 const char* to_string(FieldType t) {
   switch (t) {
-    case FieldType::String: return "string";
-    case FieldType::Int: return "int";
-    case FieldType::Double: return "float";
-    case FieldType::Bool: return "bool";
-    case FieldType::Object: return "dict";
-    case FieldType::List: return "list";
+    case FieldType::String:
+      return "string";
+    case FieldType::Int:
+      return "int";
+    case FieldType::Double:
+      return "float";
+    case FieldType::Bool:
+      return "bool";
+    case FieldType::Object:
+      return "dict";
+    case FieldType::List:
+      return "list";
   }
   return "?";
 }
 
 const char* to_string(FieldRole r) {
   switch (r) {
-    case FieldRole::Attribute: return "attribute";
-    case FieldRole::Identity: return "identity";
-    case FieldRole::Gauge: return "gauge";
-    case FieldRole::Counter: return "counter";
+    case FieldRole::Attribute:
+      return "attribute";
+    case FieldRole::Identity:
+      return "identity";
+    case FieldRole::Gauge:
+      return "gauge";
+    case FieldRole::Counter:
+      return "counter";
   }
   return "?";
 }
@@ -80,8 +95,8 @@ Schema make_schema(std::string name, std::string description, std::string metric
 }
 
 std::string prometheus_metric_name(const Schema& s, const FieldSpec& f) {
-  std::string base = f.metric_name.empty() ? (s.metric_prefix.empty() ? f.name : s.metric_prefix + "_" + f.name)
-                                           : f.metric_name;
+  std::string base =
+      f.metric_name.empty() ? (s.metric_prefix.empty() ? f.name : s.metric_prefix + "_" + f.name) : f.metric_name;
   std::string name = "gcm_" + sanitize_metric_name(base);
   if (!f.unit.empty() && !ends_with(name, "_" + f.unit)) name += "_" + f.unit;
   if (f.role == FieldRole::Counter && !ends_with(name, "_total")) name += "_total";

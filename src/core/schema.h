@@ -32,8 +32,8 @@ struct FieldSpec {
 };
 
 struct Schema {
-  std::string name;         // the reference's record class name, e.g. "Statvfs"
-  std::string description;  // one line
+  std::string name;           // the reference's record class name, e.g. "Statvfs"
+  std::string description;    // one line
   std::string metric_prefix;  // e.g. "statvfs" -> gcm_statvfs_<field>
   DataType data_type = DataType::Log;
   DataIdentifier identifier = DataIdentifier::Generic;

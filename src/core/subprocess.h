@@ -50,13 +50,13 @@ struct CommandSpec {
 };
 
 struct CommandResult {
-  int exit_code = -1;    // exit status, or -1 when killed by a signal
-  int term_signal = 0;   // the signal that ended the child, or 0
+  int exit_code = -1;   // exit status, or -1 when killed by a signal
+  int term_signal = 0;  // the signal that ended the child, or 0
   bool timed_out = false;
   bool stopped = false;  // ended because stop_requested said so
   bool stdout_truncated = false;
   std::string out;
-  std::string err;       // at most max_stderr bytes: the end of stderr
+  std::string err;  // at most max_stderr bytes: the end of stderr
   bool ok() const { return exit_code == 0 && !timed_out && !stopped; }
 };
 

@@ -311,7 +311,8 @@ int32_t TimeZone::offset_at(int64_t t) const {
     if (transitions_.empty() && rule_) return rule_offset_at(*rule_, t);
     return types_.front().offset;  // before the first transition: time type 0 (RFC 8536)
   }
-  size_t i = static_cast<size_t>(std::upper_bound(transitions_.begin(), transitions_.end(), t) - transitions_.begin()) - 1;
+  size_t i =
+      static_cast<size_t>(std::upper_bound(transitions_.begin(), transitions_.end(), t) - transitions_.begin()) - 1;
   if (i + 1 == transitions_.size() && rule_) return rule_offset_at(*rule_, t);
   return types_[transition_types_[i]].offset;
 }

@@ -64,10 +64,10 @@ class TimeZone {
   int32_t rule_offset_at(const Rule& r, int64_t unix_seconds) const;
 
   std::string name_ = "UTC";
-  std::vector<int64_t> transitions_;        // instants, ascending
-  std::vector<uint8_t> transition_types_;   // index into types_ for each transition
+  std::vector<int64_t> transitions_;       // instants, ascending
+  std::vector<uint8_t> transition_types_;  // index into types_ for each transition
   std::vector<Type> types_{Type{}};
-  std::optional<Rule> rule_;                // after the last transition
+  std::optional<Rule> rule_;  // after the last transition
 };
 
 }  // namespace gcm

@@ -183,13 +183,13 @@ std::shared_ptr<TlsServerContext> TlsServerContext::create(const TlsServerConfig
   BIO* bio = s.BIO_new_mem_buf(cfg.key_pem.data(), static_cast<int>(cfg.key_pem.size()));
   EVP_PKEY* key = bio ? s.PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr) : nullptr;
   if (bio) s.BIO_free(bio);
-  if (!key) throw fail(fmt::format("no private key could be read from {} (an encrypted key is not supported)",
-                                   cfg.key_source));
+  if (!key)
+    throw fail(fmt::format("no private key could be read from {} (an encrypted key is not supported)", cfg.key_source));
   used = s.SSL_CTX_use_PrivateKey(ctx, key) == 1;
   s.EVP_PKEY_free(key);
   if (!used || s.SSL_CTX_check_private_key(ctx) != 1)
-    throw fail(fmt::format("the private key of {} does not match the certificate of {}", cfg.key_source,
-                           cfg.cert_source));
+    throw fail(
+        fmt::format("the private key of {} does not match the certificate of {}", cfg.key_source, cfg.cert_source));
 
   if (!cfg.client_ca_pem.empty()) {
     std::vector<X509*> cas = read_certs(cfg.client_ca_pem);
@@ -204,11 +204,20 @@ std::shared_ptr<TlsServerContext> TlsServerContext::create(const TlsServerConfig
   int mode = SSL_VERIFY_NONE;
   SSL_verify_cb cb = nullptr;
   switch (cfg.client_auth) {
-    case ClientAuth::NoClientCert: break;
-    case ClientAuth::RequestClientCert: mode = SSL_VERIFY_PEER, cb = accept_any; break;
-    case ClientAuth::RequireAnyClientCert: mode = SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, cb = accept_any; break;
-    case ClientAuth::VerifyClientCertIfGiven: mode = SSL_VERIFY_PEER; break;
-    case ClientAuth::RequireAndVerifyClientCert: mode = SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT; break;
+    case ClientAuth::NoClientCert:
+      break;
+    case ClientAuth::RequestClientCert:
+      mode = SSL_VERIFY_PEER, cb = accept_any;
+      break;
+    case ClientAuth::RequireAnyClientCert:
+      mode = SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, cb = accept_any;
+      break;
+    case ClientAuth::VerifyClientCertIfGiven:
+      mode = SSL_VERIFY_PEER;
+      break;
+    case ClientAuth::RequireAndVerifyClientCert:
+      mode = SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+      break;
   }
   s.SSL_CTX_set_verify(ctx, mode, cb);
   if (s.SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, cfg.min_version, nullptr) != 1 ||
@@ -248,9 +257,12 @@ TlsSession::~TlsSession() { ssl().SSL_free(static_cast<SSL*>(ssl_)); }
 TlsStatus TlsSession::status_of(int ret) {
   const OpenSsl& s = ssl();
   switch (s.SSL_get_error(static_cast<SSL*>(ssl_), ret)) {
-    case SSL_ERROR_WANT_READ: return TlsStatus::WantRead;
-    case SSL_ERROR_WANT_WRITE: return TlsStatus::WantWrite;
-    case SSL_ERROR_ZERO_RETURN: return TlsStatus::Closed;
+    case SSL_ERROR_WANT_READ:
+      return TlsStatus::WantRead;
+    case SSL_ERROR_WANT_WRITE:
+      return TlsStatus::WantWrite;
+    case SSL_ERROR_ZERO_RETURN:
+      return TlsStatus::Closed;
     case SSL_ERROR_SYSCALL:
       s.ERR_clear_error();
       return TlsStatus::Closed;  // the connection went away

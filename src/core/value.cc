@@ -31,13 +31,20 @@ bool operator==(const Value& a, const Value& b) { return a.v_ == b.v_; }
 
 const char* kind_name(Value::Kind k) {
   switch (k) {
-    case Value::Kind::Null: return "null";
-    case Value::Kind::Bool: return "bool";
-    case Value::Kind::Int: return "int";
-    case Value::Kind::Double: return "float";
-    case Value::Kind::String: return "string";
-    case Value::Kind::List: return "list";
-    case Value::Kind::Object: return "dict";
+    case Value::Kind::Null:
+      return "null";
+    case Value::Kind::Bool:
+      return "bool";
+    case Value::Kind::Int:
+      return "int";
+    case Value::Kind::Double:
+      return "float";
+    case Value::Kind::String:
+      return "string";
+    case Value::Kind::List:
+      return "list";
+    case Value::Kind::Object:
+      return "dict";
   }
   return "?";
 }

@@ -17,11 +17,16 @@ namespace gcm {
 
 const char* client_auth_name(ClientAuth a) {
   switch (a) {
-    case ClientAuth::NoClientCert: return "NoClientCert";
-    case ClientAuth::RequestClientCert: return "RequestClientCert";
-    case ClientAuth::RequireAnyClientCert: return "RequireAnyClientCert";
-    case ClientAuth::VerifyClientCertIfGiven: return "VerifyClientCertIfGiven";
-    case ClientAuth::RequireAndVerifyClientCert: return "RequireAndVerifyClientCert";
+    case ClientAuth::NoClientCert:
+      return "NoClientCert";
+    case ClientAuth::RequestClientCert:
+      return "RequestClientCert";
+    case ClientAuth::RequireAnyClientCert:
+      return "RequireAnyClientCert";
+    case ClientAuth::VerifyClientCertIfGiven:
+      return "VerifyClientCertIfGiven";
+    case ClientAuth::RequireAndVerifyClientCert:
+      return "RequireAndVerifyClientCert";
   }
   return "?";
 }
@@ -115,7 +120,7 @@ class Doc {
 };
 
 std::string read_whole(const std::string& path, std::string& error) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     error = "is a directory";
     return "";
@@ -170,7 +175,8 @@ std::string pem_of(const Doc& d, const PemField& f, const std::string& name, con
   std::string path = f.file.front() == '/' || base_dir.empty() ? f.file : base_dir + "/" + f.file;
   std::string error;
   std::string text = read_whole(path, error);
-  if (!error.empty()) d.fail(f.file_at, fmt::format("tls_server_config.{}_file: cannot read '{}': {}", name, path, error));
+  if (!error.empty())
+    d.fail(f.file_at, fmt::format("tls_server_config.{}_file: cannot read '{}': {}", name, path, error));
   if (text.find("-----BEGIN") == std::string::npos)
     d.fail(f.file_at, fmt::format("tls_server_config.{}_file: '{}' is not PEM (no -----BEGIN line)", name, path));
   source = path;
@@ -188,14 +194,22 @@ void parse_tls(Doc& d, yaml_node_t* n, const std::string& base_dir, WebConfig& o
   d.mapping(n, "tls_server_config", [&](const std::string& k, yaml_node_t* kn, yaml_node_t* v) {
     std::string key_name = "tls_server_config." + k;
     any_key = true;
-    if (k == "cert") cert.inline_pem = d.scalar(v, key_name), cert.inline_at = kn;
-    else if (k == "cert_file") cert.file = d.scalar(v, key_name), cert.file_at = kn;
-    else if (k == "key") key.inline_pem = d.scalar(v, key_name), key.inline_at = kn;
-    else if (k == "key_file") key.file = d.scalar(v, key_name), key.file_at = kn;
-    else if (k == "client_ca") ca.inline_pem = d.scalar(v, key_name), ca.inline_at = kn;
-    else if (k == "client_ca_file") ca.file = d.scalar(v, key_name), ca.file_at = kn;
-    else if (k == "client_auth_type") auth = d.scalar(v, key_name), auth_at = kn;
-    else if (k == "client_allowed_sans") t.client_allowed_sans = d.strings(v, key_name), sans_at = kn;
+    if (k == "cert")
+      cert.inline_pem = d.scalar(v, key_name), cert.inline_at = kn;
+    else if (k == "cert_file")
+      cert.file = d.scalar(v, key_name), cert.file_at = kn;
+    else if (k == "key")
+      key.inline_pem = d.scalar(v, key_name), key.inline_at = kn;
+    else if (k == "key_file")
+      key.file = d.scalar(v, key_name), key.file_at = kn;
+    else if (k == "client_ca")
+      ca.inline_pem = d.scalar(v, key_name), ca.inline_at = kn;
+    else if (k == "client_ca_file")
+      ca.file = d.scalar(v, key_name), ca.file_at = kn;
+    else if (k == "client_auth_type")
+      auth = d.scalar(v, key_name), auth_at = kn;
+    else if (k == "client_allowed_sans")
+      t.client_allowed_sans = d.strings(v, key_name), sans_at = kn;
     else if (k == "min_version") {
       std::string s = d.scalar(v, key_name);
       if (!s.empty()) t.min_version = tls_version(d, kn, key_name, s);
@@ -212,8 +226,9 @@ void parse_tls(Doc& d, yaml_node_t* n, const std::string& base_dir, WebConfig& o
       // Go's cipher suite names have no exact OpenSSL counterpart for every entry; silently using others would be
       // worse than saying so.
       if (!d.strings(v, key_name).empty())
-        d.fail(kn, "tls_server_config.cipher_suites is not supported by gcm (OpenSSL's default TLS 1.2 suites are "
-                   "used; TLS 1.3 suites are not configurable in exporter-toolkit either): remove it");
+        d.fail(kn,
+               "tls_server_config.cipher_suites is not supported by gcm (OpenSSL's default TLS 1.2 suites are "
+               "used; TLS 1.3 suites are not configurable in exporter-toolkit either): remove it");
     } else {
       d.fail(kn, fmt::format("tls_server_config: unknown key '{}' (expected cert, cert_file, key, key_file, "
                              "client_ca, client_ca_file, client_auth_type, client_allowed_sans, min_version, "
@@ -247,21 +262,22 @@ void parse_tls(Doc& d, yaml_node_t* n, const std::string& base_dir, WebConfig& o
                                   "RequireAndVerifyClientCert",
                                   auth));
   }
-  bool verifies = t.client_auth == ClientAuth::VerifyClientCertIfGiven ||
-                  t.client_auth == ClientAuth::RequireAndVerifyClientCert;
+  bool verifies =
+      t.client_auth == ClientAuth::VerifyClientCertIfGiven || t.client_auth == ClientAuth::RequireAndVerifyClientCert;
   if (verifies && t.client_ca_pem.empty())
     d.fail(auth_at, fmt::format("tls_server_config.client_auth_type {} needs client_ca_file (the CA that signs the "
                                 "clients' certificates)",
                                 client_auth_name(t.client_auth)));
   if (!t.client_ca_pem.empty() && t.client_auth == ClientAuth::NoClientCert)
-    d.fail(auth_at, "tls_server_config: client_ca_file is set but client_auth_type is NoClientCert (no client "
-                    "certificate would be asked for)");
+    d.fail(auth_at,
+           "tls_server_config: client_ca_file is set but client_auth_type is NoClientCert (no client "
+           "certificate would be asked for)");
   if (!t.client_allowed_sans.empty() && t.client_auth != ClientAuth::RequireAnyClientCert &&
       t.client_auth != ClientAuth::RequireAndVerifyClientCert)
-    d.fail(sans_at, "tls_server_config.client_allowed_sans needs client_auth_type RequireAnyClientCert or "
-                    "RequireAndVerifyClientCert (else a client could connect without a certificate to match)");
-  if (t.min_version > t.max_version)
-    d.fail(version_at, "tls_server_config: min_version is above max_version");
+    d.fail(sans_at,
+           "tls_server_config.client_allowed_sans needs client_auth_type RequireAnyClientCert or "
+           "RequireAndVerifyClientCert (else a client could connect without a certificate to match)");
+  if (t.min_version > t.max_version) d.fail(version_at, "tls_server_config: min_version is above max_version");
   out.tls = std::move(t);
 }
 
@@ -272,8 +288,8 @@ void parse_http_server(Doc& d, yaml_node_t* n, WebConfig& out) {
     } else if (k == "headers") {
       d.mapping(v, "http_server_config.headers", [&](const std::string& name, yaml_node_t* hn, yaml_node_t* hv) {
         static const std::set<std::string> allowed = {"Content-Security-Policy", "X-Frame-Options",
-                                                       "X-Content-Type-Options", "X-XSS-Protection",
-                                                       "Strict-Transport-Security"};
+                                                      "X-Content-Type-Options", "X-XSS-Protection",
+                                                      "Strict-Transport-Security"};
         if (!allowed.count(name))
           d.fail(hn, fmt::format("http_server_config.headers: '{}' is not one of Content-Security-Policy, "
                                  "X-Frame-Options, X-Content-Type-Options, X-XSS-Protection, "
@@ -318,12 +334,16 @@ WebConfig parse_web_config(const std::string& text, const std::string& path, con
   yaml_node_t* root = d.root();
   if (!root || Doc::is_null(root)) return out;  // an empty file: plain HTTP, no authentication
   d.mapping(root, "the web config", [&](const std::string& k, yaml_node_t* kn, yaml_node_t* v) {
-    if (k == "tls_server_config") parse_tls(d, v, base_dir, out);
-    else if (k == "http_server_config") parse_http_server(d, v, out);
-    else if (k == "basic_auth_users") parse_users(d, v, out);
+    if (k == "tls_server_config")
+      parse_tls(d, v, base_dir, out);
+    else if (k == "http_server_config")
+      parse_http_server(d, v, out);
+    else if (k == "basic_auth_users")
+      parse_users(d, v, out);
     else if (k == "rate_limit")
-      d.fail(kn, "rate_limit is not supported by gcm (the listener bounds connections and per-request time "
-                 "instead): remove it");
+      d.fail(kn,
+             "rate_limit is not supported by gcm (the listener bounds connections and per-request time "
+             "instead): remove it");
     else
       d.fail(kn, fmt::format("unknown key '{}' (expected tls_server_config, http_server_config, basic_auth_users)", k));
   });

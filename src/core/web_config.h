@@ -58,10 +58,10 @@ struct TlsServerConfig {
 };
 
 struct WebConfig {
-  std::string path;  // the file, for messages
-  std::optional<TlsServerConfig> tls;  // absent: plain HTTP (a file with only basic_auth_users)
+  std::string path;                                     // the file, for messages
+  std::optional<TlsServerConfig> tls;                   // absent: plain HTTP (a file with only basic_auth_users)
   std::map<std::string, std::string> basic_auth_users;  // user -> bcrypt hash
-  std::vector<std::string> headers;  // "Name: value" lines added to every answer
+  std::vector<std::string> headers;                     // "Name: value" lines added to every answer
   bool empty() const { return !tls && basic_auth_users.empty() && headers.empty(); }
 };
 

@@ -57,8 +57,8 @@ AbsoluteResult absolute_reasons(const GpuWindow& w, bool busy, const ThrottleSpa
 
 void describe_absolute(const GpuWindow& w, ReasonSet f, const ThrottleSpan& span, std::string& out) {
   auto frac = [&](Reason r, Throttle t, const char* what) {
-    if (f.has(r)) out += fmt::format("{}: {} {:.0f}% of the last windows; ", reason_name(r), what,
-                                     100.0 * span.fraction(t));
+    if (f.has(r))
+      out += fmt::format("{}: {} {:.0f}% of the last windows; ", reason_name(r), what, 100.0 * span.fraction(t));
   };
   if (f.has(Reason::Lost)) out += "lost: the GPU is lost; ";
   if (f.has(Reason::NotResponding)) out += "not_responding: an NVML call timed out; ";
@@ -69,7 +69,8 @@ void describe_absolute(const GpuWindow& w, ReasonSet f, const ThrottleSpan& span
     out += fmt::format("pcie_degraded: gen {}/{} width x{}/x{} while busy; ", opt_text(w.pcie_gen),
                        opt_text(w.pcie_gen_max), opt_text(w.pcie_width), opt_text(w.pcie_width_max));
   }
-  if (f.has(Reason::PcieReplays)) out += fmt::format("pcie_replays: {} in {:.0f} s; ", opt_text(w.pcie_replays), w.seconds);
+  if (f.has(Reason::PcieReplays))
+    out += fmt::format("pcie_replays: {} in {:.0f} s; ", opt_text(w.pcie_replays), w.seconds);
   if (f.has(Reason::NvlinkErrors)) {
     out += fmt::format("nvlink_errors: crc {} replay {} recovery {} in {:.0f} s; ", opt_text(w.nvlink_crc_errors),
                        opt_text(w.nvlink_replay_errors), opt_text(w.nvlink_recovery_errors), w.seconds);

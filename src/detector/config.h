@@ -28,8 +28,8 @@ struct DetectorConfig {
   // before judging, so a GPU that runs 1 % slower by its silicon or drifts 2 % with heat over hours is not a
   // zombie, while a step of 5 % is. The baseline is clamped so a GPU that is slow from the job's start cannot learn
   // its slowness, and frozen while the GPU is flagged so a fault is not learned either.
-  int baseline_windows = 20;        // EWMA span (alpha = 1/span): 10 min at 30 s
-  double baseline_clamp = 0.02;     // |baseline| of the SM clock at most 2 %
+  int baseline_windows = 20;          // EWMA span (alpha = 1/span): 10 min at 30 s
+  double baseline_clamp = 0.02;       // |baseline| of the SM clock at most 2 %
   double other_baseline_clamp = 0.5;  // power and utilisation: stages legitimately differ (13 %, 10 %)
   // More than this fraction of a GPU's peers deviating too: a node or workload effect, not one bad GPU.
   double max_deviating_peer_fraction = 0.25;
@@ -39,19 +39,19 @@ struct DetectorConfig {
   // this. Two windows and "more than half" mean a blip shorter than one window never flags, whatever its alignment.
   double throttle_fraction = 0.5;
   int throttle_span_windows = 2;
-  double pcie_replays_per_minute = 8;     // DCGM's PCIe replay-rate bound
-  double nvlink_crc_per_second = 100;     // CRC errors (all links) per second
-  long nvlink_replay_per_window = 0;      // any replay above this flags (replays retransmit: they cost bandwidth)
-  long nvlink_recovery_per_window = 0;    // any recovery: the link retrained
+  double pcie_replays_per_minute = 8;   // DCGM's PCIe replay-rate bound
+  double nvlink_crc_per_second = 100;   // CRC errors (all links) per second
+  long nvlink_replay_per_window = 0;    // any replay above this flags (replays retransmit: they cost bandwidth)
+  long nvlink_recovery_per_window = 0;  // any recovery: the link retrained
   // XIDs whose catalogue immediate action means the GPU needs a reset, a reboot or a technician: failed at once.
   // Other XIDs whose action is not IGNORE flag `xid` (suspect, then degraded if they repeat).
-  std::vector<std::string> xid_failed_actions = {"RESET_GPU", "RESTART_BM", "RESTART_VM", "CONTACT_SUPPORT",
-                                                 "CHECK_MECHANICALS", "WORKFLOW_XID_48"};
+  std::vector<std::string> xid_failed_actions = {"RESET_GPU",       "RESTART_BM",        "RESTART_VM",
+                                                 "CONTACT_SUPPORT", "CHECK_MECHANICALS", "WORKFLOW_XID_48"};
 
   // --- Persistence.
-  int degrade_k = 3;  // degraded once k of the last n windows flagged: 3 of 5 reaches degraded 2 windows after
-  int degrade_n = 5;  // suspect, so < 2 min at 30 s, while two unlucky windows alone never degrade
-  int clear_windows = 10;         // clean windows (per reason) before a reason clears; 5 min at 30 s
+  int degrade_k = 3;       // degraded once k of the last n windows flagged: 3 of 5 reaches degraded 2 windows after
+  int degrade_n = 5;       // suspect, so < 2 min at 30 s, while two unlucky windows alone never degrade
+  int clear_windows = 10;  // clean windows (per reason) before a reason clears; 5 min at 30 s
   int failed_clear_windows = 60;  // hard faults (lost, DBE, remap failure, reset XIDs) clear after 30 min clean
 };
 

@@ -21,10 +21,14 @@ double signal_value(const GpuWindow& w, Signal s) {
     return v->mean;
   };
   switch (s) {
-    case Signal::SmClock: return ratio(w.sm_clock_mhz, w.max_sm_clock_mhz);
-    case Signal::Power: return ratio(w.power_watts, w.power_limit_watts);
-    case Signal::GpuUtil: return w.gpu_util_percent && w.gpu_util_percent->samples > 0 ? w.gpu_util_percent->mean : 0;
-    case Signal::Count: break;
+    case Signal::SmClock:
+      return ratio(w.sm_clock_mhz, w.max_sm_clock_mhz);
+    case Signal::Power:
+      return ratio(w.power_watts, w.power_limit_watts);
+    case Signal::GpuUtil:
+      return w.gpu_util_percent && w.gpu_util_percent->samples > 0 ? w.gpu_util_percent->mean : 0;
+    case Signal::Count:
+      break;
   }
   return 0;
 }
@@ -212,9 +216,8 @@ void Detector::update_baselines(const std::vector<GpuWindow>& windows, std::vect
     if (v.reasons.has(Reason::PeerSlow) || node_effect_[i]) continue;
     const auto& sm = v.signals[static_cast<size_t>(Signal::SmClock)];
     if (!sm.evaluated) continue;
-    double alpha = t.baseline_windows < config_.warmup_windows
-                       ? 1.0 / (t.baseline_windows + 1)  // the warm-up's mean
-                       : 1.0 / std::max(1, config_.baseline_windows);
+    double alpha = t.baseline_windows < config_.warmup_windows ? 1.0 / (t.baseline_windows + 1)  // the warm-up's mean
+                                                               : 1.0 / std::max(1, config_.baseline_windows);
     for (int s = 0; s < kSignalCount; ++s) {
       const auto& d = v.signals[static_cast<size_t>(s)];
       if (!d.evaluated) continue;

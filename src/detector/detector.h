@@ -45,8 +45,8 @@ class Detector {
   void update_baselines(const std::vector<GpuWindow>& windows, std::vector<GpuVerdict>& out);
 
   DetectorConfig config_;
-  std::vector<Track> tracks_;      // by NVML index
-  std::vector<Track*> round_;      // this round's track of each window
+  std::vector<Track> tracks_;                                // by NVML index
+  std::vector<Track*> round_;                                // this round's track of each window
   std::vector<char> busy_, judged_, node_effect_, grouped_;  // this round, per window
 };
 

@@ -27,12 +27,12 @@ enum class Presence {
 // One XID seen during the window (from the kernel log or NVML events, de-duplicated).
 struct WindowXid {
   int code = 0;
-  std::string action;  // the catalogue's immediate action ("RESET_GPU", "RESTART_APP", "IGNORE", ...)
+  std::string action;     // the catalogue's immediate action ("RESET_GPU", "RESTART_APP", "IGNORE", ...)
   bool critical = false;  // the catalogue's severity is critical
 };
 
 struct GpuWindow {
-  unsigned gpu = 0;    // NVML index
+  unsigned gpu = 0;  // NVML index
   std::string uuid;
   int64_t end_unix_ms = 0;  // when the window closed
   double seconds = 0;       // its length
@@ -50,11 +50,11 @@ struct GpuWindow {
   std::optional<FieldStats> gpm_sm_activity, gpm_sm_occupancy, gpm_tensor_activity, gpm_dram_activity;
 
   // Fraction (0..1) of the window's answered samples in which each clock event reason was set.
-  double hw_slowdown_fraction = 0;     // HW_SLOWDOWN (0x8)
-  double hw_thermal_fraction = 0;      // HW_THERMAL_SLOWDOWN (0x40)
-  double power_brake_fraction = 0;     // HW_POWER_BRAKE_SLOWDOWN (0x80)
-  double sw_thermal_fraction = 0;      // SW_THERMAL_SLOWDOWN (0x20)
-  double sw_power_cap_fraction = 0;    // SW_POWER_CAP (0x4)
+  double hw_slowdown_fraction = 0;   // HW_SLOWDOWN (0x8)
+  double hw_thermal_fraction = 0;    // HW_THERMAL_SLOWDOWN (0x40)
+  double power_brake_fraction = 0;   // HW_POWER_BRAKE_SLOWDOWN (0x80)
+  double sw_thermal_fraction = 0;    // SW_THERMAL_SLOWDOWN (0x20)
+  double sw_power_cap_fraction = 0;  // SW_POWER_CAP (0x4)
 
   // PCIe: the last sample's link, and replays during the window.
   std::optional<int64_t> pcie_gen, pcie_width, pcie_gen_max, pcie_width_max;
@@ -62,7 +62,7 @@ struct GpuWindow {
   // NVLink: increases over the window, all links.
   std::optional<int64_t> nvlink_crc_errors, nvlink_replay_errors, nvlink_recovery_errors;
   // ECC and row remapping.
-  std::optional<int64_t> ecc_uncorrected_volatile;  // increase over the window
+  std::optional<int64_t> ecc_uncorrected_volatile;                      // increase over the window
   std::optional<int64_t> remapped_rows_pending, remapped_rows_failure;  // last sample (1: set)
 
   std::vector<WindowXid> xids;  // XIDs seen during the window

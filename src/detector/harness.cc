@@ -7,8 +7,8 @@ namespace gcm::detector::harness {
 
 namespace {
 
-constexpr double kMaxClockMhz = 1980;   // H100 SXM
-constexpr double kLoadClock = 0.93;     // under load, power-managed, relative to max
+constexpr double kMaxClockMhz = 1980;  // H100 SXM
+constexpr double kLoadClock = 0.93;    // under load, power-managed, relative to max
 constexpr double kIdleClock = 345 / kMaxClockMhz;
 constexpr double kPowerLimitW = 700;
 constexpr int64_t kEpochMs = 1'700'000'000'000;
@@ -24,7 +24,9 @@ FieldStats stats(double mean, double min, double max, int samples) {
   return s;
 }
 
-double overlap(double a0, double a1, double b0, double b1) { return std::max(0.0, std::min(a1, b1) - std::max(a0, b0)); }
+double overlap(double a0, double a1, double b0, double b1) {
+  return std::max(0.0, std::min(a1, b1) - std::max(a0, b0));
+}
 
 }  // namespace
 

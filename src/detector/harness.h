@@ -5,7 +5,8 @@
 //  - a static per-GPU offset of up to +-1 % (silicon), and a workload-wide wobble of +-1 % common to the job;
 //  - a 2 % slow thermal drift (one GPU, sinusoidal over hours; all GPUs 2 % over a day);
 //  - pipeline stages: GPUs 4..7 draw 13 % less power and are 10 % less utilised;
-//  - isolated power-brake blips shorter than a window, node-wide (the brake is a board/chassis signal), the clock -30 %;
+//  - isolated power-brake blips shorter than a window, node-wide (the brake is a board/chassis signal), the clock -30
+//  %;
 //  - jobs of 1..12 h with idle gaps; a job on all 8 GPUs, on two halves, or on 4 GPUs with 4 idle; GPUs start and
 //    stop a few seconds apart.
 #pragma once
@@ -19,13 +20,13 @@
 namespace gcm::detector::harness {
 
 struct Noise {
-  double sample_jitter = 0.02;      // uniform +- per 1 s sample, relative
-  double window_noise = 0.0025;     // sd per GPU per window, relative
-  double silicon_offset = 0.01;     // uniform +- per GPU
-  double common_wobble = 0.01;      // uniform +- per window, the same on all GPUs of the node
-  double drift = 0.02;              // one GPU's slow drift amplitude
+  double sample_jitter = 0.02;   // uniform +- per 1 s sample, relative
+  double window_noise = 0.0025;  // sd per GPU per window, relative
+  double silicon_offset = 0.01;  // uniform +- per GPU
+  double common_wobble = 0.01;   // uniform +- per window, the same on all GPUs of the node
+  double drift = 0.02;           // one GPU's slow drift amplitude
   double drift_period_s = 8 * 3600;
-  double drift_phase_s = 0;         // shifts both drifts: nodes in different racks heat up at different times
+  double drift_phase_s = 0;  // shifts both drifts: nodes in different racks heat up at different times
   bool pipeline_stages = true;
   double brake_blips_per_hour = 2;  // each 2..25 s
   bool jobs = true;                 // false: one job on all GPUs for the whole run
@@ -33,16 +34,16 @@ struct Noise {
 
 enum class Fault {
   None,
-  SmClockSlow,      // magnitude: fraction slower (0.05 = -5 %)
-  HwSlowdown,       // HW_SLOWDOWN set, clock halved
-  HwThermal,        // HW_THERMAL_SLOWDOWN, 92 C, clock -20 %
+  SmClockSlow,  // magnitude: fraction slower (0.05 = -5 %)
+  HwSlowdown,   // HW_SLOWDOWN set, clock halved
+  HwThermal,    // HW_THERMAL_SLOWDOWN, 92 C, clock -20 %
   PcieWidthX8,
   PcieGen3,
-  NvlinkCrc200,     // 200 CRC errors per second
+  NvlinkCrc200,  // 200 CRC errors per second
   RowRemapPending,
-  EccDbe,           // one double-bit error
-  Xid79,            // fallen off the bus: the XID, then lost
-  NodeSlow,         // every GPU of the node slower (invisible inside the node: the central part's job)
+  EccDbe,    // one double-bit error
+  Xid79,     // fallen off the bus: the XID, then lost
+  NodeSlow,  // every GPU of the node slower (invisible inside the node: the central part's job)
 };
 
 struct FaultSpec {
@@ -89,9 +90,9 @@ class NodeSimulator {
   Rng rng_;
   double now_s_ = 0;
   std::vector<GpuWindow> windows_;
-  std::vector<double> offset_;      // silicon, per GPU
-  std::vector<double> start_lag_;   // seconds each GPU starts/stops after the job's edge
-  std::vector<Job> jobs_[2];        // per half of the node
+  std::vector<double> offset_;     // silicon, per GPU
+  std::vector<double> start_lag_;  // seconds each GPU starts/stops after the job's edge
+  std::vector<Job> jobs_[2];       // per half of the node
   double planned_until_ = 0;
   int next_job_id_ = 1000;
   std::vector<std::pair<double, double>> blips_;

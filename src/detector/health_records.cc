@@ -14,8 +14,8 @@ using FR = FieldRole;
 // gcm_gpu_peer_deviation_ratio. No metric_name override, so OTLP names read gcm.gpu.health_state and so on.
 // A per-GPU METRIC schema: the gpu and uuid labels, then the given fields.
 Schema metric_schema(std::string name, std::string description, std::vector<FieldSpec> fields) {
-  fields.insert(fields.begin(), {{"gpu", FT::Int, FR::Identity, "", "GPU index"},
-                                 {"uuid", FT::String, FR::Identity, "", "GPU UUID"}});
+  fields.insert(fields.begin(),
+                {{"gpu", FT::Int, FR::Identity, "", "GPU index"}, {"uuid", FT::String, FR::Identity, "", "GPU UUID"}});
   return make_schema(std::move(name), std::move(description), "gpu", DataType::Metric, std::move(fields));
 }
 

@@ -36,8 +36,7 @@ HealthState Persistence::update(const Input& in, const DetectorConfig& c) {
   } else if (!active_.empty()) {
     bool persistent = flagged_windows(c) >= c.degrade_k;
     bool stays = state_ >= HealthState::Degraded;  // from degraded (or failed with soft reasons left) until clear
-    next = (persistent || stays || active_.has(Reason::RowRemapPending)) ? HealthState::Degraded
-                                                                          : HealthState::Suspect;
+    next = (persistent || stays || active_.has(Reason::RowRemapPending)) ? HealthState::Degraded : HealthState::Suspect;
   }
   state_ = next;
   return state_;

@@ -21,9 +21,9 @@ namespace gcm::detector {
 class Persistence {
  public:
   struct Input {
-    ReasonSet flagged;       // flagged by this window
-    ReasonSet held;          // could not be judged this window
-    ReasonSet fatal;         // of `flagged`, those that fail the GPU at once
+    ReasonSet flagged;  // flagged by this window
+    ReasonSet held;     // could not be judged this window
+    ReasonSet fatal;    // of `flagged`, those that fail the GPU at once
   };
   // Returns the new state.
   HealthState update(const Input& in, const DetectorConfig& c);

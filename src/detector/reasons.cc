@@ -6,9 +6,9 @@ namespace gcm::detector {
 
 namespace {
 constexpr std::array<const char*, kReasonCount> kNames = {
-    "peer_slow",     "hw_slowdown", "hw_thermal",        "power_brake",       "pcie_degraded",
-    "pcie_replays",  "nvlink_errors", "ecc_dbe",         "row_remap_pending", "row_remap_failure",
-    "xid",           "lost",        "not_responding",
+    "peer_slow",    "hw_slowdown",   "hw_thermal",     "power_brake",       "pcie_degraded",
+    "pcie_replays", "nvlink_errors", "ecc_dbe",        "row_remap_pending", "row_remap_failure",
+    "xid",          "lost",          "not_responding",
 };
 }  // namespace
 

@@ -11,19 +11,19 @@
 namespace gcm::detector {
 
 enum class Reason : uint8_t {
-  PeerSlow,          // SM clock below the job's other GPUs on the node
-  HwSlowdown,        // HW_SLOWDOWN clock event for most of the window
-  HwThermal,         // HW_THERMAL_SLOWDOWN for most of the window
-  PowerBrake,        // HW_POWER_BRAKE_SLOWDOWN for most of the window
-  PcieDegraded,      // link below its maximum generation or width while busy
-  PcieReplays,       // PCIe replays above the bound
-  NvlinkErrors,      // NVLink replay/recovery errors, or CRC errors above the bound
-  EccDbe,            // uncorrected (double-bit) ECC errors
-  RowRemapPending,   // a row remap waits for a GPU reset
-  RowRemapFailure,   // a row remap failed: the memory cannot be repaired
-  Xid,               // an XID whose catalogue action is not IGNORE
-  Lost,              // GPU_IS_LOST or gone for several rounds
-  NotResponding,     // an NVML call timed out
+  PeerSlow,         // SM clock below the job's other GPUs on the node
+  HwSlowdown,       // HW_SLOWDOWN clock event for most of the window
+  HwThermal,        // HW_THERMAL_SLOWDOWN for most of the window
+  PowerBrake,       // HW_POWER_BRAKE_SLOWDOWN for most of the window
+  PcieDegraded,     // link below its maximum generation or width while busy
+  PcieReplays,      // PCIe replays above the bound
+  NvlinkErrors,     // NVLink replay/recovery errors, or CRC errors above the bound
+  EccDbe,           // uncorrected (double-bit) ECC errors
+  RowRemapPending,  // a row remap waits for a GPU reset
+  RowRemapFailure,  // a row remap failed: the memory cannot be repaired
+  Xid,              // an XID whose catalogue action is not IGNORE
+  Lost,             // GPU_IS_LOST or gone for several rounds
+  NotResponding,    // an NVML call timed out
   Count
 };
 

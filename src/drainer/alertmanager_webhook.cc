@@ -47,8 +47,8 @@ std::vector<AlertNotice> parse_alertmanager_webhook(std::string_view body) {
     AlertNotice n;
     n.status = string_field(a, "status", i);
     if (n.status != "firing" && n.status != "resolved")
-      throw WebhookError(fmt::format("alerts[{}].status: expected \"firing\" or \"resolved\", got \"{}\"", i,
-                                     n.status));
+      throw WebhookError(
+          fmt::format("alerts[{}].status: expected \"firing\" or \"resolved\", got \"{}\"", i, n.status));
     n.labels = string_map(a, "labels", i);
     n.annotations = string_map(a, "annotations", i);
     n.fingerprint = string_field(a, "fingerprint", i);

@@ -151,8 +151,9 @@ void Drainer::work() {
 std::string Drainer::metrics_text() const {
   std::lock_guard<std::mutex> g(mu_);
   std::string out;
-  out += "# HELP gcm_drainer_alerts_total Alerts received from Alertmanager, by what was made of them.\n"
-         "# TYPE gcm_drainer_alerts_total counter\n";
+  out +=
+      "# HELP gcm_drainer_alerts_total Alerts received from Alertmanager, by what was made of them.\n"
+      "# TYPE gcm_drainer_alerts_total counter\n";
   for (const char* k : {"firing", "resolved", "ignored", "no_node"}) {
     auto it = notices_.find(k);
     out += fmt::format("gcm_drainer_alerts_total{{status=\"{}\"}} {}\n", k, it == notices_.end() ? 0 : it->second);
@@ -164,14 +165,22 @@ std::string Drainer::metrics_text() const {
     out += fmt::format("gcm_drainer_actions_total{{action=\"{}\"}} {}\n", suite::to_string(a),
                        it == actions_.end() ? 0 : it->second);
   }
-  out += fmt::format("# HELP gcm_drainer_queue_length Drains waiting to be sent.\n# TYPE gcm_drainer_queue_length "
-                     "gauge\ngcm_drainer_queue_length {}\n", queue_.size());
-  out += fmt::format("# HELP gcm_drainer_bad_requests_total Webhook payloads refused (400).\n# TYPE "
-                     "gcm_drainer_bad_requests_total counter\ngcm_drainer_bad_requests_total {}\n", bad_requests_);
-  out += fmt::format("# HELP gcm_drainer_queue_full_total Webhooks answered 503: the queue was full.\n# TYPE "
-                     "gcm_drainer_queue_full_total counter\ngcm_drainer_queue_full_total {}\n", queue_full_);
-  out += fmt::format("# HELP gcm_drainer_drain_enabled 1 with --drain, 0 when it reports only.\n# TYPE "
-                     "gcm_drainer_drain_enabled gauge\ngcm_drainer_drain_enabled {}\n", opts_.drain ? 1 : 0);
+  out += fmt::format(
+      "# HELP gcm_drainer_queue_length Drains waiting to be sent.\n# TYPE gcm_drainer_queue_length "
+      "gauge\ngcm_drainer_queue_length {}\n",
+      queue_.size());
+  out += fmt::format(
+      "# HELP gcm_drainer_bad_requests_total Webhook payloads refused (400).\n# TYPE "
+      "gcm_drainer_bad_requests_total counter\ngcm_drainer_bad_requests_total {}\n",
+      bad_requests_);
+  out += fmt::format(
+      "# HELP gcm_drainer_queue_full_total Webhooks answered 503: the queue was full.\n# TYPE "
+      "gcm_drainer_queue_full_total counter\ngcm_drainer_queue_full_total {}\n",
+      queue_full_);
+  out += fmt::format(
+      "# HELP gcm_drainer_drain_enabled 1 with --drain, 0 when it reports only.\n# TYPE "
+      "gcm_drainer_drain_enabled gauge\ngcm_drainer_drain_enabled {}\n",
+      opts_.drain ? 1 : 0);
   return out;
 }
 

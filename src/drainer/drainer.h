@@ -31,8 +31,8 @@ struct DrainerOptions {
   HttpListenerOptions listen;
   bool drain = false;
   suite::DrainLimits limits;
-  std::string node_label = "node";              // the alert label that names the Slurm node
-  std::string action_label = "gcm_action";      // alerts act only when it is "drain"
+  std::string node_label = "node";                   // the alert label that names the Slurm node
+  std::string action_label = "gcm_action";           // alerts act only when it is "drain"
   std::string evidence_annotation = "gcm_evidence";  // the drain reason's text (else the summary)
   size_t max_queue = 1000;
   suite::ScontrolRunner scontrol;  // how Slurm is reached
@@ -65,8 +65,8 @@ class Drainer {
   std::deque<Job> queue_;
   bool busy_ = false, stopping_ = false;
   std::thread worker_;
-  std::map<std::string, uint64_t> actions_;       // by suite::to_string(DrainAction)
-  std::map<std::string, uint64_t> notices_;       // by status: firing, resolved, ignored
+  std::map<std::string, uint64_t> actions_;  // by suite::to_string(DrainAction)
+  std::map<std::string, uint64_t> notices_;  // by status: firing, resolved, ignored
   uint64_t bad_requests_ = 0, queue_full_ = 0;
 };
 

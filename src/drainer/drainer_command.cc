@@ -68,8 +68,9 @@ int run(DrainerCommand& c, const Invocation& inv) {
     o.node_label = c.node_label;
     auto scontrol = suite::locate_scontrol(c.scontrol.empty() ? std::nullopt : std::optional(c.scontrol));
     if (!scontrol)
-      throw UsageError("scontrol not found (PATH, /usr/bin, /usr/local/bin, /opt/slurm/bin, /usr/sbin); give "
-                       "--scontrol");
+      throw UsageError(
+          "scontrol not found (PATH, /usr/bin, /usr/local/bin, /opt/slurm/bin, /usr/sbin); give "
+          "--scontrol");
     o.scontrol = suite::make_scontrol_runner(
         *scontrol, suite::locate_slurm_conf(c.slurm_conf.empty() ? std::nullopt : std::optional(c.slurm_conf)),
         c.slurm_timeout_s);
@@ -79,9 +80,11 @@ int run(DrainerCommand& c, const Invocation& inv) {
     install_shutdown_handlers();
     Drainer d(std::move(o), log);
     d.start();
-    log->info("drainer: listening on {} (port {}); drain {}; at most {} detector drains an hour, {:g} % of a "
-              "partition", c.listen, d.port(), c.drain ? "on" : "off (report only)", c.limits.max_per_hour,
-              c.limits.max_partition_fraction * 100);
+    log->info(
+        "drainer: listening on {} (port {}); drain {}; at most {} detector drains an hour, {:g} % of a "
+        "partition",
+        c.listen, d.port(), c.drain ? "on" : "off (report only)", c.limits.max_per_hour,
+        c.limits.max_partition_fraction * 100);
     while (!shutdown_requested()) sleep_unless_shutdown(std::chrono::seconds(1));
     log->info("drainer: stopping");
     d.stop();

@@ -100,10 +100,8 @@ Schema make_indexed_device() {
       {"pcie_link_gen_max", FT::Int, FR::Gauge, "", "maximum PCIe generation", "gpu_pcie_link_generation_max"},
       {"pcie_link_width_max", FT::Int, FR::Gauge, "", "maximum PCIe lanes", "gpu_pcie_link_width_max"},
       {"pcie_replay_count", FT::Int, FR::Counter, "", "PCIe replays", "gpu_pcie_replays"},
-      {"pcie_tx_bytes_per_second", FT::Int, FR::Gauge, "", "PCIe transmit throughput",
-       "gpu_pcie_tx_bytes_per_second"},
-      {"pcie_rx_bytes_per_second", FT::Int, FR::Gauge, "", "PCIe receive throughput",
-       "gpu_pcie_rx_bytes_per_second"},
+      {"pcie_tx_bytes_per_second", FT::Int, FR::Gauge, "", "PCIe transmit throughput", "gpu_pcie_tx_bytes_per_second"},
+      {"pcie_rx_bytes_per_second", FT::Int, FR::Gauge, "", "PCIe receive throughput", "gpu_pcie_rx_bytes_per_second"},
       {"nvlink_links_active", FT::Int, FR::Gauge, "", "NVLinks up", "gpu_nvlink_links_active"},
       {"nvlink_links_total", FT::Int, FR::Gauge, "", "NVLinks the GPU has", "gpu_nvlink_links"},
       {"nvlink_crc_flit_errors", FT::Int, FR::Counter, "", "NVLink CRC flit errors (all links)",
@@ -136,8 +134,10 @@ Schema make_indexed_device() {
       {"fan_speed_percent", FT::Int, FR::Gauge, "percent", "fan speed", "gpu_fan_speed"},
       {"performance_state", FT::Int, FR::Gauge, "", "P-state (0 fastest .. 15, 32 unknown)", "gpu_performance_state"},
       {"persistence_mode", FT::Int, FR::Gauge, "", "persistence mode on (1) or off (0)", "gpu_persistence_mode"},
-      {"recovery_action", FT::Int, FR::Gauge, "", "the driver's recovery action (0 none, 1 GPU reset, 2 node "
-       "reboot, 3 drain P2P, 4 drain and reset)", "gpu_recovery_action"},
+      {"recovery_action", FT::Int, FR::Gauge, "",
+       "the driver's recovery action (0 none, 1 GPU reset, 2 node "
+       "reboot, 3 drain P2P, 4 drain and reset)",
+       "gpu_recovery_action"},
       {"recovery_action_name", FT::String, FR::Attribute, "", "recovery action by name"},
       {"process_count", FT::Int, FR::Gauge, "", "compute processes on the GPU", "gpu_processes"},
       {"processes", FT::List, FR::Attribute, "", "compute processes: pid and used_memory_bytes"},
@@ -164,8 +164,8 @@ Schema make_indexed_device() {
        "gpu_gpm_pcie_rx_bytes_per_second"},
       {"gpm_nvlink_tx_bytes_per_second", FT::Double, FR::Gauge, "", "NVLink bytes sent per second, all links (GPM)",
        "gpu_gpm_nvlink_tx_bytes_per_second"},
-      {"gpm_nvlink_rx_bytes_per_second", FT::Double, FR::Gauge, "",
-       "NVLink bytes received per second, all links (GPM)", "gpu_gpm_nvlink_rx_bytes_per_second"},
+      {"gpm_nvlink_rx_bytes_per_second", FT::Double, FR::Gauge, "", "NVLink bytes received per second, all links (GPM)",
+       "gpu_gpm_nvlink_rx_bytes_per_second"},
   };
   s.fields.insert(s.fields.end(), ext.begin(), ext.end());
   return s;
@@ -181,8 +181,7 @@ Schema make_host_metrics() {
       {"max_gpu_util", FT::Int, FR::Gauge, "percent", "highest GPU utilisation", "gpu_host_max_utilization"},
       {"min_gpu_util", FT::Int, FR::Gauge, "percent", "lowest GPU utilisation", "gpu_host_min_utilization"},
       {"avg_gpu_util", FT::Double, FR::Gauge, "percent", "mean GPU utilisation", "gpu_host_avg_utilization"},
-      {"ram_util", FT::Double, FR::Gauge, "ratio", "RAM used (MemTotal - MemAvailable) over MemTotal",
-       "host_ram_util"},
+      {"ram_util", FT::Double, FR::Gauge, "ratio", "RAM used (MemTotal - MemAvailable) over MemTotal", "host_ram_util"},
   };
   return s;
 }
@@ -210,9 +209,7 @@ Value opt(const std::optional<T>& v) {
   return v ? Value(*v) : Value();
 }
 Value mhz_to_hz(const std::optional<int64_t>& v) { return v ? Value(*v * 1000000) : Value(); }
-Value opt_u(const std::optional<uint64_t>& v) {
-  return v ? Value(static_cast<int64_t>(*v)) : Value();
-}
+Value opt_u(const std::optional<uint64_t>& v) { return v ? Value(static_cast<int64_t>(*v)) : Value(); }
 
 }  // namespace
 
@@ -292,9 +289,12 @@ Record device_metrics_record(const DeviceResult& r, const std::string& hostname,
       add(data, l.crc_data_errors);
       add(replay, l.replay_errors);
       add(recovery, l.recovery_errors);
-      links.push_back(Object{{"link", static_cast<int64_t>(l.link)}, {"active", l.active},
-                             {"crc_flit_errors", opt_u(l.crc_flit_errors)}, {"crc_data_errors", opt_u(l.crc_data_errors)},
-                             {"replay_errors", opt_u(l.replay_errors)}, {"recovery_errors", opt_u(l.recovery_errors)}});
+      links.push_back(Object{{"link", static_cast<int64_t>(l.link)},
+                             {"active", l.active},
+                             {"crc_flit_errors", opt_u(l.crc_flit_errors)},
+                             {"crc_data_errors", opt_u(l.crc_data_errors)},
+                             {"replay_errors", opt_u(l.replay_errors)},
+                             {"recovery_errors", opt_u(l.recovery_errors)}});
     }
     set("nvlink_links_active", active);
     set("nvlink_links_total", static_cast<int64_t>(s.nvlinks.size()));
@@ -335,7 +335,8 @@ Record device_metrics_record(const DeviceResult& r, const std::string& hostname,
     set("mig_device_count", static_cast<int64_t>(s.mig_devices.size()));
     List migs;
     for (const auto& m : s.mig_devices)
-      migs.push_back(Object{{"index", static_cast<int64_t>(m.index)}, {"uuid", opt(m.uuid)},
+      migs.push_back(Object{{"index", static_cast<int64_t>(m.index)},
+                            {"uuid", opt(m.uuid)},
                             {"memory_total_bytes", opt_u(m.memory_total_bytes)},
                             {"memory_used_bytes", opt_u(m.memory_used_bytes)}});
     set("mig_devices", std::move(migs));
@@ -370,8 +371,7 @@ void max_merge(Record& acc, const Record& next) {
   }
 }
 
-Record device_plus_job_record(const Record& metrics, const JobInfo& job, unsigned gpu_id,
-                              const std::string& hostname) {
+Record device_plus_job_record(const Record& metrics, const JobInfo& job, unsigned gpu_id, const std::string& hostname) {
   Record rec(kDevicePlusJobMetrics);
   for (const auto& f : device_metric_fields()) rec.at(f.name) = metrics.at(f.name);
   if (rec.at("mem_used_percent").is_null()) rec.at("mem_used_percent") = int64_t{-1};

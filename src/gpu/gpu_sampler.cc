@@ -11,10 +11,14 @@ namespace gcm {
 
 const char* to_string(GpuState s) {
   switch (s) {
-    case GpuState::Ok: return "ok";
-    case GpuState::NotResponding: return "not_responding";
-    case GpuState::Lost: return "lost";
-    case GpuState::Error: return "error";
+    case GpuState::Ok:
+      return "ok";
+    case GpuState::NotResponding:
+      return "not_responding";
+    case GpuState::Lost:
+      return "lost";
+    case GpuState::Error:
+      return "error";
   }
   return "?";
 }
@@ -53,8 +57,7 @@ struct GpuSampler::Slot {
   std::string last_hung_call;
 };
 
-GpuSampler::GpuSampler(std::shared_ptr<NvmlLibrary> lib, GpuSamplerOptions opts)
-    : lib_(std::move(lib)), opts_(opts) {
+GpuSampler::GpuSampler(std::shared_ptr<NvmlLibrary> lib, GpuSamplerOptions opts) : lib_(std::move(lib)), opts_(opts) {
   // Even the count goes through a worker: a wedged driver can hang it too.
   auto out = std::make_shared<std::pair<nvml::Return, unsigned>>(nvml::ERROR_UNKNOWN, 0);
   auto driver = std::make_shared<std::string>();
@@ -67,7 +70,8 @@ GpuSampler::GpuSampler(std::shared_ptr<NvmlLibrary> lib, GpuSamplerOptions opts)
     if (a.SystemGetDriverVersion) {
       char buf[nvml::kDriverVersionBuffer] = {};
       w.begin("nvmlSystemGetDriverVersion");
-      if (a.SystemGetDriverVersion(buf, sizeof(buf)) == nvml::SUCCESS) *driver = std::string(buf, strnlen(buf, sizeof(buf)));
+      if (a.SystemGetDriverVersion(buf, sizeof(buf)) == nvml::SUCCESS)
+        *driver = std::string(buf, strnlen(buf, sizeof(buf)));
       w.end();
     }
   });
@@ -151,9 +155,11 @@ std::vector<DeviceResult> GpuSampler::sample() {
       ++s.consecutive_timeouts;
       r.state = s.consecutive_timeouts >= opts_.lost_after_timeouts ? GpuState::Lost : GpuState::NotResponding;
       if (over_budget)
-        r.detail = fmt::format("the sample did not finish within {} ms (slow NVML calls; now in {}) ({} sample(s) in "
-                               "a row)", (opts_.call_timeout * opts_.sample_budget_in_call_timeouts).count(),
-                               hung.empty() ? "no call" : hung, s.consecutive_timeouts);
+        r.detail = fmt::format(
+            "the sample did not finish within {} ms (slow NVML calls; now in {}) ({} sample(s) in "
+            "a row)",
+            (opts_.call_timeout * opts_.sample_budget_in_call_timeouts).count(), hung.empty() ? "no call" : hung,
+            s.consecutive_timeouts);
       else
         r.detail = fmt::format("{} did not return within {} ms ({} sample(s) in a row)", hung,
                                opts_.call_timeout.count(), s.consecutive_timeouts);

@@ -8,9 +8,9 @@
 
 namespace gcm::nvml {
 
-using Return = int;  // nvmlReturn_t
-using Device = struct DeviceOpaque*;  // nvmlDevice_t
-using EventSet = struct EventSetOpaque*;  // nvmlEventSet_t
+using Return = int;                         // nvmlReturn_t
+using Device = struct DeviceOpaque*;        // nvmlDevice_t
+using EventSet = struct EventSetOpaque*;    // nvmlEventSet_t
 using GpmSample = struct GpmSampleOpaque*;  // nvmlGpmSample_t (a handle from nvmlGpmSampleAlloc)
 
 enum : Return {
@@ -101,7 +101,7 @@ struct FieldValue {  // nvmlFieldValue_t
 
 // NVML GPM (GPU performance monitoring, Hopper and later). Fact source: NVML API reference, "GPM Structs"
 // (nvmlGpmMetric_t, nvmlGpmMetricsGet_t, nvmlGpmSupport_t) and "GPM Enums" (nvmlGpmMetricId_t).
-struct GpmMetric {  // nvmlGpmMetric_t
+struct GpmMetric {         // nvmlGpmMetric_t
   unsigned int metric_id;  // IN: an nvmlGpmMetricId_t
   Return nvml_return;      // OUT: the value is valid only when SUCCESS
   double value;            // OUT
@@ -115,7 +115,7 @@ struct GpmMetric {  // nvmlGpmMetric_t
 // 1: the library reads only the first numMetrics entries. The array is sized to the largest value seen so a driver
 // that touches the whole array of its own header still stays inside ours.
 constexpr unsigned int kGpmMetricArray = 333;
-struct GpmMetricsGet {  // nvmlGpmMetricsGet_t
+struct GpmMetricsGet {       // nvmlGpmMetricsGet_t
   unsigned int version;      // kGpmMetricsGetVersion
   unsigned int num_metrics;  // entries of metrics[] to compute
   GpmSample sample1;
@@ -123,52 +123,59 @@ struct GpmMetricsGet {  // nvmlGpmMetricsGet_t
   GpmMetric metrics[kGpmMetricArray];
 };
 constexpr unsigned int kGpmMetricsGetVersion = 1;  // NVML_GPM_METRICS_GET_VERSION
-struct GpmSupport {  // nvmlGpmSupport_t
-  unsigned int version;  // kGpmSupportVersion
+struct GpmSupport {                                // nvmlGpmSupport_t
+  unsigned int version;                            // kGpmSupportVersion
   unsigned int is_supported_device;
 };
 constexpr unsigned int kGpmSupportVersion = 1;  // NVML_GPM_SUPPORT_VERSION
 // nvmlGpmMetricId_t values the project asks for. Utilisations are percent (0.0 - 100.0), bandwidths MiB/s.
 enum GpmMetricId : unsigned int {
-  GPM_GRAPHICS_UTIL = 1,            // NVML_GPM_METRIC_GRAPHICS_UTIL
-  GPM_SM_UTIL = 2,                  // NVML_GPM_METRIC_SM_UTIL
-  GPM_SM_OCCUPANCY = 3,             // NVML_GPM_METRIC_SM_OCCUPANCY
-  GPM_ANY_TENSOR_UTIL = 5,          // NVML_GPM_METRIC_ANY_TENSOR_UTIL
-  GPM_DRAM_BW_UTIL = 10,            // NVML_GPM_METRIC_DRAM_BW_UTIL
-  GPM_PCIE_TX_PER_SEC = 20,         // NVML_GPM_METRIC_PCIE_TX_PER_SEC
-  GPM_PCIE_RX_PER_SEC = 21,         // NVML_GPM_METRIC_PCIE_RX_PER_SEC
+  GPM_GRAPHICS_UTIL = 1,             // NVML_GPM_METRIC_GRAPHICS_UTIL
+  GPM_SM_UTIL = 2,                   // NVML_GPM_METRIC_SM_UTIL
+  GPM_SM_OCCUPANCY = 3,              // NVML_GPM_METRIC_SM_OCCUPANCY
+  GPM_ANY_TENSOR_UTIL = 5,           // NVML_GPM_METRIC_ANY_TENSOR_UTIL
+  GPM_DRAM_BW_UTIL = 10,             // NVML_GPM_METRIC_DRAM_BW_UTIL
+  GPM_PCIE_TX_PER_SEC = 20,          // NVML_GPM_METRIC_PCIE_TX_PER_SEC
+  GPM_PCIE_RX_PER_SEC = 21,          // NVML_GPM_METRIC_PCIE_RX_PER_SEC
   GPM_NVLINK_TOTAL_RX_PER_SEC = 60,  // NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC
   GPM_NVLINK_TOTAL_TX_PER_SEC = 61,  // NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC
 };
 
 // nvmlDeviceGetFieldValues ids (NVML API reference, "Field Value Enums", the NVML_FI_DEV_* defines).
 namespace field {
-constexpr unsigned int kEccCurrent = 1;         // NVML_FI_DEV_ECC_CURRENT
-constexpr unsigned int kEccPending = 2;         // NVML_FI_DEV_ECC_PENDING
-constexpr unsigned int kEccSbeVolTotal = 3;     // NVML_FI_DEV_ECC_SBE_VOL_TOTAL (corrected, volatile)
-constexpr unsigned int kEccDbeVolTotal = 4;     // NVML_FI_DEV_ECC_DBE_VOL_TOTAL (uncorrected, volatile)
-constexpr unsigned int kEccSbeAggTotal = 5;     // NVML_FI_DEV_ECC_SBE_AGG_TOTAL (corrected, aggregate)
-constexpr unsigned int kEccDbeAggTotal = 6;     // NVML_FI_DEV_ECC_DBE_AGG_TOTAL (uncorrected, aggregate)
-constexpr unsigned int kRetiredPending = 31;    // NVML_FI_DEV_RETIRED_PENDING
-constexpr unsigned int kTotalEnergy = 83;       // NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION (mJ)
+constexpr unsigned int kEccCurrent = 1;          // NVML_FI_DEV_ECC_CURRENT
+constexpr unsigned int kEccPending = 2;          // NVML_FI_DEV_ECC_PENDING
+constexpr unsigned int kEccSbeVolTotal = 3;      // NVML_FI_DEV_ECC_SBE_VOL_TOTAL (corrected, volatile)
+constexpr unsigned int kEccDbeVolTotal = 4;      // NVML_FI_DEV_ECC_DBE_VOL_TOTAL (uncorrected, volatile)
+constexpr unsigned int kEccSbeAggTotal = 5;      // NVML_FI_DEV_ECC_SBE_AGG_TOTAL (corrected, aggregate)
+constexpr unsigned int kEccDbeAggTotal = 6;      // NVML_FI_DEV_ECC_DBE_AGG_TOTAL (uncorrected, aggregate)
+constexpr unsigned int kRetiredPending = 31;     // NVML_FI_DEV_RETIRED_PENDING
+constexpr unsigned int kTotalEnergy = 83;        // NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION (mJ)
 constexpr unsigned int kPcieReplayCounter = 94;  // NVML_FI_DEV_PCIE_REPLAY_COUNTER
-constexpr unsigned int kRemappedCor = 142;      // NVML_FI_DEV_REMAPPED_COR
-constexpr unsigned int kRemappedUnc = 143;      // NVML_FI_DEV_REMAPPED_UNC
-constexpr unsigned int kRemappedPending = 144;  // NVML_FI_DEV_REMAPPED_PENDING
-constexpr unsigned int kRemappedFailure = 145;  // NVML_FI_DEV_REMAPPED_FAILURE
+constexpr unsigned int kRemappedCor = 142;       // NVML_FI_DEV_REMAPPED_COR
+constexpr unsigned int kRemappedUnc = 143;       // NVML_FI_DEV_REMAPPED_UNC
+constexpr unsigned int kRemappedPending = 144;   // NVML_FI_DEV_REMAPPED_PENDING
+constexpr unsigned int kRemappedFailure = 145;   // NVML_FI_DEV_REMAPPED_FAILURE
 // Per-link NVLink error counters exist as fields for links 0-11 only: L0-L5 and L6-L11 are two runs of ids
 // (NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L0 = 32, ..._L6 = 96; CRC_DATA L0 = 39, L6 = 102; REPLAY L0 = 46,
 // L6 = 108; RECOVERY L0 = 53, L6 = 114). Links 12-17 have no such field and keep nvmlDeviceGetNvLinkErrorCounter.
 constexpr unsigned int kNvLinkFieldLinks = 12;
 // The field id of `counter` (NvLinkErrorCounter) on `link` (< kNvLinkFieldLinks).
 constexpr unsigned int nvlink_error(unsigned int counter, unsigned int link) {
-  constexpr unsigned int low[] = {46, 53, 32, 39};    // REPLAY, RECOVERY, CRC_FLIT, CRC_DATA for L0
+  constexpr unsigned int low[] = {46, 53, 32, 39};      // REPLAY, RECOVERY, CRC_FLIT, CRC_DATA for L0
   constexpr unsigned int high[] = {108, 114, 96, 102};  // the same for L6
   return link < 6 ? low[counter] + link : high[counter] + (link - 6);
 }
 }  // namespace field
 // nvmlValueType_t: how FieldValue::value is to be read.
-enum ValueType : int { VALUE_DOUBLE = 0, VALUE_UINT = 1, VALUE_ULONG = 2, VALUE_ULL = 3, VALUE_SLL = 4, VALUE_SINT = 5 };
+enum ValueType : int {
+  VALUE_DOUBLE = 0,
+  VALUE_UINT = 1,
+  VALUE_ULONG = 2,
+  VALUE_ULL = 3,
+  VALUE_SLL = 4,
+  VALUE_SINT = 5
+};
 
 constexpr unsigned int kTemperatureGpu = 0;
 enum ClockType : unsigned int { CLOCK_GRAPHICS = 0, CLOCK_SM = 1, CLOCK_MEM = 2, CLOCK_VIDEO = 3 };
@@ -176,7 +183,12 @@ enum PageRetirementCause : unsigned int { RETIRED_MULTIPLE_SINGLE_BIT = 0, RETIR
 enum MemoryErrorType : unsigned int { ECC_CORRECTED = 0, ECC_UNCORRECTED = 1 };
 enum EccCounterType : unsigned int { ECC_VOLATILE = 0, ECC_AGGREGATE = 1 };
 enum PcieUtilCounter : unsigned int { PCIE_TX = 0, PCIE_RX = 1 };
-enum NvLinkErrorCounter : unsigned int { NVLINK_REPLAY = 0, NVLINK_RECOVERY = 1, NVLINK_CRC_FLIT = 2, NVLINK_CRC_DATA = 3 };
+enum NvLinkErrorCounter : unsigned int {
+  NVLINK_REPLAY = 0,
+  NVLINK_RECOVERY = 1,
+  NVLINK_CRC_FLIT = 2,
+  NVLINK_CRC_DATA = 3
+};
 constexpr unsigned int kNvLinkMaxLinks = 18;
 constexpr unsigned int kFieldGpuRecoveryAction = 230;  // NVML_FI_DEV_GET_GPU_RECOVERY_ACTION
 constexpr unsigned long long kEventTypeXidCriticalError = 0x8;

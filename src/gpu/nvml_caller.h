@@ -117,9 +117,8 @@ class TimedCaller {
     auto rc = std::make_shared<nvml::Return>(nvml::SUCCESS);
     auto lib = lib_;
     // The job owns what it writes (rc); the caller's out-parameters are only read when the job finished.
-    if (!worker_.start([rc, lib, name, fn](CallWatch& w) {
-          *rc = watched_call(w, name, [&] { return fn(lib->api()); });
-        })) {
+    if (!worker_.start(
+            [rc, lib, name, fn](CallWatch& w) { *rc = watched_call(w, name, [&] { return fn(lib->api()); }); })) {
       // A hang met where nothing reports it (the gpu_node_id lookup) is told by the first call that follows.
       if (unreported_) throw NvmlCallFailed(*std::exchange(unreported_, std::nullopt), std::nullopt);
       // One worker serves every GPU: name the call that hangs and its GPU, not the GPU whose turn it is now.
@@ -141,9 +140,8 @@ class TimedCaller {
 
   nvml::Device handle(unsigned gpu) {
     auto out = std::make_shared<nvml::Device>(nullptr);
-    call("nvmlDeviceGetHandleByIndex_v2", gpu, [gpu, out](const nvml::Api& a) {
-      return a.DeviceGetHandleByIndex(gpu, out.get());
-    });
+    call("nvmlDeviceGetHandleByIndex_v2", gpu,
+         [gpu, out](const nvml::Api& a) { return a.DeviceGetHandleByIndex(gpu, out.get()); });
     return *out;
   }
 
@@ -177,7 +175,7 @@ class TimedCaller {
   std::shared_ptr<NvmlLibrary> lib_;
   std::chrono::milliseconds timeout_;
   DeviceWorker worker_;
-  std::optional<std::string> stuck_;  // the call that timed out and what it was about, while the worker is stuck
+  std::optional<std::string> stuck_;       // the call that timed out and what it was about, while the worker is stuck
   std::optional<std::string> unreported_;  // the timeout of a call whose failure no sub-check has shown
 };
 

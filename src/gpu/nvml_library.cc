@@ -141,25 +141,25 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::open(const std::string& path, std::chr
   lib->handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib->handle_) {
     const char* err = ::dlerror();
-    throw NvmlUnavailable(fmt::format("cannot load the NVIDIA management library '{}': {} (is the NVIDIA driver "
-                                      "installed? set --nvml-library or GCM_NVML_LIBRARY to its path)",
-                                      path, err ? err : "unknown error"));
+    throw NvmlUnavailable(
+        fmt::format("cannot load the NVIDIA management library '{}': {} (is the NVIDIA driver "
+                    "installed? set --nvml-library or GCM_NVML_LIBRARY to its path)",
+                    path, err ? err : "unknown error"));
   }
   Binder b{lib->handle_, lib->missing_, {}};
   bind_all(b, lib->api_);
   if (!b.missing_required.empty())
-    throw NvmlUnavailable(fmt::format("'{}' is not a usable NVML library: it lacks {}", path,
-                                      fmt::join(b.missing_required, ", ")));
+    throw NvmlUnavailable(
+        fmt::format("'{}' is not a usable NVML library: it lacks {}", path, fmt::join(b.missing_required, ", ")));
   bool timed_out = false;
   nvml::Return rc = call_with_timeout(lib->api_.Init, init_timeout, &timed_out);
   if (timed_out)
-    throw NvmlUnavailable(fmt::format("nvmlInit in '{}' did not return within {} ms (the driver may be wedged)",
-                                      path, init_timeout.count()),
+    throw NvmlUnavailable(fmt::format("nvmlInit in '{}' did not return within {} ms (the driver may be wedged)", path,
+                                      init_timeout.count()),
                           nvml::ERROR_TIMEOUT);
   if (rc != nvml::SUCCESS)
-    throw NvmlUnavailable(fmt::format("nvmlInit in '{}' failed: {} ({})", path, lib->error_string(rc),
-                                      nvml::return_code_name(rc)),
-                          rc);
+    throw NvmlUnavailable(
+        fmt::format("nvmlInit in '{}' failed: {} ({})", path, lib->error_string(rc), nvml::return_code_name(rc)), rc);
   lib->initialised_ = true;
   return lib;
 }

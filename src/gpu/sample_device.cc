@@ -30,8 +30,8 @@ int64_t retired_pages(Caller& c, const nvml::Api& a, nvml::Device d, unsigned ca
 void sample_processes(Caller& c, const nvml::Api& a, nvml::Device d, GpuSample& out) {
   // Ask for the count, then fetch; processes may start in between, so retry a few times with headroom.
   unsigned count = 0;
-  nvml::Return rc = c.call_raw("nvmlDeviceGetComputeRunningProcesses_v3", a.DeviceGetComputeRunningProcesses, d,
-                               &count, static_cast<nvml::ProcessInfo*>(nullptr));
+  nvml::Return rc = c.call_raw("nvmlDeviceGetComputeRunningProcesses_v3", a.DeviceGetComputeRunningProcesses, d, &count,
+                               static_cast<nvml::ProcessInfo*>(nullptr));
   if (rc == nvml::SUCCESS) {
     out.processes.emplace();
     return;
@@ -39,8 +39,7 @@ void sample_processes(Caller& c, const nvml::Api& a, nvml::Device d, GpuSample& 
   for (int attempt = 0; attempt < 3 && rc == nvml::ERROR_INSUFFICIENT_SIZE; ++attempt) {
     std::vector<nvml::ProcessInfo> infos(count + 8);
     unsigned n = static_cast<unsigned>(infos.size());
-    rc = c.call_raw("nvmlDeviceGetComputeRunningProcesses_v3", a.DeviceGetComputeRunningProcesses, d, &n,
-                    infos.data());
+    rc = c.call_raw("nvmlDeviceGetComputeRunningProcesses_v3", a.DeviceGetComputeRunningProcesses, d, &n, infos.data());
     if (rc == nvml::SUCCESS) {
       out.processes.emplace();
       for (unsigned i = 0; i < n && i < infos.size(); ++i) {
@@ -154,8 +153,8 @@ void sample_mig(Caller& c, const nvml::Api& a, nvml::Device d, GpuSample& out) {
 
 }  // namespace
 
-void sample_device(const NvmlLibrary& lib, nvml::Device d, CallWatch& watch, const SampleScope& scope,
-                   GpuSample& out, GpmState* gpm) {
+void sample_device(const NvmlLibrary& lib, nvml::Device d, CallWatch& watch, const SampleScope& scope, GpuSample& out,
+                   GpmState* gpm) {
   const nvml::Api& a = lib.api();
   Caller c(lib, watch, out);
   unsigned u = 0, u2 = 0;
@@ -191,8 +190,8 @@ void sample_device(const NvmlLibrary& lib, nvml::Device d, CallWatch& watch, con
   out.power_draw_mw = c.uint_value("nvmlDeviceGetPowerUsage", a.DeviceGetPowerUsage, d);
   out.power_limit_mw = c.uint_value("nvmlDeviceGetEnforcedPowerLimit", a.DeviceGetEnforcedPowerLimit, d);
   if (out.power_draw_mw && out.power_limit_mw && *out.power_limit_mw > 0)
-    out.power_used_percent = static_cast<int64_t>(static_cast<double>(*out.power_draw_mw) /
-                                                  static_cast<double>(*out.power_limit_mw) * 100);
+    out.power_used_percent =
+        static_cast<int64_t>(static_cast<double>(*out.power_draw_mw) / static_cast<double>(*out.power_limit_mw) * 100);
   out.retired_pages_single = retired_pages(c, a, d, nvml::RETIRED_MULTIPLE_SINGLE_BIT);
   out.retired_pages_double = retired_pages(c, a, d, nvml::RETIRED_DOUBLE_BIT);
   sample_processes(c, a, d, out);
@@ -214,8 +213,8 @@ void sample_device(const NvmlLibrary& lib, nvml::Device d, CallWatch& watch, con
       return std::nullopt;
     };
   };
-  out.energy_mj = batch.get(nvml::field::kTotalEnergy, ull_getter("nvmlDeviceGetTotalEnergyConsumption",
-                                                                  a.DeviceGetTotalEnergyConsumption, d));
+  out.energy_mj = batch.get(nvml::field::kTotalEnergy,
+                            ull_getter("nvmlDeviceGetTotalEnergyConsumption", a.DeviceGetTotalEnergyConsumption, d));
   auto clock = [&](const char* name, auto fn, unsigned type) { return c.uint_value(name, fn, d, type); };
   out.clock_graphics_mhz = clock("nvmlDeviceGetClockInfo", a.DeviceGetClockInfo, nvml::CLOCK_GRAPHICS);
   out.clock_sm_mhz = clock("nvmlDeviceGetClockInfo", a.DeviceGetClockInfo, nvml::CLOCK_SM);
@@ -231,8 +230,7 @@ void sample_device(const NvmlLibrary& lib, nvml::Device d, CallWatch& watch, con
 
   out.pcie_link_gen = c.uint_value("nvmlDeviceGetCurrPcieLinkGeneration", a.DeviceGetCurrPcieLinkGeneration, d);
   out.pcie_link_width = c.uint_value("nvmlDeviceGetCurrPcieLinkWidth", a.DeviceGetCurrPcieLinkWidth, d);
-  out.pcie_link_gen_max =
-      c.uint_value("nvmlDeviceGetMaxPcieLinkGeneration", a.DeviceGetMaxPcieLinkGeneration, d);
+  out.pcie_link_gen_max = c.uint_value("nvmlDeviceGetMaxPcieLinkGeneration", a.DeviceGetMaxPcieLinkGeneration, d);
   out.pcie_link_width_max = c.uint_value("nvmlDeviceGetMaxPcieLinkWidth", a.DeviceGetMaxPcieLinkWidth, d);
   out.pcie_replay_count = as_int(batch.get(
       nvml::field::kPcieReplayCounter, uint_getter("nvmlDeviceGetPcieReplayCounter", a.DeviceGetPcieReplayCounter, d)));
@@ -256,9 +254,9 @@ void sample_device(const NvmlLibrary& lib, nvml::Device d, CallWatch& watch, con
   out.ecc_volatile_uncorrected = ecc(nvml::field::kEccDbeVolTotal, nvml::ECC_UNCORRECTED, nvml::ECC_VOLATILE);
   out.ecc_aggregate_corrected = ecc(nvml::field::kEccSbeAggTotal, nvml::ECC_CORRECTED, nvml::ECC_AGGREGATE);
   out.ecc_aggregate_uncorrected = ecc(nvml::field::kEccDbeAggTotal, nvml::ECC_UNCORRECTED, nvml::ECC_AGGREGATE);
-  out.retired_pages_pending = as_int(batch.get(
-      nvml::field::kRetiredPending,
-      uint_getter("nvmlDeviceGetRetiredPagesPendingStatus", a.DeviceGetRetiredPagesPendingStatus, d)));
+  out.retired_pages_pending =
+      as_int(batch.get(nvml::field::kRetiredPending,
+                       uint_getter("nvmlDeviceGetRetiredPagesPendingStatus", a.DeviceGetRetiredPagesPendingStatus, d)));
   auto corr = batch.get(nvml::field::kRemappedCor), unc = batch.get(nvml::field::kRemappedUnc),
        pend = batch.get(nvml::field::kRemappedPending), fail = batch.get(nvml::field::kRemappedFailure);
   if (corr && unc && pend && fail) {
@@ -290,9 +288,15 @@ void sample_device(const NvmlLibrary& lib, nvml::Device d, CallWatch& watch, con
 
 std::vector<std::string> clock_event_reason_names(uint64_t mask) {
   static constexpr std::pair<uint64_t, const char*> kBits[] = {
-      {0x1, "gpu_idle"},           {0x2, "applications_clocks_setting"}, {0x4, "sw_power_cap"},
-      {0x8, "hw_slowdown"},        {0x10, "sync_boost"},                 {0x20, "sw_thermal_slowdown"},
-      {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"},  {0x100, "display_clock_setting"},
+      {0x1, "gpu_idle"},
+      {0x2, "applications_clocks_setting"},
+      {0x4, "sw_power_cap"},
+      {0x8, "hw_slowdown"},
+      {0x10, "sync_boost"},
+      {0x20, "sw_thermal_slowdown"},
+      {0x40, "hw_thermal_slowdown"},
+      {0x80, "hw_power_brake_slowdown"},
+      {0x100, "display_clock_setting"},
   };
   std::vector<std::string> names;
   uint64_t known = 0;
@@ -306,12 +310,18 @@ std::vector<std::string> clock_event_reason_names(uint64_t mask) {
 
 std::string recovery_action_name(int64_t action) {
   switch (action) {
-    case 0: return "none";
-    case 1: return "gpu_reset";
-    case 2: return "node_reboot";
-    case 3: return "drain_p2p";
-    case 4: return "drain_and_reset";
-    default: return fmt::format("unknown_{}", action);
+    case 0:
+      return "none";
+    case 1:
+      return "gpu_reset";
+    case 2:
+      return "node_reboot";
+    case 3:
+      return "drain_p2p";
+    case 4:
+      return "drain_and_reset";
+    default:
+      return fmt::format("unknown_{}", action);
   }
 }
 

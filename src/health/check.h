@@ -41,7 +41,7 @@ class CheckRun {
   // killswitch file that failed to load): each is appended to every record's message as "WARNING: ...".
   std::vector<std::string> telemetry_warnings;
   std::shared_ptr<spdlog::logger> log;
-  std::unique_ptr<Sink> sink;  // null: telemetry goes nowhere (do_nothing)
+  std::unique_ptr<Sink> sink;              // null: telemetry goes nowhere (do_nothing)
   std::optional<std::string> gpu_node_id;  // known after a check read the GPUs; else from the node-id file
   // Set by the suite runners (gcm prolog/epilog/healthcheck): every result print_output would show goes here
   // instead of stdout, whatever the type, so the runner gets the check's own message.
@@ -56,8 +56,7 @@ class CheckRun {
                       std::optional<int64_t> job_id = std::nullopt, std::optional<std::string> node = std::nullopt);
   // Every check's shape: the killswitch (empty: none), then fn, then the sub-checks' records, the stdout line and
   // the overall record. Returns the exit code.
-  int run_standard(const std::string& health_check, const std::string& killswitch,
-                   const std::function<Verdict()>& fn);
+  int run_standard(const std::string& health_check, const std::string& killswitch, const std::function<Verdict()>& fn);
   static double now() { return wall_clock_now(); }
   // started + --timeout; nullopt when timeout_s <= 0. Readers of host files that can block or never end (the kernel
   // log on a FIFO, a syslog path that is /dev/zero) stop there with an error. Why a deadline the reader checks
@@ -76,7 +75,7 @@ class HealthCheck {
 struct HealthCheckSpec {
   std::vector<std::string> path;  // {"check-nvidia-smi"} or {"check-process", "check-zombie"}
   std::string help;
-  bool has_timeout = true;        // the reference's --timeout (default 300 s); some checks have none
+  bool has_timeout = true;  // the reference's --timeout (default 300 s); some checks have none
   std::function<std::unique_ptr<HealthCheck>(OptionBinder&)> setup;
 };
 

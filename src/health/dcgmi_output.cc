@@ -35,10 +35,24 @@ std::string trim(std::string_view s) {
 }  // namespace
 
 const std::set<std::string>& dcgm_diag_test_names() {
-  static const std::set<std::string> names = {
-      "Blacklist", "NVML Library", "CUDA Main Library", "Permissions and OS Blocks", "Persistence Mode",
-      "Environment Variables", "Page Retirement/Row Remap", "Graphics Processes", "Inforom", "PCIe", "GPU Memory",
-      "Diagnostic", "Pulse Test", "SM Stress", "Targeted Stress", "Targeted Power", "Memory Bandwidth", "Memtest"};
+  static const std::set<std::string> names = {"Blacklist",
+                                              "NVML Library",
+                                              "CUDA Main Library",
+                                              "Permissions and OS Blocks",
+                                              "Persistence Mode",
+                                              "Environment Variables",
+                                              "Page Retirement/Row Remap",
+                                              "Graphics Processes",
+                                              "Inforom",
+                                              "PCIe",
+                                              "GPU Memory",
+                                              "Diagnostic",
+                                              "Pulse Test",
+                                              "SM Stress",
+                                              "Targeted Stress",
+                                              "Targeted Power",
+                                              "Memory Bandwidth",
+                                              "Memtest"};
   return names;
 }
 
@@ -67,8 +81,10 @@ void add_warnings(const json& r, std::vector<std::string>& details) {
   if (w == r.end()) return;
   if (w->is_array()) {
     for (const json& x : *w) {
-      if (x.is_object() && x.contains("warning")) details.push_back(string_of(x["warning"]));
-      else if (x.is_string()) details.push_back(x.get<std::string>());
+      if (x.is_object() && x.contains("warning"))
+        details.push_back(string_of(x["warning"]));
+      else if (x.is_string())
+        details.push_back(x.get<std::string>());
     }
   } else if (w->is_string()) {
     details.push_back(w->get<std::string>());
@@ -92,8 +108,9 @@ DcgmiVerdict evaluate_dcgmi_diag(std::string_view text, const std::set<std::stri
     }
   }
   if (!cats)
-    return {ExitCode::WARN, "dcgmi diag output has no [\"DCGM GPU Diagnostic\"] (DCGM 3.x) or [\"DCGM Diagnostic\"] "
-                            "(DCGM 4.x) [\"test_categories\"]: cannot judge."};
+    return {ExitCode::WARN,
+            "dcgmi diag output has no [\"DCGM GPU Diagnostic\"] (DCGM 3.x) or [\"DCGM Diagnostic\"] "
+            "(DCGM 4.x) [\"test_categories\"]: cannot judge."};
   std::set<std::string> excluded_keys;
   for (const auto& e : excluded) excluded_keys.insert(test_key(e));
   ExitCode code = ExitCode::OK;

@@ -4,10 +4,14 @@ namespace gcm::health {
 
 int severity_rank(ExitCode c) {
   switch (c) {
-    case ExitCode::UNKNOWN: return 0;
-    case ExitCode::OK: return 1;
-    case ExitCode::WARN: return 2;
-    case ExitCode::CRITICAL: return 3;
+    case ExitCode::UNKNOWN:
+      return 0;
+    case ExitCode::OK:
+      return 1;
+    case ExitCode::WARN:
+      return 2;
+    case ExitCode::CRITICAL:
+      return 3;
   }
   return 0;
 }
@@ -16,10 +20,14 @@ ExitCode worse(ExitCode a, ExitCode b) { return severity_rank(b) > severity_rank
 
 const char* status_word(ExitCode c) {
   switch (c) {
-    case ExitCode::OK: return "OK";
-    case ExitCode::WARN: return "WARNING";
-    case ExitCode::CRITICAL: return "CRITICAL";
-    case ExitCode::UNKNOWN: return "UNKNOWN";
+    case ExitCode::OK:
+      return "OK";
+    case ExitCode::WARN:
+      return "WARNING";
+    case ExitCode::CRITICAL:
+      return "CRITICAL";
+    case ExitCode::UNKNOWN:
+      return "UNKNOWN";
   }
   return "UNKNOWN";
 }
@@ -39,10 +47,14 @@ std::optional<CheckType> parse_check_type(std::string_view s) {
 
 const char* to_string(CheckType t) {
   switch (t) {
-    case CheckType::Prolog: return "prolog";
-    case CheckType::Epilog: return "epilog";
-    case CheckType::Nagios: return "nagios";
-    case CheckType::App: return "app";
+    case CheckType::Prolog:
+      return "prolog";
+    case CheckType::Epilog:
+      return "epilog";
+    case CheckType::Nagios:
+      return "nagios";
+    case CheckType::App:
+      return "app";
   }
   return "?";
 }

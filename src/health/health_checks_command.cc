@@ -110,9 +110,10 @@ void load_killswitches(const std::string& path, CheckRun& run) {
 
 // The command tree: the root options, the groups and the checks (only the one the line names, when it names one).
 struct HealthChecksCli {
-  CLI::App app{"GCM health checks: run as Slurm prolog/epilog, Nagios check or from an application. Exit codes: "
-               "0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN. Usage: health_checks [-d] <group> <check> CLUSTER TYPE "
-               "[options]."};
+  CLI::App app{
+      "GCM health checks: run as Slurm prolog/epilog, Nagios check or from an application. Exit codes: "
+      "0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN. Usage: health_checks [-d] <group> <check> CLUSTER TYPE "
+      "[options]."};
   std::optional<std::string> config_path, features_path;
   bool detach = false;
   std::map<std::string, CLI::App*> group_apps;
@@ -234,7 +235,9 @@ int health_checks_main(int argc, char** argv) {
   for (size_t n = cmd->spec->path.size(); n-- > 0;)
     startup.tables.push_back(
         {std::vector<std::string>(cmd->spec->path.begin(), cmd->spec->path.begin() + static_cast<long>(n)),
-         cmd->binder.get(), {}, /*quiet=*/true});
+         cmd->binder.get(),
+         {},
+         /*quiet=*/true});
   CheckRun run;
   SinkContext sctx;
   startup.validate = [&] {
@@ -283,19 +286,18 @@ int health_checks_main(int argc, char** argv) {
   });
 }
 
-
 namespace {
 
-const bool kHealthChecksRegistered = register_app_command({
-    "health_checks", "The health checks (same as the `health_checks` command).", nullptr,
-    [](std::vector<std::string> words, bool detach) {
-      std::vector<std::string> line = {"health_checks"};
-      if (detach) line.push_back("--detach");  // GCM's -d applies to the whole invocation
-      line.insert(line.end(), words.begin(), words.end());
-      std::vector<char*> argv;
-      for (auto& w : line) argv.push_back(w.data());
-      return health_checks_main(static_cast<int>(argv.size()), argv.data());
-    }});
+const bool kHealthChecksRegistered =
+    register_app_command({"health_checks", "The health checks (same as the `health_checks` command).", nullptr,
+                          [](std::vector<std::string> words, bool detach) {
+                            std::vector<std::string> line = {"health_checks"};
+                            if (detach) line.push_back("--detach");  // GCM's -d applies to the whole invocation
+                            line.insert(line.end(), words.begin(), words.end());
+                            std::vector<char*> argv;
+                            for (auto& w : line) argv.push_back(w.data());
+                            return health_checks_main(static_cast<int>(argv.size()), argv.data());
+                          }});
 
 }  // namespace
 

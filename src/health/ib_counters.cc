@@ -6,11 +6,18 @@
 namespace gcm::health {
 
 const std::vector<std::string>& ib_error_counters() {
-  static const std::vector<std::string> v = {
-      "symbol_error",          "link_error_recovery",         "link_downed",
-      "port_rcv_errors",       "port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors",
-      "port_xmit_discards",    "port_xmit_constraint_errors", "port_rcv_constraint_errors",
-      "local_link_integrity_errors", "excessive_buffer_overrun_errors", "VL15_dropped"};
+  static const std::vector<std::string> v = {"symbol_error",
+                                             "link_error_recovery",
+                                             "link_downed",
+                                             "port_rcv_errors",
+                                             "port_rcv_remote_physical_errors",
+                                             "port_rcv_switch_relay_errors",
+                                             "port_xmit_discards",
+                                             "port_xmit_constraint_errors",
+                                             "port_rcv_constraint_errors",
+                                             "local_link_integrity_errors",
+                                             "excessive_buffer_overrun_errors",
+                                             "VL15_dropped"};
   return v;
 }
 
@@ -46,7 +53,8 @@ IbCountersVerdict evaluate_ib_counters(const std::vector<IbPortCounters>& ports,
       }
       port_metrics.push_back(fmt::format("'{}.{}'={};{};{}", label, name, value, warn_threshold, crit_threshold));
     }
-    for (const auto& [name, value] : p.throughput) port_metrics.push_back(fmt::format("'{}.{}'={}", label, name, value));
+    for (const auto& [name, value] : p.throughput)
+      port_metrics.push_back(fmt::format("'{}.{}'={}", label, name, value));
     total = add_saturating(total, port_total);
     if (port_total > 0) {
       ++ports_with_errors;
@@ -62,10 +70,10 @@ IbCountersVerdict evaluate_ib_counters(const std::vector<IbPortCounters>& ports,
   else if (above(warn_threshold))
     code = ExitCode::WARN;
   if (!unreadable.empty()) code = worse(code, ExitCode::WARN);
-  std::string msg = fmt::format("{} ports checked, {} with errors, total_errors={} | 'total_errors'={};{};{} "
-                                "'ports_with_errors'={} 'ports_checked'={}",
-                                ports.size(), ports_with_errors, total, total, warn_threshold, crit_threshold,
-                                ports_with_errors, ports.size());
+  std::string msg = fmt::format(
+      "{} ports checked, {} with errors, total_errors={} | 'total_errors'={};{};{} "
+      "'ports_with_errors'={} 'ports_checked'={}",
+      ports.size(), ports_with_errors, total, total, warn_threshold, crit_threshold, ports_with_errors, ports.size());
   for (const auto& d : details) msg += "\n" + d;
   for (const auto& u : unreadable) msg += "\nunreadable counter " + u;
   if (!port_metrics.empty()) msg += fmt::format("\n| {}", fmt::join(port_metrics, " "));

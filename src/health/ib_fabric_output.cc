@@ -60,9 +60,9 @@ std::optional<uint64_t> hex_value(std::string_view s) {
   uint64_t v = 0;
   for (char c : s) {
     int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
-            : (c >= 'a' && c <= 'f')                   ? c - 'a' + 10
-            : (c >= 'A' && c <= 'F')                   ? c - 'A' + 10
-                                                       : -1;
+            : (c >= 'a' && c <= 'f')                    ? c - 'a' + 10
+            : (c >= 'A' && c <= 'F')                    ? c - 'A' + 10
+                                                        : -1;
     if (d < 0) return std::nullopt;
     v = v * 16 + static_cast<uint64_t>(d);
   }
@@ -134,15 +134,21 @@ std::string port_label(std::string_view header, const std::map<std::string, std:
 }  // namespace
 
 const std::vector<std::string>& ibdiagnet_error_counters() {
-  static const std::vector<std::string> v = {
-      "excessive_buffer_overrun_errors_extended", "link_error_recovery_counter_extended",
-      "local_link_integrity_errors_extended",     "port_buffer_overrun_errors",
-      "port_dlid_mapping_errors",                 "port_local_physical_errors",
-      "port_looping_errors",                      "port_malformed_packet_errors",
-      "port_rcv_constraint_errors_extended",      "port_rcv_errors_extended",
-      "port_rcv_remote_physical_errors_extended", "port_rcv_switch_relay_errors_extended",
-      "port_vl_mapping_errors",                   "port_xmit_constraint_errors_extended",
-      "symbol_error_counter_extended"};
+  static const std::vector<std::string> v = {"excessive_buffer_overrun_errors_extended",
+                                             "link_error_recovery_counter_extended",
+                                             "local_link_integrity_errors_extended",
+                                             "port_buffer_overrun_errors",
+                                             "port_dlid_mapping_errors",
+                                             "port_local_physical_errors",
+                                             "port_looping_errors",
+                                             "port_malformed_packet_errors",
+                                             "port_rcv_constraint_errors_extended",
+                                             "port_rcv_errors_extended",
+                                             "port_rcv_remote_physical_errors_extended",
+                                             "port_rcv_switch_relay_errors_extended",
+                                             "port_vl_mapping_errors",
+                                             "port_xmit_constraint_errors_extended",
+                                             "symbol_error_counter_extended"};
   return v;
 }
 
@@ -295,8 +301,7 @@ ExitCode evaluate_mlxlink_module(const std::string& device, std::string_view out
       size_t open = v->find('[');
       size_t dots = v->find("..", open == std::string_view::npos ? 0 : open);
       size_t close = v->find(']', dots == std::string_view::npos ? 0 : dots);
-      if (open == std::string_view::npos || dots == std::string_view::npos || close == std::string_view::npos)
-        continue;
+      if (open == std::string_view::npos || dots == std::string_view::npos || close == std::string_view::npos) continue;
       auto lo = to_double(v->substr(open + 1, dots - open - 1));
       auto hi = to_double(v->substr(dots + 2, close - dots - 2));
       std::vector<double> values;
@@ -304,8 +309,10 @@ ExitCode evaluate_mlxlink_module(const std::string& device, std::string_view out
       for (auto part : split_commas(strip(v->substr(0, open)))) {
         if (strip(part).empty()) continue;
         auto d = to_double(part);
-        if (!d) ok = false;
-        else values.push_back(*d);
+        if (!d)
+          ok = false;
+        else
+          values.push_back(*d);
       }
       if (!ok || values.empty()) continue;
       bool out = std::any_of(values.begin(), values.end(), [&](double x) { return x < *lo || x > *hi; });

@@ -24,8 +24,7 @@ constexpr KernelEventClass kClasses[] = {
      "drain the node and reset its GPUs and NVSwitches (a reboot); a repeat is for the vendor"},
     {K::SXid, "non_fatal", S::Warn, "an NVSwitch error the switch corrected or contained (a link or port error)",
      "none now; a rate that grows points at the NVLink link or the switch to service"},
-    {K::LinkDown, "infiniband", S::Critical,
-     "an InfiniBand port lost its link: cable, transceiver, switch port or HCA",
+    {K::LinkDown, "infiniband", S::Critical, "an InfiniBand port lost its link: cable, transceiver, switch port or HCA",
      "check the port (ibstat, the switch side) and the cable; jobs that talk over it fail or slow down"},
     {K::LinkDown, "ethernet", S::Warn, "an Ethernet interface lost its carrier: cable, transceiver, switch port or NIC",
      "check the cable and the switch port if it repeats"},
@@ -82,11 +81,16 @@ int nvswitch_before(std::string_view message, size_t end) {
 
 const char* to_string(KernelEventKind k) {
   switch (k) {
-    case K::SXid: return "sxid";
-    case K::LinkDown: return "link_down";
-    case K::LinkUp: return "link_up";
-    case K::Mce: return "mce";
-    case K::PcieAer: return "pcie_aer";
+    case K::SXid:
+      return "sxid";
+    case K::LinkDown:
+      return "link_down";
+    case K::LinkUp:
+      return "link_up";
+    case K::Mce:
+      return "mce";
+    case K::PcieAer:
+      return "pcie_aer";
   }
   return "sxid";
 }

@@ -77,14 +77,17 @@ std::optional<KernelLogLine> parse_kernel_log_line(std::string_view line) {
 namespace {
 
 std::string deadline_message(const std::string& path, size_t bytes) {
-  return fmt::format("reading the kernel log {} did not finish before the check's deadline (--timeout; {} bytes "
-                     "read)", path, bytes);
+  return fmt::format(
+      "reading the kernel log {} did not finish before the check's deadline (--timeout; {} bytes "
+      "read)",
+      path, bytes);
 }
 
 // /dev/kmsg: each read() returns one whole record; EAGAIN means we reached the end; EPIPE means records were
 // overwritten while we read (go on with the next, as dmesg does). A device that never says EAGAIN (/dev/zero) is
 // stopped by the byte cap or the deadline.
-KernelLogScan scan_character_device(int fd, const std::string& path, const std::function<void(const KernelLogLine&)>& fn,
+KernelLogScan scan_character_device(int fd, const std::string& path,
+                                    const std::function<void(const KernelLogLine&)>& fn,
                                     const KernelLogLimits& limits) {
   KernelLogScan scan;
   LineSplitter splitter(limits.max_line);
@@ -99,9 +102,10 @@ KernelLogScan scan_character_device(int fd, const std::string& path, const std::
     if (n > 0) {
       scan.bytes += static_cast<size_t>(n);
       if (scan.bytes > limits.max_device_bytes)
-        throw KernelLogError(fmt::format("{} gave more than {} bytes without an end: not a kernel ring buffer "
-                                         "(/dev/kmsg holds at most the kernel's log_buf_len)",
-                                         path, limits.max_device_bytes));
+        throw KernelLogError(
+            fmt::format("{} gave more than {} bytes without an end: not a kernel ring buffer "
+                        "(/dev/kmsg holds at most the kernel's log_buf_len)",
+                        path, limits.max_device_bytes));
       // A record is one read: end it even when it carries no "\n" of its own.
       splitter.feed(std::string_view(buf, static_cast<size_t>(n)), deliver);
       splitter.finish(deliver);
@@ -141,7 +145,8 @@ KernelLogScan scan_kernel_log(const std::string& path, const std::function<void(
   KernelLogScan scan;
   try {
     FileLineCounts c = for_each_file_line(
-        path, [&](std::string_view line) {
+        path,
+        [&](std::string_view line) {
           if (auto l = parse_kernel_log_line(line)) fn(*l);
         },
         line_limits);

@@ -18,8 +18,8 @@ struct KernelLogError : std::runtime_error {
 };
 
 struct KernelLogLine {
-  std::string_view message;          // the text after the record header or "[timestamp] " prefix
-  std::optional<double> uptime_s;    // seconds since boot when the line carries a timestamp
+  std::string_view message;        // the text after the record header or "[timestamp] " prefix
+  std::optional<double> uptime_s;  // seconds since boot when the line carries a timestamp
 };
 
 // One line of any of the accepted forms: "6,1234,5678901,-;msg" (/dev/kmsg), "[ 5678.901234] msg" (dmesg),

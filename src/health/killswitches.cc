@@ -28,7 +28,8 @@ const std::vector<std::string>& known_killswitch_flags() {
       "disable_check_ib_interfaces", "disable_check_iblink", "disable_pass_status", "disable_user_access_path_check",
       "disable_check_uptime", "disable_check_module", "disable_check_dnf_repos", "disable_check_mountpoint",
       "disable_check_pci", "disable_check_blockdev", "disable_check_ethlink", "disable_check_clocksource",
-      "disable_airstore_credential_count", "disable_check_sensors", "disable_agent_verdict", "disable_nvidia_smi_persistence_mode",
+      "disable_airstore_credential_count", "disable_check_sensors", "disable_agent_verdict",
+      "disable_nvidia_smi_persistence_mode",
       // GCM's 2026 additions (gcm-newer.md §5.3).
       "disable_mce_errors", "disable_pcie_aer_errors", "disable_nvidia_smi_clock_policy", "disable_ib_port_counters",
       "disable_check_ib_port_errors", "disable_check_ib_module_health", "disable_check_ib_cable_ddm",
@@ -50,14 +51,14 @@ void require_readable_file(const std::string& path) {
   if (std::filesystem::is_directory(path, ec))
     throw KillswitchFileError(fmt::format("features config {} is a directory, not a TOML file", path));
   std::ifstream in(path);
-  if (!in)
-    throw KillswitchFileError(fmt::format("features config {} cannot be read: {}", path, std::strerror(errno)));
+  if (!in) throw KillswitchFileError(fmt::format("features config {} cannot be read: {}", path, std::strerror(errno)));
 }
 
 }  // namespace
 
 Killswitches Killswitches::load(const std::string& path, std::vector<std::string>* warnings) {
-  if (!std::filesystem::exists(path)) throw KillswitchError(fmt::format("features_config path doesn't exist: {}", path));
+  if (!std::filesystem::exists(path))
+    throw KillswitchError(fmt::format("features_config path doesn't exist: {}", path));
   require_readable_file(path);
   toml::table root;
   try {
@@ -66,8 +67,10 @@ Killswitches Killswitches::load(const std::string& path, std::vector<std::string
     // As the reference: a file that fails to load leaves every check enabled (one bad push of the file must not
     // stop every prolog on the fleet); the caller logs why.
     Killswitches none;
-    none.load_failure_ = fmt::format("features config {}:{}:{}: not valid TOML ({}); not loaded, every check stays "
-                                     "enabled", path, e.source().begin.line, e.source().begin.column, e.description());
+    none.load_failure_ = fmt::format(
+        "features config {}:{}:{}: not valid TOML ({}); not loaded, every check stays "
+        "enabled",
+        path, e.source().begin.line, e.source().begin.column, e.description());
     if (warnings) warnings->push_back(*none.load_failure_);
     return none;
   }
@@ -79,8 +82,8 @@ Killswitches Killswitches::load(const std::string& path, std::vector<std::string
     std::string name(key.str());
     auto b = node.value<bool>();
     if (!node.is_boolean() || !b)
-      throw KillswitchError(fmt::format("features config {}: [HealthChecksFeatures] {} must be true or false", path,
-                                        name));
+      throw KillswitchError(
+          fmt::format("features config {}: [HealthChecksFeatures] {} must be true or false", path, name));
     if (std::find(known.begin(), known.end(), name) == known.end() && warnings)
       warnings->push_back(fmt::format("features config {}: unknown flag {}", path, name));
     k.flags_[name] = *b;

@@ -14,7 +14,7 @@ struct Phrase {
 
 // Longest first where one phrase contains another ("nic link is down" before "link is down").
 constexpr Phrase kPhrases[] = {
-    {"lost carrier", LinkChange::Down, true},     {"gained carrier", LinkChange::Up, false},
+    {"lost carrier", LinkChange::Down, true},      {"gained carrier", LinkChange::Up, false},
     {"nic link is down", LinkChange::Down, false}, {"nic link is up", LinkChange::Up, false},
     {"link is down", LinkChange::Down, false},     {"link is up", LinkChange::Up, false},
     {"link down", LinkChange::Down, false},        {"link up", LinkChange::Up, false},

@@ -69,11 +69,16 @@ std::optional<MceLine> parse_bank(std::string_view line, size_t at) {
 
 const char* to_string(MceClass c) {
   switch (c) {
-    case MceClass::Corrected: return "corrected";
-    case MceClass::Uncorrected: return "uncorrected";
-    case MceClass::Fatal: return "fatal";
-    case MceClass::Logged: return "logged";
-    case MceClass::Thermal: return "thermal";
+    case MceClass::Corrected:
+      return "corrected";
+    case MceClass::Uncorrected:
+      return "uncorrected";
+    case MceClass::Fatal:
+      return "fatal";
+    case MceClass::Logged:
+      return "logged";
+    case MceClass::Thermal:
+      return "thermal";
   }
   return "corrected";
 }

@@ -23,8 +23,8 @@ const char* to_string(MceClass c);  // "corrected", "uncorrected", "fatal", "log
 
 struct MceLine {
   MceClass cls = MceClass::Corrected;
-  std::optional<int> cpu;        // "CPU 3" / "CPU12"
-  std::optional<int> bank;       // bank lines
+  std::optional<int> cpu;          // "CPU 3" / "CPU12"
+  std::optional<int> bank;         // bank lines
   std::optional<uint64_t> status;  // MCi_STATUS of bank lines
 };
 

@@ -23,7 +23,7 @@ struct NcclCommand {
   std::vector<std::string> exports;
   bool nvlink = false;  // without NVLink, P2P and SHM transports are disabled
   std::string tests_dir;
-  std::string op;       // all_gather, all_reduce, alltoall
+  std::string op;  // all_gather, all_reduce, alltoall
   std::vector<std::string> test_opts;
 };
 

@@ -15,9 +15,9 @@ std::string_view strip(std::string_view s) {
 }  // namespace
 
 std::vector<std::string> nmcli_device_show_argv(const std::string& ifname) {
-  return {"nmcli", "-t", "-e", "no", "-f",
-          "GENERAL.HWADDR,GENERAL.DEVICE,GENERAL.TYPE,GENERAL.MTU,GENERAL.STATE,GENERAL.CONNECTION", "device", "show",
-          ifname};
+  return {"nmcli",  "-t",   "-e",
+          "no",     "-f",   "GENERAL.HWADDR,GENERAL.DEVICE,GENERAL.TYPE,GENERAL.MTU,GENERAL.STATE,GENERAL.CONNECTION",
+          "device", "show", ifname};
 }
 
 std::optional<std::map<std::string, std::string>> parse_nmcli_device_show(std::string_view text,

@@ -10,9 +10,12 @@ bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.
 
 const char* to_string(AerClass c) {
   switch (c) {
-    case AerClass::Corrected: return "corrected";
-    case AerClass::NonFatal: return "non_fatal";
-    case AerClass::Fatal: return "fatal";
+    case AerClass::Corrected:
+      return "corrected";
+    case AerClass::NonFatal:
+      return "non_fatal";
+    case AerClass::Fatal:
+      return "fatal";
   }
   return "corrected";
 }

@@ -96,9 +96,12 @@ ExitCode classify_mce_line(std::string_view line) {
 ExitCode classify_pcie_aer_line(std::string_view line) { return first_match(kAer, line).value_or(ExitCode::WARN); }
 
 void SeverityTally::add(ExitCode c) {
-  if (c == ExitCode::CRITICAL) ++critical;
-  else if (c == ExitCode::WARN) ++warn;
-  else ++info;
+  if (c == ExitCode::CRITICAL)
+    ++critical;
+  else if (c == ExitCode::WARN)
+    ++warn;
+  else
+    ++info;
 }
 
 ExitCode SeverityTally::code() const {

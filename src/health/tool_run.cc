@@ -34,8 +34,10 @@ std::vector<std::string> split_words(const std::string& s) {
   char quote = 0;
   for (char c : s) {
     if (quote) {
-      if (c == quote) quote = 0;
-      else cur.push_back(c);
+      if (c == quote)
+        quote = 0;
+      else
+        cur.push_back(c);
       continue;
     }
     if (c == '\'' || c == '"') {

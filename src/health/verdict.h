@@ -31,7 +31,7 @@ struct Verdict {
   Verdict(CheckOutcome o) : overall(std::move(o)) {}  // NOLINT: a plain check's verdict is its one outcome
   Verdict(ExitCode code, std::string msg) : overall{code, std::move(msg)} {}
 
-  CheckOutcome overall;  // the stdout line (and the record, unless overall_record is false)
+  CheckOutcome overall;           // the stdout line (and the record, unless overall_record is false)
   std::vector<SubVerdict> parts;  // each its own record, sent before the stdout line
   // The reference's checks made of sub-checks send one record per sub-check and none for the whole: the overall
   // outcome is only the stdout line and the exit code.

@@ -19,9 +19,12 @@ std::optional<XidSeverity> parse_xid_severity(std::string_view s) {
 
 const char* to_string(XidSeverity s) {
   switch (s) {
-    case XidSeverity::Ignore: return "ignore";
-    case XidSeverity::Warn: return "warn";
-    case XidSeverity::Critical: return "critical";
+    case XidSeverity::Ignore:
+      return "ignore";
+    case XidSeverity::Warn:
+      return "warn";
+    case XidSeverity::Critical:
+      return "critical";
   }
   return "critical";
 }
@@ -116,8 +119,7 @@ XidInfo XidCatalogue::lookup(int code) const {
   auto it = entries_.find(code);
   if (it != entries_.end()) return it->second;
   const XidEntryData* end = table_ + table_size_;
-  const XidEntryData* e =
-      std::lower_bound(table_, end, code, [](const XidEntryData& d, int c) { return d.code < c; });
+  const XidEntryData* e = std::lower_bound(table_, end, code, [](const XidEntryData& d, int c) { return d.code < c; });
   if (e != end && e->code == code) return info_of(*e);
   XidInfo unknown;
   unknown.code = code;

@@ -59,7 +59,7 @@ class XidCatalogue {
   const std::string& version() const { return version_; }
 
  private:
-  std::map<int, XidInfo> entries_;  // parsed entries and overrides; they win over the table
+  std::map<int, XidInfo> entries_;       // parsed entries and overrides; they win over the table
   const XidEntryData* table_ = nullptr;  // sorted by code
   size_t table_size_ = 0;
   std::string version_;

@@ -15,10 +15,10 @@ enum class XidKind { Xid, SXid };
 
 struct XidLine {
   XidKind kind = XidKind::Xid;
-  std::optional<int> code;   // nullopt: an "NVRM:?Xid" line whose number could not be read (the reference: None)
-  std::string_view device;   // "PCI:0000:3b:00" (may be empty)
-  std::string_view detail;   // the text after the code ("pid=..., GPU has fallen off the bus.")
-  bool fatal_hint = false;   // SXid lines say "Fatal" or "Non-fatal"
+  std::optional<int> code;  // nullopt: an "NVRM:?Xid" line whose number could not be read (the reference: None)
+  std::string_view device;  // "PCI:0000:3b:00" (may be empty)
+  std::string_view detail;  // the text after the code ("pid=..., GPU has fallen off the bus.")
+  bool fatal_hint = false;  // SXid lines say "Fatal" or "Non-fatal"
 };
 
 // The GPU XID of the fallen-off-the-bus message without an Xid line.

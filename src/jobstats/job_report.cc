@@ -150,16 +150,16 @@ void add_notes(JobReport& r, const NoteThresholds& th) {
     return;
   }
   if (r.job.gpus > static_cast<int64_t>(r.gpus.size()))
-    notes.push_back(fmt::format("sacct allocated {} GPUs; Prometheus has series for {} of them.", r.job.gpus,
-                                r.gpus.size()));
+    notes.push_back(
+        fmt::format("sacct allocated {} GPUs; Prometheus has series for {} of them.", r.job.gpus, r.gpus.size()));
   std::vector<std::string> idle;
   for (const auto& g : r.gpus)
     if (g.idle_whole_job()) idle.push_back(g.name());
   if (!idle.empty()) {
     std::string which = idle.size() <= 4 ? " (" + join_names(idle) + ")" : "";
     if (idle.size() == r.gpus.size())
-      notes.push_back(fmt::format("All {} GPUs were idle for the whole job: it allocated GPUs it did not use.",
-                                  idle.size()));
+      notes.push_back(
+          fmt::format("All {} GPUs were idle for the whole job: it allocated GPUs it did not use.", idle.size()));
     else
       notes.push_back(fmt::format("{} of {} GPUs {} idle for the whole job{}.", idle.size(), r.gpus.size(),
                                   idle.size() == 1 ? "was" : "were", which));
@@ -173,8 +173,8 @@ void add_notes(JobReport& r, const NoteThresholds& th) {
       bool explained = g.slow && g.slow->cause == reason;
       // sw_power_cap is a GPU working at its power limit: normal under load, shown in the table only.
       if (reason != "sw_power_cap" && !explained && secs >= th.min_slow_seconds)
-        notes.push_back(fmt::format("{} was throttled for {}: {}.", g.name(), format_duration(secs),
-                                    plain_reason(reason)));
+        notes.push_back(
+            fmt::format("{} was throttled for {}: {}.", g.name(), format_duration(secs), plain_reason(reason)));
     }
     for (const auto& [xid, n] : g.xids)
       notes.push_back(fmt::format("XID {} on {} ({} time{}).", xid, g.name(), n, n == 1 ? "" : "s"));
@@ -191,8 +191,10 @@ void add_notes(JobReport& r, const NoteThresholds& th) {
   if (seen > 0 && idle.size() < r.gpus.size()) {
     double busy = r.gpu_hours_used / seen * 100;
     if (busy < th.low_utilization_percent)
-      notes.push_back(fmt::format("The GPUs were busy {:.0f} % of the time on average: {:.2f} of {:.2f} GPU-hours "
-                                  "allocated were used.", busy, r.gpu_hours_used, r.gpu_hours_allocated));
+      notes.push_back(
+          fmt::format("The GPUs were busy {:.0f} % of the time on average: {:.2f} of {:.2f} GPU-hours "
+                      "allocated were used.",
+                      busy, r.gpu_hours_used, r.gpu_hours_allocated));
   }
   double max_mem = 0, total = 0;
   for (const auto& g : r.gpus)
@@ -201,9 +203,10 @@ void add_notes(JobReport& r, const NoteThresholds& th) {
       total = g.memory_total_bytes;
     }
   if (total > 0 && max_mem < 0.25 && idle.size() < r.gpus.size())
-    notes.push_back(fmt::format("At most {} of a GPU's memory was used ({:.1f} of {:.0f} GiB): a GPU with less "
-                                "memory or a MIG slice would do.", percent(max_mem), max_mem * total / (1 << 30),
-                                total / (1 << 30)));
+    notes.push_back(
+        fmt::format("At most {} of a GPU's memory was used ({:.1f} of {:.0f} GiB): a GPU with less "
+                    "memory or a MIG slice would do.",
+                    percent(max_mem), max_mem * total / (1 << 30), total / (1 << 30)));
 }
 
 }  // namespace
@@ -238,8 +241,8 @@ std::string plain_reason(const std::string& r) {
   return it == kPlain.end() ? r : it->second;
 }
 
-JobReport build_job_report(const JobAllocation& job, int64_t start, int64_t end, int64_t step,
-                           const JobSeries& js, const NoteThresholds& th) {
+JobReport build_job_report(const JobAllocation& job, int64_t start, int64_t end, int64_t step, const JobSeries& js,
+                           const NoteThresholds& th) {
   JobReport r;
   r.job = job;
   r.start = start;

@@ -38,9 +38,9 @@ struct GpuReport {
   bool energy_from_counter = false;  // the energy counter; false: power integrated over time
   double gpu_hours_used = 0;         // utilisation-weighted: a GPU at 50 % for an hour used half a GPU-hour
   int64_t throttled_seconds = 0;     // any slowdown clock event (not idle, not application clocks)
-  std::map<std::string, int64_t> throttle_seconds;  // per clock event reason
-  std::map<std::string, int64_t> xids;               // XID code -> occurrences during the job
-  int worst_health_state = 0;                        // 0 ok, 1 suspect, 2 degraded, 3 failed (detector)
+  std::map<std::string, int64_t> throttle_seconds;       // per clock event reason
+  std::map<std::string, int64_t> xids;                   // XID code -> occurrences during the job
+  int worst_health_state = 0;                            // 0 ok, 1 suspect, 2 degraded, 3 failed (detector)
   std::map<std::string, int64_t> health_reason_seconds;  // detector reason -> time it held
   std::optional<SlowSpell> slow;
   std::vector<Point> utilization, sm_clock;  // the timelines (for the HTML chart)
@@ -54,7 +54,7 @@ struct JobReport {
   int64_t start = 0, end = 0;  // the span reported (end: now for a running job)
   int64_t step_seconds = 0;    // the resolution of the series
   std::string prometheus_url;
-  std::vector<GpuReport> gpus;  // by node, then GPU index
+  std::vector<GpuReport> gpus;     // by node, then GPU index
   double gpu_hours_allocated = 0;  // sacct: GPUs x elapsed
   double gpu_hours_seen = 0;       // Prometheus: GPUs x time attributed to the job
   double gpu_hours_used = 0;       // utilisation-weighted
@@ -78,8 +78,8 @@ struct NoteThresholds {
 };
 
 // Builds the report: per GPU statistics over [start, end] at step, job totals, notes.
-JobReport build_job_report(const JobAllocation& job, int64_t start, int64_t end, int64_t step,
-                           const JobSeries& series, const NoteThresholds& thresholds = {});
+JobReport build_job_report(const JobAllocation& job, int64_t start, int64_t end, int64_t step, const JobSeries& series,
+                           const NoteThresholds& thresholds = {});
 
 // "18 %", "40 min", "2.5 h": the wording of the notes and the text report.
 std::string format_duration(int64_t seconds);

@@ -13,15 +13,17 @@ std::string job_info_selector(std::string_view job_id, std::string_view cluster)
 }
 
 std::string job_metric_expr(const std::string& job_info, std::string_view metric) {
-  return fmt::format("max by (cluster, node, gpu) ({}) * on(cluster, node, gpu) group_left(uuid) "
-                     "max by (cluster, node, gpu, uuid) ({})",
-                     job_info, metric);
+  return fmt::format(
+      "max by (cluster, node, gpu) ({}) * on(cluster, node, gpu) group_left(uuid) "
+      "max by (cluster, node, gpu, uuid) ({})",
+      job_info, metric);
 }
 
 std::string job_labelled_metric_expr(const std::string& job_info, std::string_view metric, std::string_view label) {
-  return fmt::format("max by (cluster, node, gpu, {}) ({}) * on(cluster, node, gpu) group_left() "
-                     "max by (cluster, node, gpu) ({})",
-                     label, metric, job_info);
+  return fmt::format(
+      "max by (cluster, node, gpu, {}) ({}) * on(cluster, node, gpu) group_left() "
+      "max by (cluster, node, gpu) ({})",
+      label, metric, job_info);
 }
 
 int64_t choose_step(int64_t start, int64_t end, int64_t min_step) {

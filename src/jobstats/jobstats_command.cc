@@ -63,8 +63,8 @@ int run(JobstatsCommand& c, const Invocation& inv) {
   return run_command(inv, startup, [&](const std::shared_ptr<spdlog::logger>&) {
     JobAllocation job = sacct_job(sacct_options(c.sources), c.job_id);
     if (!job.start)
-      throw SacctError(fmt::format("job {} has not started (state {}): there is nothing to report yet", c.job_id,
-                                   job.state));
+      throw SacctError(
+          fmt::format("job {} has not started (state {}): there is nothing to report yet", c.job_id, job.state));
     int64_t now = static_cast<int64_t>(std::time(nullptr));
     int64_t start = *job.start, end = job.end.value_or(now);
     if (end < start) end = start;

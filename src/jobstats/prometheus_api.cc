@@ -57,7 +57,8 @@ std::vector<Series> parse_query_answer(std::string_view body, const std::string&
   if (!j.is_object()) throw PrometheusError(what + ": the answer is not a JSON object");
   if (j.value("status", "") != "success") {
     std::string type = j.contains("errorType") && j["errorType"].is_string() ? j["errorType"].get<std::string>() : "";
-    std::string err = j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>() : std::string(body.substr(0, 200));
+    std::string err = j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>()
+                                                                    : std::string(body.substr(0, 200));
     throw PrometheusError(what + ": Prometheus answered " + (type.empty() ? "an error" : type) + ": " + err);
   }
   const auto& data = j["data"];
@@ -92,7 +93,9 @@ PrometheusApi::PrometheusApi(std::string base_url, std::chrono::milliseconds tim
 
 std::vector<Series> PrometheusApi::query_range(const std::string& expr, int64_t start, int64_t end, int64_t step_s) {
   return post("/api/v1/query_range",
-              {{"query", expr}, {"start", std::to_string(start)}, {"end", std::to_string(end)},
+              {{"query", expr},
+               {"start", std::to_string(start)},
+               {"end", std::to_string(end)},
                {"step", std::to_string(step_s)}},
               expr);
 }
@@ -114,8 +117,8 @@ std::vector<Series> PrometheusApi::post(const std::string& path,
   }
   // 400 and 422 carry the API's JSON error (a bad expression, too many points): parse_query_answer reports it.
   if (res.status != 200 && res.status != 400 && res.status != 422)
-    throw PrometheusError(fmt::format("{}: HTTP {} from {}{}: {}", what, res.status, base_, path,
-                                      res.body.substr(0, 200)));
+    throw PrometheusError(
+        fmt::format("{}: HTTP {} from {}{}: {}", what, res.status, base_, path, res.body.substr(0, 200)));
   return parse_query_answer(res.body, what);
 }
 

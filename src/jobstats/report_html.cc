@@ -16,12 +16,23 @@ std::string esc(std::string_view s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&#39;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -53,8 +64,10 @@ std::string timeline_svg(const JobReport& r) {
     s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>\n", kLabelWidth - 8,
                      y + kLane - 6, esc(g.node + " GPU " + g.gpu));
     // Lane background: no data (the GPU was not the job's, or no sample) stays white with a thin frame.
-    s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#ffffff\" stroke=\"#999999\" "
-                     "stroke-width=\"0.5\"/>\n", kLabelWidth, y, kChartWidth, kLane);
+    s += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#ffffff\" stroke=\"#999999\" "
+        "stroke-width=\"0.5\"/>\n",
+        kLabelWidth, y, kChartWidth, kLane);
     // Neighbouring samples of one colour are one rectangle: a week-long job stays a small page.
     const auto& pts = g.utilization;
     for (size_t a = 0; a < pts.size();) {
@@ -62,9 +75,10 @@ std::string timeline_svg(const JobReport& r) {
       size_t b = a + 1;
       while (b < pts.size() && colour_of(pts[b].v) == c && pts[b].t - pts[b - 1].t <= r.step_seconds) ++b;
       double x0 = x_of(pts[a].t), x1 = x_of(pts[b - 1].t + r.step_seconds);
-      s += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>{}: {:.0f} % "
-                       "from {}</title></rect>\n",
-                       x0, y, std::max(x1 - x0, 0.5), kLane, c, esc(g.name()), pts[a].v, format_time_utc(pts[a].t));
+      s += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>{}: {:.0f} % "
+          "from {}</title></rect>\n",
+          x0, y, std::max(x1 - x0, 0.5), kLane, c, esc(g.name()), pts[a].v, format_time_utc(pts[a].t));
       a = b;
     }
     std::vector<int64_t> marks(g.marked.begin(), g.marked.end());
@@ -85,8 +99,8 @@ std::string timeline_svg(const JobReport& r) {
     std::string label = format_time_utc(t).substr(11, span < 3600 ? 8 : 5);
     s += fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#666666\"/>\n", x, axis_y - 4, x,
                      axis_y);
-    s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n", x,
-                     axis_y + 12, label);
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n", x, axis_y + 12,
+                     label);
   }
   return s + "</svg>\n";
 }
@@ -118,18 +132,20 @@ std::string render_html(const JobReport& r) {
   row("State", j.state + (j.running() ? " (figures up to now)" : ""));
   row("Nodes", j.node_list + " (" + std::to_string(j.nodes.size()) + ")");
   row("GPUs", std::to_string(j.gpus));
-  row("Elapsed", format_duration(r.elapsed()) + " (" + format_time_utc(r.start) + " to " + format_time_utc(r.end) + ")");
-  row("GPU-hours", fmt::format("{:.2f} allocated, {:.2f} used ({:.0f} %)", r.gpu_hours_allocated, r.gpu_hours_used,
-                               used_pct));
+  row("Elapsed",
+      format_duration(r.elapsed()) + " (" + format_time_utc(r.start) + " to " + format_time_utc(r.end) + ")");
+  row("GPU-hours",
+      fmt::format("{:.2f} allocated, {:.2f} used ({:.0f} %)", r.gpu_hours_allocated, r.gpu_hours_used, used_pct));
   row("GPU energy", fmt::format("{:.3f} kWh", r.energy_kwh));
   h += "</table>\n<h2>Notes</h2>\n<ul id=\"notes\">\n";
   if (r.notes.empty()) h += "<li>Nothing unusual: every GPU was busy and kept pace with the others.</li>\n";
   for (const auto& n : r.notes) h += "<li>" + esc(n) + "</li>\n";
   h += "</ul>\n<h2>GPU utilisation over time</h2>\n<p class=\"legend\">";
-  h += fmt::format("<span style=\"background:{}\"></span>busy (&ge; 50 %)<span style=\"background:{}\"></span>"
-                   "partly busy<span style=\"background:{}\"></span>idle<span style=\"background:{}\"></span>"
-                   "slower than its peers or throttled</p>\n",
-                   kColourBusy, kColourPartial, kColourIdle, kColourSlow);
+  h += fmt::format(
+      "<span style=\"background:{}\"></span>busy (&ge; 50 %)<span style=\"background:{}\"></span>"
+      "partly busy<span style=\"background:{}\"></span>idle<span style=\"background:{}\"></span>"
+      "slower than its peers or throttled</p>\n",
+      kColourBusy, kColourPartial, kColourIdle, kColourSlow);
   h += timeline_svg(r);
   h += "<h2>Per GPU</h2>\n<table id=\"gpus\">\n<tr><th class=\"l\">node</th><th>GPU</th><th>util % mean</th>"
        "<th>max</th><th>memory GiB mean</th><th>max</th><th>of</th><th>SM MHz mean</th><th>max</th>"
@@ -140,16 +156,16 @@ std::string render_html(const JobReport& r) {
     for (const auto& [x, n] : g.xids) xids += (xids.empty() ? "" : ", ") + x + " &times;" + std::to_string(n);
     for (const auto& [reason, secs] : g.health_reason_seconds)
       health += (health.empty() ? "" : ", ") + esc(plain_reason(reason)) + " " + format_duration(secs);
-    h += "<tr><td class=\"l\">" + esc(g.node) + "</td><td>" + esc(g.gpu) + "</td>" +
-         cell(g.utilization_percent, 1, 0) + cell(g.memory_used_bytes, 1.0 / (1 << 30), 1) +
+    h += "<tr><td class=\"l\">" + esc(g.node) + "</td><td>" + esc(g.gpu) + "</td>" + cell(g.utilization_percent, 1, 0) +
+         cell(g.memory_used_bytes, 1.0 / (1 << 30), 1) +
          fmt::format("<td>{:.0f}</td>", g.memory_total_bytes / (1 << 30)) + cell(g.sm_clock_hertz, 1e-6, 0) +
-         cell(g.power_watts, 1, 0) + fmt::format("<td>{:.3f}</td><td>{}</td>", g.energy_kwh,
-                                                 format_duration(g.throttled_seconds)) +
-         "<td class=\"l\">" + (xids.empty() ? "-" : xids) + "</td><td class=\"l\">" +
-         (health.empty() ? "ok" : health) + "</td></tr>\n";
+         cell(g.power_watts, 1, 0) +
+         fmt::format("<td>{:.3f}</td><td>{}</td>", g.energy_kwh, format_duration(g.throttled_seconds)) +
+         "<td class=\"l\">" + (xids.empty() ? "-" : xids) + "</td><td class=\"l\">" + (health.empty() ? "ok" : health) +
+         "</td></tr>\n";
   }
-  h += "</table>\n<p>From sacct and " + esc(r.prometheus_url) + ", one sample every " +
-       std::to_string(r.step_seconds) + " s.</p>\n</body></html>\n";
+  h += "</table>\n<p>From sacct and " + esc(r.prometheus_url) + ", one sample every " + std::to_string(r.step_seconds) +
+       " s.</p>\n</body></html>\n";
   return h;
 }
 

@@ -18,10 +18,9 @@ nlohmann::json summary(const Summary& s) {
 nlohmann::json render_json(const JobReport& r) {
   const auto& j = r.job;
   nlohmann::json job = {
-      {"job_id", j.job_id},     {"job_id_display", j.job_id_display}, {"name", j.job_name},
-      {"user", j.user},         {"account", j.account},               {"partition", j.partition},
-      {"cluster", j.cluster},   {"state", j.state},                   {"running", j.running()},
-      {"node_list", j.node_list}, {"nodes", j.nodes},                 {"gpus", j.gpus},
+      {"job_id", j.job_id},     {"job_id_display", j.job_id_display}, {"name", j.job_name},   {"user", j.user},
+      {"account", j.account},   {"partition", j.partition},           {"cluster", j.cluster}, {"state", j.state},
+      {"running", j.running()}, {"node_list", j.node_list},           {"nodes", j.nodes},     {"gpus", j.gpus},
   };
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& g : r.gpus) {
@@ -48,8 +47,8 @@ nlohmann::json render_json(const JobReport& r) {
         {"slow", nullptr},
     };
     if (g.slow)
-      x["slow"] = {{"seconds", g.slow->seconds}, {"mean_deviation_ratio", g.slow->mean_deviation},
-                   {"cause", g.slow->cause}};
+      x["slow"] = {
+          {"seconds", g.slow->seconds}, {"mean_deviation_ratio", g.slow->mean_deviation}, {"cause", g.slow->cause}};
     gpus.push_back(std::move(x));
   }
   return {

@@ -23,10 +23,14 @@ std::string map_text(const std::map<std::string, int64_t>& m, bool as_duration) 
 
 const char* state_name(int s) {
   switch (s) {
-    case 0: return "ok";
-    case 1: return "suspect";
-    case 2: return "degraded";
-    default: return "failed";
+    case 0:
+      return "ok";
+    case 1:
+      return "suspect";
+    case 2:
+      return "degraded";
+    default:
+      return "failed";
   }
 }
 
@@ -62,8 +66,8 @@ std::string render_text(const JobReport& r) {
   o += fmt::format("{:>16}: {:.3f} kWh\n", "GPU energy", r.energy_kwh);
   o += "\n";
   if (!r.gpus.empty()) {
-    o += fmt::format("{:<14} {:>3}  {:>9}  {:>15}  {:>11}  {:>9}  {:>7}  {:>9}  {:<8}\n", "node", "gpu",
-                     "util %", "memory GiB", "SM MHz", "power W", "kWh", "throttled", "health");
+    o += fmt::format("{:<14} {:>3}  {:>9}  {:>15}  {:>11}  {:>9}  {:>7}  {:>9}  {:<8}\n", "node", "gpu", "util %",
+                     "memory GiB", "SM MHz", "power W", "kWh", "throttled", "health");
     o += fmt::format("{:<14} {:>3}  {:>9}  {:>15}  {:>11}  {:>9}  {:>7}  {:>9}  {:<8}\n", "", "", "mean max",
                      "mean max/total", "mean max", "mean max", "", "", "");
     for (const auto& g : r.gpus) {

@@ -47,9 +47,8 @@ std::string run_sacct(const SacctOptions& o, const std::vector<std::string>& arg
 
 }  // namespace
 
-const std::vector<std::string_view> kSacctColumns = {"JobIDRaw", "JobID",   "JobName", "User",    "Account",
-                                                     "Partition", "Cluster", "State",   "Start",   "End",
-                                                     "NodeList",  "AllocTRES"};
+const std::vector<std::string_view> kSacctColumns = {"JobIDRaw", "JobID", "JobName", "User", "Account",  "Partition",
+                                                     "Cluster",  "State", "Start",   "End",  "NodeList", "AllocTRES"};
 
 std::vector<std::string> sacct_job_argv(const SacctOptions& o, std::string_view job_id) {
   auto argv = base_argv(o);
@@ -61,8 +60,8 @@ std::vector<std::string> sacct_window_argv(const SacctOptions& o, int64_t since,
   auto argv = base_argv(o);
   // Without --state, sacct selects the jobs that existed at any time between -S and -E: every allocation that can
   // overlap the period (pending-only ones are dropped later, they allocated nothing).
-  argv.insert(argv.begin() + 1, {"-a", "-S", sacct::naive_local_iso(since, o.zone), "-E",
-                                 sacct::naive_local_iso(until, o.zone)});
+  argv.insert(argv.begin() + 1,
+              {"-a", "-S", sacct::naive_local_iso(since, o.zone), "-E", sacct::naive_local_iso(until, o.zone)});
   return argv;
 }
 
@@ -121,8 +120,10 @@ JobAllocation sacct_job(const SacctOptions& o, std::string_view job_id) {
     if (j.job_id == job_id || j.job_id_display == job_id) return j;
   if (jobs.size() == 1) return jobs.front();
   if (jobs.size() > 1)
-    throw SacctError(fmt::format("job {} has {} allocations (an array or heterogeneous job): ask for one of them, "
-                                 "e.g. {}", job_id, jobs.size(), jobs.front().job_id_display));
+    throw SacctError(
+        fmt::format("job {} has {} allocations (an array or heterogeneous job): ask for one of them, "
+                    "e.g. {}",
+                    job_id, jobs.size(), jobs.front().job_id_display));
   throw SacctError(fmt::format("job {} does not exist: sacct knows no such job ({})", job_id, command_line(argv)));
 }
 

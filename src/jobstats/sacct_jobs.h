@@ -21,7 +21,7 @@ struct SacctError : std::runtime_error {
 };
 
 struct JobAllocation {
-  std::string job_id;  // JobIDRaw: the id Prometheus's gcm_gpu_job_info carries (array tasks have their own)
+  std::string job_id;          // JobIDRaw: the id Prometheus's gcm_gpu_job_info carries (array tasks have their own)
   std::string job_id_display;  // JobID: 5_1 for an array task, else the same as job_id
   std::string job_name, user, account, partition, cluster, state;
   std::string node_list;           // as sacct prints it: node[1-2]

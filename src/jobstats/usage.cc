@@ -20,9 +20,12 @@ UsageBy parse_usage_by(const std::string& t) {
 
 const char* usage_by_name(UsageBy by) {
   switch (by) {
-    case UsageBy::Account: return "account";
-    case UsageBy::User: return "user";
-    case UsageBy::Partition: return "partition";
+    case UsageBy::Account:
+      return "account";
+    case UsageBy::User:
+      return "user";
+    case UsageBy::Partition:
+      return "partition";
   }
   return "account";
 }
@@ -41,7 +44,7 @@ std::string usage_expr(int64_t since, int64_t until, int64_t step, const std::st
 }
 
 std::map<std::string, JobUse> fetch_job_use(PrometheusApi& api, int64_t since, int64_t until, int64_t step,
-                                           const std::string& cluster) {
+                                            const std::string& cluster) {
   std::map<std::string, JobUse> out;
   for (const auto& s : api.query(usage_expr(since, until, step, cluster), until)) {
     if (s.points.empty() || !std::isfinite(s.points[0].v)) continue;
@@ -92,9 +95,8 @@ UsageReport build_usage(UsageBy by, int64_t since, int64_t until, const std::vec
     u.rows.push_back(r);
   }
   u.total.group = "total";
-  std::stable_sort(u.rows.begin(), u.rows.end(), [](const UsageRow& a, const UsageRow& b) {
-    return a.gpu_hours_allocated > b.gpu_hours_allocated;
-  });
+  std::stable_sort(u.rows.begin(), u.rows.end(),
+                   [](const UsageRow& a, const UsageRow& b) { return a.gpu_hours_allocated > b.gpu_hours_allocated; });
   return u;
 }
 

@@ -31,7 +31,7 @@ struct JobUse {
 std::string usage_expr(int64_t since, int64_t until, int64_t step, const std::string& cluster = "");
 // Runs it. Throws PrometheusError.
 std::map<std::string, JobUse> fetch_job_use(PrometheusApi& api, int64_t since, int64_t until, int64_t step,
-                                           const std::string& cluster = "");
+                                            const std::string& cluster = "");
 
 struct UsageRow {
   std::string group;

@@ -25,11 +25,20 @@ std::string utf8(const std::string& s) {
 
 void to_any_value(const Value& v, pb_common::AnyValue* out) {
   switch (v.kind()) {
-    case Value::Kind::Null: break;  // an empty AnyValue
-    case Value::Kind::Bool: out->set_bool_value(v.as_bool()); break;
-    case Value::Kind::Int: out->set_int_value(v.as_int()); break;
-    case Value::Kind::Double: out->set_double_value(v.as_double()); break;
-    case Value::Kind::String: out->set_string_value(utf8(v.as_string())); break;
+    case Value::Kind::Null:
+      break;  // an empty AnyValue
+    case Value::Kind::Bool:
+      out->set_bool_value(v.as_bool());
+      break;
+    case Value::Kind::Int:
+      out->set_int_value(v.as_int());
+      break;
+    case Value::Kind::Double:
+      out->set_double_value(v.as_double());
+      break;
+    case Value::Kind::String:
+      out->set_string_value(utf8(v.as_string()));
+      break;
     case Value::Kind::List: {
       auto* arr = out->mutable_array_value();
       for (const auto& e : v.as_list()) to_any_value(e, arr->add_values());

@@ -220,18 +220,28 @@ void Exporter::attempt_grpc(Signal signal, const std::string& body) {
     report_partial_success(signal, cfg_.grpc_target, response);
     return;
   }
-  static const char* names[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-                                "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-                                "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-                                "UNAUTHENTICATED"};
+  static const char* names[] = {
+      "OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+      "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+      "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+      "DATA_LOSS", "UNAUTHENTICATED"};
   std::string why = fmt::format("gRPC {} to {} failed: {} ({})", method, cfg_.grpc_target,
                                 code >= 0 && code <= 16 ? names[code] : "status " + std::to_string(code), message);
   // The codes OTLP calls retryable: CANCELLED, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED, OUT_OF_RANGE,
   // UNAVAILABLE, DATA_LOSS.
   switch (code) {
-    case 1: case 4: case 8: case 10: case 11: case 14: case 15: throw RetryableError(why);
-    case 3: throw RejectedRequestError(why);
-    default: throw ExportError(why);
+    case 1:
+    case 4:
+    case 8:
+    case 10:
+    case 11:
+    case 14:
+    case 15:
+      throw RetryableError(why);
+    case 3:
+      throw RejectedRequestError(why);
+    default:
+      throw ExportError(why);
   }
 }
 

@@ -44,8 +44,8 @@ void* module_handle() {
       tried.push_back(::dlerror());
     }
   }
-  throw std::runtime_error(fmt::format("the OTLP/gRPC transport module {} could not be loaded; tried: {}", kModule,
-                                       fmt::join(tried, "; ")));
+  throw std::runtime_error(
+      fmt::format("the OTLP/gRPC transport module {} could not be loaded; tried: {}", kModule, fmt::join(tried, "; ")));
 }
 
 void* symbol(const char* name) {

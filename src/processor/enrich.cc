@@ -111,7 +111,8 @@ void enrich_record(Attrs* attrs, const NodeJobs& jobs, EnrichStats& st) {
 
 std::string_view host_of(const opentelemetry::proto::resource::v1::Resource& r) {
   for (const auto& kv : r.attributes())
-    if (kv.key() == "host.name" && kv.value().value_case() == pbc::AnyValue::kStringValue) return kv.value().string_value();
+    if (kv.key() == "host.name" && kv.value().value_case() == pbc::AnyValue::kStringValue)
+      return kv.value().string_value();
   return {};
 }
 
@@ -127,12 +128,18 @@ uint64_t size_of(const Points& points) {
 
 uint64_t points_of(const pbm::Metric& m) {
   switch (m.data_case()) {
-    case pbm::Metric::kGauge: return size_of(m.gauge().data_points());
-    case pbm::Metric::kSum: return size_of(m.sum().data_points());
-    case pbm::Metric::kHistogram: return size_of(m.histogram().data_points());
-    case pbm::Metric::kExponentialHistogram: return size_of(m.exponential_histogram().data_points());
-    case pbm::Metric::kSummary: return size_of(m.summary().data_points());
-    default: return 0;
+    case pbm::Metric::kGauge:
+      return size_of(m.gauge().data_points());
+    case pbm::Metric::kSum:
+      return size_of(m.sum().data_points());
+    case pbm::Metric::kHistogram:
+      return size_of(m.histogram().data_points());
+    case pbm::Metric::kExponentialHistogram:
+      return size_of(m.exponential_histogram().data_points());
+    case pbm::Metric::kSummary:
+      return size_of(m.summary().data_points());
+    default:
+      return 0;
   }
 }
 
@@ -154,14 +161,23 @@ EnrichStats enrich(opentelemetry::proto::collector::metrics::v1::ExportMetricsSe
           continue;
         }
         switch (m.data_case()) {
-          case pbm::Metric::kGauge: enrich_points(m.mutable_gauge()->mutable_data_points(), *jobs, st); break;
-          case pbm::Metric::kSum: enrich_points(m.mutable_sum()->mutable_data_points(), *jobs, st); break;
-          case pbm::Metric::kHistogram: enrich_points(m.mutable_histogram()->mutable_data_points(), *jobs, st); break;
+          case pbm::Metric::kGauge:
+            enrich_points(m.mutable_gauge()->mutable_data_points(), *jobs, st);
+            break;
+          case pbm::Metric::kSum:
+            enrich_points(m.mutable_sum()->mutable_data_points(), *jobs, st);
+            break;
+          case pbm::Metric::kHistogram:
+            enrich_points(m.mutable_histogram()->mutable_data_points(), *jobs, st);
+            break;
           case pbm::Metric::kExponentialHistogram:
             enrich_points(m.mutable_exponential_histogram()->mutable_data_points(), *jobs, st);
             break;
-          case pbm::Metric::kSummary: enrich_points(m.mutable_summary()->mutable_data_points(), *jobs, st); break;
-          default: break;
+          case pbm::Metric::kSummary:
+            enrich_points(m.mutable_summary()->mutable_data_points(), *jobs, st);
+            break;
+          default:
+            break;
         }
       }
     }
@@ -169,8 +185,7 @@ EnrichStats enrich(opentelemetry::proto::collector::metrics::v1::ExportMetricsSe
   return st;
 }
 
-EnrichStats enrich(opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest& req,
-                   const HostLookup& lookup) {
+EnrichStats enrich(opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest& req, const HostLookup& lookup) {
   EnrichStats st;
   for (auto& rl : *req.mutable_resource_logs()) {
     auto jobs = lookup(host_of(rl.resource()));

@@ -80,9 +80,12 @@ std::string answer_text(const HttpResponse& res) {
 
 const char* to_string(DownstreamState s) {
   switch (s) {
-    case DownstreamState::Unknown: return "unknown";
-    case DownstreamState::Up: return "up";
-    case DownstreamState::Down: return "down";
+    case DownstreamState::Unknown:
+      return "unknown";
+    case DownstreamState::Up:
+      return "up";
+    case DownstreamState::Down:
+      return "down";
   }
   return "unknown";
 }
@@ -98,7 +101,8 @@ void Forwarder::load_spool() {
   if (opts_.spool_dir.empty()) return;
   std::error_code ec;
   fs::create_directories(opts_.spool_dir, ec);
-  if (ec) throw std::runtime_error(fmt::format("cannot create the spool directory {}: {}", opts_.spool_dir, ec.message()));
+  if (ec)
+    throw std::runtime_error(fmt::format("cannot create the spool directory {}: {}", opts_.spool_dir, ec.message()));
   std::vector<std::pair<uint64_t, SpoolFile>> found;
   for (const auto& e : fs::directory_iterator(opts_.spool_dir)) {
     std::string name = e.path().filename().string();
@@ -172,8 +176,8 @@ bool Forwarder::spool(const Batch& b) {
   if (st_.spool_bytes + b.bytes.size() > opts_.spool_bytes) {
     st_.dropped += b.items;
     if (log_)
-      log_->error("slurm_processor: the spool {} is full ({} bytes): {} {} dropped", opts_.spool_dir,
-                  st_.spool_bytes, b.items, item_name(b.signal));
+      log_->error("slurm_processor: the spool {} is full ({} bytes): {} {} dropped", opts_.spool_dir, st_.spool_bytes,
+                  b.items, item_name(b.signal));
     return false;
   }
   std::string name = fmt::format("{:016}-{}-{}.pb", spool_seq_++, signal_name(b.signal), b.items);
@@ -275,18 +279,20 @@ Forwarder::Outcome Forwarder::send(Signal signal, const std::string& body, uint6
     if (rejected > 0 || !msg.empty()) {
       std::lock_guard lock(mu_);
       st_.rejected_downstream += static_cast<uint64_t>(std::max<int64_t>(rejected, 0));
-      if (log_) log_->error("slurm_processor: {} rejected {} of {} {}: {}", url, rejected, items, item_name(signal), msg);
+      if (log_)
+        log_->error("slurm_processor: {} rejected {} of {} {}: {}", url, rejected, items, item_name(signal), msg);
     }
     return Outcome::Sent;
   }
   if (retryable_status(res.status)) {
     if (auto ra = parse_retry_after(res.header("retry-after"))) *retry_after = *ra;
-    if (log_) log_->warn("slurm_processor: POST {} answered HTTP {} (will retry): {}", url, res.status, answer_text(res));
+    if (log_)
+      log_->warn("slurm_processor: POST {} answered HTTP {} (will retry): {}", url, res.status, answer_text(res));
     return Outcome::Retry;
   }
   if (log_)
-    log_->error("slurm_processor: POST {} answered HTTP {}: {}; {} {} dropped", url, res.status, answer_text(res), items,
-                item_name(signal));
+    log_->error("slurm_processor: POST {} answered HTTP {}: {}; {} {} dropped", url, res.status, answer_text(res),
+                items, item_name(signal));
   return Outcome::Dropped;
 }
 
@@ -334,7 +340,9 @@ void Forwarder::run() {
       std::ifstream in(f.path, std::ios::binary);
       body.assign(std::istreambuf_iterator<char>(in), {});
       if (!in.good() && !in.eof()) {
-        if (log_) log_->error("slurm_processor: cannot read the spool file {}: {} {} dropped", f.path, items, item_name(signal));
+        if (log_)
+          log_->error("slurm_processor: cannot read the spool file {}: {} {} dropped", f.path, items,
+                      item_name(signal));
         st_.dropped += items;
         st_.spool_items -= f.items;
         st_.spool_bytes -= f.bytes;

@@ -45,18 +45,18 @@ enum class DownstreamState { Unknown, Up, Down };
 const char* to_string(DownstreamState s);  // "unknown", "up", "down"
 
 struct ForwarderStats {
-  uint64_t forwarded = 0;          // items the downstream accepted
-  uint64_t requests = 0;           // requests sent downstream (accepted)
-  uint64_t retried = 0;            // failed attempts that will be retried
-  uint64_t spooled = 0;            // items written to the spool
-  uint64_t unspooled = 0;          // items read back from the spool and sent
-  uint64_t dropped = 0;            // items lost: rejected by the downstream, unwritable spool, no room at stop
-  uint64_t refused_requests = 0;   // submits refused for want of room (the receiver tells the client to retry)
+  uint64_t forwarded = 0;            // items the downstream accepted
+  uint64_t requests = 0;             // requests sent downstream (accepted)
+  uint64_t retried = 0;              // failed attempts that will be retried
+  uint64_t spooled = 0;              // items written to the spool
+  uint64_t unspooled = 0;            // items read back from the spool and sent
+  uint64_t dropped = 0;              // items lost: rejected by the downstream, unwritable spool, no room at stop
+  uint64_t refused_requests = 0;     // submits refused for want of room (the receiver tells the client to retry)
   uint64_t rejected_downstream = 0;  // of the forwarded, the items the downstream reported as rejected
-  uint64_t queued_items = 0;       // now in memory (pending batches and queue)
-  uint64_t queue_bytes = 0;        // now in memory
-  uint64_t spool_items = 0;        // now on disk
-  uint64_t spool_bytes = 0;        // now on disk
+  uint64_t queued_items = 0;         // now in memory (pending batches and queue)
+  uint64_t queue_bytes = 0;          // now in memory
+  uint64_t spool_items = 0;          // now on disk
+  uint64_t spool_bytes = 0;          // now on disk
   // Unknown until the first attempt ends: nothing was sent yet, so nothing is known of the downstream (a
   // processor that has only just started, or that no client has sent to, must not report it "up"). Then Up when
   // the last attempt got an answer that is not "try again" (accepted, or rejected for good), Down when it failed.
@@ -94,8 +94,8 @@ class Forwarder {
   enum class Outcome { Sent, Retry, Dropped };
 
   void run();
-  void seal(Batch& b);                 // pending -> queue or spool (mu_ held)
-  bool spool(const Batch& b);          // writes one batch file (mu_ held)
+  void seal(Batch& b);         // pending -> queue or spool (mu_ held)
+  bool spool(const Batch& b);  // writes one batch file (mu_ held)
   void load_spool();
   Outcome send(Signal signal, const std::string& body, uint64_t items, double* retry_after);
 

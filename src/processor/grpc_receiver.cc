@@ -10,14 +10,22 @@ namespace gcm::processor {
 
 const char* grpc_code_name(GrpcCode code) {
   switch (code) {
-    case GrpcCode::Ok: return "OK";
-    case GrpcCode::Cancelled: return "CANCELLED";
-    case GrpcCode::InvalidArgument: return "INVALID_ARGUMENT";
-    case GrpcCode::ResourceExhausted: return "RESOURCE_EXHAUSTED";
-    case GrpcCode::Unimplemented: return "UNIMPLEMENTED";
-    case GrpcCode::Internal: return "INTERNAL";
-    case GrpcCode::Unavailable: return "UNAVAILABLE";
-    case GrpcCode::Unauthenticated: return "UNAUTHENTICATED";
+    case GrpcCode::Ok:
+      return "OK";
+    case GrpcCode::Cancelled:
+      return "CANCELLED";
+    case GrpcCode::InvalidArgument:
+      return "INVALID_ARGUMENT";
+    case GrpcCode::ResourceExhausted:
+      return "RESOURCE_EXHAUSTED";
+    case GrpcCode::Unimplemented:
+      return "UNIMPLEMENTED";
+    case GrpcCode::Internal:
+      return "INTERNAL";
+    case GrpcCode::Unavailable:
+      return "UNAVAILABLE";
+    case GrpcCode::Unauthenticated:
+      return "UNAUTHENTICATED";
   }
   return "UNKNOWN";
 }
@@ -31,8 +39,9 @@ void GrpcReceiver::start() {
   if (server_) return;
   // gRPC spells IPv6 addresses in brackets.
   std::string address = opts_.host.find(':') != std::string::npos ? fmt::format("[{}]:{}", opts_.host, opts_.port)
-                                                                   : fmt::format("{}:{}", opts_.host, opts_.port);
-  int threads = opts_.threads > 0 ? opts_.threads : std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, 16);
+                                                                  : fmt::format("{}:{}", opts_.host, opts_.port);
+  int threads =
+      opts_.threads > 0 ? opts_.threads : std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, 16);
   gcm_otlp_grpc_server_options o{};
   o.address = address.c_str();
   o.max_message_bytes = opts_.max_message;

@@ -21,7 +21,9 @@ std::string this_hostname() {
   return buf;
 }
 
-bool source_needs_devices(const std::string& s) { return s == "nvml-processes" || s == "cgroup" || s == "mapping-files"; }
+bool source_needs_devices(const std::string& s) {
+  return s == "nvml-processes" || s == "cgroup" || s == "mapping-files";
+}
 
 }  // namespace
 
@@ -139,7 +141,9 @@ ResolverStats JobResolver::stats() const {
   return stats_;
 }
 
-void JobResolver::start() { thread_ = std::thread([this] { refresher(); }); }
+void JobResolver::start() {
+  thread_ = std::thread([this] { refresher(); });
+}
 
 void JobResolver::stop() {
   {

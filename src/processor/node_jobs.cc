@@ -11,9 +11,9 @@ std::string opt_text(const std::optional<std::string>& s) { return s ? *s : std:
 std::string opt_text(const std::optional<int64_t>& n) { return n ? std::to_string(*n) : std::string(); }
 
 JobFields fields_of(const JobInfo& j) {
-  return {std::to_string(j.job_id), opt_text(j.job_name),     opt_text(j.job_qos),
-          opt_text(j.array_job_id), opt_text(j.array_task_id), opt_text(j.job_user),
-          opt_text(j.job_partition), opt_text(j.job_account),  opt_text(j.job_num_nodes)};
+  return {std::to_string(j.job_id),  opt_text(j.job_name),      opt_text(j.job_qos),
+          opt_text(j.array_job_id),  opt_text(j.array_task_id), opt_text(j.job_user),
+          opt_text(j.job_partition), opt_text(j.job_account),   opt_text(j.job_num_nodes)};
 }
 
 std::string join_sorted(const std::set<std::string>& values) {

@@ -13,8 +13,8 @@
 namespace gcm::processor {
 
 // The attribute keys, in the reference's order.
-inline constexpr std::array<const char*, 9> kJobKeys = {"job_id",    "job_name",  "qos",     "array_job_id", "array_task_id",
-                                                        "username", "partition", "account", "num_nodes"};
+inline constexpr std::array<const char*, 9> kJobKeys = {
+    "job_id", "job_name", "qos", "array_job_id", "array_task_id", "username", "partition", "account", "num_nodes"};
 
 using JobFields = std::array<std::string, 9>;  // values for kJobKeys
 

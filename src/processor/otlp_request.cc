@@ -69,7 +69,10 @@ void hex_ids_to_base64(nlohmann::json& j) {
         int v = 0;
         for (size_t d = i; d < i + 2; ++d) {
           char c = hex[d];
-          int x = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+          int x = c >= '0' && c <= '9'   ? c - '0'
+                  : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                  : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                         : -1;
           if (x < 0) throw std::invalid_argument(fmt::format("{} '{}' is not hex", k, hex));
           v = v * 16 + x;
         }
@@ -93,7 +96,8 @@ RequestResult decode_enrich_encode_on(google::protobuf::Arena& arena, std::strin
     auto j = parse_json_limited(body, &why);
     if (j.is_discarded() || !j.is_object()) {
       r.status = 400;
-      r.message = fmt::format("the body is not a JSON object ({} expected){}{}", type_name, why.empty() ? "" : ": ", why);
+      r.message =
+          fmt::format("the body is not a JSON object ({} expected){}{}", type_name, why.empty() ? "" : ": ", why);
       return r;
     }
     try {
@@ -146,9 +150,7 @@ RequestResult decode_enrich_encode(std::string_view body, bool json, const char*
 
 }  // namespace
 
-const char* signal_name(Signal s) {
-  return s == Signal::Metrics ? "metrics" : s == Signal::Logs ? "logs" : "traces";
-}
+const char* signal_name(Signal s) { return s == Signal::Metrics ? "metrics" : s == Signal::Logs ? "logs" : "traces"; }
 const char* signal_path(Signal s) {
   return s == Signal::Metrics ? "v1/metrics" : s == Signal::Logs ? "v1/logs" : "v1/traces";
 }

@@ -16,15 +16,15 @@
 namespace gcm::processor {
 
 enum class Signal { Metrics, Logs, Traces };
-const char* signal_name(Signal s);        // "metrics", "logs", "traces"
-const char* signal_path(Signal s);        // "v1/metrics", ...
-const char* item_name(Signal s);          // "data points", "log records", "spans"
+const char* signal_name(Signal s);  // "metrics", "logs", "traces"
+const char* signal_path(Signal s);  // "v1/metrics", ...
+const char* item_name(Signal s);    // "data points", "log records", "spans"
 
 struct RequestResult {
   int status = 200;
-  std::string message;   // why, when status is not 200
-  bool json = false;     // the client spoke JSON: answer in JSON
-  std::string forward;   // the enriched request, protobuf
+  std::string message;  // why, when status is not 200
+  bool json = false;    // the client spoke JSON: answer in JSON
+  std::string forward;  // the enriched request, protobuf
   uint64_t items = 0;
   uint64_t enriched = 0;
   bool message_path = false;  // a protobuf body the wire rewriter did not take, so decoded as messages instead

@@ -5,7 +5,8 @@
 
 namespace gcm::processor {
 
-Service::Service(ServiceOptions opts, std::shared_ptr<spdlog::logger> log) : opts_(std::move(opts)), log_(std::move(log)) {
+Service::Service(ServiceOptions opts, std::shared_ptr<spdlog::logger> log)
+    : opts_(std::move(opts)), log_(std::move(log)) {
   resolver_ = std::make_unique<JobResolver>(opts_.resolver, log_);
   forwarder_ = std::make_unique<Forwarder>(opts_.forward, log_);
   server_ = std::make_unique<HttpListener>(opts_.listen, [this](const HttpRequest& r) { return handle(r); });
@@ -127,7 +128,8 @@ GrpcReply Service::handle_grpc(std::string_view method, std::string_view body, s
 
 HttpReply Service::handle(const HttpRequest& req) {
   if (req.path == "/v1/metrics" || req.path == "/v1/logs" || req.path == "/v1/traces") {
-    if (req.method != "POST") return {405, "text/plain; charset=utf-8", "OTLP export requests are POSTed\n", "Allow: POST\r\n"};
+    if (req.method != "POST")
+      return {405, "text/plain; charset=utf-8", "OTLP export requests are POSTed\n", "Allow: POST\r\n"};
     Signal s = req.path == "/v1/metrics" ? Signal::Metrics : req.path == "/v1/logs" ? Signal::Logs : Signal::Traces;
     return export_request(s, req);
   }
@@ -145,7 +147,8 @@ HttpReply Service::handle(const HttpRequest& req) {
   }
   if (req.path == "/metrics") return {200, "text/plain; version=0.0.4; charset=utf-8", metrics_text(), ""};
   not_found_.fetch_add(1, std::memory_order_relaxed);
-  return {404, "text/plain; charset=utf-8", "not found (POST /v1/metrics, /v1/logs, /v1/traces; GET /health, /metrics)\n", ""};
+  return {404, "text/plain; charset=utf-8",
+          "not found (POST /v1/metrics, /v1/logs, /v1/traces; GET /health, /metrics)\n", ""};
 }
 
 std::string Service::metrics_text() const {
@@ -170,11 +173,13 @@ std::string Service::metrics_text() const {
                          name, counters_[static_cast<size_t>(s)].requests[t].load());
   per_signal("received_total", "Items (data points, log records, spans) received in decodable requests.",
              [](const SignalCounters& c) { return c.items.load(); });
-  per_signal("enriched_total", "Items given Slurm job attributes.", [](const SignalCounters& c) { return c.enriched.load(); });
-  per_signal("refused_total",
-             "Items refused because the queue and spool were full (answered HTTP 503 or gRPC UNAVAILABLE, which clients "
-             "retry).",
-             [](const SignalCounters& c) { return c.refused.load(); });
+  per_signal("enriched_total", "Items given Slurm job attributes.",
+             [](const SignalCounters& c) { return c.enriched.load(); });
+  per_signal(
+      "refused_total",
+      "Items refused because the queue and spool were full (answered HTTP 503 or gRPC UNAVAILABLE, which clients "
+      "retry).",
+      [](const SignalCounters& c) { return c.refused.load(); });
   per_signal("message_path_requests_total",
              "Protobuf requests the wire rewriter did not take, decoded and enriched as messages instead (slower; "
              "the malformed ones, answered 400 from there, among them).",
@@ -184,7 +189,8 @@ std::string Service::metrics_text() const {
          "limit as received is refused by gRPC before the service sees it and is not counted).");
   for (auto [code, n] : {std::pair{"400", &bad_400_}, std::pair{"413", &bad_413_}, std::pair{"415", &bad_415_},
                          std::pair{"404", &not_found_}})
-    out += fmt::format("gcm_slurm_processor_bad_requests_total{{transport=\"http\",code=\"{}\"}} {}\n", code, n->load());
+    out +=
+        fmt::format("gcm_slurm_processor_bad_requests_total{{transport=\"http\",code=\"{}\"}} {}\n", code, n->load());
   for (GrpcCode code : {GrpcCode::InvalidArgument, GrpcCode::ResourceExhausted, GrpcCode::Unimplemented,
                         GrpcCode::Unavailable, GrpcCode::Internal, GrpcCode::Unauthenticated})
     out += fmt::format("gcm_slurm_processor_bad_requests_total{{transport=\"grpc\",code=\"{}\"}} {}\n",

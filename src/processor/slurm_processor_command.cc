@@ -69,11 +69,11 @@ struct SlurmProcessorCommand {
 };
 
 const char* const kHelp =
-      "OTLP enrichment service: receives OTLP/HTTP (protobuf or JSON) on /v1/metrics, /v1/logs and /v1/traces "
-      "(and OTLP/gRPC with --grpc-listen), adds "
-      "the Slurm job of each GPU (job_id, job_name, qos, array_job_id, array_task_id, username, partition, account, "
-      "num_nodes; UUID copied to uuid) as GCM's slurmprocessor does, and forwards to a downstream OTLP/HTTP endpoint "
-      "with batching, retries and a disk spool. GET /health and GET /metrics report on the service itself.";
+    "OTLP enrichment service: receives OTLP/HTTP (protobuf or JSON) on /v1/metrics, /v1/logs and /v1/traces "
+    "(and OTLP/gRPC with --grpc-listen), adds "
+    "the Slurm job of each GPU (job_id, job_name, qos, array_job_id, array_task_id, username, partition, account, "
+    "num_nodes; UUID copied to uuid) as GCM's slurmprocessor does, and forwards to a downstream OTLP/HTTP endpoint "
+    "with batching, retries and a disk spool. GET /health and GET /metrics report on the service itself.";
 
 std::shared_ptr<SlurmProcessorCommand> add_options(CLI::App& app) {
   auto c = std::make_shared<SlurmProcessorCommand>();
@@ -102,7 +102,8 @@ std::shared_ptr<SlurmProcessorCommand> add_options(CLI::App& app) {
   b.option("--downstream", "downstream", c->downstream,
            "Base URL of the downstream OTLP/HTTP endpoint, e.g. http://collector:4318 (/v1/<signal> is appended); "
            "required (here or in the config table).");
-  b.option("--downstream-header", "downstream_headers", c->headers, "'Name: value' header sent downstream (repeatable).");
+  b.option("--downstream-header", "downstream_headers", c->headers,
+           "'Name: value' header sent downstream (repeatable).");
   b.option("--metadata-source", "metadata_source", c->metadata_source,
            "The reference's source: nvml (GPU processes' environments), slurmd (`scontrol listpids` and job "
            "environments) or slurmctld (`scontrol show job -d`); \"\" picks slurmctld with --query-slurmctld, else "
@@ -132,7 +133,8 @@ std::shared_ptr<SlurmProcessorCommand> add_options(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber)
       ->check(timeout_seconds());
-  b.option("--scontrol", "scontrol", c->scontrol, "The scontrol command (a name on PATH or a path).")->capture_default_str();
+  b.option("--scontrol", "scontrol", c->scontrol, "The scontrol command (a name on PATH or a path).")
+      ->capture_default_str();
   b.option("--procfs", "procfs", c->procfs, "Root of procfs.")->capture_default_str();
   b.option("--sysfs", "sysfs", c->sysfs, "Root of sysfs (cgroups under <sysfs>/fs/cgroup).")->capture_default_str();
   b.option("--gpu-job-mapping-dir", "gpu_job_mapping_dir", c->mapping_dir,
@@ -221,7 +223,8 @@ std::vector<std::string> sources_of(const SlurmProcessorCommand& c) {
   if (m == "nvml") return {"nvml-processes"};
   if (m == "slurmd") return {"slurmd-local"};
   if (m == "slurmctld") return {"slurmctld"};
-  throw std::invalid_argument(fmt::format("Invalid value for '--metadata-source': '{}' (expected nvml, slurmd or slurmctld)", m));
+  throw std::invalid_argument(
+      fmt::format("Invalid value for '--metadata-source': '{}' (expected nvml, slurmd or slurmctld)", m));
 }
 
 uint64_t mib(double v) { return static_cast<uint64_t>(v * 1024 * 1024); }
@@ -257,42 +260,46 @@ void load_web_settings(const SlurmProcessorCommand& c, processor::ServiceOptions
     // gRPC's own TLS (SslServerCredentials) speaks TLS 1.2 and 1.3 and does not check SANs: refuse what it
     // cannot honour rather than serve with less than the file asks for.
     if (web.tls->min_version > 0x0303 || web.tls->max_version < 0x0303)
-      throw std::invalid_argument(fmt::format("--web.config.file {}: the gRPC receiver (--grpc-listen) serves TLS 1.2 "
-                                              "and 1.3; min_version TLS13 or max_version below TLS12 cannot apply to it",
-                                              web.path));
+      throw std::invalid_argument(
+          fmt::format("--web.config.file {}: the gRPC receiver (--grpc-listen) serves TLS 1.2 "
+                      "and 1.3; min_version TLS13 or max_version below TLS12 cannot apply to it",
+                      web.path));
     if (!web.tls->client_allowed_sans.empty())
-      throw std::invalid_argument(fmt::format("--web.config.file {}: client_allowed_sans is not supported on the gRPC "
-                                              "receiver (--grpc-listen); use a client CA of its own clients",
-                                              web.path));
+      throw std::invalid_argument(
+          fmt::format("--web.config.file {}: client_allowed_sans is not supported on the gRPC "
+                      "receiver (--grpc-listen); use a client CA of its own clients",
+                      web.path));
   }
 }
 
 // The options as the service's; throws std::invalid_argument (a usage error) naming the option.
 void to_service_options(const SlurmProcessorCommand& c, processor::ServiceOptions& o) {
-    auto [host, port] = parse_listen_address(c.listen, "--listen");
-    o.listen.host = host;
-    o.listen.port = port;
-    if (!c.grpc_listen.empty()) {
-      auto [ghost, gport] = parse_listen_address(c.grpc_listen, "--grpc-listen");
-      o.grpc.emplace();
-      o.grpc->host = ghost;
-      o.grpc->port = gport;
-    }
-    o.resolver.attribution.sources = sources_of(c);
-    check_attribution_sources(o.resolver.attribution.sources);
-    if (std::find(o.resolver.attribution.sources.begin(), o.resolver.attribution.sources.end(), "mapping-files") !=
-            o.resolver.attribution.sources.end() &&
-        c.mapping_dir.empty())
-      throw std::invalid_argument("--attribution mapping-files needs --gpu-job-mapping-dir");
-    if (c.cache_duration > 0)
-      if (auto why = untrusted_file_reason(c.cache_filepath))
-        throw std::invalid_argument(fmt::format("refusing the --cache-filepath: {} (remove it, or choose a file of "
-                                                "this service's own)",
-                                                *why));
-    load_web_settings(c, o);
-    if (c.downstream.empty()) throw std::invalid_argument("--downstream is required (the OTLP/HTTP endpoint to forward to)");
-    if (auto problem = http_url_problem(c.downstream))
-      throw std::invalid_argument(invalid_url_message("--downstream", c.downstream, *problem));
+  auto [host, port] = parse_listen_address(c.listen, "--listen");
+  o.listen.host = host;
+  o.listen.port = port;
+  if (!c.grpc_listen.empty()) {
+    auto [ghost, gport] = parse_listen_address(c.grpc_listen, "--grpc-listen");
+    o.grpc.emplace();
+    o.grpc->host = ghost;
+    o.grpc->port = gport;
+  }
+  o.resolver.attribution.sources = sources_of(c);
+  check_attribution_sources(o.resolver.attribution.sources);
+  if (std::find(o.resolver.attribution.sources.begin(), o.resolver.attribution.sources.end(), "mapping-files") !=
+          o.resolver.attribution.sources.end() &&
+      c.mapping_dir.empty())
+    throw std::invalid_argument("--attribution mapping-files needs --gpu-job-mapping-dir");
+  if (c.cache_duration > 0)
+    if (auto why = untrusted_file_reason(c.cache_filepath))
+      throw std::invalid_argument(
+          fmt::format("refusing the --cache-filepath: {} (remove it, or choose a file of "
+                      "this service's own)",
+                      *why));
+  load_web_settings(c, o);
+  if (c.downstream.empty())
+    throw std::invalid_argument("--downstream is required (the OTLP/HTTP endpoint to forward to)");
+  if (auto problem = http_url_problem(c.downstream))
+    throw std::invalid_argument(invalid_url_message("--downstream", c.downstream, *problem));
 }
 
 // The sizes, timeouts and paths, as they are.
@@ -303,7 +310,8 @@ void fill_service_options(const SlurmProcessorCommand& c, processor::ServiceOpti
   o.listen.head_timeout = std::chrono::milliseconds(static_cast<int64_t>(c.header_timeout_s * 1000));
   o.listen.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(c.request_timeout_s * 1000));
   o.listen.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(c.idle_timeout_s * 1000));
-  o.listen.workers = c.http_workers > 0 ? c.http_workers : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+  o.listen.workers =
+      c.http_workers > 0 ? c.http_workers : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
   auto& a = o.resolver.attribution;
   a.scontrol = c.scontrol;
   a.procfs = c.procfs;
@@ -326,7 +334,6 @@ void fill_service_options(const SlurmProcessorCommand& c, processor::ServiceOpti
   o.forward.spool_bytes = mib(c.spool_mib);
   o.forward.backoff_initial_s = c.retry_initial_s;
   o.forward.backoff_max_s = c.retry_max_s;
-
 }
 
 int serve(const processor::ServiceOptions& o, const std::shared_ptr<spdlog::logger>& log) {

@@ -45,11 +45,15 @@ bool is_any_value_member(const Field& f) {
     case pbc::AnyValue::kStringValueFieldNumber:
     case pbc::AnyValue::kArrayValueFieldNumber:
     case pbc::AnyValue::kKvlistValueFieldNumber:
-    case pbc::AnyValue::kBytesValueFieldNumber: return f.type == kLen;
+    case pbc::AnyValue::kBytesValueFieldNumber:
+      return f.type == kLen;
     case pbc::AnyValue::kBoolValueFieldNumber:
-    case pbc::AnyValue::kIntValueFieldNumber: return f.type == kVarint;
-    case pbc::AnyValue::kDoubleValueFieldNumber: return f.type == kFixed64;
-    default: return false;
+    case pbc::AnyValue::kIntValueFieldNumber:
+      return f.type == kVarint;
+    case pbc::AnyValue::kDoubleValueFieldNumber:
+      return f.type == kFixed64;
+    default:
+      return false;
   }
 }
 
@@ -104,10 +108,17 @@ void scan_item(std::string_view content, uint32_t attr_no, const MessageRules& r
       Attr& a = s.attrs.emplace_back(Attr{f.begin, f.end, f.bytes, {}, {}});
       read_kv(a, kv_rules, any_rules, depth + 1);
       switch (role_of(a.key)) {
-        case Role::Gpu: s.gpu = static_cast<int>(s.attrs.size() - 1); break;
-        case Role::UUID: s.uuid = static_cast<int>(s.attrs.size() - 1); break;
-        case Role::Added: s.has_added_keys = true; break;
-        case Role::Other: break;
+        case Role::Gpu:
+          s.gpu = static_cast<int>(s.attrs.size() - 1);
+          break;
+        case Role::UUID:
+          s.uuid = static_cast<int>(s.attrs.size() - 1);
+          break;
+        case Role::Added:
+          s.has_added_keys = true;
+          break;
+        case Role::Other:
+          break;
       }
     } else {
       check_field(rules[f.number], f, depth);

@@ -15,7 +15,7 @@ namespace gcm::processor::wire {
 
 // One KeyValue of an item, as read.
 struct Attr {
-  const char* begin;       // the whole attribute field in the item
+  const char* begin;  // the whole attribute field in the item
   const char* end;
   std::string_view kv;     // the KeyValue's content
   std::string_view key;    // the last `key` field (protobuf keeps the last)
@@ -40,9 +40,9 @@ void scan_item(std::string_view content, uint32_t attr_no, const MessageRules& r
 
 // The case an AnyValue's content sets (its last oneof member) and that member's value.
 struct AnyValueCase {
-  uint32_t member = 0;       // AnyValue field number; 0 when none
-  std::string_view string;   // member 1
-  int64_t integer = 0;       // member 3
+  uint32_t member = 0;      // AnyValue field number; 0 when none
+  std::string_view string;  // member 1
+  int64_t integer = 0;      // member 3
 };
 AnyValueCase any_value_case(std::string_view content);
 

@@ -23,9 +23,9 @@ namespace ct = opentelemetry::proto::collector::trace::v1;
 
 // Where a level's items are and how they are built: the walk is the same for the three signals down to the scopes.
 struct ItemType {
-  uint32_t attributes;          // the item's attributes field
-  const MessageRules* rules;    // the item's message
-  bool metric_point;            // points without `gpu` get the host's lists, UUID is copied to uuid
+  uint32_t attributes;        // the item's attributes field
+  const MessageRules* rules;  // the item's message
+  bool metric_point;          // points without `gpu` get the host's lists, UUID is copied to uuid
 };
 
 template <typename Point>
@@ -97,11 +97,14 @@ class Rewriter {
 
   EnrichStats run(std::string_view body) {
     // Depth 0: the request.
-    walk(body, 0, [&](const Field& f) {
-      if (f.number != kResourceLevels || f.type != kLen) return false;
-      resource_level(f.bytes, 1);
-      return true;
-    }, *type_.request);
+    walk(
+        body, 0,
+        [&](const Field& f) {
+          if (f.number != kResourceLevels || f.type != kLen) return false;
+          resource_level(f.bytes, 1);
+          return true;
+        },
+        *type_.request);
     w_.finish();
     return st_;
   }
@@ -136,20 +139,23 @@ class Rewriter {
       const EncodedPuts& e = job_puts_.job_ids(*jobs_, kResourceAttributes);
       w_.len_field(kResource, e.puts[0].field);
     }
-    walk(content, depth, [&](const Field& f) {
-      if (f.number == kResource && f.type == kLen) {
-        if (put_job_ids) {
-          const EncodedPuts& e = job_puts_.job_ids(*jobs_, kResourceAttributes);
-          item_writer_.write(w_, kResource, f.bytes, kResourceAttributes, resource_scan_, e.puts.data(), e.count);
-        } else {
-          w_.append({f.begin, static_cast<size_t>(f.end - f.begin)});  // checked by scan_item
-        }
-        return true;
-      }
-      if (f.number != kScopeLevels || f.type != kLen) return false;
-      scope_level(f.bytes, depth + 1);
-      return true;
-    }, *type_.resource_level);
+    walk(
+        content, depth,
+        [&](const Field& f) {
+          if (f.number == kResource && f.type == kLen) {
+            if (put_job_ids) {
+              const EncodedPuts& e = job_puts_.job_ids(*jobs_, kResourceAttributes);
+              item_writer_.write(w_, kResource, f.bytes, kResourceAttributes, resource_scan_, e.puts.data(), e.count);
+            } else {
+              w_.append({f.begin, static_cast<size_t>(f.end - f.begin)});  // checked by scan_item
+            }
+            return true;
+          }
+          if (f.number != kScopeLevels || f.type != kLen) return false;
+          scope_level(f.bytes, depth + 1);
+          return true;
+        },
+        *type_.resource_level);
     w_.close();
   }
 
@@ -183,36 +189,45 @@ class Rewriter {
   // ScopeMetrics / ScopeLogs / ScopeSpans.
   void scope_level(std::string_view content, int depth) {
     w_.open(kScopeLevels);
-    walk(content, depth, [&](const Field& f) {
-      if (f.number != kScopeItems || f.type != kLen) return false;
-      if (type_.resource_job_ids) {
-        item(kScopeItems, f.bytes, depth + 1, type_.records);
-      } else {
-        metric(f.bytes, depth + 1);
-      }
-      return true;
-    }, *type_.scope_level);
+    walk(
+        content, depth,
+        [&](const Field& f) {
+          if (f.number != kScopeItems || f.type != kLen) return false;
+          if (type_.resource_job_ids) {
+            item(kScopeItems, f.bytes, depth + 1, type_.records);
+          } else {
+            metric(f.bytes, depth + 1);
+          }
+          return true;
+        },
+        *type_.scope_level);
     w_.close();
   }
 
   void metric(std::string_view content, int depth) {
     w_.open(kScopeItems);
     bool has_data = false;
-    walk(content, depth, [&](const Field& f) {
-      const MetricData* d = f.type == kLen ? metric_data(f.number) : nullptr;
-      if (!d) return false;
-      // A second member switches the oneof or merges into it: refused.
-      if (has_data) reject("a metric's data twice");
-      has_data = true;
-      w_.open(d->number);
-      walk(f.bytes, depth + 1, [&](const Field& p) {
-        if (p.number != kDataPoints || p.type != kLen) return false;
-        item(kDataPoints, p.bytes, depth + 2, d->points);
-        return true;
-      }, *d->rules);
-      w_.close();
-      return true;
-    }, *type_.scope_item);
+    walk(
+        content, depth,
+        [&](const Field& f) {
+          const MetricData* d = f.type == kLen ? metric_data(f.number) : nullptr;
+          if (!d) return false;
+          // A second member switches the oneof or merges into it: refused.
+          if (has_data) reject("a metric's data twice");
+          has_data = true;
+          w_.open(d->number);
+          walk(
+              f.bytes, depth + 1,
+              [&](const Field& p) {
+                if (p.number != kDataPoints || p.type != kLen) return false;
+                item(kDataPoints, p.bytes, depth + 2, d->points);
+                return true;
+              },
+              *d->rules);
+          w_.close();
+          return true;
+        },
+        *type_.scope_item);
     w_.close();
   }
 
@@ -273,7 +288,7 @@ class Rewriter {
   const HostLookup& lookup_;
   Writer w_;
   EnrichStats st_;
-  std::shared_ptr<const NodeJobs> jobs_;              // the current resource's
+  std::shared_ptr<const NodeJobs> jobs_;               // the current resource's
   std::vector<std::shared_ptr<const NodeJobs>> held_;  // job_puts_ is keyed by their addresses: keep them alive
   JobPuts job_puts_;
   ItemScan resource_scan_;
@@ -301,22 +316,32 @@ WireOutcome rewrite(const SignalType& type, std::string_view body, const HostLoo
 }  // namespace
 
 WireOutcome wire_enrich_metrics(std::string_view body, const HostLookup& lookup, std::string& out) {
-  static const SignalType t{&rules_of<cm::ExportMetricsServiceRequest>(), &rules_of<pbm::ResourceMetrics>(),
-                            &rules_of<pbm::ScopeMetrics>(), &rules_of<pbm::Metric>(), {}, false};
+  static const SignalType t{&rules_of<cm::ExportMetricsServiceRequest>(),
+                            &rules_of<pbm::ResourceMetrics>(),
+                            &rules_of<pbm::ScopeMetrics>(),
+                            &rules_of<pbm::Metric>(),
+                            {},
+                            false};
   return rewrite(t, body, lookup, out);
 }
 
 WireOutcome wire_enrich_logs(std::string_view body, const HostLookup& lookup, std::string& out) {
-  static const SignalType t{&rules_of<cl::ExportLogsServiceRequest>(), &rules_of<pbl::ResourceLogs>(),
-                            &rules_of<pbl::ScopeLogs>(), &rules_of<pbl::LogRecord>(),
-                            {pbl::LogRecord::kAttributesFieldNumber, &rules_of<pbl::LogRecord>(), false}, true};
+  static const SignalType t{&rules_of<cl::ExportLogsServiceRequest>(),
+                            &rules_of<pbl::ResourceLogs>(),
+                            &rules_of<pbl::ScopeLogs>(),
+                            &rules_of<pbl::LogRecord>(),
+                            {pbl::LogRecord::kAttributesFieldNumber, &rules_of<pbl::LogRecord>(), false},
+                            true};
   return rewrite(t, body, lookup, out);
 }
 
 WireOutcome wire_enrich_traces(std::string_view body, const HostLookup& lookup, std::string& out) {
-  static const SignalType t{&rules_of<ct::ExportTraceServiceRequest>(), &rules_of<pbt::ResourceSpans>(),
-                            &rules_of<pbt::ScopeSpans>(), &rules_of<pbt::Span>(),
-                            {pbt::Span::kAttributesFieldNumber, &rules_of<pbt::Span>(), false}, true};
+  static const SignalType t{&rules_of<ct::ExportTraceServiceRequest>(),
+                            &rules_of<pbt::ResourceSpans>(),
+                            &rules_of<pbt::ScopeSpans>(),
+                            &rules_of<pbt::Span>(),
+                            {pbt::Span::kAttributesFieldNumber, &rules_of<pbt::Span>(), false},
+                            true};
   return rewrite(t, body, lookup, out);
 }
 

@@ -25,8 +25,8 @@ struct Field {
   const char* end = nullptr;    // one past the value
   uint32_t number = 0;
   uint8_t type = 0;
-  uint64_t varint = 0;          // kVarint
-  std::string_view bytes;       // kLen: the content; kFixed64/kFixed32: the raw bytes
+  uint64_t varint = 0;     // kVarint
+  std::string_view bytes;  // kLen: the content; kFixed64/kFixed32: the raw bytes
 };
 
 inline const char* read_varint(const char* p, const char* end, uint64_t& v, int max_bytes) {
@@ -58,7 +58,9 @@ inline const char* read_field(const char* p, const char* end, Field& f) {
   f.type = static_cast<uint8_t>(tag & 7);
   if (f.number == 0) reject("field number 0");
   switch (f.type) {
-    case kVarint: p = read_varint(p, end, f.varint, 10); break;
+    case kVarint:
+      p = read_varint(p, end, f.varint, 10);
+      break;
     case kFixed64:
       if (end - p < 8) reject("truncated fixed64");
       f.bytes = {p, 8};
@@ -82,8 +84,10 @@ inline const char* read_field(const char* p, const char* end, Field& f) {
       break;
     }
     case 3:
-    case 4: reject("group");  // valid protobuf (unknown groups are kept), not taken here
-    default: reject("invalid wire type");
+    case 4:
+      reject("group");  // valid protobuf (unknown groups are kept), not taken here
+    default:
+      reject("invalid wire type");
   }
   f.end = p;
   return p;

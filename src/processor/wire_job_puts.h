@@ -14,17 +14,17 @@
 namespace gcm::processor::wire {
 
 struct EncodedPuts {
-  std::string bytes;         // the attribute fields, side by side, in put order
-  std::array<Put, 9> puts;   // views into bytes
+  std::string bytes;        // the attribute fields, side by side, in put order
+  std::array<Put, 9> puts;  // views into bytes
   size_t count = 0;
 };
 
 // Keyed by the address of the source, which the caller keeps alive for as long as this object.
 class JobPuts {
  public:
-  const EncodedPuts& strings(const JobFields& fields, uint32_t attr_no);   // the nine job keys as strings
-  const EncodedPuts& lists(const NodeJobs& jobs, uint32_t attr_no);        // the nine job keys as lists
-  const EncodedPuts& job_ids(const NodeJobs& jobs, uint32_t attr_no);      // the resource's job_id
+  const EncodedPuts& strings(const JobFields& fields, uint32_t attr_no);  // the nine job keys as strings
+  const EncodedPuts& lists(const NodeJobs& jobs, uint32_t attr_no);       // the nine job keys as lists
+  const EncodedPuts& job_ids(const NodeJobs& jobs, uint32_t attr_no);     // the resource's job_id
 
  private:
   enum class Kind : uint8_t { Strings, Lists, JobIds };

@@ -19,11 +19,17 @@ FieldRule scalar_rule(const FieldDescriptor* f) {
   switch (f->type()) {
     case FieldDescriptor::TYPE_DOUBLE:
     case FieldDescriptor::TYPE_FIXED64:
-    case FieldDescriptor::TYPE_SFIXED64: type = kFixed64; break;
+    case FieldDescriptor::TYPE_SFIXED64:
+      type = kFixed64;
+      break;
     case FieldDescriptor::TYPE_FLOAT:
     case FieldDescriptor::TYPE_FIXED32:
-    case FieldDescriptor::TYPE_SFIXED32: type = kFixed32; break;
-    default: type = kVarint; break;  // ints, bool, enum (proto3 enums are open: any value parses)
+    case FieldDescriptor::TYPE_SFIXED32:
+      type = kFixed32;
+      break;
+    default:
+      type = kVarint;
+      break;  // ints, bool, enum (proto3 enums are open: any value parses)
   }
   if (!f->is_repeated()) return {Kind::Scalar, type, nullptr};
   // A repeated scalar parses both unpacked (its own wire type) and packed (length-delimited).
@@ -44,13 +50,21 @@ class Builder {
       const FieldDescriptor* f = d->field(i);
       FieldRule& rule = r.by_number[static_cast<size_t>(f->number())];
       switch (f->type()) {
-        case FieldDescriptor::TYPE_STRING: rule = {Kind::String, kLen, nullptr}; break;
-        case FieldDescriptor::TYPE_BYTES: rule = {Kind::Bytes, kLen, nullptr}; break;
-        case FieldDescriptor::TYPE_MESSAGE: rule = {Kind::Message, kLen, &build(f->message_type())}; break;
+        case FieldDescriptor::TYPE_STRING:
+          rule = {Kind::String, kLen, nullptr};
+          break;
+        case FieldDescriptor::TYPE_BYTES:
+          rule = {Kind::Bytes, kLen, nullptr};
+          break;
+        case FieldDescriptor::TYPE_MESSAGE:
+          rule = {Kind::Message, kLen, &build(f->message_type())};
+          break;
         case FieldDescriptor::TYPE_GROUP:  // none in OTLP; read_field refuses groups
           rule = {Kind::Unknown, 3, nullptr};
           break;
-        default: rule = scalar_rule(f); break;
+        default:
+          rule = scalar_rule(f);
+          break;
       }
     }
     return r;
@@ -132,7 +146,8 @@ void check_field(const FieldRule& rule, const Field& f, int depth) {
   switch (rule.kind) {
     case Kind::Unknown:
     case Kind::Scalar:
-    case Kind::Bytes: return;  // framing is all there is to check (a mismatched wire type is an unknown field)
+    case Kind::Bytes:
+      return;  // framing is all there is to check (a mismatched wire type is an unknown field)
     case Kind::String:
       if (f.type == kLen) check_utf8(f.bytes);
       return;

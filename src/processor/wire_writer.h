@@ -50,9 +50,9 @@ class Writer {
  private:
   static constexpr size_t kReserved = 5;  // a varint of up to 2^35 - 1
   struct Frame {
-    size_t patch;     // index in patches_
-    size_t start;     // content start in buf_
-    size_t shrink;    // bytes the reserved prefixes inside this content will lose in finish()
+    size_t patch;   // index in patches_
+    size_t start;   // content start in buf_
+    size_t shrink;  // bytes the reserved prefixes inside this content will lose in finish()
   };
   struct Patch {
     size_t at;        // the reserved bytes

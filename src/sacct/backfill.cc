@@ -33,10 +33,11 @@ using SteadyClock = std::chrono::steady_clock;
 struct TempFile {
   int fd = -1;
   explicit TempFile(const std::string& dir) {
-    std::string tmpl = (dir.empty() ? (std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") : dir) +
-                       "/gcm-backfill-XXXXXX";
+    std::string tmpl =
+        (dir.empty() ? (std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") : dir) + "/gcm-backfill-XXXXXX";
     fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
-    if (fd < 0) throw std::runtime_error(fmt::format("cannot create a temporary file in {}: {}", tmpl, std::strerror(errno)));
+    if (fd < 0)
+      throw std::runtime_error(fmt::format("cannot create a temporary file in {}: {}", tmpl, std::strerror(errno)));
     ::unlink(tmpl.c_str());
   }
   ~TempFile() {
@@ -49,8 +50,8 @@ struct TempFile {
 // One command of a chunk: its output into a staged file (or this process' own), killed if this process dies (a
 // SIGKILLed backfill once left its publish command running, which finished the chunk unrecorded, so the rerun
 // published it again), and on a timeout or SIGTERM/SIGINT its whole process group gets SIGTERM, then SIGKILL 5 s on.
-CommandResult run_chunk_command(std::vector<std::string> argv, std::chrono::milliseconds timeout, int in_fd,
-                                int out_fd, int err_fd) {
+CommandResult run_chunk_command(std::vector<std::string> argv, std::chrono::milliseconds timeout, int in_fd, int out_fd,
+                                int err_fd) {
   CommandSpec spec;
   spec.argv = std::move(argv);
   spec.timeout = timeout;
@@ -104,7 +105,8 @@ std::string hms(double seconds) {
 }  // namespace
 
 std::vector<Chunk> gen_time_bounds(int64_t start, int64_t end, int64_t step_seconds) {
-  if (step_seconds <= 1) throw std::invalid_argument(fmt::format("the step must be more than 1 second (got {})", step_seconds));
+  if (step_seconds <= 1)
+    throw std::invalid_argument(fmt::format("the step must be more than 1 second (got {})", step_seconds));
   if (end < start) throw std::invalid_argument("the end of the range is before its start");
   std::vector<Chunk> out;
   for (int64_t t = start; t <= end; t += step_seconds) out.push_back({t, std::min(t + step_seconds - 1, end)});
@@ -126,7 +128,8 @@ std::vector<Chunk> read_intervals(const std::string& text, int64_t now, const Ti
       throw std::invalid_argument(fmt::format("intervals line {}: expected 'start,end', got '{}'", n, line));
     try {
       Chunk c{parse_date_expr(line.substr(0, comma), now, zone), parse_date_expr(line.substr(comma + 1), now, zone)};
-      if (c.end < c.start) throw std::invalid_argument(fmt::format("intervals line {}: the end is before the start", n));
+      if (c.end < c.start)
+        throw std::invalid_argument(fmt::format("intervals line {}: the end is before the start", n));
       out.push_back(c);
     } catch (const slurm::ParseError& e) {
       throw std::invalid_argument(fmt::format("intervals line {}: {}", n, e.what()));
@@ -200,9 +203,24 @@ void BackfillState::append(const std::string& word, const Chunk& c, uint64_t rec
 std::vector<std::string> fsacct_chunk_argv(const BackfillOptions& o, const Chunk& c) {
   std::string states;
   for (const auto& s : terminal_job_state_names()) states += (states.empty() ? "" : ",") + s;
-  return {o.gcm_binary, "fsacct", "--wrapper-batch-size", "1000", "-P",           "-S",
-          offset_iso(c.start, o.zone), "-E", offset_iso(c.end, o.zone), "-s", states, "-a", "-o", "all",
-          "--duplicates", "--noconvert", "--clusters", o.cluster};
+  return {o.gcm_binary,
+          "fsacct",
+          "--wrapper-batch-size",
+          "1000",
+          "-P",
+          "-S",
+          offset_iso(c.start, o.zone),
+          "-E",
+          offset_iso(c.end, o.zone),
+          "-s",
+          states,
+          "-a",
+          "-o",
+          "all",
+          "--duplicates",
+          "--noconvert",
+          "--clusters",
+          o.cluster};
 }
 
 ChunkResult run_chunk_once(const BackfillOptions& o, const Chunk& c,
@@ -268,9 +286,10 @@ BackfillSummary run_backfill(const BackfillOptions& o, const std::vector<Chunk>&
              chunks.size(), state.path(), todo.size());
   for (size_t i : todo)
     if (state.interrupted(chunks[i]))
-      log.warn("sacct_backfill: chunk {} .. {} was cut off while its publish command ran (an earlier run was "
-               "killed); it may be partly published and is published again",
-               offset_iso(chunks[i].start, o.zone), offset_iso(chunks[i].end, o.zone));
+      log.warn(
+          "sacct_backfill: chunk {} .. {} was cut off while its publish command ran (an earlier run was "
+          "killed); it may be partly published and is published again",
+          offset_iso(chunks[i].start, o.zone), offset_iso(chunks[i].end, o.zone));
   std::mutex mu;
   const auto t0 = SteadyClock::now();
   size_t finished = 0;
@@ -280,9 +299,11 @@ BackfillSummary run_backfill(const BackfillOptions& o, const std::vector<Chunk>&
     size_t done = sum.skipped + finished;
     const int width = 30;
     int filled = chunks.empty() ? width : static_cast<int>(width * done / chunks.size());
-    std::string bar = std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(width - filled), '.');
+    std::string bar =
+        std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(width - filled), '.');
     double rate = elapsed > 0 ? static_cast<double>(sum.records) / elapsed : 0;
-    std::string eta = finished ? hms(elapsed / static_cast<double>(finished) * static_cast<double>(todo.size() - finished)) : "?";
+    std::string eta =
+        finished ? hms(elapsed / static_cast<double>(finished) * static_cast<double>(todo.size() - finished)) : "?";
     std::fprintf(stderr, "\r[%s] %zu/%zu chunks  %llu records  %.1f rec/s  ETA %s%s\x1b[K", bar.c_str(), done,
                  chunks.size(), static_cast<unsigned long long>(sum.records), rate, eta.c_str(),
                  sum.failed ? fmt::format("  {} failed", sum.failed).c_str() : "");
@@ -346,8 +367,7 @@ BackfillSummary run_backfill(const BackfillOptions& o, const std::vector<Chunk>&
   }
   if (o.progress) std::fprintf(stderr, "\n");
   log.info("sacct_backfill: {} chunk(s): {} published ({} records), {} already done, {} failed{}", sum.chunks,
-           sum.published, sum.records, sum.skipped, sum.failed,
-           shutdown_requested() ? ", stopped by signal" : "");
+           sum.published, sum.records, sum.skipped, sum.failed, shutdown_requested() ? ", stopped by signal" : "");
   return sum;
 }
 

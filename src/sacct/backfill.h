@@ -27,7 +27,9 @@ namespace gcm::sacct {
 
 struct Chunk {
   int64_t start = 0, end = 0;  // unix seconds, both inclusive
-  friend bool operator<(const Chunk& a, const Chunk& b) { return std::pair(a.start, a.end) < std::pair(b.start, b.end); }
+  friend bool operator<(const Chunk& a, const Chunk& b) {
+    return std::pair(a.start, a.end) < std::pair(b.start, b.end);
+  }
   friend bool operator==(const Chunk& a, const Chunk& b) = default;
 };
 
@@ -45,12 +47,12 @@ std::vector<Chunk> read_intervals(const std::string& text, int64_t now, const Ti
 // partly published; a rerun names it and publishes it again.
 class BackfillState {
  public:
-  BackfillState() = default;  // no file: nothing is remembered
+  BackfillState() = default;                 // no file: nothing is remembered
   explicit BackfillState(std::string path);  // loads it when it exists; throws std::runtime_error naming it
   bool done(const Chunk& c) const;
   // Published by an earlier run that was killed while the publish command ran (and is not done since).
   bool interrupted(const Chunk& c) const;
-  void mark_done(const Chunk& c, uint64_t records, const TimeZone& zone);  // throws std::runtime_error
+  void mark_done(const Chunk& c, uint64_t records, const TimeZone& zone);        // throws std::runtime_error
   void mark_publishing(const Chunk& c, uint64_t records, const TimeZone& zone);  // throws std::runtime_error
   const std::string& path() const { return path_; }
   size_t size() const { return done_.size(); }
@@ -73,8 +75,8 @@ struct BackfillOptions {
   std::chrono::milliseconds sleep{std::chrono::seconds(10)};  // between serial chunks
   std::chrono::milliseconds retry_wait{std::chrono::seconds(10)};
   int retries = 2;
-  int concurrently = 1;  // 0: every chunk at once
-  std::string temp_dir;  // where chunk output is staged ("" = $TMPDIR or /tmp)
+  int concurrently = 1;   // 0: every chunk at once
+  std::string temp_dir;   // where chunk output is staged ("" = $TMPDIR or /tmp)
   bool progress = false;  // a progress bar on stderr (a terminal)
   TimeZone zone;
 };

@@ -50,14 +50,30 @@ struct Relative {
   int64_t seconds = 0, days = 0, months = 0;
   void add(Unit u, int64_t n) {
     switch (u) {
-      case Unit::Second: seconds += n; break;
-      case Unit::Minute: seconds += 60 * n; break;
-      case Unit::Hour: seconds += 3600 * n; break;
-      case Unit::Day: days += n; break;
-      case Unit::Week: days += 7 * n; break;
-      case Unit::Fortnight: days += 14 * n; break;
-      case Unit::Month: months += n; break;
-      case Unit::Year: months += 12 * n; break;
+      case Unit::Second:
+        seconds += n;
+        break;
+      case Unit::Minute:
+        seconds += 60 * n;
+        break;
+      case Unit::Hour:
+        seconds += 3600 * n;
+        break;
+      case Unit::Day:
+        days += n;
+        break;
+      case Unit::Week:
+        days += 7 * n;
+        break;
+      case Unit::Fortnight:
+        days += 14 * n;
+        break;
+      case Unit::Month:
+        months += n;
+        break;
+      case Unit::Year:
+        months += 12 * n;
+        break;
     }
   }
   void negate() {
@@ -77,8 +93,8 @@ int64_t apply(int64_t base, const Relative& rel, const TimeZone& zone) {
     auto day = floor<days>(sys_seconds{seconds{local}});
     int64_t sod = local - day.time_since_epoch().count() * 86400;
     year_month_day ymd{day};
-    int64_t m = static_cast<int64_t>(static_cast<int>(ymd.year())) * 12 + (static_cast<unsigned>(ymd.month()) - 1) +
-                rel.months;
+    int64_t m =
+        static_cast<int64_t>(static_cast<int>(ymd.year())) * 12 + (static_cast<unsigned>(ymd.month()) - 1) + rel.months;
     int64_t y = m >= 0 ? m / 12 : (m - 11) / 12;
     unsigned mon = static_cast<unsigned>(m - y * 12) + 1;
     sys_days first = sys_days{year_month_day{year{static_cast<int>(y)}, month{mon}, std::chrono::day{1}}};

@@ -58,8 +58,7 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
 
 FsacctArgs parse_fsacct_args(const std::vector<std::string>& args) {
   FsacctArgs a;
-  auto take = [&](size_t& i, const std::string& arg, const char* s, const char* l,
-                  std::string& value) -> bool {
+  auto take = [&](size_t& i, const std::string& arg, const char* s, const char* l, std::string& value) -> bool {
     // -S X, -SX, --starttime X, --starttime=X
     if ((s && arg == s) || (l && arg == l)) {
       if (i + 1 >= args.size()) throw std::invalid_argument(fmt::format("Option '{}' requires an argument.", arg));
@@ -161,8 +160,8 @@ std::vector<std::string> fsacct_sacct_argv(const FsacctArgs& a, int64_t now, con
   return argv;
 }
 
-FsacctFilter::FsacctFilter(std::string delimiter, bool header, FsacctWindow window, TimeZone zone,
-                           int64_t batch_size, std::function<void(std::string_view)> emit)
+FsacctFilter::FsacctFilter(std::string delimiter, bool header, FsacctWindow window, TimeZone zone, int64_t batch_size,
+                           std::function<void(std::string_view)> emit)
     : delimiter_(std::move(delimiter)),
       expect_header_(header),
       window_(window),
@@ -258,8 +257,9 @@ std::string fsacct_help() {
 namespace {
 
 void print_missing_sacct(int err) {
-  std::cerr << "Error: " << fmt::format("Could not find executable 'sacct': {}. Current PATH: {}", std::strerror(err),
-                                        std::getenv("PATH") ? std::getenv("PATH") : "")
+  std::cerr << "Error: "
+            << fmt::format("Could not find executable 'sacct': {}. Current PATH: {}", std::strerror(err),
+                           std::getenv("PATH") ? std::getenv("PATH") : "")
             << "\n";
 }
 

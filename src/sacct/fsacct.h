@@ -19,14 +19,14 @@
 namespace gcm::sacct {
 
 struct FsacctArgs {
-  std::optional<std::string> start, end;   // -S/--starttime, -E/--endtime (last wins)
-  std::vector<std::string> format;         // -o/--format, flattened
-  std::vector<std::string> states;         // -s/--state, flattened
-  std::string delimiter = "|#";            // --delimiter (last wins)
-  int64_t batch_size = 1;                  // --wrapper-batch-size
-  bool wrapper_help = false;               // --wrapper-help
-  std::vector<std::string> passthrough;    // everything else, in order
-  std::vector<std::string> original;       // the argv minus --wrapper-batch-size (the unpatched command)
+  std::optional<std::string> start, end;  // -S/--starttime, -E/--endtime (last wins)
+  std::vector<std::string> format;        // -o/--format, flattened
+  std::vector<std::string> states;        // -s/--state, flattened
+  std::string delimiter = "|#";           // --delimiter (last wins)
+  int64_t batch_size = 1;                 // --wrapper-batch-size
+  bool wrapper_help = false;              // --wrapper-help
+  std::vector<std::string> passthrough;   // everything else, in order
+  std::vector<std::string> original;      // the argv minus --wrapper-batch-size (the unpatched command)
 };
 
 // Parses fsacct's own options out of args (the words after `fsacct`). Throws std::invalid_argument naming a bad

@@ -52,8 +52,8 @@ bool json_plain(std::string_view s) {
   for (; i + 8 <= s.size(); i += 8) {
     uint64_t w;
     std::memcpy(&w, s.data() + i, 8);
-    special |= (w & kHigh) | ((w - kOnes * 0x20) & ~w & kHigh) | has_zero(w ^ (kOnes * '"')) |
-               has_zero(w ^ (kOnes * '\\'));
+    special |=
+        (w & kHigh) | ((w - kOnes * 0x20) & ~w & kHigh) | has_zero(w ^ (kOnes * '"')) | has_zero(w ^ (kOnes * '\\'));
   }
   if (special) {  // the SWAR test may flag a plain byte after a special one: look at the bytes
     i = 0;
@@ -77,13 +77,13 @@ size_t utf8_sequence(std::string_view s, size_t i) {
   if (b0 >= 0xC2 && b0 <= 0xDF) return cont(1) ? 2 : 0;
   if (b0 >= 0xE0 && b0 <= 0xEF) {
     if (!cont(1) || !cont(2)) return 0;
-    if (b0 == 0xE0 && b(1) < 0xA0) return 0;  // overlong
+    if (b0 == 0xE0 && b(1) < 0xA0) return 0;   // overlong
     if (b0 == 0xED && b(1) >= 0xA0) return 0;  // surrogate
     return 3;
   }
   if (b0 >= 0xF0 && b0 <= 0xF4) {
     if (!cont(1) || !cont(2) || !cont(3)) return 0;
-    if (b0 == 0xF0 && b(1) < 0x90) return 0;  // overlong
+    if (b0 == 0xF0 && b(1) < 0x90) return 0;   // overlong
     if (b0 == 0xF4 && b(1) >= 0x90) return 0;  // beyond U+10FFFF
     return 4;
   }
@@ -261,9 +261,9 @@ void SacctPublisher::set_header(std::string_view line) {
   cluster_cols_[1] = column("CLUSTER");
   cluster_cols_[2] = column("Cluster");
   if (end_index_ == SIZE_MAX)
-    throw PublishError(stats_.lines, fmt::format("{}: line {}: the header has no End column (delimiter '{}'): {}",
-                                                 o_.input_name, stats_.lines, o_.delimiter,
-                                                 std::string(line.substr(0, 200))));
+    throw PublishError(stats_.lines,
+                       fmt::format("{}: line {}: the header has no End column (delimiter '{}'): {}", o_.input_name,
+                                   stats_.lines, o_.delimiter, std::string(line.substr(0, 200))));
   have_header_ = true;
 }
 
@@ -366,7 +366,6 @@ void SacctPublisher::process(std::string_view line, RecordOut& out) {
   out.emit(record_);
   ++stats_.records;
 }
-
 
 std::string SacctPublisher::invalid_summary() const {
   if (stats_.invalid_lines == 0) return "";

@@ -37,7 +37,7 @@ struct PublishOptions {
   TimeZone end_ds_zone;  // end_ds is End's date here (America/Los_Angeles)
   std::string cluster;
   bool heterogeneous_cluster_v1 = false;
-  int64_t time = 0;           // the payloads' time field
+  int64_t time = 0;              // the payloads' time field
   std::string input_name = "-";  // for messages
 };
 
@@ -59,7 +59,7 @@ struct PublishStats {
   uint64_t invalid_lines = 0;
   std::vector<uint64_t> invalid_line_numbers;  // the first kMaxListed of them
   std::vector<std::string> invalid_reasons;    // parallel to invalid_line_numbers
-  uint64_t utf8_fixed_lines = 0;  // lines with invalid UTF-8 repaired (ignore/replace)
+  uint64_t utf8_fixed_lines = 0;               // lines with invalid UTF-8 repaired (ignore/replace)
   static constexpr size_t kMaxListed = 100;
 };
 
@@ -110,7 +110,7 @@ class SacctPublisher {
   std::string derived_key_, derived_;
   std::string scratch_;
   size_t last_size_ = 0;
-  size_t fixed_size_ = 0;       // everything but the sacct values and the strings that change
+  size_t fixed_size_ = 0;         // everything but the sacct values and the strings that change
   std::vector<size_t> key_size_;  // compact JSON size of each sacct key (per member)
   std::string sized_cluster_, sized_derived_;
   size_t cluster_size_ = 0, derived_size_ = 0;

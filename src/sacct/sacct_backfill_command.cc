@@ -149,7 +149,7 @@ int BackfillCommand::backfill(BackfillOptions& o, spdlog::logger& log) {
       return usage(e.what());
     }
     log.info("sacct_backfill: {} chunk(s) for cluster {}, publishing with: {}", chunks.size(), o.cluster,
-              fmt::join(o.publish_cmd, " "));
+             fmt::join(o.publish_cmd, " "));
     BackfillSummary sum = run_backfill(o, chunks, *state, log);
     any_failed = any_failed || sum.failed > 0;
     if (sum.failed)

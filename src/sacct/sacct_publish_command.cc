@@ -91,8 +91,7 @@ int PublishCommand::publish(const std::shared_ptr<spdlog::logger>& log) {
   int fd = 0;
   if (input != "-") {
     fd = ::open(input.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-      return usage(fmt::format("Invalid value for '[SACCT_OUTPUT]': '{}': {}", input, std::strerror(errno)));
+    if (fd < 0) return usage(fmt::format("Invalid value for '[SACCT_OUTPUT]': '{}': {}", input, std::strerror(errno)));
   }
   struct Closer {
     int fd;
@@ -155,9 +154,9 @@ int PublishCommand::publish(const std::shared_ptr<spdlog::logger>& log) {
   if (!failure.empty()) {
     // Only what the sink acknowledged counts as published: the chunk that failed is not (a receiver answering 400
     // took none of it), and neither is anything after it.
-    std::string delivery = fmt::format("{} chunk(s) sent, {} acknowledged ({} record(s)), {} failed",
-                                       writer.chunks(), writer.acknowledged_chunks(), writer.acknowledged_records(),
-                                       writer.failed_chunks());
+    std::string delivery =
+        fmt::format("{} chunk(s) sent, {} acknowledged ({} record(s)), {} failed", writer.chunks(),
+                    writer.acknowledged_chunks(), writer.acknowledged_records(), writer.failed_chunks());
     log->error("sacct_publish: {} ({}; {} line(s) read)", failure, delivery, st.lines);
     std::cerr << "Error: " << failure << "\n"
               << "(" << o.input_name << ": " << delivery << "; " << writer.acknowledged_records()

@@ -15,36 +15,115 @@ struct Column {
 
 // gcm-reference.md §1.13: the columns of `sacct -o all` and the parser the reference applies to each.
 const Column kColumns[] = {
-    {"Account", K::String}, {"AdminComment", K::String}, {"AllocCPUS", K::MaybeInt}, {"AllocNodes", K::MaybeInt},
-    {"AllocTRES", K::String}, {"AssocID", K::MaybeInt}, {"AveCPU", K::MaybeFloat}, {"AveCPUFreq", K::MaybeFloat},
-    {"AveDiskRead", K::MaybeFloat}, {"AveDiskWrite", K::MaybeFloat}, {"AvePages", K::MaybeFloat},
-    {"AveRSS", K::MaybeFloat}, {"AveVMSize", K::MaybeFloat}, {"BlockID", K::String}, {"Cluster", K::String},
-    {"Comment", K::String}, {"Constraints", K::String}, {"ConsumedEnergy", K::String},
-    {"ConsumedEnergyRaw", K::String}, {"Container", K::String}, {"CPUTime", K::String}, {"CPUTimeRAW", K::MaybeInt},
-    {"DBIndex", K::String}, {"DerivedExitCode", K::String}, {"Elapsed", K::String}, {"ElapsedRaw", K::MaybeInt},
-    {"Eligible", K::Time}, {"End", K::Time}, {"ExitCode", K::String}, {"Flags", K::String}, {"GID", K::String},
-    {"Group", K::String}, {"JobID", K::String}, {"JobIDRaw", K::String}, {"JobName", K::String},
-    {"Layout", K::String}, {"MaxDiskRead", K::String}, {"MaxDiskReadNode", K::String},
-    {"MaxDiskReadTask", K::String}, {"MaxDiskWrite", K::String}, {"MaxDiskWriteNode", K::String},
-    {"MaxDiskWriteTask", K::String}, {"MaxPages", K::String}, {"MaxPagesNode", K::String},
-    {"MaxPagesTask", K::String}, {"MaxRSS", K::String}, {"MaxRSSNode", K::String}, {"MaxRSSTask", K::String},
-    {"MaxVMSize", K::String}, {"MaxVMSizeNode", K::String}, {"MaxVMSizeTask", K::String}, {"McsLabel", K::String},
-    {"MinCPU", K::String}, {"MinCPUNode", K::String}, {"MinCPUTask", K::String}, {"NCPUS", K::MaybeInt},
-    {"NNodes", K::MaybeInt}, {"NodeList", K::NodeList}, {"NTasks", K::MaybeInt}, {"Partition", K::String},
-    {"Priority", K::String}, {"QOS", K::String}, {"QOSRAW", K::String}, {"Reason", K::String},
-    {"ReqCPUFreq", K::String}, {"ReqCPUFreqGov", K::String}, {"ReqCPUFreqMax", K::String},
-    {"ReqCPUFreqMin", K::String}, {"ReqCPUS", K::String}, {"ReqMem", K::String}, {"ReqNodes", K::String},
-    {"ReqTRES", K::String}, {"Reservation", K::String}, {"ReservationId", K::String}, {"Reserved", K::String},
-    {"ResvCPU", K::String}, {"ResvCPURAW", K::String}, {"Start", K::Time}, {"State", K::String},
-    {"Submit", K::Time}, {"SubmitLine", K::String}, {"Suspended", K::String}, {"SystemComment", K::String},
-    {"SystemCPU", K::String}, {"Timelimit", K::String}, {"TimelimitRaw", K::String}, {"TotalCPU", K::String},
-    {"TRESUsageInAve", K::String}, {"TRESUsageInMax", K::String}, {"TRESUsageInMaxNode", K::String},
-    {"TRESUsageInMaxTask", K::String}, {"TRESUsageInMin", K::String}, {"TRESUsageInMinNode", K::String},
-    {"TRESUsageInMinTask", K::String}, {"TRESUsageInTot", K::String}, {"TRESUsageOutAve", K::String},
-    {"TRESUsageOutMax", K::String}, {"TRESUsageOutMaxNode", K::String}, {"TRESUsageOutMaxTask", K::String},
-    {"TRESUsageOutMin", K::String}, {"TRESUsageOutMinNode", K::String}, {"TRESUsageOutMinTask", K::String},
-    {"TRESUsageOutTot", K::String}, {"UID", K::String}, {"User", K::String}, {"UserCPU", K::String},
-    {"WCKey", K::String}, {"WCKeyID", K::String}, {"WorkDir", K::String},
+    {"Account", K::String},
+    {"AdminComment", K::String},
+    {"AllocCPUS", K::MaybeInt},
+    {"AllocNodes", K::MaybeInt},
+    {"AllocTRES", K::String},
+    {"AssocID", K::MaybeInt},
+    {"AveCPU", K::MaybeFloat},
+    {"AveCPUFreq", K::MaybeFloat},
+    {"AveDiskRead", K::MaybeFloat},
+    {"AveDiskWrite", K::MaybeFloat},
+    {"AvePages", K::MaybeFloat},
+    {"AveRSS", K::MaybeFloat},
+    {"AveVMSize", K::MaybeFloat},
+    {"BlockID", K::String},
+    {"Cluster", K::String},
+    {"Comment", K::String},
+    {"Constraints", K::String},
+    {"ConsumedEnergy", K::String},
+    {"ConsumedEnergyRaw", K::String},
+    {"Container", K::String},
+    {"CPUTime", K::String},
+    {"CPUTimeRAW", K::MaybeInt},
+    {"DBIndex", K::String},
+    {"DerivedExitCode", K::String},
+    {"Elapsed", K::String},
+    {"ElapsedRaw", K::MaybeInt},
+    {"Eligible", K::Time},
+    {"End", K::Time},
+    {"ExitCode", K::String},
+    {"Flags", K::String},
+    {"GID", K::String},
+    {"Group", K::String},
+    {"JobID", K::String},
+    {"JobIDRaw", K::String},
+    {"JobName", K::String},
+    {"Layout", K::String},
+    {"MaxDiskRead", K::String},
+    {"MaxDiskReadNode", K::String},
+    {"MaxDiskReadTask", K::String},
+    {"MaxDiskWrite", K::String},
+    {"MaxDiskWriteNode", K::String},
+    {"MaxDiskWriteTask", K::String},
+    {"MaxPages", K::String},
+    {"MaxPagesNode", K::String},
+    {"MaxPagesTask", K::String},
+    {"MaxRSS", K::String},
+    {"MaxRSSNode", K::String},
+    {"MaxRSSTask", K::String},
+    {"MaxVMSize", K::String},
+    {"MaxVMSizeNode", K::String},
+    {"MaxVMSizeTask", K::String},
+    {"McsLabel", K::String},
+    {"MinCPU", K::String},
+    {"MinCPUNode", K::String},
+    {"MinCPUTask", K::String},
+    {"NCPUS", K::MaybeInt},
+    {"NNodes", K::MaybeInt},
+    {"NodeList", K::NodeList},
+    {"NTasks", K::MaybeInt},
+    {"Partition", K::String},
+    {"Priority", K::String},
+    {"QOS", K::String},
+    {"QOSRAW", K::String},
+    {"Reason", K::String},
+    {"ReqCPUFreq", K::String},
+    {"ReqCPUFreqGov", K::String},
+    {"ReqCPUFreqMax", K::String},
+    {"ReqCPUFreqMin", K::String},
+    {"ReqCPUS", K::String},
+    {"ReqMem", K::String},
+    {"ReqNodes", K::String},
+    {"ReqTRES", K::String},
+    {"Reservation", K::String},
+    {"ReservationId", K::String},
+    {"Reserved", K::String},
+    {"ResvCPU", K::String},
+    {"ResvCPURAW", K::String},
+    {"Start", K::Time},
+    {"State", K::String},
+    {"Submit", K::Time},
+    {"SubmitLine", K::String},
+    {"Suspended", K::String},
+    {"SystemComment", K::String},
+    {"SystemCPU", K::String},
+    {"Timelimit", K::String},
+    {"TimelimitRaw", K::String},
+    {"TotalCPU", K::String},
+    {"TRESUsageInAve", K::String},
+    {"TRESUsageInMax", K::String},
+    {"TRESUsageInMaxNode", K::String},
+    {"TRESUsageInMaxTask", K::String},
+    {"TRESUsageInMin", K::String},
+    {"TRESUsageInMinNode", K::String},
+    {"TRESUsageInMinTask", K::String},
+    {"TRESUsageInTot", K::String},
+    {"TRESUsageOutAve", K::String},
+    {"TRESUsageOutMax", K::String},
+    {"TRESUsageOutMaxNode", K::String},
+    {"TRESUsageOutMaxTask", K::String},
+    {"TRESUsageOutMin", K::String},
+    {"TRESUsageOutMinNode", K::String},
+    {"TRESUsageOutMinTask", K::String},
+    {"TRESUsageOutTot", K::String},
+    {"UID", K::String},
+    {"User", K::String},
+    {"UserCPU", K::String},
+    {"WCKey", K::String},
+    {"WCKeyID", K::String},
+    {"WorkDir", K::String},
 };
 constexpr size_t kColumnCount = sizeof(kColumns) / sizeof(kColumns[0]);
 
@@ -59,11 +138,24 @@ const Schema kSacct = [] {
     FieldSpec f;
     f.name = c.name;
     switch (c.kind) {
-      case K::MaybeInt: f.type = FieldType::Int; f.help = "integer; null when sacct prints no number"; break;
-      case K::MaybeFloat: f.type = FieldType::Double; f.help = "number; null when sacct prints no number"; break;
-      case K::Time: f.help = "ISO 8601 with the host's offset, or Unknown/None/N/A as sacct prints it"; break;
-      case K::NodeList: f.type = FieldType::List; f.help = "node names, expanded; null when none"; break;
-      case K::String: f.help = "as sacct prints it"; break;
+      case K::MaybeInt:
+        f.type = FieldType::Int;
+        f.help = "integer; null when sacct prints no number";
+        break;
+      case K::MaybeFloat:
+        f.type = FieldType::Double;
+        f.help = "number; null when sacct prints no number";
+        break;
+      case K::Time:
+        f.help = "ISO 8601 with the host's offset, or Unknown/None/N/A as sacct prints it";
+        break;
+      case K::NodeList:
+        f.type = FieldType::List;
+        f.help = "node names, expanded; null when none";
+        break;
+      case K::String:
+        f.help = "as sacct prints it";
+        break;
     }
     if (f.name == "JobID" || f.name == "Cluster" || f.name == "Partition") f.role = FieldRole::Identity;
     s.fields.push_back(std::move(f));
@@ -102,9 +194,9 @@ size_t sacct_derived_cluster_field() { return kColumnCount; }
 const Schema& sacct_payload_schema() { return kSacctPayload; }
 
 const std::vector<std::string>& terminal_job_state_names() {
-  static const std::vector<std::string> names = {"boot_fail", "cancelled",     "completed", "deadline",
-                                                 "failed",    "node_fail",     "out_of_memory", "preempted",
-                                                 "requeued",  "resizing",      "revoked",   "timeout"};
+  static const std::vector<std::string> names = {"boot_fail", "cancelled", "completed",     "deadline",
+                                                 "failed",    "node_fail", "out_of_memory", "preempted",
+                                                 "requeued",  "resizing",  "revoked",       "timeout"};
   return names;
 }
 

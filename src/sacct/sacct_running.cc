@@ -32,12 +32,11 @@ std::string excerpt(std::string_view line) {
 }  // namespace
 
 std::vector<std::string> sacct_running_argv(const std::string& delimiter) {
-  return {"sacct", "-P", "-s", "running,r", "--delimiter", delimiter, "-a", "-o", "all", "--duplicates",
-          "--noconvert"};
+  return {"sacct", "-P", "-s", "running,r", "--delimiter", delimiter, "-a", "-o", "all", "--duplicates", "--noconvert"};
 }
 
-SacctRunningStats collect_sacct_running(SlurmClient& client, const CollectorContext& ctx,
-                                        const SacctRunningOptions& o, RecordOut& out) {
+SacctRunningStats collect_sacct_running(SlurmClient& client, const CollectorContext& ctx, const SacctRunningOptions& o,
+                                        RecordOut& out) {
   const Schema& schema = sacct_schema();
   SlurmQuery q;
   q.name = "sacct_running";
@@ -96,7 +95,9 @@ SacctRunningStats collect_sacct_running(SlurmClient& client, const CollectorCont
       }
       std::string_view text = (*row)[*column[f]];
       switch (sacct_column_kind(f)) {
-        case SacctColumnKind::String: v.set_string(text); break;
+        case SacctColumnKind::String:
+          v.set_string(text);
+          break;
         case SacctColumnKind::MaybeInt: {
           auto n = maybe_int(text);
           v = n ? Value(*n) : Value();

@@ -12,17 +12,22 @@ namespace gcm {
 
 std::string csv_cell(const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::Null: return "";
-    case Value::Kind::Bool: return v.as_bool() ? "True" : "False";
-    case Value::Kind::Int: return std::to_string(v.as_int());
-    case Value::Kind::Double: return python_float_repr(v.as_double());
+    case Value::Kind::Null:
+      return "";
+    case Value::Kind::Bool:
+      return v.as_bool() ? "True" : "False";
+    case Value::Kind::Int:
+      return std::to_string(v.as_int());
+    case Value::Kind::Double:
+      return python_float_repr(v.as_double());
     case Value::Kind::String: {
       std::string out;
       append_valid_utf8(out, v.as_string());
       return out;
     }
     case Value::Kind::List:
-    case Value::Kind::Object: return to_json(v);
+    case Value::Kind::Object:
+      return to_json(v);
   }
   return "";
 }
@@ -99,15 +104,15 @@ void CsvFile::append(const std::vector<std::string>& columns, const std::vector<
       out.start_new_file = true;
       header = columns;
       if (log_)
-        log_->warn("{}: its first line is not a CSV header; starting a new file (the old one is {}.1)", path(),
-                   path());
+        log_->warn("{}: its first line is not a CSV header; starting a new file (the old one is {}.1)", path(), path());
     } else if (!missing.empty()) {
       out.start_new_file = true;
       header.insert(header.end(), missing.begin(), missing.end());
       if (log_)
-        log_->warn("{}: rows with column(s) its header lacks ({}); starting a new file with the union of the "
-                   "columns (the old one is {}.1)",
-                   path(), fmt::join(missing, ", "), path());
+        log_->warn(
+            "{}: rows with column(s) its header lacks ({}); starting a new file with the union of the "
+            "columns (the old one is {}.1)",
+            path(), fmt::join(missing, ", "), path());
     }
     if ((current.empty() || out.start_new_file) && order_ == CsvColumnOrder::Sorted)
       std::sort(header.begin(), header.end());
@@ -122,8 +127,8 @@ void CsvFile::append(const std::vector<std::string>& columns, const std::vector<
     out.rows.reserve(rows.size());
     for (const auto& row : rows) {
       for (size_t h = 0; h < header.size(); ++h)
-        cells[h] = at[h] >= 0 && static_cast<size_t>(at[h]) < row.size() ? row[static_cast<size_t>(at[h])]
-                                                                          : std::string();
+        cells[h] =
+            at[h] >= 0 && static_cast<size_t>(at[h]) < row.size() ? row[static_cast<size_t>(at[h])] : std::string();
       out.rows.push_back(csv_record(cells));
     }
     return out;

@@ -118,9 +118,9 @@ otlp::ExporterConfig otel_exporter_config(const SinkOptions& o, const RetryPolic
   cfg.tls.ca_file = o.get_string("otel_ca_file", env_or("OTEL_EXPORTER_OTLP_CERTIFICATE", ""));
   cfg.tls.cert_file = o.get_string("otel_client_cert_file", env_or("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", ""));
   cfg.tls.key_file = o.get_string("otel_client_key_file", env_or("OTEL_EXPORTER_OTLP_CLIENT_KEY", ""));
-  for (const auto& [what, path] : {std::pair{"otel_ca_file", cfg.tls.ca_file},
-                                   std::pair{"otel_client_cert_file", cfg.tls.cert_file},
-                                   std::pair{"otel_client_key_file", cfg.tls.key_file}})
+  for (const auto& [what, path] :
+       {std::pair{"otel_ca_file", cfg.tls.ca_file}, std::pair{"otel_client_cert_file", cfg.tls.cert_file},
+        std::pair{"otel_client_key_file", cfg.tls.key_file}})
     if (!path.empty() && ::access(path.c_str(), R_OK) != 0)
       throw SinkUsageError(fmt::format("sink 'otel': {} '{}' cannot be read: {}", what, path, std::strerror(errno)));
   if (cfg.tls.cert_file.empty() != cfg.tls.key_file.empty())

@@ -93,7 +93,8 @@ class OtelSink : public Sink {
 
 const bool registered = register_sink({
     "otel",
-    "OTLP over HTTP (protobuf or JSON) or gRPC: LOG records as log records, METRIC records as gauges/sums with attributes.",
+    "OTLP over HTTP (protobuf or JSON) or gRPC: LOG records as log records, METRIC records as gauges/sums with "
+    "attributes.",
     {
         {"otel_endpoint", "str", "base URL; /v1/logs and /v1/metrics are appended", "$OTEL_EXPORTER_OTLP_ENDPOINT"},
         {"otel_timeout", "int", "seconds per request", "$OTEL_EXPORTER_OTLP_TIMEOUT or 10"},
@@ -105,7 +106,8 @@ const bool registered = register_sink({
         {"metric_resource_attributes", "dict", "resource attributes of metrics (service.name=gcm, host.name added)",
          ""},
         {"max_request_bytes", "int", "split requests before they pass this size", "20971520"},
-        {"otel_ca_file", "path", "PEM CA certificate(s) that verify an https:// endpoint (a private CA), for HTTP and gRPC",
+        {"otel_ca_file", "path",
+         "PEM CA certificate(s) that verify an https:// endpoint (a private CA), for HTTP and gRPC",
          "$OTEL_EXPORTER_OTLP_CERTIFICATE or the system's CAs"},
         {"otel_client_cert_file", "path", "PEM client certificate for mutual TLS (with otel_client_key_file)",
          "$OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE"},

@@ -92,8 +92,7 @@ class PrometheusSink : public Sink {
       return {405, "text/plain; charset=utf-8", "only GET and HEAD are served\n", "Allow: GET, HEAD\r\n"};
     if (req.too_large) return {413, "text/plain; charset=utf-8", "a scrape has no body\n", ""};
     if (req.path == "/metrics") return {200, "text/plain; version=0.0.4; charset=utf-8", store_.render(), ""};
-    if (req.path == "/")
-      return {200, "text/html", "<html><body><a href=\"/metrics\">/metrics</a></body></html>\n", ""};
+    if (req.path == "/") return {200, "text/html", "<html><body><a href=\"/metrics\">/metrics</a></body></html>\n", ""};
     return {404, "text/plain; charset=utf-8", "not found; metrics are on /metrics\n", ""};
   }
 
@@ -120,9 +119,11 @@ const bool registered = register_sink({
     "prometheus",
     "Latest value of every measurement, served on /metrics and/or written to a textfile (format 0.0.4).",
     {
-        {"listen", "str", "HOST:PORT to serve /metrics on (:PORT: every IPv4 address, 0.0.0.0; port 0 picks a free one; a port over 65535 is an error); for daemons", ""},
-        {"textfile", "path", "file rewritten atomically after each round, for node_exporter's textfile collector",
+        {"listen", "str",
+         "HOST:PORT to serve /metrics on (:PORT: every IPv4 address, 0.0.0.0; port 0 picks a free one; a port over "
+         "65535 is an error); for daemons",
          ""},
+        {"textfile", "path", "file rewritten atomically after each round, for node_exporter's textfile collector", ""},
         {"web_config_file", "path",
          "web config of /metrics in Prometheus exporter-toolkit's format (YAML): tls_server_config (cert_file, "
          "key_file, client_ca_file, client_auth_type, min_version, ...), basic_auth_users (bcrypt hashes), "

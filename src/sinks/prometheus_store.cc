@@ -108,8 +108,8 @@ void PrometheusStore::add(const Record& r) {
     const Value& v = r.values[i];
     bool numeric = v.is_number() || v.is_bool();
     if (!numeric) continue;
-    bool measured = declared ? s.is_measurement(i)
-                             : (s.data_type == DataType::Metric && s.fields[i].role != FieldRole::Identity);
+    bool measured =
+        declared ? s.is_measurement(i) : (s.data_type == DataType::Metric && s.fields[i].role != FieldRole::Identity);
     if (!measured) continue;
     double d = v.is_bool() ? (v.as_bool() ? 1.0 : 0.0) : v.as_number();
     set(s, s.fields[i], labels, d);

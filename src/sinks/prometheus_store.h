@@ -34,8 +34,8 @@ class PrometheusStore {
  private:
   struct Family {
     std::string help;
-    std::string type;  // "gauge" or "counter"
-    std::string owner;  // schema name
+    std::string type;                                            // "gauge" or "counter"
+    std::string owner;                                           // schema name
     std::map<std::string, std::pair<double, uint64_t>> samples;  // rendered labels -> (value, generation)
   };
   void set(const Schema& s, const FieldSpec& f, const std::string& labels, double v);

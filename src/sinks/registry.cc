@@ -71,8 +71,8 @@ bool register_sink(SinkFactory factory) {
 const std::map<std::string, SinkFactory>& sink_registry() { return registry(); }
 
 void SinkOptions::bad_type(const std::string& key, const char* expected) const {
-  throw SinkUsageError(fmt::format("sink '{}': option '{}' must be {}, got {}", sink_, key, expected,
-                                   find(key)->to_display_string()));
+  throw SinkUsageError(
+      fmt::format("sink '{}': option '{}' must be {}, got {}", sink_, key, expected, find(key)->to_display_string()));
 }
 
 std::string SinkOptions::get_string(const std::string& key, const std::string& fallback) const {
@@ -138,9 +138,10 @@ std::unique_ptr<Sink> make_sink(const std::string& name, const std::vector<std::
   if (!unknown.empty()) {
     std::vector<std::string> accepted;
     for (const auto& spec : factory.options) accepted.push_back(spec.name);
-    throw SinkUsageError(fmt::format("sink '{}' does not accept option{} {}. Accepted options: {}", name,
-                                     unknown.size() > 1 ? "s" : "", fmt::join(unknown, ", "),
-                                     accepted.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(accepted, ", "))));
+    throw SinkUsageError(
+        fmt::format("sink '{}' does not accept option{} {}. Accepted options: {}", name, unknown.size() > 1 ? "s" : "",
+                    fmt::join(unknown, ", "),
+                    accepted.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(accepted, ", "))));
   }
   return std::make_unique<ShutdownOnce>(name, factory.make(SinkOptions(name, std::move(options)), ctx), ctx.log);
 }
@@ -152,8 +153,9 @@ std::string sink_names() {
 }
 
 std::string sinks_help() {
-  std::string out = "Sinks (--sink NAME, options with -o key=value; values are YAML-typed: 30, 1.5, true, null,\n"
-                    "[a, b], {'k': 'v'}; dotted keys nest; the last occurrence wins):\n";
+  std::string out =
+      "Sinks (--sink NAME, options with -o key=value; values are YAML-typed: 30, 1.5, true, null,\n"
+      "[a, b], {'k': 'v'}; dotted keys nest; the last occurrence wins):\n";
   for (const auto& [name, f] : registry()) {
     out += fmt::format("  {:<11} {}\n", name, f.summary);
     for (const auto& o : f.options) {

@@ -158,9 +158,10 @@ void RotatingFile::append_under_header(const std::function<HeaderedRows(std::str
   HeaderedRows h = plan(size == 0 ? std::string() : first_line());
   if (h.start_new_file && size > 0) {
     if (backup_count_ == 0) {
-      throw SinkError(fmt::format("'{}' must start a new file for a different header, but backup_count=0 would "
-                                  "destroy the current one",
-                                  path_));
+      throw SinkError(
+          fmt::format("'{}' must start a new file for a different header, but backup_count=0 would "
+                      "destroy the current one",
+                      path_));
     }
     rotate();
     size = 0;

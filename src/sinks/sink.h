@@ -69,9 +69,9 @@ struct SinkOptionSpec {
 
 // What every sink gets besides its options.
 struct SinkContext {
-  std::string command;  // the collector's name, for messages
+  std::string command;          // the collector's name, for messages
   double interval_seconds = 0;  // seconds between two rounds of a daemon; 0 with --once and outside collectors
-  RetryPolicy retry;    // --retries and the backoff schedule
+  RetryPolicy retry;            // --retries and the backoff schedule
   std::shared_ptr<spdlog::logger> log;
 };
 

@@ -145,8 +145,8 @@ class WebhookSink : public Sink {
         throw RetryableError(fmt::format("webhook {}: {}", origin_of(url_), transport_reason(e.what())));
       }
       if (res.status >= 200 && res.status < 300) return;
-      std::string why = fmt::format("webhook {} answered HTTP {}: {}", origin_of(url_), res.status,
-                                    answer_excerpt(res.body));
+      std::string why =
+          fmt::format("webhook {} answered HTTP {}: {}", origin_of(url_), res.status, answer_excerpt(res.body));
       if (is_retryable_http_status(res.status)) throw RetryableError(why, parse_retry_after(res.header("retry-after")));
       throw SinkError(why);
     };

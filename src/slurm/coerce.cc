@@ -145,9 +145,15 @@ double parse_abbreviated_float(std::string_view text) {
   double scale = 1;
   std::string_view number = text;
   switch (text.back()) {
-    case 'K': scale = 1e3; break;
-    case 'M': scale = 1e6; break;
-    case 'G': scale = 1e9; break;
+    case 'K':
+      scale = 1e3;
+      break;
+    case 'M':
+      scale = 1e6;
+      break;
+    case 'G':
+      scale = 1e9;
+      break;
     default:
       if (!is_digit(text.back()))
         throw ParseError(describe_bad_value("abbreviated number", text, "expected a K, M or G suffix or a digit"));

@@ -41,12 +41,12 @@ enum class RowLengthPolicy {
 };
 
 struct DelimitedOptions {
-  std::string delimiter = "|";        // "" splits on runs of blanks, as Python's str.split() does
-  bool header = true;                 // the first non-empty line names the columns
-  std::vector<std::string> columns;   // the names when header is false (squeue -O ... --noheader)
-  bool trailing_delimiter = false;    // each field ends with the delimiter (-O "name:|#"): drop the empty last field
-  bool trim_values = true;            // strip blanks around every value and name (§1.8)
-  bool trim_line = false;             // strip blanks at both ends of each line before splitting (sacct_publish)
+  std::string delimiter = "|";       // "" splits on runs of blanks, as Python's str.split() does
+  bool header = true;                // the first non-empty line names the columns
+  std::vector<std::string> columns;  // the names when header is false (squeue -O ... --noheader)
+  bool trailing_delimiter = false;   // each field ends with the delimiter (-O "name:|#"): drop the empty last field
+  bool trim_values = true;           // strip blanks around every value and name (§1.8)
+  bool trim_line = false;            // strip blanks at both ends of each line before splitting (sacct_publish)
   RowLengthPolicy length_mismatch = RowLengthPolicy::Error;
 };
 
@@ -98,7 +98,7 @@ class DelimitedParser {
 
   size_t lines() const { return line_number_; }
   size_t rows() const { return rows_; }
-  size_t skipped_rows() const { return skipped_; }       // RowLengthPolicy::Skip and DropExtraSkipShort
+  size_t skipped_rows() const { return skipped_; }        // RowLengthPolicy::Skip and DropExtraSkipShort
   size_t mismatched_rows() const { return mismatched_; }  // every row of the wrong length, whatever the policy
 
  private:

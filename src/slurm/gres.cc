@@ -45,7 +45,8 @@ void parse_index_list(std::string_view list, std::string_view item, std::vector<
   size_t start = 0;
   while (true) {
     size_t comma = list.find(',', start);
-    std::string_view part = list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view part =
+        list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     size_t dash = part.find('-');
     auto lo = small_int(part.substr(0, dash));
     auto hi = dash == std::string_view::npos ? lo : small_int(part.substr(dash + 1));
@@ -176,7 +177,8 @@ std::vector<int> shelper_gres_indices(std::string_view gres) {
   size_t start = 0;
   while (start <= list.size()) {
     size_t comma = list.find(',', start);
-    std::string_view part = list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view part =
+        list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     size_t dash = part.find('-');
     auto lo = small_int(part.substr(0, dash));
     auto hi = dash == std::string_view::npos ? lo : small_int(part.substr(dash + 1));
@@ -250,7 +252,8 @@ int64_t gpus_in_gres_list(std::string_view value) {
   size_t start = 0;
   while (true) {
     size_t comma = value.find(',', start);
-    std::string_view item = value.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view item =
+        value.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (item.starts_with("gpu:")) gpus = gres_gpu_count(item);
     if (comma == std::string_view::npos) break;
     start = comma + 1;

@@ -82,8 +82,7 @@ class Parser {
       size_t item_start = pos_;
       items.push_back(parse_item());
       total = saturating_add(total, item_size(items.back()));
-      if (total > max_hosts_)
-        fail(item_start, "expands to more than " + std::to_string(max_hosts_) + " hosts");
+      if (total > max_hosts_) fail(item_start, "expands to more than " + std::to_string(max_hosts_) + " hosts");
       skip_blanks();
       if (pos_ == s_.size()) break;
       if (s_[pos_] != ',') fail(pos_, "expected ',' between names");
@@ -142,8 +141,7 @@ class Parser {
         ++pos_;
         std::string_view hi = read_number(open);
         r.hi = digits_value(hi);
-        if (r.hi < r.lo)
-          fail(lo_at, "reversed range " + std::string(lo) + "-" + std::string(hi));
+        if (r.hi < r.lo) fail(lo_at, "reversed range " + std::string(lo) + "-" + std::string(hi));
       }
       g.ranges.push_back(r);
       if (pos_ == s_.size()) fail(open, "unbalanced '['");

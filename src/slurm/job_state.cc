@@ -38,9 +38,9 @@ JobState parse_job_state(std::string_view text) {
 bool is_terminal_job_state(std::string_view state) {
   std::string_view s = trim(state);
   std::string word = lower(s.substr(0, s.find(' ')));
-  return in(word, {"boot_fail", "bf", "cancelled", "ca", "completed", "cd", "deadline", "dl", "failed", "f",
-                   "node_fail", "nf", "out_of_memory", "oom", "preempted", "pr", "requeued", "rq", "resizing",
-                   "rs", "revoked", "rv", "timeout", "to"});
+  return in(word, {"boot_fail", "bf", "cancelled", "ca", "completed",     "cd",  "deadline",  "dl",
+                   "failed",    "f",  "node_fail", "nf", "out_of_memory", "oom", "preempted", "pr",
+                   "requeued",  "rq", "resizing",  "rs", "revoked",       "rv",  "timeout",   "to"});
 }
 
 bool is_failed_job_state(std::string_view state) {

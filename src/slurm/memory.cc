@@ -27,11 +27,21 @@ int64_t convert_memory_to_mb(std::string_view value) {
   }
   double scale = 0;
   switch (unit) {
-    case 'P': scale = 1e9; break;
-    case 'T': scale = 1e6; break;
-    case 'G': scale = 1e3; break;
-    case 'M': scale = 1; break;
-    case 'K': scale = 1e-3; break;
+    case 'P':
+      scale = 1e9;
+      break;
+    case 'T':
+      scale = 1e6;
+      break;
+    case 'G':
+      scale = 1e3;
+      break;
+    case 'M':
+      scale = 1;
+      break;
+    case 'K':
+      scale = 1e-3;
+      break;
     default:
       throw ParseError(describe_bad_value("memory size", value, "unknown unit; expected K, M, G, T or P"));
   }

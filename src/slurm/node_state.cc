@@ -12,16 +12,35 @@ namespace {
 uint16_t flag_of(char c) {
   NodeFlag f;
   switch (c) {
-    case '*': f = NodeFlag::NotResponding; break;
-    case '~': f = NodeFlag::PoweredDown; break;
-    case '#': f = NodeFlag::PoweringUp; break;
-    case '!': f = NodeFlag::PowerDownPending; break;
-    case '%': f = NodeFlag::PoweringDown; break;
-    case '$': f = NodeFlag::MaintReservation; break;
-    case '@': f = NodeFlag::RebootPending; break;
-    case '^': f = NodeFlag::RebootIssued; break;
-    case '-': f = NodeFlag::PlannedByBackfill; break;
-    default: return 0;
+    case '*':
+      f = NodeFlag::NotResponding;
+      break;
+    case '~':
+      f = NodeFlag::PoweredDown;
+      break;
+    case '#':
+      f = NodeFlag::PoweringUp;
+      break;
+    case '!':
+      f = NodeFlag::PowerDownPending;
+      break;
+    case '%':
+      f = NodeFlag::PoweringDown;
+      break;
+    case '$':
+      f = NodeFlag::MaintReservation;
+      break;
+    case '@':
+      f = NodeFlag::RebootPending;
+      break;
+    case '^':
+      f = NodeFlag::RebootIssued;
+      break;
+    case '-':
+      f = NodeFlag::PlannedByBackfill;
+      break;
+    default:
+      return 0;
   }
   return static_cast<uint16_t>(f);
 }
@@ -70,10 +89,10 @@ bool NodeState::is_running_jobs() const {
 
 std::string_view NodeState::counted_state() const {
   static constexpr std::string_view kNodeStates[] = {
-      "allocated",     "blocked",      "completing",       "down",       "drained",       "draining",
-      "fail",          "failing",      "future",           "idle",       "inval",         "maint",
-      "reboot_issued", "reboot_requested", "mixed",        "perfctrs",   "planned",       "power_down",
-      "powered_down",  "powering_down", "powering_up",     "reserved",   "unknown"};
+      "allocated",     "blocked",          "completing",  "down",     "drained", "draining",
+      "fail",          "failing",          "future",      "idle",     "inval",   "maint",
+      "reboot_issued", "reboot_requested", "mixed",       "perfctrs", "planned", "power_down",
+      "powered_down",  "powering_down",    "powering_up", "reserved", "unknown"};
   if (!extra.empty()) return {};
   for (std::string_view s : kNodeStates) {
     if (base == s) return s;

@@ -29,7 +29,8 @@ std::optional<std::string_view> SacctLineRepair::feed(std::string_view line) {
     return std::string_view(joined_);
   }
   if (carried_count_ + count > expected_) {
-    throw DelimitedError(line_number_, "the following sacct line has more delimiters than expected: " + std::string(line));
+    throw DelimitedError(line_number_,
+                         "the following sacct line has more delimiters than expected: " + std::string(line));
   }
   carried_.append(line);
   carried_.append("\\n");

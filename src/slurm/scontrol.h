@@ -82,6 +82,8 @@ std::optional<KeyValue> parse_config_line(std::string_view line);
 // last). Views into text, which must outlive them.
 std::vector<KeyValue> parse_scontrol_config(std::string_view text);
 std::vector<KeyValue> parse_scontrol_config(std::string&& text) = delete;
-inline std::vector<KeyValue> parse_scontrol_config(const char* text) { return parse_scontrol_config(std::string_view(text)); }
+inline std::vector<KeyValue> parse_scontrol_config(const char* text) {
+  return parse_scontrol_config(std::string_view(text));
+}
 
 }  // namespace gcm::slurm

@@ -12,7 +12,6 @@
 
 namespace gcm::slurm {
 
-
 namespace {
 
 // One statistic: its field, where `sdiag --all --json` has it (statistics.<key>, or statistics.<key>.<sub>), and
@@ -280,8 +279,7 @@ Sdiag parse_sdiag_text(std::string_view text) {
         r[index_of("gettimeofday_latency")] = *n;
         return;
       }
-      if (starts_with(l, "Remote Procedure Call statistics by message type"))
-        return void(section = Section::RpcByType);
+      if (starts_with(l, "Remote Procedure Call statistics by message type")) return void(section = Section::RpcByType);
       if (starts_with(l, "Remote Procedure Call statistics by user")) return void(section = Section::RpcByUser);
       if (starts_with(l, "Pending RPC statistics")) return void(section = Section::Other);
       if (section == Section::RpcByType || section == Section::RpcByUser) {
@@ -325,16 +323,21 @@ using Json = nlohmann::ordered_json;  // keeps the RPC tables' key order, as Pyt
 // A JSON value as a Value (objects keep their order). Depth is bounded by the caller's json_depth_error check.
 Value to_value(const Json& j) {
   switch (j.type()) {
-    case Json::value_t::null: return Value();
-    case Json::value_t::boolean: return Value(j.get<bool>());
-    case Json::value_t::number_integer: return Value(j.get<int64_t>());
+    case Json::value_t::null:
+      return Value();
+    case Json::value_t::boolean:
+      return Value(j.get<bool>());
+    case Json::value_t::number_integer:
+      return Value(j.get<int64_t>());
     case Json::value_t::number_unsigned: {
       uint64_t u = j.get<uint64_t>();
       if (u > static_cast<uint64_t>(INT64_MAX)) return Value(static_cast<double>(u));
       return Value(static_cast<int64_t>(u));
     }
-    case Json::value_t::number_float: return Value(j.get<double>());
-    case Json::value_t::string: return Value(j.get<std::string>());
+    case Json::value_t::number_float:
+      return Value(j.get<double>());
+    case Json::value_t::string:
+      return Value(j.get<std::string>());
     case Json::value_t::array: {
       List l;
       for (const auto& e : j) l.push_back(to_value(e));
@@ -345,7 +348,8 @@ Value to_value(const Json& j) {
       for (const auto& [k, v] : j.items()) o.push_back({k, to_value(v)});
       return Value(std::move(o));
     }
-    default: return Value();
+    default:
+      return Value();
   }
 }
 

@@ -13,7 +13,8 @@ void for_each_tres_entry(std::string_view tres, OnEntry&& on_entry) {
   size_t start = 0;
   while (true) {
     size_t comma = tres.find(',', start);
-    std::string_view item = tres.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view item =
+        tres.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     size_t eq = item.find('=');
     if (eq == std::string_view::npos || item.find('=', eq + 1) != std::string_view::npos)
       throw ParseError(describe_bad_value("TRES", tres, "item '" + std::string(item) + "' is not key=value"));

@@ -50,9 +50,10 @@ std::vector<std::string> split_commas(std::string_view s) {
 MountInfo parse_mountinfo_line(std::string_view line) {
   auto f = split_ws(line);
   if (f.size() < 10)
-    throw MountInfoError(fmt::format("expected at least 10 fields (id parent major:minor root mount-point options "
-                                     "[optional...] - fstype source super-options), got {}",
-                                     f.size()));
+    throw MountInfoError(
+        fmt::format("expected at least 10 fields (id parent major:minor root mount-point options "
+                    "[optional...] - fstype source super-options), got {}",
+                    f.size()));
   MountInfo m;
   m.mount_id = f[0];
   m.parent_id = f[1];

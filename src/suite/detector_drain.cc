@@ -34,10 +34,11 @@ bool drain_within_limits(const std::string& node, const std::vector<NodeState>& 
       if (n.name == node) self = &n;
     }
     if (!self) return size_t{0};
-    return static_cast<size_t>(std::count_if(drains.begin(), drains.end(),
-                                             [&](const NodeState* d) { return earlier(d, self); }));
+    return static_cast<size_t>(
+        std::count_if(drains.begin(), drains.end(), [&](const NodeState* d) { return earlier(d, self); }));
   };
-  if (rank([&](const NodeState& n) { return recent(n, now); }) >= static_cast<size_t>(limits.max_per_hour)) return false;
+  if (rank([&](const NodeState& n) { return recent(n, now); }) >= static_cast<size_t>(limits.max_per_hour))
+    return false;
   auto self = std::find_if(nodes.begin(), nodes.end(), [&](const NodeState& n) { return n.name == node; });
   if (self == nodes.end()) return true;
   for (const auto& part : self->partitions) {
@@ -58,12 +59,18 @@ int partition_cap(double fraction, int64_t total) {
 
 const char* to_string(DrainAction a) {
   switch (a) {
-    case DrainAction::Drained: return "drained";
-    case DrainAction::WouldDrain: return "would_drain";
-    case DrainAction::AlreadyDrained: return "already_drained";
-    case DrainAction::OtherReason: return "other_reason";
-    case DrainAction::OverBudget: return "over_budget";
-    case DrainAction::Failed: return "failed";
+    case DrainAction::Drained:
+      return "drained";
+    case DrainAction::WouldDrain:
+      return "would_drain";
+    case DrainAction::AlreadyDrained:
+      return "already_drained";
+    case DrainAction::OtherReason:
+      return "other_reason";
+    case DrainAction::OverBudget:
+      return "over_budget";
+    case DrainAction::Failed:
+      return "failed";
   }
   return "?";
 }
@@ -72,8 +79,8 @@ std::string detector_reason(const std::string& evidence, size_t max_len) {
   return drain_reason(kDetectorCheckName, evidence, max_len);
 }
 
-DrainBudget judge_drain_budget(const std::string& node, const std::vector<NodeState>& nodes,
-                               const DrainLimits& limits, int64_t now) {
+DrainBudget judge_drain_budget(const std::string& node, const std::vector<NodeState>& nodes, const DrainLimits& limits,
+                               int64_t now) {
   const NodeState* self = nullptr;
   int last_hour = 0;
   for (const auto& n : nodes) {
@@ -96,7 +103,8 @@ DrainBudget judge_drain_budget(const std::string& node, const std::vector<NodeSt
     int cap = partition_cap(limits.max_partition_fraction, total);
     if (drained + 1 > cap)
       return {false, fmt::format("partition {} has {} of its {} nodes drained by the detector (limit {:g} % = {} "
-                                 "node(s))", part, drained, total, limits.max_partition_fraction * 100, cap)};
+                                 "node(s))",
+                                 part, drained, total, limits.max_partition_fraction * 100, cap)};
   }
   return {true, ""};
 }
@@ -125,8 +133,10 @@ DrainOutcome drain_for_detector(const ScontrolRunner& scontrol, const std::strin
   }
   if (!self->reason.empty()) {
     out.action = DrainAction::OtherReason;
-    out.message = fmt::format("node {} carries the reason '{}' (state {}), which the detector did not set: left "
-                              "alone", node, self->reason, self->state);
+    out.message = fmt::format(
+        "node {} carries the reason '{}' (state {}), which the detector did not set: left "
+        "alone",
+        node, self->reason, self->state);
     return out;
   }
   DrainBudget budget = judge_drain_budget(node, nodes, limits, now);
@@ -156,9 +166,10 @@ DrainOutcome drain_for_detector(const ScontrolRunner& scontrol, const std::strin
     if (!drain_within_limits(node, show_nodes(scontrol), limits, now)) {
       scontrol({"update", "NodeName=" + node, "State=RESUME"});
       out.action = DrainAction::OverBudget;
-      out.message = fmt::format("drained node {}, then resumed it: drains by other nodes at the same moment took the "
-                                "limit ({} an hour, {:g} % of a partition)", node, limits.max_per_hour,
-                                limits.max_partition_fraction * 100);
+      out.message = fmt::format(
+          "drained node {}, then resumed it: drains by other nodes at the same moment took the "
+          "limit ({} an hour, {:g} % of a partition)",
+          node, limits.max_per_hour, limits.max_partition_fraction * 100);
     }
   } catch (const std::exception& e) {
     out.message += fmt::format(" (the limits could not be checked again: {})", e.what());
@@ -173,8 +184,8 @@ bool resume_detector_drain(const ScontrolRunner& scontrol, const std::string& no
     return false;
   }
   if (!needs_confirmation(st.reason)) {
-    why = fmt::format("node {} is drained with a reason the detector did not set ('{}'): never resumed by gcm",
-                      node, st.reason);
+    why = fmt::format("node {} is drained with a reason the detector did not set ('{}'): never resumed by gcm", node,
+                      st.reason);
     return false;
   }
   if (st.busy) {

@@ -37,16 +37,16 @@ struct DrainBudget {
 int partition_cap(double fraction, int64_t total);
 
 // Whether one more detector drain of `node` fits the limits, given every node's state at `now` (Unix seconds).
-DrainBudget judge_drain_budget(const std::string& node, const std::vector<NodeState>& nodes,
-                               const DrainLimits& limits, int64_t now);
+DrainBudget judge_drain_budget(const std::string& node, const std::vector<NodeState>& nodes, const DrainLimits& limits,
+                               int64_t now);
 
 enum class DrainAction {
-  Drained,        // scontrol update ... State=DRAIN sent
-  WouldDrain,     // report-only: everything said yes, nothing sent
-  AlreadyDrained, // drained already (by gcm, or by anyone: then that reason stays)
-  OtherReason,    // not drained, but carries a reason gcm did not set (e.g. an operator's note): left alone
-  OverBudget,     // a limit said no
-  Failed,         // scontrol failed or the node is unknown
+  Drained,         // scontrol update ... State=DRAIN sent
+  WouldDrain,      // report-only: everything said yes, nothing sent
+  AlreadyDrained,  // drained already (by gcm, or by anyone: then that reason stays)
+  OtherReason,     // not drained, but carries a reason gcm did not set (e.g. an operator's note): left alone
+  OverBudget,      // a limit said no
+  Failed,          // scontrol failed or the node is unknown
 };
 const char* to_string(DrainAction a);
 

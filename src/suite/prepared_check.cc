@@ -10,7 +10,6 @@
 namespace gcm::suite {
 namespace {
 
-
 std::string known_checks() {
   std::string s;
   for (const auto& spec : health::health_check_registry())
@@ -29,14 +28,16 @@ void apply_options(Prepared& p) {
       known += (known.empty() ? "" : ", ") + param;
     }
     if (!opt)
-      throw SuiteError(fmt::format("suite {}: options: '{}' is not an option of '{}' (its options: {})",
-                                   e.where, key, fmt::join(e.check, " "), known));
+      throw SuiteError(fmt::format("suite {}: options: '{}' is not an option of '{}' (its options: {})", e.where, key,
+                                   fmt::join(e.check, " "), known));
     if (opt->count() > 0) continue;  // args win
     std::vector<std::string> args;
     if (const toml::array* arr = node.as_array()) {
       for (const auto& v : *arr)
-        if (auto s = toml_scalar_to_arg(v)) args.push_back(*s);
-        else throw SuiteError(fmt::format("suite {}: options.{}: list items must be strings or numbers", e.where, key));
+        if (auto s = toml_scalar_to_arg(v))
+          args.push_back(*s);
+        else
+          throw SuiteError(fmt::format("suite {}: options.{}: list items must be strings or numbers", e.where, key));
     } else if (auto s = toml_scalar_to_arg(node)) {
       args.push_back(*s);
     } else {

@@ -58,11 +58,14 @@ struct Context {
 
 health::CheckType check_type(Profile p) {
   switch (p) {
-    case Profile::Prolog: return health::CheckType::Prolog;
-    case Profile::Epilog: return health::CheckType::Epilog;
+    case Profile::Prolog:
+      return health::CheckType::Prolog;
+    case Profile::Epilog:
+      return health::CheckType::Epilog;
     case Profile::HealthCheck:
     case Profile::Agent:
-    case Profile::Confirm: return health::CheckType::Nagios;
+    case Profile::Confirm:
+      return health::CheckType::Nagios;
   }
   return health::CheckType::Nagios;
 }
@@ -196,8 +199,8 @@ Verdict judge(const Context& ctx, const ProfileSpec& spec, const CheckEntry& e, 
                         seconds_text(spec.budget_s));
   } else if (o.term_signal) {
     v.code = ExitCode::CRITICAL;
-    v.msg = fmt::format("{} by signal {} ({})", builtin ? "crashed" : "killed", o.term_signal,
-                        ::strsignal(o.term_signal));
+    v.msg =
+        fmt::format("{} by signal {} ({})", builtin ? "crashed" : "killed", o.term_signal, ::strsignal(o.term_signal));
   } else if (start_error) {
     v.code = ExitCode::UNKNOWN;
     v.msg = *start_error;
@@ -209,7 +212,7 @@ Verdict judge(const Context& ctx, const ProfileSpec& spec, const CheckEntry& e, 
     v.msg = "check did not exit normally: " + *error;
   } else if (builtin || e.nagios_exit_codes) {
     v.code = o.exit_code >= 0 && o.exit_code <= 3 ? static_cast<ExitCode>(o.exit_code)
-                                                   : (builtin ? ExitCode::UNKNOWN : ExitCode::CRITICAL);
+                                                  : (builtin ? ExitCode::UNKNOWN : ExitCode::CRITICAL);
     v.msg = msg ? *msg : last_line(o.output);
     if (!builtin && o.exit_code > 3) v.msg = fmt::format("exit {}: {}", o.exit_code, v.msg);
   } else {
@@ -263,8 +266,10 @@ void settle_node(const RunnerOptions& opts, const SuiteFile& suite, const Contex
   if (!scontrol) {
     auto path = locate_scontrol(suite.scontrol);
     if (!path) {
-      log.error("cannot {} node {}: scontrol not found (PATH, /usr/bin, /usr/local/bin, /opt/slurm/bin, /usr/sbin; "
-                "set [slurm] scontrol in the suite)", failed ? "drain" : "check", ctx.node);
+      log.error(
+          "cannot {} node {}: scontrol not found (PATH, /usr/bin, /usr/local/bin, /opt/slurm/bin, /usr/sbin; "
+          "set [slurm] scontrol in the suite)",
+          failed ? "drain" : "check", ctx.node);
       return;
     }
     scontrol = make_scontrol_runner(*path, locate_slurm_conf(suite.slurm_conf), suite.slurm_timeout_s);
@@ -274,8 +279,7 @@ void settle_node(const RunnerOptions& opts, const SuiteFile& suite, const Contex
     st = show_node(scontrol, ctx.node);
   } catch (const std::exception& e) {
     // Before slurmd has registered, or slurmctld down: nothing to do now; the next run tries again.
-    log.warn("cannot read the state of node {} (not registered yet, or slurmctld unreachable): {}", ctx.node,
-             e.what());
+    log.warn("cannot read the state of node {} (not registered yet, or slurmctld unreachable): {}", ctx.node, e.what());
     return;
   }
   std::vector<std::string> adopted = read_lines(marker);
@@ -283,8 +287,10 @@ void settle_node(const RunnerOptions& opts, const SuiteFile& suite, const Contex
   try {
     if (failed) {
       if (owner == Ownership::Other) {
-        log.warn("node {} already carries the reason '{}' (state {}), which gcm did not set: adding nothing "
-                 "(gcm's verdict: '{}')", ctx.node, st.reason, st.state, reason);
+        log.warn(
+            "node {} already carries the reason '{}' (state {}), which gcm did not set: adding nothing "
+            "(gcm's verdict: '{}')",
+            ctx.node, st.reason, st.state, reason);
         return;
       }
       if (st.drain && st.reason == reason) {
@@ -306,8 +312,10 @@ void settle_node(const RunnerOptions& opts, const SuiteFile& suite, const Contex
     }
     if (ctx.profile != Profile::HealthCheck || !st.drain) return;
     if (owner == Ownership::Gcm && needs_confirmation(st.reason)) {
-      log.info("node {} is drained by gcm's detector ('{}'): the agent resumes it after its confirmation check, "
-               "not this run", ctx.node, st.reason);
+      log.info(
+          "node {} is drained by gcm's detector ('{}'): the agent resumes it after its confirmation check, "
+          "not this run",
+          ctx.node, st.reason);
     } else if (owner == Ownership::Gcm) {
       scontrol({"update", "NodeName=" + ctx.node, "State=RESUME"});
       std::error_code ec;
@@ -334,8 +342,8 @@ void write_marker(const std::string& state_dir, const std::string& node, Profile
   std::filesystem::create_directories(state_dir, ec);
   std::ofstream out(path, std::ios::app);
   out << slurm_reason << "\n";
-  if (!out.flush()) log.warn("cannot write {}: Slurm's '{}' for this failure will not count as gcm's", path,
-                             slurm_reason);
+  if (!out.flush())
+    log.warn("cannot write {}: Slurm's '{}' for this failure will not count as gcm's", path, slurm_reason);
 }
 
 // The last {"rc": N} a built-in check wrote: how it ended, whatever happened to its process afterwards.
@@ -401,14 +409,13 @@ std::vector<JobOutcome> run_checks(const Context& ctx, std::vector<std::unique_p
     for (size_t k = 0; k < part_check.size(); ++k) {
       JobOutcome& o = rr.groups[0][k];
       size_t i = part_check[k];
-      if (!o.process_output.empty() && k == 0)
-        log.debug("built-in checks process output:\n{}", o.process_output);
+      if (!o.process_output.empty() && k == 0) log.debug("built-in checks process output:\n{}", o.process_output);
       if (auto rc = result_rc(o.results)) {
         // It finished: its own code, even if the process later died of another check.
         o.exit_code = *rc;
         o.term_signal = 0;
       } else if (o.started && !o.timed_out && !o.budget_exhausted) {
-        std::string why = o.interrupted ? "the process it shared was killed when another check overran"
+        std::string why = o.interrupted   ? "the process it shared was killed when another check overran"
                           : o.term_signal ? fmt::format("the process it shared died of signal {}", o.term_signal)
                                           : fmt::format("the process it shared exited ({}) first", o.exit_code);
         log.warn("{}: did not finish ({}); running it again in a process of its own", prepared[i]->entry->name, why);
@@ -463,7 +470,9 @@ int run_profile(const RunnerOptions& opts) {
       std::string what = e.check.empty() ? fmt::format("command {}", fmt::join(e.command, " "))
                                          : fmt::format("{} {}", fmt::join(e.check, " "), fmt::join(e.args, " "));
       std::cout << fmt::format("  {}: {} [timeout {} s, severity {}{}]\n", e.name, what, seconds_text(e.timeout_s),
-                               e.severity == Severity::Drain ? "drain" : e.severity == Severity::Warn ? "warn" : "ignore",
+                               e.severity == Severity::Drain  ? "drain"
+                               : e.severity == Severity::Warn ? "warn"
+                                                              : "ignore",
                                e.fail_on_warning ? ", fails on WARNING" : "");
     }
     return kExitPass;
@@ -477,8 +486,7 @@ int run_profile(const RunnerOptions& opts) {
   // Several slurmd on one host (multiple-slurmd setups, the testbed) need a mapping directory each.
   suite.gpu_job_mapping_dir = with_node(suite.gpu_job_mapping_dir, ctx.node);
   std::optional<std::string> conf = locate_slurm_conf(suite.slurm_conf);
-  ctx.cluster = suite.cluster ? *suite.cluster
-                              : (conf ? cluster_name_of(*conf) : std::nullopt).value_or("local-node");
+  ctx.cluster = suite.cluster ? *suite.cluster : (conf ? cluster_name_of(*conf) : std::nullopt).value_or("local-node");
   std::shared_ptr<spdlog::logger> log;
   try {
     log = setup_logging({profile_name, ctx.node, suite.log_folder, suite.log_level, opts.log_stdout});
@@ -518,11 +526,13 @@ int run_profile(const RunnerOptions& opts) {
     const Verdict& v = verdicts.back();
     std::string line = verdict_line(v);
     std::cout << line << "\n";
-    if (v.failed) log->error("{}", line);
-    else if (v.code == ExitCode::OK) log->info("{}", line);
-    else log->warn("{}", line);
-    if (!outcomes[i].output.empty())
-      log->debug("{} output:\n{}", v.name, outcomes[i].output);
+    if (v.failed)
+      log->error("{}", line);
+    else if (v.code == ExitCode::OK)
+      log->info("{}", line);
+    else
+      log->warn("{}", line);
+    if (!outcomes[i].output.empty()) log->debug("{} output:\n{}", v.name, outcomes[i].output);
   }
   std::vector<std::string> failed_names, warned_names, unknown_names;
   const Verdict* first_failure = nullptr;
@@ -537,17 +547,19 @@ int run_profile(const RunnerOptions& opts) {
     }
   }
   bool failed = first_failure != nullptr;
-  std::string summary = fmt::format("gcm {} {}: {} - {} checks", profile_name, ctx.node, failed ? "FAIL" : "PASS",
-                                    verdicts.size());
+  std::string summary =
+      fmt::format("gcm {} {}: {} - {} checks", profile_name, ctx.node, failed ? "FAIL" : "PASS", verdicts.size());
   if (failed) summary += fmt::format(", {} failed ({})", failed_names.size(), fmt::join(failed_names, ", "));
-  if (!warned_names.empty()) summary += fmt::format(", {} not OK without draining ({})", warned_names.size(),
-                                                        fmt::join(warned_names, ", "));
-  if (!unknown_names.empty()) summary += fmt::format(", {} unknown ({})", unknown_names.size(),
-                                                     fmt::join(unknown_names, ", "));
+  if (!warned_names.empty())
+    summary += fmt::format(", {} not OK without draining ({})", warned_names.size(), fmt::join(warned_names, ", "));
+  if (!unknown_names.empty())
+    summary += fmt::format(", {} unknown ({})", unknown_names.size(), fmt::join(unknown_names, ", "));
   summary += fmt::format(" in {:.2f} s (budget {} s)", elapsed, seconds_text(spec->budget_s));
   std::cout << summary << std::endl;
-  if (failed) log->error("{}", summary);
-  else log->info("{}", summary);
+  if (failed)
+    log->error("{}", summary);
+  else
+    log->info("{}", summary);
 
   // Telemetry: one record per check, one for the suite. A sink failure is logged, never changes the verdict.
   {
@@ -569,21 +581,24 @@ int run_profile(const RunnerOptions& opts) {
     }
     if (tele.sink) {
       for (const auto& v : verdicts) tele.send_telemetry(v.name, {v.code, v.msg}, v.start, job_id, ctx.node);
-      tele.send_telemetry(fmt::format("gcm {}", profile_name),
-                          {failed ? ExitCode::CRITICAL : ExitCode::OK, summary}, t0, job_id, ctx.node);
+      tele.send_telemetry(fmt::format("gcm {}", profile_name), {failed ? ExitCode::CRITICAL : ExitCode::OK, summary},
+                          t0, job_id, ctx.node);
     }
   }
 
-  std::string reason = first_failure ? drain_reason(first_failure->name, first_failure->msg, suite.reason_max_length)
-                                     : "";
+  std::string reason =
+      first_failure ? drain_reason(first_failure->name, first_failure->msg, suite.reason_max_length) : "";
   if (opts.profile != Profile::HealthCheck) {
     std::error_code ec;
-    if (failed) write_marker(suite.state_dir, ctx.node, opts.profile, *log);
-    else if (opts.profile == Profile::Prolog) std::filesystem::remove(failure_marker_path(suite.state_dir, ctx.node), ec);
+    if (failed)
+      write_marker(suite.state_dir, ctx.node, opts.profile, *log);
+    else if (opts.profile == Profile::Prolog)
+      std::filesystem::remove(failure_marker_path(suite.state_dir, ctx.node), ec);
   }
-  if (opts.drain.value_or(spec->drain)) settle_node(opts, suite, ctx, failed, reason, *log);
-  else if (failed) log->info("not calling scontrol from the {} (drain = false): the exit code drains node {}",
-                             profile_name, ctx.node);
+  if (opts.drain.value_or(spec->drain))
+    settle_node(opts, suite, ctx, failed, reason, *log);
+  else if (failed)
+    log->info("not calling scontrol from the {} (drain = false): the exit code drains node {}", profile_name, ctx.node);
 
   if (!failed && opts.profile == Profile::Prolog && !suite.gpu_job_mapping_dir.empty()) {
     if (!job_id) {

@@ -24,11 +24,11 @@ namespace gcm::suite {
 struct RunnerOptions {
   Profile profile = Profile::Prolog;
   std::string suite_path;
-  std::optional<std::string> node;       // default: slurm_node_name()
-  std::optional<bool> drain;             // overrides the profile's `drain`
+  std::optional<std::string> node;  // default: slurm_node_name()
+  std::optional<bool> drain;        // overrides the profile's `drain`
   bool log_stdout = false;
-  bool validate_only = false;            // resolve and print the plan, run nothing
-  ScontrolRunner scontrol;               // tests: a fake; default: the located scontrol
+  bool validate_only = false;  // resolve and print the plan, run nothing
+  ScontrolRunner scontrol;     // tests: a fake; default: the located scontrol
 };
 
 // Exit codes of the runners.

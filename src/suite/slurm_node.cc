@@ -96,10 +96,10 @@ ScontrolRunner make_scontrol_runner(const std::string& scontrol, const std::opti
     if (slurm_conf) spec.extra_env.push_back("SLURM_CONF=" + *slurm_conf);
     CommandResult r = run_command(spec);
     if (!r.ok())
-      throw std::runtime_error(fmt::format("{} {}: {}", command_line(spec.argv),
-                                           r.timed_out ? fmt::format("timed out after {} s", timeout_s)
-                                                       : fmt::format("exit {}", r.exit_code),
-                                           trim(r.err)));
+      throw std::runtime_error(fmt::format(
+          "{} {}: {}", command_line(spec.argv),
+          r.timed_out ? fmt::format("timed out after {} s", timeout_s) : fmt::format("exit {}", r.exit_code),
+          trim(r.err)));
     return r.out;
   };
 }

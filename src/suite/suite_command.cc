@@ -61,7 +61,8 @@ int suite_main(suite::Profile profile, std::vector<std::string> args) {
   app.add_option("--node", node, "This node's Slurm name (default: $SLURMD_NODENAME, else the short host name).");
   app.add_flag("--drain", drain, "Drain (and, for healthcheck, resume) through scontrol whatever the suite says.");
   app.add_flag("--no-drain", no_drain, "Never call scontrol; only the exit code speaks.");
-  app.add_flag("--stdout", opts.log_stdout, "Internal logs to stdout instead of <log_folder>/<profile>_logs/<node>.log.");
+  app.add_flag("--stdout", opts.log_stdout,
+               "Internal logs to stdout instead of <log_folder>/<profile>_logs/<node>.log.");
   app.add_flag("--validate", opts.validate_only,
                "Load the suite, resolve every check of this profile with its options, print the plan and exit (0 "
                "valid, 2 not); runs nothing.");
@@ -95,14 +96,13 @@ namespace {
 
 // slurmd reads a prolog's exit status to decide whether the job may start: a detached suite would always say 0.
 bool register_suite_command(suite::Profile p) {
-  return register_app_command({suite::to_string(p), profile_help(p), nullptr,
-                               [p](std::vector<std::string> words, bool detach) {
-                                 if (detach)
-                                   return usage_error(fmt::format(
-                                       "-d/--detach does not apply to '{}': Slurm reads its exit status",
-                                       suite::to_string(p)));
-                                 return suite_main(p, std::move(words));
-                               }});
+  return register_app_command(
+      {suite::to_string(p), profile_help(p), nullptr, [p](std::vector<std::string> words, bool detach) {
+         if (detach)
+           return usage_error(
+               fmt::format("-d/--detach does not apply to '{}': Slurm reads its exit status", suite::to_string(p)));
+         return suite_main(p, std::move(words));
+       }});
 }
 
 const bool kSuitesRegistered = register_suite_command(suite::Profile::Prolog) &&

@@ -46,8 +46,8 @@ class Reader {
   std::optional<double> seconds(const toml::table& t, const std::string& where, const char* key) const {
     const toml::node* n = t.get(key);
     if (!n) return std::nullopt;
-    std::optional<double> v = n->is_integer() ? std::optional<double>(static_cast<double>(*n->value<int64_t>()))
-                                              : n->value<double>();
+    std::optional<double> v =
+        n->is_integer() ? std::optional<double>(static_cast<double>(*n->value<int64_t>())) : n->value<double>();
     if (!n->is_number() || !v || !(*v > 0))
       fail(where, n, fmt::format("'{}' must be a number of seconds greater than 0", key));
     return v;
@@ -104,8 +104,9 @@ CheckEntry read_entry(const Reader& r, const toml::table& t, const std::string& 
   auto check = r.str(t, where, "check");
   auto command = r.strings(t, where, "command");
   if (check.has_value() == command.has_value())
-    r.fail(where, &t, "needs exactly one of 'check' (a built-in check, e.g. \"check-nvidia-smi\") or 'command' "
-                      "(an external tool's argv)");
+    r.fail(where, &t,
+           "needs exactly one of 'check' (a built-in check, e.g. \"check-nvidia-smi\") or 'command' "
+           "(an external tool's argv)");
   if (check) {
     e.check = split_words(*check);
     if (e.check.empty()) r.fail(where, t.get("check"), "'check' is empty");
@@ -121,20 +122,30 @@ CheckEntry read_entry(const Reader& r, const toml::table& t, const std::string& 
   // The budget still ends a check whose timeout is longer (reported as such: see supervisor.h).
   e.timeout_s = r.seconds(t, where, "timeout").value_or(p.default_timeout_s);
   if (auto s = r.str(t, where, "severity")) {
-    if (*s == "drain") e.severity = Severity::Drain;
-    else if (*s == "warn") e.severity = Severity::Warn;
-    else if (*s == "ignore") e.severity = Severity::Ignore;
-    else r.fail(where, t.get("severity"), fmt::format("severity '{}' is not one of drain, warn, ignore", *s));
+    if (*s == "drain")
+      e.severity = Severity::Drain;
+    else if (*s == "warn")
+      e.severity = Severity::Warn;
+    else if (*s == "ignore")
+      e.severity = Severity::Ignore;
+    else
+      r.fail(where, t.get("severity"), fmt::format("severity '{}' is not one of drain, warn, ignore", *s));
   }
   if (auto s = r.str(t, where, "fail_on")) {
-    if (*s == "critical") e.fail_on_warning = false;
-    else if (*s == "warning") e.fail_on_warning = true;
-    else r.fail(where, t.get("fail_on"), fmt::format("fail_on '{}' is not one of critical, warning", *s));
+    if (*s == "critical")
+      e.fail_on_warning = false;
+    else if (*s == "warning")
+      e.fail_on_warning = true;
+    else
+      r.fail(where, t.get("fail_on"), fmt::format("fail_on '{}' is not one of critical, warning", *s));
   }
   if (auto s = r.str(t, where, "exit_codes")) {
-    if (!check && *s == "nagios") e.nagios_exit_codes = true;
-    else if (!check && *s == "zero-ok") e.nagios_exit_codes = false;
-    else r.fail(where, t.get("exit_codes"), "exit_codes ('nagios' or 'zero-ok') is for commands only");
+    if (!check && *s == "nagios")
+      e.nagios_exit_codes = true;
+    else if (!check && *s == "zero-ok")
+      e.nagios_exit_codes = false;
+    else
+      r.fail(where, t.get("exit_codes"), "exit_codes ('nagios' or 'zero-ok') is for commands only");
   }
   return e;
 }
@@ -143,11 +154,16 @@ CheckEntry read_entry(const Reader& r, const toml::table& t, const std::string& 
 
 const char* to_string(Profile p) {
   switch (p) {
-    case Profile::Prolog: return "prolog";
-    case Profile::Epilog: return "epilog";
-    case Profile::HealthCheck: return "healthcheck";
-    case Profile::Agent: return "agent";
-    case Profile::Confirm: return "confirm";
+    case Profile::Prolog:
+      return "prolog";
+    case Profile::Epilog:
+      return "epilog";
+    case Profile::HealthCheck:
+      return "healthcheck";
+    case Profile::Agent:
+      return "agent";
+    case Profile::Confirm:
+      return "confirm";
   }
   return "?";
 }
@@ -165,8 +181,9 @@ SuiteFile parse_suite(const std::string& text, const std::string& source_name) {
   s.path = source_name;
   r.only(doc, "top level", {"suite", "slurm", "environment", "prolog", "epilog", "healthcheck", "agent", "confirm"});
   if (const toml::table* t = r.table(doc, "top level", "suite")) {
-    r.only(*t, "[suite]", {"cluster", "log_folder", "log_level", "sink", "sink_opts", "state_dir",
-                           "gpu_job_mapping_dir", "features_config"});
+    r.only(*t, "[suite]",
+           {"cluster", "log_folder", "log_level", "sink", "sink_opts", "state_dir", "gpu_job_mapping_dir",
+            "features_config"});
     s.cluster = r.str(*t, "[suite]", "cluster");
     s.log_folder = r.str(*t, "[suite]", "log_folder").value_or(s.log_folder);
     s.log_level = r.str(*t, "[suite]", "log_level").value_or(s.log_level);
@@ -215,8 +232,8 @@ SuiteFile parse_suite(const std::string& text, const std::string& source_name) {
         CheckEntry entry = read_entry(r, *e.as_table(), ewhere, spec);
         entry.where = source_name + ": " + ewhere + line_of(e);
         if (!names.insert(entry.name).second)
-          r.fail(ewhere, &e, fmt::format("a second check named '{}' (names must be unique: add name = \"...\")",
-                                         entry.name));
+          r.fail(ewhere, &e,
+                 fmt::format("a second check named '{}' (names must be unique: add name = \"...\")", entry.name));
         spec.checks.push_back(std::move(entry));
       }
     }

@@ -40,22 +40,22 @@ enum class Severity {
 };
 
 struct CheckEntry {
-  std::string name;                 // verdict lines, telemetry health_check, drain reasons
-  std::vector<std::string> check;   // built-in: command path {"check-storage", "disk-usage"}; empty for a command
-  std::vector<std::string> command; // external tool: argv (absolute path or found through [environment] PATH)
-  std::vector<std::string> args;    // built-in: command-line arguments after CLUSTER TYPE
+  std::string name;                    // verdict lines, telemetry health_check, drain reasons
+  std::vector<std::string> check;      // built-in: command path {"check-storage", "disk-usage"}; empty for a command
+  std::vector<std::string> command;    // external tool: argv (absolute path or found through [environment] PATH)
+  std::vector<std::string> args;       // built-in: command-line arguments after CLUSTER TYPE
   std::optional<toml::table> options;  // built-in: option values keyed by parameter name (args win)
   double timeout_s = 0;
   Severity severity = Severity::Drain;
-  bool fail_on_warning = false;     // fail_on = "warning": WARNING fails too (CRITICAL and timeouts always do)
-  bool nagios_exit_codes = true;    // commands: exit 0/1/2/3 are Nagios'; "zero-ok": any non-zero is CRITICAL
-  std::string where;                // "suite.toml: [[prolog.checks]] #2 (line 14)" for messages
+  bool fail_on_warning = false;   // fail_on = "warning": WARNING fails too (CRITICAL and timeouts always do)
+  bool nagios_exit_codes = true;  // commands: exit 0/1/2/3 are Nagios'; "zero-ok": any non-zero is CRITICAL
+  std::string where;              // "suite.toml: [[prolog.checks]] #2 (line 14)" for messages
 };
 
 struct ProfileSpec {
-  double budget_s = 30;             // the whole profile, all checks together
-  double default_timeout_s = 10;    // a check's timeout when it names none (the budget ends any check anyway)
-  bool drain = false;               // call scontrol to drain/resume (healthcheck: default true)
+  double budget_s = 30;           // the whole profile, all checks together
+  double default_timeout_s = 10;  // a check's timeout when it names none (the budget ends any check anyway)
+  bool drain = false;             // call scontrol to drain/resume (healthcheck: default true)
   std::vector<CheckEntry> checks;
 };
 

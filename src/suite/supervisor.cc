@@ -26,12 +26,8 @@ namespace {
 
 constexpr size_t kMaxOutput = 64u << 10;
 
-double wall_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-double mono_now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double wall_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+double mono_now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
@@ -100,8 +96,8 @@ struct Part {
 struct Proc {
   bool group = false;
   pid_t pid = -1;
-  int pidfd = -1;         // readable when the child exits (Linux >= 5.3); -1: poll waitpid every 10 ms instead
-  int proc_out_fd = -1;   // a group's own stdout+stderr
+  int pidfd = -1;        // readable when the child exits (Linux >= 5.3); -1: poll waitpid every 10 ms instead
+  int proc_out_fd = -1;  // a group's own stdout+stderr
   std::string proc_output;
   double proc_deadline = 0;  // a group whose parts all closed but which does not exit is killed then
   std::vector<Part> parts;
@@ -214,9 +210,8 @@ class Supervisor {
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     out.start = wall_now();
     pid_t pid = -1;
-    int rc = job.argv[0].find('/') != std::string::npos
-                 ? posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ)
-                 : posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
+    int rc = job.argv[0].find('/') != std::string::npos ? posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ)
+                                                        : posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     close_fd(o.w);
@@ -224,8 +219,10 @@ class Supervisor {
       close_fd(o.r);
       out.started = out.exited = true;
       out.exit_code = 127;
-      out.results = nlohmann::json{{"start_error", fmt::format("cannot run '{}': {}", job.argv[0], std::strerror(rc))}}
-                        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+      out.results =
+          nlohmann::json{{"start_error", fmt::format("cannot run '{}': {}", job.argv[0], std::strerror(rc))}}.dump(
+              -1, ' ', false, nlohmann::json::error_handler_t::replace) +
+          "\n";
       out.end = wall_now();
       return;
     }
@@ -399,8 +396,10 @@ class Supervisor {
         next = std::min(next, p.deadline);
       }
       if (!open_part) next = std::min(next, pr.proc_deadline);
-      if (pr.pidfd >= 0) fds.push_back({pr.pidfd, POLLIN, 0});
-      else need_tick = true;
+      if (pr.pidfd >= 0)
+        fds.push_back({pr.pidfd, POLLIN, 0});
+      else
+        need_tick = true;
       if (pr.proc_out_fd >= 0) fds.push_back({pr.proc_out_fd, POLLIN, 0});
       for (auto& p : pr.parts) {
         if (p.out_fd >= 0) fds.push_back({p.out_fd, POLLIN, 0});
@@ -418,8 +417,7 @@ class Supervisor {
     for (auto& pr : procs_) {
       if (pr.done) continue;
       siginfo_t info{};
-      if (::waitid(P_PID, static_cast<id_t>(pr.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
-          info.si_pid != pr.pid)
+      if (::waitid(P_PID, static_cast<id_t>(pr.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != pr.pid)
         continue;
       ::kill(-pr.pid, SIGKILL);  // what the checks left behind in its group (a tool still running) goes too
       int status = 0;

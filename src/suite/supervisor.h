@@ -61,18 +61,18 @@ struct GroupJob {
 };
 
 struct JobOutcome {
-  bool started = false;       // fork succeeded
-  bool exited = false;        // the process exited (exit_code) or died of a signal (term_signal)
+  bool started = false;  // fork succeeded
+  bool exited = false;   // the process exited (exit_code) or died of a signal (term_signal)
   int exit_code = -1;
   int term_signal = 0;
-  bool timed_out = false;     // killed at its own timeout
+  bool timed_out = false;         // killed at its own timeout
   bool budget_exhausted = false;  // killed because the suite's budget ran out first
-  bool interrupted = false;   // a part of a group: killed unfinished because another part of its group overran
-  std::string start_error;    // why the fork failed
-  std::string results;        // what the child (or part) wrote to its result pipe
-  std::string output;         // the end of its stdout+stderr, or the part's own output pipe (at most 64 KiB)
-  std::string process_output; // a part of a group: the end of the group process' stdout+stderr
-  double start = 0, end = 0;  // wall-clock seconds (Unix time)
+  bool interrupted = false;       // a part of a group: killed unfinished because another part of its group overran
+  std::string start_error;        // why the fork failed
+  std::string results;            // what the child (or part) wrote to its result pipe
+  std::string output;             // the end of its stdout+stderr, or the part's own output pipe (at most 64 KiB)
+  std::string process_output;     // a part of a group: the end of the group process' stdout+stderr
+  double start = 0, end = 0;      // wall-clock seconds (Unix time)
 };
 
 // Starts every job at once, waits until each has finished or passed its deadline (min(its timeout, budget)),

@@ -34,31 +34,56 @@ json to_json(const DeviceResult& r) {
   const GpuSample& s = r.sample;
   json links = json::array();
   for (const auto& l : s.nvlinks)
-    links.push_back({{"link", l.link}, {"active", l.active}, {"replay", opt(l.replay_errors)},
-                     {"recovery", opt(l.recovery_errors)}, {"crc_flit", opt(l.crc_flit_errors)},
+    links.push_back({{"link", l.link},
+                     {"active", l.active},
+                     {"replay", opt(l.replay_errors)},
+                     {"recovery", opt(l.recovery_errors)},
+                     {"crc_flit", opt(l.crc_flit_errors)},
                      {"crc_data", opt(l.crc_data_errors)}});
   json procs = json::array();
   if (s.processes)
-    for (const auto& p : *s.processes) procs.push_back({{"pid", p.pid}, {"used_memory_bytes", opt(p.used_memory_bytes)}});
+    for (const auto& p : *s.processes)
+      procs.push_back({{"pid", p.pid}, {"used_memory_bytes", opt(p.used_memory_bytes)}});
   json migs = json::array();
   for (const auto& m : s.mig_devices)
     migs.push_back({{"index", m.index}, {"uuid", opt(m.uuid)}, {"memory_total", opt(m.memory_total_bytes)}});
-  return {{"index", r.index}, {"state", to_string(r.state)}, {"detail", r.detail}, {"name", opt(s.name)},
-          {"uuid", opt(s.uuid)}, {"serial", opt(s.serial)}, {"pci_bus_id", opt(s.pci_bus_id)},
-          {"vbios_version", opt(s.vbios_version)}, {"gpu_util", opt(s.gpu_util)}, {"mem_util", opt(s.mem_util)},
-          {"mem_used_percent", s.mem_used_percent}, {"temperature", opt(s.temperature)},
-          {"power_draw_mw", opt(s.power_draw_mw)}, {"power_limit_mw", opt(s.power_limit_mw)},
-          {"retired_pages_single", opt(s.retired_pages_single)}, {"retired_pages_double", opt(s.retired_pages_double)},
-          {"memory_total_bytes", opt(s.memory_total_bytes)}, {"memory_used_bytes", opt(s.memory_used_bytes)},
-          {"energy_mj", opt(s.energy_mj)}, {"clock_graphics_mhz", opt(s.clock_graphics_mhz)},
-          {"clock_sm_mhz", opt(s.clock_sm_mhz)}, {"clock_mem_mhz", opt(s.clock_mem_mhz)},
-          {"app_clock_graphics_mhz", opt(s.app_clock_graphics_mhz)}, {"app_clock_mem_mhz", opt(s.app_clock_mem_mhz)},
-          {"max_clock_graphics_mhz", opt(s.max_clock_graphics_mhz)}, {"max_clock_sm_mhz", opt(s.max_clock_sm_mhz)},
-          {"max_clock_mem_mhz", opt(s.max_clock_mem_mhz)}, {"clock_event_reasons", opt(s.clock_event_reasons)},
-          {"pcie_link_gen", opt(s.pcie_link_gen)}, {"pcie_link_width", opt(s.pcie_link_width)},
-          {"pcie_link_gen_max", opt(s.pcie_link_gen_max)}, {"pcie_link_width_max", opt(s.pcie_link_width_max)},
-          {"pcie_replay_count", opt(s.pcie_replay_count)}, {"pcie_tx_kbps", opt(s.pcie_tx_kbps)},
-          {"pcie_rx_kbps", opt(s.pcie_rx_kbps)}, {"nvlinks", links}, {"ecc_mode_current", opt(s.ecc_mode_current)},
+  return {{"index", r.index},
+          {"state", to_string(r.state)},
+          {"detail", r.detail},
+          {"name", opt(s.name)},
+          {"uuid", opt(s.uuid)},
+          {"serial", opt(s.serial)},
+          {"pci_bus_id", opt(s.pci_bus_id)},
+          {"vbios_version", opt(s.vbios_version)},
+          {"gpu_util", opt(s.gpu_util)},
+          {"mem_util", opt(s.mem_util)},
+          {"mem_used_percent", s.mem_used_percent},
+          {"temperature", opt(s.temperature)},
+          {"power_draw_mw", opt(s.power_draw_mw)},
+          {"power_limit_mw", opt(s.power_limit_mw)},
+          {"retired_pages_single", opt(s.retired_pages_single)},
+          {"retired_pages_double", opt(s.retired_pages_double)},
+          {"memory_total_bytes", opt(s.memory_total_bytes)},
+          {"memory_used_bytes", opt(s.memory_used_bytes)},
+          {"energy_mj", opt(s.energy_mj)},
+          {"clock_graphics_mhz", opt(s.clock_graphics_mhz)},
+          {"clock_sm_mhz", opt(s.clock_sm_mhz)},
+          {"clock_mem_mhz", opt(s.clock_mem_mhz)},
+          {"app_clock_graphics_mhz", opt(s.app_clock_graphics_mhz)},
+          {"app_clock_mem_mhz", opt(s.app_clock_mem_mhz)},
+          {"max_clock_graphics_mhz", opt(s.max_clock_graphics_mhz)},
+          {"max_clock_sm_mhz", opt(s.max_clock_sm_mhz)},
+          {"max_clock_mem_mhz", opt(s.max_clock_mem_mhz)},
+          {"clock_event_reasons", opt(s.clock_event_reasons)},
+          {"pcie_link_gen", opt(s.pcie_link_gen)},
+          {"pcie_link_width", opt(s.pcie_link_width)},
+          {"pcie_link_gen_max", opt(s.pcie_link_gen_max)},
+          {"pcie_link_width_max", opt(s.pcie_link_width_max)},
+          {"pcie_replay_count", opt(s.pcie_replay_count)},
+          {"pcie_tx_kbps", opt(s.pcie_tx_kbps)},
+          {"pcie_rx_kbps", opt(s.pcie_rx_kbps)},
+          {"nvlinks", links},
+          {"ecc_mode_current", opt(s.ecc_mode_current)},
           {"ecc_volatile_corrected", opt(s.ecc_volatile_corrected)},
           {"ecc_volatile_uncorrected", opt(s.ecc_volatile_uncorrected)},
           {"ecc_aggregate_corrected", opt(s.ecc_aggregate_corrected)},
@@ -67,13 +92,21 @@ json to_json(const DeviceResult& r) {
           {"remapped_rows_correctable", opt(s.remapped_rows_correctable)},
           {"remapped_rows_uncorrectable", opt(s.remapped_rows_uncorrectable)},
           {"remapped_rows_pending", opt(s.remapped_rows_pending)},
-          {"remapped_rows_failure", opt(s.remapped_rows_failure)}, {"fan_speed_percent", opt(s.fan_speed_percent)},
-          {"performance_state", opt(s.performance_state)}, {"persistence_mode", opt(s.persistence_mode)},
-          {"recovery_action", opt(s.recovery_action)}, {"processes", procs},
-          {"mig_mode_current", opt(s.mig_mode_current)}, {"mig_devices", migs}, {"errors", s.errors},
-          {"nvml_calls", s.nvml_calls}, {"gpm_graphics_activity", opt(s.gpm_graphics_activity)},
-          {"gpm_sm_activity", opt(s.gpm_sm_activity)}, {"gpm_sm_occupancy", opt(s.gpm_sm_occupancy)},
-          {"gpm_tensor_activity", opt(s.gpm_tensor_activity)}, {"gpm_dram_activity", opt(s.gpm_dram_activity)},
+          {"remapped_rows_failure", opt(s.remapped_rows_failure)},
+          {"fan_speed_percent", opt(s.fan_speed_percent)},
+          {"performance_state", opt(s.performance_state)},
+          {"persistence_mode", opt(s.persistence_mode)},
+          {"recovery_action", opt(s.recovery_action)},
+          {"processes", procs},
+          {"mig_mode_current", opt(s.mig_mode_current)},
+          {"mig_devices", migs},
+          {"errors", s.errors},
+          {"nvml_calls", s.nvml_calls},
+          {"gpm_graphics_activity", opt(s.gpm_graphics_activity)},
+          {"gpm_sm_activity", opt(s.gpm_sm_activity)},
+          {"gpm_sm_occupancy", opt(s.gpm_sm_occupancy)},
+          {"gpm_tensor_activity", opt(s.gpm_tensor_activity)},
+          {"gpm_dram_activity", opt(s.gpm_dram_activity)},
           {"gpm_pcie_tx_bytes_per_second", opt(s.gpm_pcie_tx_bytes_per_second)},
           {"gpm_pcie_rx_bytes_per_second", opt(s.gpm_pcie_rx_bytes_per_second)},
           {"gpm_nvlink_tx_bytes_per_second", opt(s.gpm_nvlink_tx_bytes_per_second)},
@@ -91,7 +124,8 @@ TEST(RealNvml, DeclarationsMatchTheDriverAndValuesArePlausible) {
   auto lib = NvmlLibrary::open(real_library(), std::chrono::seconds(30));
   GpuSampler sampler(lib, {});
   ASSERT_GE(sampler.device_count(), 1u);
-  json dump = {{"driver_version", sampler.driver_version()}, {"missing_symbols", lib->missing_symbols()},
+  json dump = {{"driver_version", sampler.driver_version()},
+               {"missing_symbols", lib->missing_symbols()},
                {"devices", json::array()}};
   auto results = sampler.sample();
   const std::regex bus_id("^[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\\.[0-9A-F]$");
@@ -134,8 +168,8 @@ TEST(RealNvml, DeclarationsMatchTheDriverAndValuesArePlausible) {
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() / kSamples;
   dump["cpu_ms_per_sample"] = cpu * 1e3;
   dump["wall_ms_per_sample"] = wall * 1e3;
-  std::printf("real NVML: %u GPU(s), %.3f ms CPU and %.3f ms wall per sample of all fields\n",
-              sampler.device_count(), cpu * 1e3, wall * 1e3);
+  std::printf("real NVML: %u GPU(s), %.3f ms CPU and %.3f ms wall per sample of all fields\n", sampler.device_count(),
+              cpu * 1e3, wall * 1e3);
 
   // The event API: register for XIDs and wait briefly; a healthy GPU has none (TIMEOUT), and the return codes are
   // recorded either way.
@@ -180,8 +214,11 @@ TEST(RealNvml, DeclarationsMatchTheDriverAndValuesArePlausible) {
     for (unsigned i = 0; i < get.num_metrics; ++i) {
       const nvml::GpmMetric& m = get.metrics[i];
       auto str = [](const char* p) { return p ? json(std::string(p)) : json(nullptr); };
-      metrics.push_back({{"id", m.metric_id}, {"return", nvml::return_code_name(m.nvml_return)}, {"value", m.value},
-                         {"short_name", str(m.metric_info.short_name)}, {"long_name", str(m.metric_info.long_name)},
+      metrics.push_back({{"id", m.metric_id},
+                         {"return", nvml::return_code_name(m.nvml_return)},
+                         {"value", m.value},
+                         {"short_name", str(m.metric_info.short_name)},
+                         {"long_name", str(m.metric_info.long_name)},
                          {"unit", str(m.metric_info.unit)}});
       if (rc == nvml::SUCCESS && m.nvml_return == nvml::SUCCESS && m.metric_id <= nvml::GPM_DRAM_BW_UTIL) {
         EXPECT_GE(m.value, 0.0) << "metric " << m.metric_id;
@@ -199,11 +236,20 @@ TEST(RealNvml, DeclarationsMatchTheDriverAndValuesArePlausible) {
   // The field-value batch against the driver: every field sample_device asks for, with its return code and type,
   // next to what the getters answered (the batch must agree with them).
   {
-    const unsigned ids[] = {nvml::field::kTotalEnergy,     nvml::field::kPcieReplayCounter, nvml::field::kEccCurrent,
-                            nvml::field::kEccPending,      nvml::field::kEccSbeVolTotal,    nvml::field::kEccDbeVolTotal,
-                            nvml::field::kEccSbeAggTotal,  nvml::field::kEccDbeAggTotal,    nvml::field::kRetiredPending,
-                            nvml::field::kRemappedCor,     nvml::field::kRemappedUnc,       nvml::field::kRemappedPending,
-                            nvml::field::kRemappedFailure, nvml::kFieldGpuRecoveryAction,
+    const unsigned ids[] = {nvml::field::kTotalEnergy,
+                            nvml::field::kPcieReplayCounter,
+                            nvml::field::kEccCurrent,
+                            nvml::field::kEccPending,
+                            nvml::field::kEccSbeVolTotal,
+                            nvml::field::kEccDbeVolTotal,
+                            nvml::field::kEccSbeAggTotal,
+                            nvml::field::kEccDbeAggTotal,
+                            nvml::field::kRetiredPending,
+                            nvml::field::kRemappedCor,
+                            nvml::field::kRemappedUnc,
+                            nvml::field::kRemappedPending,
+                            nvml::field::kRemappedFailure,
+                            nvml::kFieldGpuRecoveryAction,
                             nvml::field::nvlink_error(nvml::NVLINK_CRC_FLIT, 0),
                             nvml::field::nvlink_error(nvml::NVLINK_REPLAY, 7)};
     std::vector<nvml::FieldValue> fv(std::size(ids));
@@ -212,7 +258,9 @@ TEST(RealNvml, DeclarationsMatchTheDriverAndValuesArePlausible) {
     fields["call"] = nvml::return_code_name(a.DeviceGetFieldValues(d, static_cast<int>(fv.size()), fv.data()));
     json each = json::array();
     for (const auto& f : fv)
-      each.push_back({{"id", f.field_id}, {"return", nvml::return_code_name(f.nvml_return)}, {"type", f.value_type},
+      each.push_back({{"id", f.field_id},
+                      {"return", nvml::return_code_name(f.nvml_return)},
+                      {"type", f.value_type},
                       {"ull", f.value_type == nvml::VALUE_ULL ? json(f.value.ull) : json(f.value.ui)}});
     fields["values"] = each;
     dump["field_values"] = fields;

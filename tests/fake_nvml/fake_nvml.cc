@@ -90,18 +90,21 @@ Return read_string(Device& d, const std::string& key, char* buf, unsigned len) {
 
 const char* clock_name(unsigned type) {
   switch (type) {
-    case nv::CLOCK_GRAPHICS: return "graphics";
-    case nv::CLOCK_SM: return "sm";
-    case nv::CLOCK_MEM: return "mem";
-    case nv::CLOCK_VIDEO: return "video";
+    case nv::CLOCK_GRAPHICS:
+      return "graphics";
+    case nv::CLOCK_SM:
+      return "sm";
+    case nv::CLOCK_MEM:
+      return "mem";
+    case nv::CLOCK_VIDEO:
+      return "video";
   }
   return nullptr;
 }
 
-#define ENTER(h, fn)                              \
-  do {                                            \
-    if (Return rc_ = enter((h), (fn)); rc_ != 0)  \
-      return rc_;                                 \
+#define ENTER(h, fn)                                         \
+  do {                                                       \
+    if (Return rc_ = enter((h), (fn)); rc_ != 0) return rc_; \
   } while (0)
 
 }  // namespace
@@ -138,18 +141,30 @@ FAKE_NVML_EXPORT Return nvmlShutdown() {
 
 FAKE_NVML_EXPORT const char* nvmlErrorString(Return r) {
   switch (r) {
-    case nv::SUCCESS: return "Success";
-    case nv::ERROR_UNINITIALIZED: return "Uninitialized";
-    case nv::ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-    case nv::ERROR_NOT_SUPPORTED: return "Not Supported";
-    case nv::ERROR_NO_PERMISSION: return "Insufficient Permissions";
-    case nv::ERROR_NOT_FOUND: return "Not Found";
-    case nv::ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
-    case nv::ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
-    case nv::ERROR_TIMEOUT: return "Timeout";
-    case nv::ERROR_GPU_IS_LOST: return "GPU is lost";
-    case nv::ERROR_UNKNOWN: return "Unknown Error";
-    default: return "Unknown Error";
+    case nv::SUCCESS:
+      return "Success";
+    case nv::ERROR_UNINITIALIZED:
+      return "Uninitialized";
+    case nv::ERROR_INVALID_ARGUMENT:
+      return "Invalid Argument";
+    case nv::ERROR_NOT_SUPPORTED:
+      return "Not Supported";
+    case nv::ERROR_NO_PERMISSION:
+      return "Insufficient Permissions";
+    case nv::ERROR_NOT_FOUND:
+      return "Not Found";
+    case nv::ERROR_INSUFFICIENT_SIZE:
+      return "Insufficient Size";
+    case nv::ERROR_DRIVER_NOT_LOADED:
+      return "Driver Not Loaded";
+    case nv::ERROR_TIMEOUT:
+      return "Timeout";
+    case nv::ERROR_GPU_IS_LOST:
+      return "GPU is lost";
+    case nv::ERROR_UNKNOWN:
+      return "Unknown Error";
+    default:
+      return "Unknown Error";
   }
 }
 
@@ -261,8 +276,8 @@ FAKE_NVML_EXPORT Return nvmlDeviceGetRetiredPages(nv::Device h, unsigned cause, 
   ENTER(h, "nvmlDeviceGetRetiredPages");
   if (!count || cause > nv::RETIRED_DOUBLE_BIT) return nv::ERROR_INVALID_ARGUMENT;
   unsigned n = 0;
-  if (Return rc = read_uint(*dev(h), cause == nv::RETIRED_DOUBLE_BIT ? "retired_pages.double" : "retired_pages.single",
-                            &n))
+  if (Return rc =
+          read_uint(*dev(h), cause == nv::RETIRED_DOUBLE_BIT ? "retired_pages.double" : "retired_pages.single", &n))
     return rc;
   if (*count < n || (n > 0 && !addresses)) {
     *count = n;
@@ -313,10 +328,10 @@ FAKE_NVML_EXPORT Return nvmlDeviceGetCurrentClocksThrottleReasons(nv::Device h, 
   return nvmlDeviceGetCurrentClocksEventReasons(h, mask);
 }
 
-#define FAKE_UINT_GETTER(fn, key)                                                 \
-  FAKE_NVML_EXPORT Return fn(nv::Device h, unsigned* v) {                         \
-    ENTER(h, #fn);                                                                \
-    return v ? read_uint(*dev(h), key, v) : nv::ERROR_INVALID_ARGUMENT;           \
+#define FAKE_UINT_GETTER(fn, key)                                       \
+  FAKE_NVML_EXPORT Return fn(nv::Device h, unsigned* v) {               \
+    ENTER(h, #fn);                                                      \
+    return v ? read_uint(*dev(h), key, v) : nv::ERROR_INVALID_ARGUMENT; \
   }
 FAKE_UINT_GETTER(nvmlDeviceGetCurrPcieLinkGeneration, "pcie.gen")
 FAKE_UINT_GETTER(nvmlDeviceGetCurrPcieLinkWidth, "pcie.width")
@@ -385,20 +400,48 @@ bool field_source(unsigned id, FieldSource* src) {
         return true;
       }
   switch (id) {
-    case nv::field::kEccCurrent: *src = {"ecc.mode", "", "nvmlDeviceGetEccMode", nv::VALUE_UINT}; return true;
-    case nv::field::kEccPending: *src = {"ecc.pending_mode", "ecc.mode", "nvmlDeviceGetEccMode", nv::VALUE_UINT}; return true;
-    case nv::field::kEccSbeVolTotal: *src = {"ecc.volatile_corrected", "", "nvmlDeviceGetTotalEccErrors", nv::VALUE_ULL}; return true;
-    case nv::field::kEccDbeVolTotal: *src = {"ecc.volatile_uncorrected", "", "nvmlDeviceGetTotalEccErrors", nv::VALUE_ULL}; return true;
-    case nv::field::kEccSbeAggTotal: *src = {"ecc.aggregate_corrected", "", "nvmlDeviceGetTotalEccErrors", nv::VALUE_ULL}; return true;
-    case nv::field::kEccDbeAggTotal: *src = {"ecc.aggregate_uncorrected", "", "nvmlDeviceGetTotalEccErrors", nv::VALUE_ULL}; return true;
-    case nv::field::kRetiredPending: *src = {"retired_pages.pending", "", "nvmlDeviceGetRetiredPagesPendingStatus", nv::VALUE_UINT}; return true;
-    case nv::field::kTotalEnergy: *src = {"energy", "", "nvmlDeviceGetTotalEnergyConsumption", nv::VALUE_ULL}; return true;
-    case nv::field::kPcieReplayCounter: *src = {"pcie.replay", "", "nvmlDeviceGetPcieReplayCounter", nv::VALUE_UINT}; return true;
-    case nv::field::kRemappedCor: *src = {"remapped_rows.correctable", "", "nvmlDeviceGetRemappedRows", nv::VALUE_UINT}; return true;
-    case nv::field::kRemappedUnc: *src = {"remapped_rows.uncorrectable", "", "nvmlDeviceGetRemappedRows", nv::VALUE_UINT}; return true;
-    case nv::field::kRemappedPending: *src = {"remapped_rows.pending", "", "nvmlDeviceGetRemappedRows", nv::VALUE_UINT}; return true;
-    case nv::field::kRemappedFailure: *src = {"remapped_rows.failure", "", "nvmlDeviceGetRemappedRows", nv::VALUE_UINT}; return true;
-    case nv::kFieldGpuRecoveryAction: *src = {"recovery_action", "", nullptr, nv::VALUE_UINT}; return true;
+    case nv::field::kEccCurrent:
+      *src = {"ecc.mode", "", "nvmlDeviceGetEccMode", nv::VALUE_UINT};
+      return true;
+    case nv::field::kEccPending:
+      *src = {"ecc.pending_mode", "ecc.mode", "nvmlDeviceGetEccMode", nv::VALUE_UINT};
+      return true;
+    case nv::field::kEccSbeVolTotal:
+      *src = {"ecc.volatile_corrected", "", "nvmlDeviceGetTotalEccErrors", nv::VALUE_ULL};
+      return true;
+    case nv::field::kEccDbeVolTotal:
+      *src = {"ecc.volatile_uncorrected", "", "nvmlDeviceGetTotalEccErrors", nv::VALUE_ULL};
+      return true;
+    case nv::field::kEccSbeAggTotal:
+      *src = {"ecc.aggregate_corrected", "", "nvmlDeviceGetTotalEccErrors", nv::VALUE_ULL};
+      return true;
+    case nv::field::kEccDbeAggTotal:
+      *src = {"ecc.aggregate_uncorrected", "", "nvmlDeviceGetTotalEccErrors", nv::VALUE_ULL};
+      return true;
+    case nv::field::kRetiredPending:
+      *src = {"retired_pages.pending", "", "nvmlDeviceGetRetiredPagesPendingStatus", nv::VALUE_UINT};
+      return true;
+    case nv::field::kTotalEnergy:
+      *src = {"energy", "", "nvmlDeviceGetTotalEnergyConsumption", nv::VALUE_ULL};
+      return true;
+    case nv::field::kPcieReplayCounter:
+      *src = {"pcie.replay", "", "nvmlDeviceGetPcieReplayCounter", nv::VALUE_UINT};
+      return true;
+    case nv::field::kRemappedCor:
+      *src = {"remapped_rows.correctable", "", "nvmlDeviceGetRemappedRows", nv::VALUE_UINT};
+      return true;
+    case nv::field::kRemappedUnc:
+      *src = {"remapped_rows.uncorrectable", "", "nvmlDeviceGetRemappedRows", nv::VALUE_UINT};
+      return true;
+    case nv::field::kRemappedPending:
+      *src = {"remapped_rows.pending", "", "nvmlDeviceGetRemappedRows", nv::VALUE_UINT};
+      return true;
+    case nv::field::kRemappedFailure:
+      *src = {"remapped_rows.failure", "", "nvmlDeviceGetRemappedRows", nv::VALUE_UINT};
+      return true;
+    case nv::kFieldGpuRecoveryAction:
+      *src = {"recovery_action", "", nullptr, nv::VALUE_UINT};
+      return true;
   }
   return false;
 }
@@ -430,8 +473,7 @@ FAKE_NVML_EXPORT Return nvmlDeviceGetFieldValues(nv::Device h, int count, nv::Fi
   return nv::SUCCESS;
 }
 
-FAKE_NVML_EXPORT Return nvmlDeviceGetComputeRunningProcesses_v3(nv::Device h, unsigned* count,
-                                                                nv::ProcessInfo* infos) {
+FAKE_NVML_EXPORT Return nvmlDeviceGetComputeRunningProcesses_v3(nv::Device h, unsigned* count, nv::ProcessInfo* infos) {
   ENTER(h, "nvmlDeviceGetComputeRunningProcesses_v3");
   if (!count) return nv::ERROR_INVALID_ARGUMENT;
   const nlohmann::json& spec = dev(h)->spec;
@@ -565,15 +607,24 @@ struct FakeGpmSample {
 
 const char* gpm_metric_key(unsigned id) {
   switch (id) {
-    case nv::GPM_GRAPHICS_UTIL: return "gpm.graphics_util";
-    case nv::GPM_SM_UTIL: return "gpm.sm_util";
-    case nv::GPM_SM_OCCUPANCY: return "gpm.sm_occupancy";
-    case nv::GPM_ANY_TENSOR_UTIL: return "gpm.any_tensor_util";
-    case nv::GPM_DRAM_BW_UTIL: return "gpm.dram_bw_util";
-    case nv::GPM_PCIE_TX_PER_SEC: return "gpm.pcie_tx_per_sec";
-    case nv::GPM_PCIE_RX_PER_SEC: return "gpm.pcie_rx_per_sec";
-    case nv::GPM_NVLINK_TOTAL_RX_PER_SEC: return "gpm.nvlink_total_rx_per_sec";
-    case nv::GPM_NVLINK_TOTAL_TX_PER_SEC: return "gpm.nvlink_total_tx_per_sec";
+    case nv::GPM_GRAPHICS_UTIL:
+      return "gpm.graphics_util";
+    case nv::GPM_SM_UTIL:
+      return "gpm.sm_util";
+    case nv::GPM_SM_OCCUPANCY:
+      return "gpm.sm_occupancy";
+    case nv::GPM_ANY_TENSOR_UTIL:
+      return "gpm.any_tensor_util";
+    case nv::GPM_DRAM_BW_UTIL:
+      return "gpm.dram_bw_util";
+    case nv::GPM_PCIE_TX_PER_SEC:
+      return "gpm.pcie_tx_per_sec";
+    case nv::GPM_PCIE_RX_PER_SEC:
+      return "gpm.pcie_rx_per_sec";
+    case nv::GPM_NVLINK_TOTAL_RX_PER_SEC:
+      return "gpm.nvlink_total_rx_per_sec";
+    case nv::GPM_NVLINK_TOTAL_TX_PER_SEC:
+      return "gpm.nvlink_total_tx_per_sec";
   }
   return nullptr;
 }

@@ -65,9 +65,7 @@ void validate_faults(const nlohmann::json& spec) {
 }
 
 // A value that changes with time or carries noise: an object with "schedule" and/or "jitter".
-bool is_dynamic(const nlohmann::json& v) {
-  return v.is_object() && (v.contains("schedule") || v.contains("jitter"));
-}
+bool is_dynamic(const nlohmann::json& v) { return v.is_object() && (v.contains("schedule") || v.contains("jitter")); }
 
 bool is_plain_value(const nlohmann::json& v) {
   if (v.is_number() || v.is_boolean() || v.is_string()) return true;
@@ -98,8 +96,8 @@ void validate_dynamic(const nlohmann::json& v, const std::string& where) {
     } else if (!v.contains("value") || !is_plain_value(v["value"])) {
       bad("a value with \"jitter\" and no \"schedule\" needs \"value\"");
     }
-    if (v.contains("jitter") && (!v["jitter"].is_number() || v["jitter"].get<double>() < 0 ||
-                                 v["jitter"].get<double>() >= 1))
+    if (v.contains("jitter") &&
+        (!v["jitter"].is_number() || v["jitter"].get<double>() < 0 || v["jitter"].get<double>() >= 1))
       bad("\"jitter\" must be a number in [0, 1) (relative noise)");
     return;
   }
@@ -213,9 +211,10 @@ Fault Device::fault_for(const std::string& function) {
   bool failed = false;
   // "ms": "10", "hang": 1, ...: said on stderr, and the call answers NVML_ERROR_UNKNOWN; never an abort.
   auto report = [&](const std::string& key) {
-    std::fprintf(stderr, "fake libnvidia-ml: scenario fault of %s on %s: '%s' has the wrong type (ms, after_calls, "
-                 "for_calls: integers; hang: true or false; error: a name or a code)\n", function.c_str(),
-                 describe(*this).c_str(), key.c_str());
+    std::fprintf(stderr,
+                 "fake libnvidia-ml: scenario fault of %s on %s: '%s' has the wrong type (ms, after_calls, "
+                 "for_calls: integers; hang: true or false; error: a name or a code)\n",
+                 function.c_str(), describe(*this).c_str(), key.c_str());
     failed = true;
   };
   auto apply = [&](const char* section) {
@@ -305,13 +304,15 @@ Scenario* load_scenario() {
     if (const char* env = std::getenv("GCM_FAKE_NVML_TIME_SCALE"); env && *env) {
       char* end = nullptr;
       double v = std::strtod(env, &end);
-      if (*end || !(v > 0)) throw std::runtime_error(std::string("GCM_FAKE_NVML_TIME_SCALE='") + env + "' is not a number > 0");
+      if (*end || !(v > 0))
+        throw std::runtime_error(std::string("GCM_FAKE_NVML_TIME_SCALE='") + env + "' is not a number > 0");
       s->clock.time_scale = v;
     }
     if (const char* env = std::getenv("GCM_FAKE_NVML_EPOCH"); env && *env) {
       char* end = nullptr;
       double v = std::strtod(env, &end);
-      if (*end || !std::isfinite(v)) throw std::runtime_error(std::string("GCM_FAKE_NVML_EPOCH='") + env + "' is not Unix time in seconds");
+      if (*end || !std::isfinite(v))
+        throw std::runtime_error(std::string("GCM_FAKE_NVML_EPOCH='") + env + "' is not Unix time in seconds");
       s->clock.wall_epoch = true;
       s->clock.epoch_unix_s = v;
     }
@@ -321,7 +322,8 @@ Scenario* load_scenario() {
     }
     s->global.clock = &s->clock;
     unsigned i = 0;
-    for (const auto& d : s->spec.value("devices", nlohmann::json::array())) s->devices.push_back(make_device(d, i++, nullptr));
+    for (const auto& d : s->spec.value("devices", nlohmann::json::array()))
+      s->devices.push_back(make_device(d, i++, nullptr));
     for (auto& d : s->devices) set_clock(*d, &s->clock);
     return s;
   } catch (const std::exception& e) {

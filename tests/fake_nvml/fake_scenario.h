@@ -18,9 +18,9 @@
 namespace fake_nvml {
 
 struct Fault {
-  int error = 0;         // NVML return code to answer with (0: none)
-  int64_t delay_ms = 0;  // sleep before answering
-  bool hang = false;     // never answer
+  int error = 0;            // NVML return code to answer with (0: none)
+  int64_t delay_ms = 0;     // sleep before answering
+  bool hang = false;        // never answer
   int64_t after_calls = 0;  // the first `after_calls` calls behave normally (and "for_calls": N limits the fault
                             // to the N calls after those)
 };
@@ -55,9 +55,9 @@ struct Device {
   std::chrono::steady_clock::time_point events_registered_at{};
   bool events_registered = false;
 
-  std::mutex m;                                   // guards the counters below
-  std::map<std::string, int64_t> reads;           // per value key
-  std::map<std::string, int64_t> calls;           // per function
+  std::mutex m;                          // guards the counters below
+  std::map<std::string, int64_t> reads;  // per value key
+  std::map<std::string, int64_t> calls;  // per function
 
   // The value `key` (dotted path into spec) for this read: constant, the next element of a series, or a schedule's
   // stage at scenario time `at_s` (now when negative). Returns false when the scenario does not have it (the

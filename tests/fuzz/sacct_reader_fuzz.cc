@@ -21,8 +21,7 @@ struct CheckingOut : gcm::RecordOut {
   void emit(const gcm::Record& r) override {
     const gcm::Value& sacct = r[gcm::sacct::kPayloadSacct];
     if (!sacct.is_object() || sacct.as_object().empty() || sacct.as_object().size() > columns) std::abort();
-    if (!r[gcm::sacct::kPayloadEndDs].is_string() || r[gcm::sacct::kPayloadEndDs].as_string().size() < 10)
-      std::abort();
+    if (!r[gcm::sacct::kPayloadEndDs].is_string() || r[gcm::sacct::kPayloadEndDs].as_string().size() < 10) std::abort();
   }
 };
 

@@ -50,18 +50,38 @@ struct AgentNode {
     std::filesystem::remove_all(dir);
   }
   std::vector<std::string> args(std::vector<std::string> extra = {}) const {
-    std::vector<std::string> a = {gcm_binary(), "--config", dir + "/config.toml", "agent", "--collect-interval",
-                                  collect_interval, "--window", window, "--listen", "127.0.0.1:" + std::to_string(port),
-                                  "--path.run", dir + "/run", "--path.kmsg", dir + "/kmsg", "--gpu-job-mapping-dir",
-                                  dir + "/gpu-jobs", "--attribution", "mapping-files", "--suite", dir + "/suite.toml",
-                                  "--spool-dir", dir + "/spool", "--log-folder", dir + "/logs"};
+    std::vector<std::string> a = {gcm_binary(),
+                                  "--config",
+                                  dir + "/config.toml",
+                                  "agent",
+                                  "--collect-interval",
+                                  collect_interval,
+                                  "--window",
+                                  window,
+                                  "--listen",
+                                  "127.0.0.1:" + std::to_string(port),
+                                  "--path.run",
+                                  dir + "/run",
+                                  "--path.kmsg",
+                                  dir + "/kmsg",
+                                  "--gpu-job-mapping-dir",
+                                  dir + "/gpu-jobs",
+                                  "--attribution",
+                                  "mapping-files",
+                                  "--suite",
+                                  dir + "/suite.toml",
+                                  "--spool-dir",
+                                  dir + "/spool",
+                                  "--log-folder",
+                                  dir + "/logs"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
   void start(std::vector<std::string> extra = {}, std::vector<std::string> env = {}) {
     std::ofstream(dir + "/scenario.json") << scenario.dump();
     if (!std::filesystem::exists(dir + "/config.toml")) std::ofstream(dir + "/config.toml") << "[gcm.agent]\n";
-    if (env.empty()) env = {"GCM_FAKE_NVML_SCENARIO=" + dir + "/scenario.json", std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML};
+    if (env.empty())
+      env = {"GCM_FAKE_NVML_SCENARIO=" + dir + "/scenario.json", std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML};
     proc = std::make_unique<BackgroundProcess>(args(std::move(extra)), dir + "/agent.stderr", env);
   }
   std::string metrics() {
@@ -96,7 +116,6 @@ struct AgentNode {
   }
   std::string diagnosis() const { return log().substr(0, 4000) + read_text(dir + "/agent.stderr").substr(0, 2000); }
 };
-
 
 // The number of the window a metrics request carries (gcm_agent_windows_total of that window), or -1.
 inline int64_t window_number(const json& request) {

@@ -30,8 +30,8 @@ TEST(Agent, ServesEveryGpuAndAttributesJobsFromMappingFilesAsTheyChange) {
   std::ofstream(n.dir + "/gpu-jobs/0") << "77\n";
   std::ofstream(n.dir + "/gpu-jobs/1") << "77\n";
   n.start();
-  ASSERT_TRUE(eventually([&] { return n.value("gcm_gpu_job_info{gpu=\"1\",uuid=\"GPU-1\",job_id=\"77\"").has_value(); },
-                         20s))
+  ASSERT_TRUE(
+      eventually([&] { return n.value("gcm_gpu_job_info{gpu=\"1\",uuid=\"GPU-1\",job_id=\"77\"").has_value(); }, 20s))
       << n.metrics().substr(0, 3000) << n.diagnosis();
   EXPECT_EQ(n.value("gcm_gpu_up{gpu=\"3\""), 1);
   EXPECT_EQ(n.value("gcm_gpu_clock_sm_hertz{gpu=\"2\""), 1980e6);
@@ -39,12 +39,12 @@ TEST(Agent, ServesEveryGpuAndAttributesJobsFromMappingFilesAsTheyChange) {
   EXPECT_FALSE(n.value("gcm_gpu_job_info{gpu=\"2\""));
   // The prolog of a new job writes GPU 2's mapping file: seen through inotify, well before --attribution-refresh.
   std::ofstream(n.dir + "/gpu-jobs/2") << "88\n";
-  EXPECT_TRUE(eventually([&] { return n.value("gcm_gpu_job_info{gpu=\"2\",uuid=\"GPU-2\",job_id=\"88\"").has_value(); },
-                         10s))
+  EXPECT_TRUE(
+      eventually([&] { return n.value("gcm_gpu_job_info{gpu=\"2\",uuid=\"GPU-2\",job_id=\"88\"").has_value(); }, 10s))
       << n.metrics().substr(0, 3000);
   // The state file and `gcm agent status` show the same.
-  ASSERT_TRUE(eventually([&] { return read_text(n.dir + "/run/agent-state.json").find("\"88\"") != std::string::npos; },
-                         10s));
+  ASSERT_TRUE(
+      eventually([&] { return read_text(n.dir + "/run/agent-state.json").find("\"88\"") != std::string::npos; }, 10s));
   auto st = run_gcm({"agent", "status", "--path.run", n.dir + "/run"});
   EXPECT_EQ(st.exit_code, 0) << st.err;
   EXPECT_NE(st.out.find("GPU-2"), std::string::npos) << st.out;
@@ -148,7 +148,8 @@ TEST(Agent, RunsTheSuitesAgentChecksInProcessAndReportsAHungOne) {
       << "[agent]\ntimeout = 2\n"
       << "[[agent.checks]]\nname = \"gpu count\"\ncheck = \"check-nvidia-smi\"\nargs = [\"-c\", \"gpu_num\"]\n"
       << "options = { gpu_num = 2 }\n"
-      << "[[agent.checks]]\nname = \"disk\"\ncommand = [\"/bin/sh\", \"-c\", \"echo 'CRITICAL: /scratch is full'; exit 2\"]\n"
+      << "[[agent.checks]]\nname = \"disk\"\ncommand = [\"/bin/sh\", \"-c\", \"echo 'CRITICAL: /scratch is full'; exit "
+         "2\"]\n"
       << "[[agent.checks]]\nname = \"stuck\"\ncommand = [\"/bin/sleep\", \"30\"]\ntimeout = 1\n";
   n.start({"--check-interval", "60"});
   ASSERT_TRUE(eventually([&] { return n.value("gcm_health_check_status{check=\"gpu count\"") == 0.0; }, 20s))
@@ -221,8 +222,7 @@ TEST(Agent, KernelEventsOfEveryKindFromTheKernelLogReachMetrics) {
   ASSERT_EQ(::mkfifo((n.dir + "/kmsg").c_str(), 0600), 0);
   n.start();
   std::ofstream kmsg(n.dir + "/kmsg");
-  kmsg << read_text(std::string(GCM_SOURCE_DIR) + "/tests/fixtures/health/kernel-log/hw-events-kmsg.txt")
-       << std::flush;
+  kmsg << read_text(std::string(GCM_SOURCE_DIR) + "/tests/fixtures/health/kernel-log/hw-events-kmsg.txt") << std::flush;
   ASSERT_TRUE(eventually(
       [&] {
         return n.value("gcm_nvswitch_sxid_errors_total{nvswitch=\"1\",pci_bus_id=\"0000:a6:00.0\",sxid=\"12028\"}") ==
@@ -242,8 +242,8 @@ TEST(Agent, KernelEventsOfEveryKindFromTheKernelLogReachMetrics) {
        })
     EXPECT_NE(page.find(series), std::string::npos) << "missing: " << series << page.substr(0, 6000);
   EXPECT_TRUE(n.value("gcm_node_kernel_events_last_timestamp_seconds{kind=\"mce\",class=\"fatal\"").has_value());
-  EXPECT_TRUE(eventually(
-      [&] { return n.log().find("kernel log: link_down (infiniband) on 'ib1'") != std::string::npos; }, 10s))
+  EXPECT_TRUE(
+      eventually([&] { return n.log().find("kernel log: link_down (infiniband) on 'ib1'") != std::string::npos; }, 10s))
       << n.log();
   EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
 }
@@ -265,11 +265,13 @@ TEST(Agent, XidsFromNvmlEventsAndTheKernelLogReachPrometheus) {
   // the same time is one event.
   double uptime = std::stod(read_text("/proc/uptime"));
   std::string ts = std::to_string(static_cast<int64_t>(uptime * 1e6));
-  kmsg << "4,1001," << ts << ",-;NVRM: Xid (PCI:0000:11:00): 48, pid=1234, name=python, An uncorrectable double bit "
+  kmsg << "4,1001," << ts
+       << ",-;NVRM: Xid (PCI:0000:11:00): 48, pid=1234, name=python, An uncorrectable double bit "
           "error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.\n"
-       << "4,1002," << ts << ",-;NVRM: Xid (PCI:0000:10:00): 79, pid=1234, GPU has fallen off the bus.\n" << std::flush;
-  ASSERT_TRUE(eventually([&] { return n.value("gcm_gpu_xid_errors_total{gpu=\"1\",uuid=\"GPU-1\",xid=\"48\"") == 1.0; },
-                         20s))
+       << "4,1002," << ts << ",-;NVRM: Xid (PCI:0000:10:00): 79, pid=1234, GPU has fallen off the bus.\n"
+       << std::flush;
+  ASSERT_TRUE(
+      eventually([&] { return n.value("gcm_gpu_xid_errors_total{gpu=\"1\",uuid=\"GPU-1\",xid=\"48\"") == 1.0; }, 20s))
       << n.metrics().substr(0, 4000) << n.diagnosis();
   EXPECT_EQ(n.value("gcm_gpu_xid_errors_total{gpu=\"0\",uuid=\"GPU-0\",xid=\"79\""), 1.0) << "counted once";
   EXPECT_EQ(n.value("gcm_gpu_xid_active{gpu=\"1\",uuid=\"GPU-1\",xid=\"48\""), 1.0);
@@ -277,17 +279,17 @@ TEST(Agent, XidsFromNvmlEventsAndTheKernelLogReachPrometheus) {
   // The detector fails GPU 1 (XID 48 needs a reset) and the state file says why.
   EXPECT_TRUE(eventually([&] { return n.value("gcm_gpu_health_state{gpu=\"1\"") == 3.0; }, 10s))
       << n.metrics().substr(0, 4000);
-  EXPECT_TRUE(eventually([&] { return n.value("gcm_gpu_health_reason{gpu=\"1\",uuid=\"GPU-1\",reason=\"xid\"") == 1.0; },
-                         10s));
+  EXPECT_TRUE(
+      eventually([&] { return n.value("gcm_gpu_health_reason{gpu=\"1\",uuid=\"GPU-1\",reason=\"xid\"") == 1.0; }, 10s));
 
   int prom_port = free_port();
   std::ofstream(n.dir + "/prometheus.yml") << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
                                            << "scrape_configs:\n  - job_name: agent\n    static_configs:\n"
                                            << "      - targets: ['127.0.0.1:" << n.port << "']\n";
-  BackgroundProcess prom({"prometheus", "--config.file=" + n.dir + "/prometheus.yml",
-                          "--storage.tsdb.path=" + n.dir + "/tsdb",
-                          "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
-                         n.dir + "/prometheus.stderr");
+  BackgroundProcess prom(
+      {"prometheus", "--config.file=" + n.dir + "/prometheus.yml", "--storage.tsdb.path=" + n.dir + "/tsdb",
+       "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+      n.dir + "/prometheus.stderr");
   HttpClient http;
   std::string query = "http://127.0.0.1:" + std::to_string(prom_port) +
                       "/api/v1/query?query=sum%20by%20(xid)%20(gcm_gpu_xid_errors_total)";
@@ -334,9 +336,8 @@ TEST(Agent, FindsTheSlowGpuOfAJobAndThePrologFailsIt) {
   for (int i = 0; i < 8; ++i) std::ofstream(n.dir + "/gpu-jobs/" + std::to_string(i)) << "5\n";
   n.collect_interval = "0.03";
   n.window = "0.3";
-  n.start({},
-          {"GCM_FAKE_NVML_SCENARIO=" + n.dir + "/scenario.json", std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML,
-           "GCM_FAKE_NVML_TIME_SCALE=0.05"});
+  n.start({}, {"GCM_FAKE_NVML_SCENARIO=" + n.dir + "/scenario.json", std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML,
+               "GCM_FAKE_NVML_TIME_SCALE=0.05"});
   std::string gpu3 = "gcm_gpu_health_state{gpu=\"3\",uuid=\"GPU-00000003-1111-2222-3333-444455550003\"}";
   ASSERT_TRUE(eventually([&] { return n.value(gpu3) == 2.0; }, 40s)) << n.metrics().substr(0, 2000) << n.diagnosis();
   std::string page = n.metrics();
@@ -346,8 +347,9 @@ TEST(Agent, FindsTheSlowGpuOfAJobAndThePrologFailsIt) {
       << page.substr(0, 3000);
   for (int i : {0, 1, 2, 4, 5, 6, 7})
     EXPECT_EQ(n.value("gcm_gpu_health_state{gpu=\"" + std::to_string(i) + "\""), 0.0) << "GPU " << i;
-  auto dev = n.value("gcm_gpu_peer_deviation_ratio{gpu=\"3\",uuid=\"GPU-00000003-1111-2222-3333-444455550003\","
-                     "signal=\"sm_clock\"");
+  auto dev = n.value(
+      "gcm_gpu_peer_deviation_ratio{gpu=\"3\",uuid=\"GPU-00000003-1111-2222-3333-444455550003\","
+      "signal=\"sm_clock\"");
   ASSERT_TRUE(dev.has_value());
   EXPECT_LT(*dev, -0.05);
   EXPECT_NE(n.log().find("[GPU 3] ok -> suspect"), std::string::npos) << n.log().substr(0, 3000);
@@ -409,8 +411,8 @@ TEST(Agent, PrologFailsThroughAgentVerdictWhenAGpuFailed) {
   AgentNode n(2);
   n.scenario["devices"][1]["errors"] = {{"nvmlDeviceGetUtilizationRates", "GPU_IS_LOST"}};
   n.start();
-  ASSERT_TRUE(eventually([&] { return read_text(n.dir + "/run/agent-state.json").find("\"failed\"") != std::string::npos; },
-                         20s))
+  ASSERT_TRUE(eventually(
+      [&] { return read_text(n.dir + "/run/agent-state.json").find("\"failed\"") != std::string::npos; }, 20s))
       << n.diagnosis();
   auto r = n.run_prolog();
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;

@@ -49,12 +49,30 @@ TEST(AgentOnTestbed, AttributesJobsPerNodeAndAFailedGpuFailsThePrologThroughAgen
     std::filesystem::create_directories(dir + "/gpu-jobs/" + node);
     ports[n] = free_port();
     agents.push_back(std::make_unique<BackgroundProcess>(
-        std::vector<std::string>{gcm_binary(), "--config", "/dev/null", "agent", "--slurm-node", node,
-                                 "--collect-interval", "0.2", "--window", "1", "--listen",
-                                 "127.0.0.1:" + std::to_string(ports[n]), "--path.run", dir + "/run/" + node,
-                                 "--path.kmsg", dir + "/no-kmsg", "--attribution", "mapping-files",
-                                 "--gpu-job-mapping-dir", dir + "/gpu-jobs/" + node, "--suite", "",
-                                 "--log-folder", dir + "/agent-logs/" + node},
+        std::vector<std::string>{gcm_binary(),
+                                 "--config",
+                                 "/dev/null",
+                                 "agent",
+                                 "--slurm-node",
+                                 node,
+                                 "--collect-interval",
+                                 "0.2",
+                                 "--window",
+                                 "1",
+                                 "--listen",
+                                 "127.0.0.1:" + std::to_string(ports[n]),
+                                 "--path.run",
+                                 dir + "/run/" + node,
+                                 "--path.kmsg",
+                                 dir + "/no-kmsg",
+                                 "--attribution",
+                                 "mapping-files",
+                                 "--gpu-job-mapping-dir",
+                                 dir + "/gpu-jobs/" + node,
+                                 "--suite",
+                                 "",
+                                 "--log-folder",
+                                 dir + "/agent-logs/" + node},
         dir + "/agent-" + node + ".stderr",
         std::vector<std::string>{"GCM_FAKE_NVML_SCENARIO=" + dir + "/nvml-" + node + ".json",
                                  std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML}));
@@ -73,13 +91,16 @@ TEST(AgentOnTestbed, AttributesJobsPerNodeAndAFailedGpuFailsThePrologThroughAgen
     ::chmod(path.c_str(), 0755);
   }
   for (int n = 1; n <= 8; ++n)
-    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(dir + "/run/node" + std::to_string(n) + "/agent-state.json"); },
-                           30s))
+    ASSERT_TRUE(eventually(
+        [&] { return std::filesystem::exists(dir + "/run/node" + std::to_string(n) + "/agent-state.json"); }, 30s))
         << "agent of node" << n << ": " << read_text(dir + "/agent-node" + std::to_string(n) + ".stderr");
   std::ofstream(hooks) << "Prolog=" << dir << "/prolog.sh\nEpilog=" << dir << "/epilog.sh\n";
   run_ok({"scontrol", "reconfigure"});
-  ASSERT_TRUE(eventually([&] { return run_ok({"scontrol", "show", "config"}).find(dir + "/prolog.sh") != std::string::npos; },
-                         20s));
+  ASSERT_TRUE(eventually(
+      [&] {
+        return run_ok({"scontrol", "show", "config"}).find(dir + "/prolog.sh") != std::string::npos;
+      },
+      20s));
 
   // A job on node2: its agent attributes both GPUs to it.
   std::string job = run_ok({"sbatch", "--parsable", "-w", "node2", "-p", "gpu", "--gres=gpu:2", "-J", "gcm-agent-tb",
@@ -145,12 +166,32 @@ TEST(AgentOnTestbed, WithDrainTheAgentDrainsItsNodeOnAFailedGpuAndWithoutItOnlyR
     std::string node = "node" + std::to_string(n);
     std::ofstream(dir + "/nvml-" + node + ".json") << s.dump();
     ports[n] = free_port();
-    std::vector<std::string> argv = {gcm_binary(), "--config", "/dev/null", "agent", "--slurm-node", node,
-                                     "--collect-interval", "0.2", "--window", "1", "--listen",
-                                     "127.0.0.1:" + std::to_string(ports[n]), "--path.run", dir + "/run/" + node,
-                                     "--path.kmsg", dir + "/no-kmsg", "--attribution", "mapping-files",
-                                     "--gpu-job-mapping-dir", dir + "/gpu-jobs/" + node, "--suite", "",
-                                     "--drain-poll-interval", "1", "--log-folder", dir + "/logs/" + node};
+    std::vector<std::string> argv = {gcm_binary(),
+                                     "--config",
+                                     "/dev/null",
+                                     "agent",
+                                     "--slurm-node",
+                                     node,
+                                     "--collect-interval",
+                                     "0.2",
+                                     "--window",
+                                     "1",
+                                     "--listen",
+                                     "127.0.0.1:" + std::to_string(ports[n]),
+                                     "--path.run",
+                                     dir + "/run/" + node,
+                                     "--path.kmsg",
+                                     dir + "/no-kmsg",
+                                     "--attribution",
+                                     "mapping-files",
+                                     "--gpu-job-mapping-dir",
+                                     dir + "/gpu-jobs/" + node,
+                                     "--suite",
+                                     "",
+                                     "--drain-poll-interval",
+                                     "1",
+                                     "--log-folder",
+                                     dir + "/logs/" + node};
     if (n == 5) argv.push_back("--drain");
     agents.push_back(std::make_unique<BackgroundProcess>(
         argv, dir + "/agent-" + node + ".stderr",
@@ -166,7 +207,8 @@ TEST(AgentOnTestbed, WithDrainTheAgentDrainsItsNodeOnAFailedGpuAndWithoutItOnlyR
     }
   };
   ASSERT_TRUE(eventually([&] { return slurm_node_field("node5", "State").find("DRAIN") != std::string::npos; }, 30s))
-      << slurm_node_field("node5", "State") << "\n" << read_text(dir + "/logs/node5/agent_logs/agent.log");
+      << slurm_node_field("node5", "State") << "\n"
+      << read_text(dir + "/logs/node5/agent_logs/agent.log");
   std::string reason = slurm_node_field("node5", "Reason");
   EXPECT_EQ(reason.rfind("gcm: detector: GPU 1 failed: ", 0), 0u) << reason;
   EXPECT_NE(reason.find("lost"), std::string::npos) << reason;

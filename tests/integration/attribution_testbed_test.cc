@@ -87,9 +87,8 @@ TEST(AttributionOnTestbed, EverySourceAttributesEachGpuToItsJob) {
                                   std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML};
 
   auto jobs_by_gpu = [&](const std::string& source) {
-    auto r = run_gcm({"nvml_monitor", "--once", "--push-interval", "0.1", "--collect-interval", "0.1",
-                      "--attribution", source, "--slurm-node", "node3", "--gpu-job-mapping-dir", dir + "/map",
-                      "--log-folder", dir},
+    auto r = run_gcm({"nvml_monitor", "--once", "--push-interval", "0.1", "--collect-interval", "0.1", "--attribution",
+                      source, "--slurm-node", "node3", "--gpu-job-mapping-dir", dir + "/map", "--log-folder", dir},
                      std::chrono::seconds(60), env);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     std::map<unsigned, int64_t> out;

@@ -1,4 +1,5 @@
-// health_checks end to end on a fake host (host_checks_fixture.h): check-authentication, check-ssh-certs and check-airstore (one test covers the three).
+// health_checks end to end on a fake host (host_checks_fixture.h): check-authentication, check-ssh-certs and
+// check-airstore (one test covers the three).
 #include "host_checks_fixture.h"
 
 namespace gcm::testing {
@@ -11,8 +12,9 @@ using nlohmann::json;
 
 TEST(HostChecksAuth, PasswordAccessCertsCredentials) {
   Host h;
-  h.tool("passwd", "[ \"$2\" = root ] && { echo 'root PS 2024-01-01 0 99999 7 -1 (Password set, SHA512 crypt.)'; "
-                   "exit 0; }\necho \"$2 LK 2024-01-01 0 99999 7 -1 (Password locked.)\"");
+  h.tool("passwd",
+         "[ \"$2\" = root ] && { echo 'root PS 2024-01-01 0 99999 7 -1 (Password set, SHA512 crypt.)'; "
+         "exit 0; }\necho \"$2 LK 2024-01-01 0 99999 7 -1 (Password locked.)\"");
   EXPECT_VERDICT(h.run({"check-authentication", "password-status", "c", "app"}), OK, "User root: password status PS.");
   EXPECT_VERDICT(h.run({"check-authentication", "password-status", "c", "app", "-u", "svc"}), CRIT,
                  "User svc: password status LK, expected PS.");
@@ -27,10 +29,11 @@ TEST(HostChecksAuth, PasswordAccessCertsCredentials) {
   EXPECT_VERDICT(h.run({"check-authentication", "check-path-access-by-user", "c", "app", "-p", h.dir + "/absent"}),
                  CRIT, "cannot write");
 
-  h.tool("ipa", "[ \"$3\" = node1 ] && { printf '  fqdn: node1\\n  sshpubkeyfp: SHA256:aaa (ssh-ed25519)\\n"
-                "  sshpubkeyfp: SHA256:bbb (ecdsa-sha2-nistp256)\\n'; exit 0; }\n"
-                "[ \"$3\" = gone ] && { echo 'ipa: ERROR: gone: host not found' >&2; exit 2; }\n"
-                "echo 'ipa: ERROR: cannot connect' >&2; exit 1");
+  h.tool("ipa",
+         "[ \"$3\" = node1 ] && { printf '  fqdn: node1\\n  sshpubkeyfp: SHA256:aaa (ssh-ed25519)\\n"
+         "  sshpubkeyfp: SHA256:bbb (ecdsa-sha2-nistp256)\\n'; exit 0; }\n"
+         "[ \"$3\" = gone ] && { echo 'ipa: ERROR: gone: host not found' >&2; exit 2; }\n"
+         "echo 'ipa: ERROR: cannot connect' >&2; exit 1");
   h.tool("ssh-keyscan", "echo \"$2 ssh-ed25519 AAAAC3\"; echo \"$2 ecdsa-sha2-nistp256 AAAAE2\"");
   h.tool("ssh-keygen", "cat >/dev/null; echo '256 SHA256:aaa node1 (ED25519)'; echo '256 SHA256:bbb node1 (ECDSA)'");
   EXPECT_VERDICT(h.run({"check-ssh-certs", "c", "app", "--host", "node1"}), OK,

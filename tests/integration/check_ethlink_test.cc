@@ -18,19 +18,20 @@ void eth_host(Host& h, const std::string& fixture) {
     for (const auto& [k, v] : cfg.items()) text += k + "=" + v.get<std::string>() + "\n";
     h.write(h.root + "/etc/sysconfig/network-scripts/ifcfg-" + ifname, text);
   }
-  for (const auto& [ifname, speed] : j["link_speed"].items()) h.write(h.sys + "/class/net/" + ifname + "/speed",
-                                                                      speed.get<std::string>() + "\n");
+  for (const auto& [ifname, speed] : j["link_speed"].items())
+    h.write(h.sys + "/class/net/" + ifname + "/speed", speed.get<std::string>() + "\n");
   h.write(h.dir + "/ip.json", j["intf_status"].dump());
   h.tool_prints("ip", h.dir + "/ip.json");
   std::string cases;
   for (const auto& [ifname, mac] : j["phys_macaddr"].items())
     cases += "  " + ifname + ") echo 'Permanent address: " + mac.get<std::string>() + "';;\n";
-  h.tool("ethtool", "case \"$2\" in\n" + cases + "  *) echo \"Cannot get permanent address of $2\" >&2; exit 1;;\nesac");
+  h.tool("ethtool",
+         "case \"$2\" in\n" + cases + "  *) echo \"Cannot get permanent address of $2\" >&2; exit 1;;\nesac");
 }
 
 CommandResult ethlink(Host& h, const std::string& manifest) {
-  return h.run({"check-ethlink", "c", "app", "--manifest_file", manifest, "--path.sysfs", h.sys, "--path.rootfs",
-                h.root});
+  return h.run(
+      {"check-ethlink", "c", "app", "--manifest_file", manifest, "--path.sysfs", h.sys, "--path.rootfs", h.root});
 }
 
 TEST(HostChecksEthlink, SharedStates) {
@@ -59,7 +60,8 @@ TEST(HostChecksEthlink, WrongMacWrongMtuMissingFlag) {
   REQUIRE_SHARED();
   Host h;
   eth_host(h, kShared + "eth_learn_good.json");
-  h.write(h.root + "/etc/sysconfig/network-scripts/ifcfg-enp97s0f0", "DEVICE=enp97s0f0\nHWADDR=\"aa:bb:cc:dd:ee:ff\"\n");
+  h.write(h.root + "/etc/sysconfig/network-scripts/ifcfg-enp97s0f0",
+          "DEVICE=enp97s0f0\nHWADDR=\"aa:bb:cc:dd:ee:ff\"\n");
   EXPECT_VERDICT(ethlink(h, kShared + "DGX_A100.json"), CRIT,
                  "PCIE_5 (enp97s0f0) has bad cfg (expect: aa:bb:cc:dd:ee:ff, actual: hwaddr1)!");
 
@@ -72,7 +74,8 @@ TEST(HostChecksEthlink, WrongMacWrongMtuMissingFlag) {
   ip[2]["mtu"] = 9192;
   ip[0]["flags"] = json::array({"BROADCAST", "MULTICAST", "UP"});  // enp97s0f0 lost LOWER_UP and SLAVE
   m.write(m.dir + "/ip.json", ip.dump());
-  EXPECT_VERDICT(ethlink(m, kShared + "DGX_A100.json"), CRIT, "PCIE_5 (enp97s0f0) has missing flag(s): SLAVE, LOWER_UP");
+  EXPECT_VERDICT(ethlink(m, kShared + "DGX_A100.json"), CRIT,
+                 "PCIE_5 (enp97s0f0) has missing flag(s): SLAVE, LOWER_UP");
   // ethtool missing from PATH: named, WARNING.
   fs::remove(m.bin + "/ethtool");
   EXPECT_VERDICT(ethlink(m, kShared + "DGX_A100.json"), WARN, "ethtool: not found on PATH (exit 127)");

@@ -1,4 +1,5 @@
-// health_checks end to end on a fake host (host_checks_fixture.h): check-iblink and check-ib (ibstat interfaces, HCA count).
+// health_checks end to end on a fake host (host_checks_fixture.h): check-iblink and check-ib (ibstat interfaces, HCA
+// count).
 #include "host_checks_fixture.h"
 
 namespace gcm::testing {
@@ -69,7 +70,8 @@ TEST(HostChecksIb, IbstatInterfacesAndHcaCount) {
   h.tool_prints("ip", kOurs + "ip_link_all_ib_up.json");
   EXPECT_VERDICT(h.run({"check-ib", "check-ib-interfaces", "c", "app"}), OK, "8 InfiniBand interfaces UP");
   h.tool_prints("ip", kOurs + "ip_link_one_ib_down.json");
-  EXPECT_VERDICT(h.run({"check-ib", "check-ib-interfaces", "c", "app"}), CRIT, "7 InfiniBand interfaces UP, expected 8");
+  EXPECT_VERDICT(h.run({"check-ib", "check-ib-interfaces", "c", "app"}), CRIT,
+                 "7 InfiniBand interfaces UP, expected 8");
   EXPECT_VERDICT(h.run({"check-ib", "check-ib-interfaces", "c", "app", "--interface-num", "7"}), OK, "7 InfiniBand");
   h.tool("ip", "echo '[{\"ifname\": '");
   EXPECT_VERDICT(h.run({"check-ib", "check-ib-interfaces", "c", "app"}), CRIT, "not valid JSON");

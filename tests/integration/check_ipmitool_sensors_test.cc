@@ -1,4 +1,5 @@
-// health_checks end to end on a fake host (host_checks_fixture.h): check-ipmitool check-sel and check-sensors (one test covers both).
+// health_checks end to end on a fake host (host_checks_fixture.h): check-ipmitool check-sel and check-sensors (one test
+// covers both).
 #include "host_checks_fixture.h"
 
 namespace gcm::testing {

@@ -1,4 +1,5 @@
-// health_checks end to end on a fake host (host_checks_fixture.h): check-process: zombies, D-state and running processes from procfs.
+// health_checks end to end on a fake host (host_checks_fixture.h): check-process: zombies, D-state and running
+// processes from procfs.
 #include "host_checks_fixture.h"
 
 namespace gcm::testing {
@@ -14,8 +15,8 @@ void proc_entry(Host& h, int pid, const std::string& comm, char state, double ag
                 long long ctxt = 5) {
   long ticks = ::sysconf(_SC_CLK_TCK);
   long long start = static_cast<long long>((10000.0 - age) * static_cast<double>(ticks));
-  std::string stat = std::to_string(pid) + " (" + comm + ") " + state + " 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 " +
-                     std::to_string(start) + " 0 0\n";
+  std::string stat = std::to_string(pid) + " (" + comm + ") " + state +
+                     " 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 " + std::to_string(start) + " 0 0\n";
   std::string d = h.proc + "/" + std::to_string(pid);
   h.write(d + "/stat", stat);
   h.write(d + "/status", "Name:\t" + comm + "\nUid:\t0\t0\t0\t0\nvoluntary_ctxt_switches:\t" + std::to_string(ctxt) +
@@ -47,13 +48,13 @@ TEST(HostChecksProcess, ZombieDstateRunning) {
 
   EXPECT_VERDICT(h.run(with({"check-process", "check-dstate", "c", "app", "--sample-interval", "0"})), OK,
                  "stuck processes: []");
-  proc_entry(h, 500, "nfsd", 'D', 3000, "");  // its counters never move in a file
+  proc_entry(h, 500, "nfsd", 'D', 3000, "");    // its counters never move in a file
   proc_entry(h, 501, "cp", 'D', 10, "cp a b");  // too young
   EXPECT_VERDICT(h.run(with({"check-process", "check-dstate", "c", "app", "--sample-interval", "0.05"})), CRIT,
                  "stuck processes: [500]");
-  EXPECT_VERDICT(h.run(with({"check-process", "check-dstate", "c", "app", "--sample-interval", "0", "--process-name",
-                             "^ls$"})),
-                 OK, "stuck processes: []");
+  EXPECT_VERDICT(
+      h.run(with({"check-process", "check-dstate", "c", "app", "--sample-interval", "0", "--process-name", "^ls$"})),
+      OK, "stuck processes: []");
   EXPECT_VERDICT(h.run(with({"check-process", "check-dstate", "c", "app", "--sample-interval", "0", "--process-name",
                              "^ls$", "--process-name", "fs"})),
                  CRIT, "stuck processes: [500]");

@@ -33,7 +33,8 @@ TEST(HostChecksService, SystemctlPackagesSsh) {
                         "--package-manager", "dpkg"}),
                  OK, "version 22.05.8-4 as expected");
 
-  h.tool("ssh", "[ \"$3\" = good ] && exit 0\necho \"ssh: connect to host $3 port 22: Connection refused\" >&2; exit 255");
+  h.tool("ssh",
+         "[ \"$3\" = good ] && exit 0\necho \"ssh: connect to host $3 port 22: Connection refused\" >&2; exit 255");
   EXPECT_VERDICT(h.run({"check-service", "ssh-connection", "c", "app", "--host", "good"}), OK,
                  "Host good: ssh connection succeeded.");
   EXPECT_VERDICT(h.run({"check-service", "ssh-connection", "c", "app", "--host", "good", "--host", "bad"}), CRIT,

@@ -1,4 +1,5 @@
-// health_checks end to end on a fake host (host_checks_fixture.h): the Slurm checks (check-slurm ...) on the live testbed.
+// health_checks end to end on a fake host (host_checks_fixture.h): the Slurm checks (check-slurm ...) on the live
+// testbed.
 #include "host_checks_fixture.h"
 
 namespace gcm::testing {
@@ -9,8 +10,8 @@ using nlohmann::json;
 
 // ------------------------------------------------------------------------------------- Slurm checks on the testbed
 
-#define REQUIRE_TESTBED()                                                                                    \
-  if (!testbed_up())                                                                                         \
+#define REQUIRE_TESTBED()                                                                                       \
+  if (!testbed_up())                                                                                            \
   GTEST_SKIP() << "the Slurm testbed is not running (SLURM_CONF unset or scontrol ping failed); start it with " \
                   "tests/testbed/start.sh and source tests/testbed/env.sh"
 
@@ -87,8 +88,8 @@ TEST(HostChecksSlurmTestbed, NodeStatesAvailabilityAndControllers) {
     if (before == 0)  // 2 of 8 nodes: 25 %, not above the default critical 25 but above the warning 15
       EXPECT_VERDICT(hc({"check-service", "cluster-availability", "testbed", "app"}), WARN, share);
     auto avail = [&](int warn, int crit) {
-      return hc({"check-service", "cluster-availability", "testbed", "app", "--warning_threshold",
-                 std::to_string(warn), "--critical_threshold", std::to_string(crit)});
+      return hc({"check-service", "cluster-availability", "testbed", "app", "--warning_threshold", std::to_string(warn),
+                 "--critical_threshold", std::to_string(crit)});
     };
     EXPECT_VERDICT(avail(static_cast<int>(pct) - 1, 100), WARN, share);
     EXPECT_VERDICT(avail(0, static_cast<int>(pct) - 1), CRIT, share);
@@ -101,20 +102,27 @@ TEST(HostChecksSlurmTestbed, NodeStatesAvailabilityAndControllers) {
   // slurmctld listens (the shared testbed keeps running for the other tests).
   std::string conf = read_text(std::getenv("SLURM_CONF"));
   std::string dead = h.dir + "/slurm.conf";
-  std::ofstream(dead) << std::regex_replace(conf, std::regex("SlurmctldPort=\\d+"), "SlurmctldPort=" +
-                                                                                       std::to_string(free_port()));
+  std::ofstream(dead) << std::regex_replace(conf, std::regex("SlurmctldPort=\\d+"),
+                                            "SlurmctldPort=" + std::to_string(free_port()));
   CommandSpec s;
   s.argv = {health_checks_path(), "check-service", "slurmctld-count", "testbed", "app", "--slurmctld-count", "1",
-            "--log-folder", h.dir + "/logs", "--timeout", "20"};
+            "--log-folder",       h.dir + "/logs", "--timeout",       "20"};
   s.extra_env = {"SLURM_CONF=" + dead};
   s.timeout = std::chrono::seconds(60);
   auto r = run_command(s);
   EXPECT_VERDICT(r, CRIT, "Insufficient slurmctld daemon count. Expected: 1, found: 0.");
-  s.argv = {health_checks_path(), "check-service", "cluster-availability", "testbed", "app", "--log-folder",
-            h.dir + "/logs", "--timeout", "20"};
+  s.argv = {health_checks_path(),
+            "check-service",
+            "cluster-availability",
+            "testbed",
+            "app",
+            "--log-folder",
+            h.dir + "/logs",
+            "--timeout",
+            "20"};
   EXPECT_VERDICT(run_command(s), WARN, "scontrol exited with code 1");
   s.argv = {health_checks_path(), "check-service", "node-slurm-state", "testbed", "app", "--node", "node1",
-            "--log-folder", h.dir + "/logs", "--timeout", "20"};
+            "--log-folder",       h.dir + "/logs", "--timeout",        "20"};
   EXPECT_VERDICT(run_command(s), WARN, "sinfo exited with code 1");
 }
 

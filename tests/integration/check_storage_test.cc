@@ -14,8 +14,7 @@ TEST(HostChecksStorage, EveryCheck) {
   h.write(h.root + "/etc/fstab",
           "# static file system information\nUUID=abc / ext4 defaults 0 1\nnfs1:/home /home nfs defaults 0 0\n"
           "nfs1:/data /mnt/data nfs defaults 0 0\n");
-  h.write(h.proc + "/mounts",
-          "/dev/sda1 / ext4 rw 0 0\nnfs1:/home /home nfs rw 0 0\nproc /proc proc rw 0 0\n");
+  h.write(h.proc + "/mounts", "/dev/sda1 / ext4 rw 0 0\nnfs1:/home /home nfs rw 0 0\nproc /proc proc rw 0 0\n");
   h.write(h.root + "/etc/hosts", "127.0.0.1 localhost\n");
   fs::create_directories(h.root + "/scratch");
   // Each check takes the roots of the files it reads.
@@ -35,10 +34,10 @@ TEST(HostChecksStorage, EveryCheck) {
 
   EXPECT_VERDICT(h.run(with({"check-storage", "file-exists", "c", "app", "-f", "/etc/hosts"})), OK,
                  "All files are present.");
-  EXPECT_VERDICT(h.run(with({"check-storage", "file-exists", "c", "app", "-f", "/etc/hosts", "-f", "/etc/nope"})),
-                 CRIT, "File /etc/nope not found.");
-  EXPECT_VERDICT(h.run(with({"check-storage", "file-exists", "c", "app", "-f", "/etc/nope", "--should-not-exist"})),
-                 OK, "All files are absent.");
+  EXPECT_VERDICT(h.run(with({"check-storage", "file-exists", "c", "app", "-f", "/etc/hosts", "-f", "/etc/nope"})), CRIT,
+                 "File /etc/nope not found.");
+  EXPECT_VERDICT(h.run(with({"check-storage", "file-exists", "c", "app", "-f", "/etc/nope", "--should-not-exist"})), OK,
+                 "All files are absent.");
   EXPECT_VERDICT(h.run(with({"check-storage", "file-exists", "c", "app", "-f", "/etc/hosts", "--should-not-exist"})),
                  CRIT, "File /etc/hosts exists.");
   EXPECT_VERDICT(h.run(with({"check-storage", "directory-exists", "c", "app", "-d", "/scratch"})), OK,
@@ -68,17 +67,17 @@ TEST(HostChecksStorage, EveryCheck) {
               r.out.find("Volume /: no inode limit.") != std::string::npos)
       << r.out;
 
-  long long kb = static_cast<long long>(std::ceil(static_cast<double>(st.f_blocks) * static_cast<double>(st.f_frsize) /
-                                                  1024.0));
+  long long kb =
+      static_cast<long long>(std::ceil(static_cast<double>(st.f_blocks) * static_cast<double>(st.f_frsize) / 1024.0));
   EXPECT_VERDICT(h.run(with({"check-storage", "disk-size", "c", "app", "-v", "/", "--operator", "=", "--value",
                              std::to_string(kb)})),
                  OK, "Disk size, " + std::to_string(kb) + "K = " + std::to_string(kb) + "K");
   EXPECT_VERDICT(h.run(with({"check-storage", "disk-size", "c", "app", "-v", "/", "--operator", ">", "--value",
                              std::to_string(kb), "--size-unit", "K"})),
                  CRIT, "is not true.");
-  EXPECT_VERDICT(h.run(with({"check-storage", "disk-size", "c", "app", "-v", "/nonexistent", "--operator", ">",
-                             "--value", "1"})),
-                 WARN, "statvfs /nonexistent failed");
+  EXPECT_VERDICT(
+      h.run(with({"check-storage", "disk-size", "c", "app", "-v", "/nonexistent", "--operator", ">", "--value", "1"})),
+      WARN, "statvfs /nonexistent failed");
 }
 
 }  // namespace

@@ -89,8 +89,8 @@ TEST(Cli, UsageErrorsExit2AndNameTheProblem) {
   EXPECT_EQ(bad_option.exit_code, 2);
   EXPECT_NE(bad_option.err.find("--no-such-option"), std::string::npos);
 
-  auto bad_sink = run_gcm({"storage", "--once", "--sink", "nope", "--log-folder", dir, "--cluster", "c",
-                           "--statvfs-patterns", "c=^/$"});
+  auto bad_sink = run_gcm(
+      {"storage", "--once", "--sink", "nope", "--log-folder", dir, "--cluster", "c", "--statvfs-patterns", "c=^/$"});
   EXPECT_EQ(bad_sink.exit_code, 2);
   EXPECT_NE(bad_sink.err.find("Sink 'nope' could not be found"), std::string::npos) << bad_sink.err;
 
@@ -144,9 +144,9 @@ TEST(Cli, UnsafeSizesIntervalsUrlsAndConfigPathsExit2) {
     EXPECT_EQ(r.exit_code, 2) << url << ": " << r.err;
     EXPECT_NE(r.err.find("Invalid value for 'otel_endpoint': '" + url + "'"), std::string::npos) << r.err;
   }
-  auto downstream = run_gcm({"slurm_processor", "--listen", "127.0.0.1:0", "--downstream", "gopher://127.0.0.1:70",
-                             "--log-folder", dir},
-                            20s);
+  auto downstream = run_gcm(
+      {"slurm_processor", "--listen", "127.0.0.1:0", "--downstream", "gopher://127.0.0.1:70", "--log-folder", dir},
+      20s);
   EXPECT_EQ(downstream.exit_code, 2) << downstream.err;
   EXPECT_NE(downstream.err.find("Invalid value for '--downstream': 'gopher://127.0.0.1:70' (scheme 'gopher'"),
             std::string::npos)
@@ -185,8 +185,8 @@ TEST(Cli, StorageOnTheReferenceMountinfoFixture) {
   std::filesystem::copy_file(fixture, dir + "/proc/self/mountinfo");
   for (const char* d : {"/root/logs", "/root/le/cmd", "/root/public"}) std::filesystem::create_directories(dir + d);
   auto r = run_gcm({"storage", "--once", "--cluster", "fair_cluster", "--statvfs-patterns",
-                    "fair_cluster=^/logs.*$|^/public$", "--path.procfs", dir + "/proc", "--path.rootfs",
-                    dir + "/root", "--log-folder", dir});
+                    "fair_cluster=^/logs.*$|^/public$", "--path.procfs", dir + "/proc", "--path.rootfs", dir + "/root",
+                    "--log-folder", dir});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j.size(), 2u) << r.out;
@@ -223,8 +223,8 @@ TEST(Cli, PureUsageFiles) {
                                          "\"directory\": \"//a/./b//\"}\n"
                                       << "{\"user\": 4000321, \"used\": 7, \"sample_time\": 1700000001, "
                                          "\"directory\": \"/x\"}\n";
-  auto r = run_gcm({"storage", "--once", "--cluster", "c", "--pure-json-file-path", dir + "/usage.jsonl",
-                    "--log-folder", dir});
+  auto r = run_gcm(
+      {"storage", "--once", "--cluster", "c", "--pure-json-file-path", dir + "/usage.jsonl", "--log-folder", dir});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j.size(), 2u);
@@ -236,8 +236,8 @@ TEST(Cli, PureUsageFiles) {
 
   std::ofstream(dir + "/bad.jsonl") << "{\"user\": 1, \"used\": 2, \"sample_time\": 3, \"directory\": \"/ok\"}\n"
                                     << "not json\n";
-  auto bad = run_gcm({"storage", "--once", "--cluster", "c", "--pure-json-file-path", dir + "/bad.jsonl",
-                      "--log-folder", dir});
+  auto bad = run_gcm(
+      {"storage", "--once", "--cluster", "c", "--pure-json-file-path", dir + "/bad.jsonl", "--log-folder", dir});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find(dir + "/bad.jsonl:2: not a JSON object"), std::string::npos) << bad.err;
   EXPECT_NE(bad.out.find("\"/ok\""), std::string::npos);  // the good line was still delivered
@@ -286,17 +286,16 @@ TEST(Cli, LogsGoToTheReferenceLayout) {
 
 TEST(Cli, DryRunForcesStdout) {
   auto dir = temp_dir("dry");
-  auto r = run_gcm({"storage", "--once", "-n", "--sink", "otel", "-o", "otel_endpoint=http://127.0.0.1:1",
-                    "--cluster", "c", "--statvfs-patterns", "c=^/$", "--log-folder", dir});
+  auto r = run_gcm({"storage", "--once", "-n", "--sink", "otel", "-o", "otel_endpoint=http://127.0.0.1:1", "--cluster",
+                    "c", "--statvfs-patterns", "c=^/$", "--log-folder", dir});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("[{\"cluster\": \"c\"", 0), 0u) << r.out;
 }
 
 TEST(Cli, UnreachableOtlpEndpointFailsWithExitOneAndSaysWhy) {
   auto dir = temp_dir("otel-down");
-  auto r = run_gcm({"storage", "--once", "--sink", "otel", "-o", "otel_endpoint=http://127.0.0.1:1", "--retries",
-                    "1", "--retry-backoff", "0.01", "--cluster", "c", "--statvfs-patterns", "c=^/$", "--log-folder",
-                    dir});
+  auto r = run_gcm({"storage", "--once", "--sink", "otel", "-o", "otel_endpoint=http://127.0.0.1:1", "--retries", "1",
+                    "--retry-backoff", "0.01", "--cluster", "c", "--statvfs-patterns", "c=^/$", "--log-folder", dir});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("http://127.0.0.1:1/v1/logs"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("gave up after 1 retry"), std::string::npos) << r.err;
@@ -322,13 +321,16 @@ TEST(Cli, DetachRunsSlurmProcessorInTheBackgroundAndIsRefusedByTheSuites) {
   EXPECT_EQ(r.out, "");
   HttpClient http;
   std::string health = "http://127.0.0.1:" + std::to_string(port) + "/health";
-  EXPECT_TRUE(eventually([&] {
-    try {
-      return http.get(health, 1000ms).status == 200;
-    } catch (const std::exception&) {
-      return false;
-    }
-  }, 20s)) << "the detached slurm_processor never answered " << health;
+  EXPECT_TRUE(eventually(
+      [&] {
+        try {
+          return http.get(health, 1000ms).status == 200;
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      20s))
+      << "the detached slurm_processor never answered " << health;
   // The daemon is nobody's child: find it by its log folder, which names this test's directory, and stop it.
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     const std::string pid = e.path().filename().string();

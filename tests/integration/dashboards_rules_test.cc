@@ -55,9 +55,10 @@ void write_script(const std::string& path, const std::string& body) {
 std::string fake_slurm(const std::string& dir) {
   std::string bin = dir + "/slurm-bin", f = kSource + "/tests/fixtures/slurm-22.05/";
   fs::create_directories(bin);
-  write_script(bin + "/sinfo", "if [ \"$1\" = -V ]; then cat '" + f + "sinfo-V.txt'; exit 0; fi\n"
-                               "case \"$*\" in *%all*) cat '" + f + "sinfo-all.txt' ;; *) cat '" + f +
-                               "sinfo-O-nodes.txt' ;; esac");
+  write_script(bin + "/sinfo", "if [ \"$1\" = -V ]; then cat '" + f +
+                                   "sinfo-V.txt'; exit 0; fi\n"
+                                   "case \"$*\" in *%all*) cat '" +
+                                   f + "sinfo-all.txt' ;; *) cat '" + f + "sinfo-O-nodes.txt' ;; esac");
   write_script(bin + "/sdiag", "cat '" + f + "sdiag.txt'");
   write_script(bin + "/sacct", "cat '" + f + "sacct-slurm-monitor-local.txt'");
   write_script(bin + "/squeue", "cat '" + f + "squeue-O.txt'");
@@ -81,10 +82,12 @@ json node_scenario(const std::string& procfs) {
   sc["devices"][7]["errors"] = {{"nvmlDeviceGetUtilizationRates", "GPU_IS_LOST"}};
   sc["devices"][0]["xid_events"] = json::array({{{"xid", 79}, {"at_ms", 300}}});
   sc["devices"][1]["xid_events"] = json::array({{{"xid", 13}, {"at_ms", 300}}});
-  write_environ(procfs, 4100, {"SLURM_JOB_ID=77", "SLURM_JOB_USER=alice", "SLURM_JOB_ACCOUNT=ml",
-                               "SLURM_JOB_PARTITION=gpu", "SLURM_JOB_GPUS=0,1,2,3", "GPU_DEVICE_ORDINAL=0,1,2,3"});
-  write_environ(procfs, 4200, {"SLURM_JOB_ID=78", "SLURM_JOB_USER=bob", "SLURM_JOB_ACCOUNT=infra",
-                               "SLURM_JOB_PARTITION=debug", "SLURM_JOB_GPUS=4,5,6", "GPU_DEVICE_ORDINAL=4,5,6"});
+  write_environ(procfs, 4100,
+                {"SLURM_JOB_ID=77", "SLURM_JOB_USER=alice", "SLURM_JOB_ACCOUNT=ml", "SLURM_JOB_PARTITION=gpu",
+                 "SLURM_JOB_GPUS=0,1,2,3", "GPU_DEVICE_ORDINAL=0,1,2,3"});
+  write_environ(procfs, 4200,
+                {"SLURM_JOB_ID=78", "SLURM_JOB_USER=bob", "SLURM_JOB_ACCOUNT=infra", "SLURM_JOB_PARTITION=debug",
+                 "SLURM_JOB_GPUS=4,5,6", "GPU_DEVICE_ORDINAL=4,5,6"});
   return sc;
 }
 
@@ -93,11 +96,30 @@ std::unique_ptr<BackgroundProcess> start_agent(const std::string& dir, int port,
   std::ofstream(dir + "/scenario.json") << node_scenario(procfs).dump();
   std::ofstream(dir + "/kmsg");
   std::ofstream(dir + "/config.toml") << "[gcm.agent]\n";
-  std::vector<std::string> argv = {gcm_binary(), "--config", dir + "/config.toml", "agent", "--collect-interval",
-                                   "0.1", "--window", "0.5", "--listen", "127.0.0.1:" + std::to_string(port),
-                                   "--path.run", dir + "/run", "--path.kmsg", dir + "/kmsg", "--path.procfs", procfs,
-                                   "--attribution", "nvml-processes", "--suite", dir + "/no-suite.toml",
-                                   "--spool-dir", dir + "/spool", "--log-folder", dir + "/logs"};
+  std::vector<std::string> argv = {gcm_binary(),
+                                   "--config",
+                                   dir + "/config.toml",
+                                   "agent",
+                                   "--collect-interval",
+                                   "0.1",
+                                   "--window",
+                                   "0.5",
+                                   "--listen",
+                                   "127.0.0.1:" + std::to_string(port),
+                                   "--path.run",
+                                   dir + "/run",
+                                   "--path.kmsg",
+                                   dir + "/kmsg",
+                                   "--path.procfs",
+                                   procfs,
+                                   "--attribution",
+                                   "nvml-processes",
+                                   "--suite",
+                                   dir + "/no-suite.toml",
+                                   "--spool-dir",
+                                   dir + "/spool",
+                                   "--log-folder",
+                                   dir + "/logs"};
   if (!otlp_url.empty()) argv.insert(argv.end(), {"--otlp-endpoint", otlp_url});
   return std::make_unique<BackgroundProcess>(
       argv, dir + "/agent.stderr",
@@ -192,8 +214,8 @@ struct Prometheus {
 // for a 5-minute range.
 std::string substitute(std::string q) {
   static const std::vector<std::pair<std::string, std::string>> values = {
-      {"cluster", "demo"}, {"node", "node1"}, {"job", "77"}, {"user", "alice"}, {"partition", "gpu"},
-      {"__rate_interval", "1m"}, {"__interval", "15s"}, {"__range", "5m"}};
+      {"cluster", "demo"},  {"node", "node1"},         {"job", "77"},         {"user", "alice"},
+      {"partition", "gpu"}, {"__rate_interval", "1m"}, {"__interval", "15s"}, {"__range", "5m"}};
   for (const auto& [name, value] : values)
     for (const std::string& ref : {"${" + name + "}", "$" + name}) {
       // "$node" must not eat the start of a longer name; variables are followed by a non-word character here.
@@ -235,8 +257,8 @@ std::vector<Expression> dashboard_expressions() {
         out.push_back({file + " variable " + v["name"].get<std::string>(), m[1]});
       }
     for (const auto& a : d["annotations"]["list"])
-      if (a.contains("target")) out.push_back({file + " annotation \"" + a["name"].get<std::string>() + "\"",
-                                               a["target"]["expr"], true});
+      if (a.contains("target"))
+        out.push_back({file + " annotation \"" + a["name"].get<std::string>() + "\"", a["target"]["expr"], true});
   }
   return out;
 }
@@ -265,18 +287,18 @@ TEST_F(DashboardsAndRules, EveryExpressionParsesAndReturnsDataFromARealAgentAndC
   std::string bin = fake_slurm(dir);
   std::vector<std::string> path_env = {"PATH=" + bin + ":" + std::getenv("PATH")};
   // The processor receives the agent's OTLP; its downstream is a port where nothing listens (it spools).
-  ProcessorProcess processor(dir, {"--downstream", "http://127.0.0.1:" + std::to_string(free_port()),
-                                   "--attribution", "mapping-files", "--gpu-job-mapping-dir", dir});
+  ProcessorProcess processor(dir, {"--downstream", "http://127.0.0.1:" + std::to_string(free_port()), "--attribution",
+                                   "mapping-files", "--gpu-job-mapping-dir", dir});
   int agent_port = free_port(), monitor_port = free_port(), job_monitor_port = free_port();
   auto agent = start_agent(dir, agent_port, processor.url);
-  BackgroundProcess monitor({gcm_binary(), "slurm_monitor", "--cluster", "demo", "--interval", "2", "--sink",
-                             "prometheus", "-o", "listen=127.0.0.1:" + std::to_string(monitor_port), "--log-folder",
-                             dir},
-                            dir + "/slurm_monitor.stderr", path_env);
-  BackgroundProcess job_monitor({gcm_binary(), "slurm_job_monitor", "--cluster", "demo", "--interval", "2", "--sink",
-                                 "prometheus", "-o", "listen=127.0.0.1:" + std::to_string(job_monitor_port),
-                                 "--log-folder", dir},
-                                dir + "/slurm_job_monitor.stderr", path_env);
+  BackgroundProcess monitor(
+      {gcm_binary(), "slurm_monitor", "--cluster", "demo", "--interval", "2", "--sink", "prometheus", "-o",
+       "listen=127.0.0.1:" + std::to_string(monitor_port), "--log-folder", dir},
+      dir + "/slurm_monitor.stderr", path_env);
+  BackgroundProcess job_monitor(
+      {gcm_binary(), "slurm_job_monitor", "--cluster", "demo", "--interval", "2", "--sink", "prometheus", "-o",
+       "listen=127.0.0.1:" + std::to_string(job_monitor_port), "--log-folder", dir},
+      dir + "/slurm_job_monitor.stderr", path_env);
   prepare_prometheus(dir, free_port(), {"127.0.0.1:" + std::to_string(agent_port)},
                      {"127.0.0.1:" + std::to_string(monitor_port), "127.0.0.1:" + std::to_string(job_monitor_port)},
                      {processor.url.substr(std::string("http://").size())});
@@ -284,11 +306,16 @@ TEST_F(DashboardsAndRules, EveryExpressionParsesAndReturnsDataFromARealAgentAndC
 
   // Ready when every source has been scraped, the detector compared the job's GPUs, the lost GPU's alert fires and
   // the once-a-minute usage rules ran (their group starts at an offset of up to a minute).
-  std::vector<std::string> ready = {
-      "gcm_gpu_job_info{node=\"node1\",user=\"alice\"}", "gcm_gpu_peer_deviation_ratio", "gcm_slurm_nodes_total",
-      "gcm_slurm_job_nodes", "gcm_slurm_processor_received_total", "gcm_agent_spool_limit_bytes",
-      "gcm_collector_last_success_timestamp_seconds{collector=\"slurm_job_monitor\"}",
-      "ALERTS{alertname=\"GcmGpuLost\",alertstate=\"firing\"}", "gcm:account:gpus", "gcm:account:gpu_hours_used:1h"};
+  std::vector<std::string> ready = {"gcm_gpu_job_info{node=\"node1\",user=\"alice\"}",
+                                    "gcm_gpu_peer_deviation_ratio",
+                                    "gcm_slurm_nodes_total",
+                                    "gcm_slurm_job_nodes",
+                                    "gcm_slurm_processor_received_total",
+                                    "gcm_agent_spool_limit_bytes",
+                                    "gcm_collector_last_success_timestamp_seconds{collector=\"slurm_job_monitor\"}",
+                                    "ALERTS{alertname=\"GcmGpuLost\",alertstate=\"firing\"}",
+                                    "gcm:account:gpus",
+                                    "gcm:account:gpu_hours_used:1h"};
   std::string missing;
   bool up = eventually(
       [&] {
@@ -322,15 +349,18 @@ TEST_F(DashboardsAndRules, EveryExpressionParsesAndReturnsDataFromARealAgentAndC
   EXPECT_GE(rule_count, 50u) << rules.dump().substr(0, 2000);
   // The situation's faults fire, and nothing else does: the rules raise no false alarm on a healthy rest.
   std::set<std::string> expected = {"GcmGpuLost", "GcmGpuXidRebootRequired", "GcmGpuXidApplication"};
-  EXPECT_TRUE(eventually([&] {
-    firing.clear();
-    json now = prom.get("/api/v1/rules");  // kept: a range-for over a member of a temporary would dangle
-    for (const auto& g : now["data"]["groups"])
-      for (const auto& r : g["rules"])
-        for (const auto& a : r.value("alerts", json::array()))
-          if (a["state"] == "firing") firing.insert(r["name"].get<std::string>());
-    return firing == expected;
-  }, 20s)) << "firing: " << json(firing).dump();
+  EXPECT_TRUE(eventually(
+      [&] {
+        firing.clear();
+        json now = prom.get("/api/v1/rules");  // kept: a range-for over a member of a temporary would dangle
+        for (const auto& g : now["data"]["groups"])
+          for (const auto& r : g["rules"])
+            for (const auto& a : r.value("alerts", json::array()))
+              if (a["state"] == "firing") firing.insert(r["name"].get<std::string>());
+        return firing == expected;
+      },
+      20s))
+      << "firing: " << json(firing).dump();
 
   // Every dashboard expression, with the variables set.
   auto exprs = dashboard_expressions();
@@ -349,8 +379,8 @@ TEST_F(DashboardsAndRules, EveryExpressionParsesAndReturnsDataFromARealAgentAndC
     bool has_data = !r["data"]["result"].empty();
     auto listed = kNoDataHere.find(q);
     if (listed != kNoDataHere.end()) {
-      EXPECT_FALSE(has_data) << e.where << " is listed as having no data here (" << listed->second
-                             << ") but returns " << r["data"]["result"].dump().substr(0, 500);
+      EXPECT_FALSE(has_data) << e.where << " is listed as having no data here (" << listed->second << ") but returns "
+                             << r["data"]["result"].dump().substr(0, 500);
       listed_and_empty.insert(q);
     } else {
       EXPECT_TRUE(has_data) << e.where << " returns no data: " << q;
@@ -358,9 +388,10 @@ TEST_F(DashboardsAndRules, EveryExpressionParsesAndReturnsDataFromARealAgentAndC
     }
   }
   for (const auto& [q, why] : kNoDataHere) EXPECT_TRUE(listed_and_empty.count(q)) << "no dashboard asks " << q;
-  std::printf("%zu dashboard expressions: %zu returned data, %zu have none in this situation (listed); %zu rules "
-              "(%zu recording) evaluated without error; firing: %s\n",
-              exprs.size(), with_data, listed_and_empty.size(), rule_count, recording, json(firing).dump().c_str());
+  std::printf(
+      "%zu dashboard expressions: %zu returned data, %zu have none in this situation (listed); %zu rules "
+      "(%zu recording) evaluated without error; firing: %s\n",
+      exprs.size(), with_data, listed_and_empty.size(), rule_count, recording, json(firing).dump().c_str());
 
   EXPECT_EQ(agent->stop(SIGTERM, 10s), 0);
   EXPECT_EQ(monitor.stop(SIGTERM, 10s), 0);

@@ -71,13 +71,13 @@ struct FakeHost {
 
 // The exit code, and `text` in what the check printed. `r` is evaluated once (a check run with side effects, such as
 // check-ufm-health --truncate, must not run twice).
-#define EXPECT_CHECK(r, code, text)                                                                        \
-  do {                                                                                                    \
-    const CommandResult& check_result_ = (r);                                                             \
-    const std::string check_text_ = (text);                                                               \
-    EXPECT_EQ(check_result_.exit_code, code) << check_result_.out << check_result_.err;                   \
-    EXPECT_NE(check_result_.out.find(check_text_), std::string::npos)                                     \
-        << "expected '" << check_text_ << "' in:\n" << check_result_.out << check_result_.err;            \
+#define EXPECT_CHECK(r, code, text)                                                                               \
+  do {                                                                                                            \
+    const CommandResult& check_result_ = (r);                                                                     \
+    const std::string check_text_ = (text);                                                                       \
+    EXPECT_EQ(check_result_.exit_code, code) << check_result_.out << check_result_.err;                           \
+    EXPECT_NE(check_result_.out.find(check_text_), std::string::npos) << "expected '" << check_text_ << "' in:\n" \
+                                                                      << check_result_.out << check_result_.err;  \
   } while (0)
 
 }  // namespace gcm::testing

@@ -29,8 +29,9 @@ TEST(IbCounters, FixtureSysfsPortsTheirErrorsAndMetrics) {
   auto r = h.run({"check-ib", "check-ib-counters", "c", "app", "--path.sysfs", h.sys, "--sink", "stdout"});
   // mlx5_1 has 5 symbol errors and 2 receive errors: above the warn threshold 0, not the critical 100. The bond's
   // port has no counters directory and is not a port to check.
-  EXPECT_CHECK(r, WARN, "2 ports checked, 1 with errors, total_errors=7 | 'total_errors'=7;0;100 "
-                        "'ports_with_errors'=1 'ports_checked'=2");
+  EXPECT_CHECK(r, WARN,
+               "2 ports checked, 1 with errors, total_errors=7 | 'total_errors'=7;0;100 "
+               "'ports_with_errors'=1 'ports_checked'=2");
   EXPECT_NE(r.out.find("mlx5_1/1: symbol_error=5; port_rcv_errors=2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("'mlx5_0/1.port_rcv_data'=17922110021"), std::string::npos) << r.out;
   auto recs = records_of(r.out);
@@ -38,8 +39,8 @@ TEST(IbCounters, FixtureSysfsPortsTheirErrorsAndMetrics) {
   EXPECT_EQ(recs[0]["health_check"], "ib port counters");
   EXPECT_EQ(recs[0]["result"], WARN);
 
-  EXPECT_CHECK(h.run({"check-ib", "check-ib-counters", "c", "app", "--path.sysfs", h.sys, "--warn-threshold", "7"}),
-               OK, "total_errors=7");
+  EXPECT_CHECK(h.run({"check-ib", "check-ib-counters", "c", "app", "--path.sysfs", h.sys, "--warn-threshold", "7"}), OK,
+               "total_errors=7");
   EXPECT_CHECK(h.run({"check-ib", "check-ib-counters", "c", "app", "--path.sysfs", h.sys, "--crit-threshold", "6"}),
                CRIT, "total_errors=7");
   // One value per --critical-counters, the option repeated for several.
@@ -91,8 +92,8 @@ TEST(SyslogsMce, CountsEachClassWithGcmsMessage) {
 
 TEST(SyslogsPcieAer, CountsEachClassWithGcmsMessage) {
   FakeHost h;
-  auto r = h.run({"check-syslogs", "pcie-aer", "c", "app", "--path.kmsg", kLogs + "pcie-aer-dmesg.txt", "--sink",
-                  "stdout"});
+  auto r =
+      h.run({"check-syslogs", "pcie-aer", "c", "app", "--path.kmsg", kLogs + "pcie-aer-dmesg.txt", "--sink", "stdout"});
   EXPECT_CHECK(r, CRIT, "CRITICAL - pcie aer errors. 4 PCIe AER error(s) detected (critical=2, warn=1, info=1).");
   auto recs = records_of(r.out);
   ASSERT_EQ(recs.size(), 1u);
@@ -104,8 +105,9 @@ TEST(SyslogsPcieAer, CountsEachClassWithGcmsMessage) {
   EXPECT_CHECK(h.run({"check-syslogs", "pcie-aer", "c", "app", "--path.kmsg", kLogs + "clean-dmesg.txt"}), OK,
                "No PCIe AER errors detected.");
   // /dev/kmsg records work as for the other kernel-log checks.
-  h.write(h.dir + "/kmsg.txt", "3,812,300300000,-;pcieport 0000:00:05.0: AER: Uncorrectable (Fatal) error received: "
-                               "0000:86:00.0\n SUBSYSTEM=pci\n");
+  h.write(h.dir + "/kmsg.txt",
+          "3,812,300300000,-;pcieport 0000:00:05.0: AER: Uncorrectable (Fatal) error received: "
+          "0000:86:00.0\n SUBSYSTEM=pci\n");
   EXPECT_CHECK(h.run({"check-syslogs", "pcie-aer", "c", "app", "--path.kmsg", h.dir + "/kmsg.txt"}), CRIT,
                "1 PCIe AER error(s) detected (critical=1).");
 }
@@ -128,18 +130,19 @@ TEST(NvidiaSmiClockPolicy, DriftFromTheExpectedClocks) {
   FakeHost h;
   json two = json::array({gpu(0, 1155, 1593), gpu(1, 1410, 1593)});
   auto r = nvidia_smi(h, two, {});
-  EXPECT_CHECK(r, CRIT, "clock_policy check: GPU 1, severity=CRITICAL, expected=(graphics:1155, memory:1593), "
-                        "observed=(graphics:1410, memory:1593), delta_mhz=(graphics:255, memory:0)");
+  EXPECT_CHECK(r, CRIT,
+               "clock_policy check: GPU 1, severity=CRITICAL, expected=(graphics:1155, memory:1593), "
+               "observed=(graphics:1410, memory:1593), delta_mhz=(graphics:255, memory:0)");
   EXPECT_NE(r.out.find("clock_policy check: GPU 0, severity=OK,"), std::string::npos) << r.out;
   auto recs = records_of(r.out);
   ASSERT_EQ(recs.size(), 1u) << r.out;
   EXPECT_EQ(recs[0]["health_check"], "nvidia smi clock policy");
   EXPECT_EQ(recs[0]["result"], CRIT);
   // 1155 and 1410 against 1300: drifts of 145 and 110 MHz, above 100, not above 200.
-  EXPECT_EQ(nvidia_smi(h, two, {"--expected-graphics-freq", "1300", "--warn-delta-mhz", "100", "--critical-delta-mhz",
-                                "200"})
-                .exit_code,
-            WARN);
+  EXPECT_EQ(
+      nvidia_smi(h, two, {"--expected-graphics-freq", "1300", "--warn-delta-mhz", "100", "--critical-delta-mhz", "200"})
+          .exit_code,
+      WARN);
   EXPECT_EQ(nvidia_smi(h, json::array({gpu(0, 1140, 1600)}), {}).exit_code, OK);
   EXPECT_CHECK(nvidia_smi(h, json::array({gpu(0, 1100, 1593)}), {"--expected-memory-freq", "1593"}), WARN,
                "delta_mhz=(graphics:-55, memory:0)");
@@ -155,10 +158,10 @@ TEST(NvidiaSmiClockPolicy, CriticalDeltaBelowWarnDeltaIsAUsageError) {
       << r.out << r.err;
   // Only when clock_policy runs, as in GCM.
   h.write(h.dir + "/scenario.json", json{{"devices", json::array({gpu(0, 1155, 1593)})}}.dump());
-  auto other = h.run({"check-nvidia-smi", "c", "app", "-c", "gpu_num", "--gpu_num", "1", "--warn-delta-mhz", "50",
-                      "--critical-delta-mhz", "40"},
-                     {"GCM_FAKE_NVML_SCENARIO=" + h.dir + "/scenario.json",
-                      std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML});
+  auto other =
+      h.run({"check-nvidia-smi", "c", "app", "-c", "gpu_num", "--gpu_num", "1", "--warn-delta-mhz", "50",
+             "--critical-delta-mhz", "40"},
+            {"GCM_FAKE_NVML_SCENARIO=" + h.dir + "/scenario.json", std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML});
   EXPECT_EQ(other.exit_code, OK) << other.out << other.err;
 }
 
@@ -223,13 +226,15 @@ struct EthHost : FakeHost {
 TEST(EthlinkNmcli, NoIfcfgFileTheConfigurationComesFromNmcli) {
   EthHost h;
   // nmcli is asked exactly GCM's question.
-  h.tool("nmcli", "[ \"$*\" = '-t -e no -f GENERAL.HWADDR,GENERAL.DEVICE,GENERAL.TYPE,GENERAL.MTU,GENERAL.STATE,"
-                  "GENERAL.CONNECTION device show eth0' ] || { echo \"unexpected: $*\" >&2; exit 9; }\ncat '" +
-                      kTools + "nmcli_device_show_eth0.txt'");
+  h.tool("nmcli",
+         "[ \"$*\" = '-t -e no -f GENERAL.HWADDR,GENERAL.DEVICE,GENERAL.TYPE,GENERAL.MTU,GENERAL.STATE,"
+         "GENERAL.CONNECTION device show eth0' ] || { echo \"unexpected: $*\" >&2; exit 9; }\ncat '" +
+             kTools + "nmcli_device_show_eth0.txt'");
   EXPECT_CHECK(h.check(), OK, "1 ethernet interfaces good");
   EthHost other("0c:42:a1:5e:00:99");
   other.tool_prints("nmcli", kTools + "nmcli_device_show_eth0.txt");
-  EXPECT_CHECK(other.check(), CRIT, "PCIE_1 (eth0) has bad cfg (expect: 0c:42:a1:5e:00:11, actual: 0c:42:a1:5e:00:99)!");
+  EXPECT_CHECK(other.check(), CRIT,
+               "PCIE_1 (eth0) has bad cfg (expect: 0c:42:a1:5e:00:11, actual: 0c:42:a1:5e:00:99)!");
 }
 
 TEST(EthlinkNmcli, NeitherIfcfgNorNmcliIsAMissingInterface) {
@@ -267,13 +272,21 @@ TEST(IbPortErrors, IbdiagnetFiles) {
 void mst_tools(const FakeHost& h) {
   for (const char* d : {"mt4129_pciconf0", "mt4129_pciconf1", "mt4129_pciconf0_cable_0"})
     h.write(h.root + "/dev/mst/" + d, "");
-  h.tool("mlxlink", "[ \"$1\" = -d ] && [ \"$3\" = -m ] || exit 9\ncase \"$2\" in\n"
-                    "  */mt4129_pciconf0) cat '" + kTools + "mlxlink_m_healthy.txt';;\n"
-                    "  */mt4129_pciconf1) cat '" + kTools + "mlxlink_m_rx_los.txt';;\n"
-                    "  *) echo \"-E- unexpected device $2\" >&2; exit 1;;\nesac");
-  h.tool("mlxcables", "[ \"$1\" = -d ] && [ \"$3\" = --DDM ] || exit 9\ncase \"$2\" in\n"
-                      "  */mt4129_pciconf0_cable_0) cat '" + kTools + "mlxcables_ddm_alarm.txt';;\n"
-                      "  *) exit 1;;\nesac");
+  h.tool("mlxlink",
+         "[ \"$1\" = -d ] && [ \"$3\" = -m ] || exit 9\ncase \"$2\" in\n"
+         "  */mt4129_pciconf0) cat '" +
+             kTools +
+             "mlxlink_m_healthy.txt';;\n"
+             "  */mt4129_pciconf1) cat '" +
+             kTools +
+             "mlxlink_m_rx_los.txt';;\n"
+             "  *) echo \"-E- unexpected device $2\" >&2; exit 1;;\nesac");
+  h.tool("mlxcables",
+         "[ \"$1\" = -d ] && [ \"$3\" = --DDM ] || exit 9\ncase \"$2\" in\n"
+         "  */mt4129_pciconf0_cable_0) cat '" +
+             kTools +
+             "mlxcables_ddm_alarm.txt';;\n"
+             "  *) exit 1;;\nesac");
 }
 
 TEST(IbMlxlink, EachHcaOfDevMst) {
@@ -372,9 +385,10 @@ TEST(Killswitches2026, EachNewCheckHonoursItsOwnFlag) {
   FakeHost h;
   h.write(h.dir + "/features.toml", "[HealthChecksFeatures]\ndisable_nvidia_smi_clock_policy = true\n");
   h.write(h.dir + "/scenario.json", json{{"devices", json::array({gpu(0, 1410, 1593)})}}.dump());
-  auto r = h.run({"--features-config", h.dir + "/features.toml", "check-nvidia-smi", "c", "app", "-c", "clock_policy",
-                  "-c", "gpu_num", "--gpu_num", "2"},
-                 {"GCM_FAKE_NVML_SCENARIO=" + h.dir + "/scenario.json", std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML});
+  auto r =
+      h.run({"--features-config", h.dir + "/features.toml", "check-nvidia-smi", "c", "app", "-c", "clock_policy", "-c",
+             "gpu_num", "--gpu_num", "2"},
+            {"GCM_FAKE_NVML_SCENARIO=" + h.dir + "/scenario.json", std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML});
   EXPECT_CHECK(r, CRIT, "nvidia smi clock policy is disabled by killswitch.");
   EXPECT_NE(r.out.find("Number of GPUs present, 1, is different than expected, 2"), std::string::npos) << r.out;
 }

@@ -40,7 +40,9 @@ struct Host {
     std::ofstream(dir + "/scenario.json") << scenario.dump();
     std::vector<std::string> env = {"GCM_FAKE_NVML_SCENARIO=" + dir + "/scenario.json",
                                     std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML,
-                                    "GCM_GPU_NODE_ID_FILE=" + dir + "/gpu_node_id", "SLURM_JOB_ID=", "SLURM_JOB_GPUS=",
+                                    "GCM_GPU_NODE_ID_FILE=" + dir + "/gpu_node_id",
+                                    "SLURM_JOB_ID=",
+                                    "SLURM_JOB_GPUS=",
                                     "CUDA_VISIBLE_DEVICES="};
     for (const auto& e : extra_env) {  // an explicit value replaces the default one
       std::string key = e.substr(0, e.find('=') + 1);
@@ -62,18 +64,70 @@ struct Host {
 
 TEST(HealthChecks, HealthyGpusPassEverySubCheck) {
   Host h(8);
-  auto r = h.run({"check-nvidia-smi", "c", "nagios", "-c", "gpu_num", "-c", "clock_freq", "-c", "running_procs", "-c",
-                  "gpu_temperature", "--gpu_temperature_threshold", "80", "-c", "gpu_mem_usage", "-c",
-                  "gpu_retired_pages", "-c", "ecc_uncorrected_volatile_total", "-c", "ecc_corrected_volatile_total",
-                  "-c", "vbios_mismatch", "-c", "row_remap", "-c", "row_remap_pending", "-c", "row_remap_failed",
+  auto r = h.run({"check-nvidia-smi",
+                  "c",
+                  "nagios",
+                  "-c",
+                  "gpu_num",
+                  "-c",
+                  "clock_freq",
+                  "-c",
+                  "running_procs",
+                  "-c",
+                  "gpu_temperature",
+                  "--gpu_temperature_threshold",
+                  "80",
+                  "-c",
+                  "gpu_mem_usage",
+                  "-c",
+                  "gpu_retired_pages",
+                  "-c",
+                  "ecc_uncorrected_volatile_total",
+                  "-c",
+                  "ecc_corrected_volatile_total",
+                  "-c",
+                  "vbios_mismatch",
+                  "-c",
+                  "row_remap",
+                  "-c",
+                  "row_remap_pending",
+                  "-c",
+                  "row_remap_failed",
                   "--app"});
   // "--app" is not an option: a usage error, exit 2, naming it.
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--app"), std::string::npos) << r.err;
-  r = h.run({"check-nvidia-smi", "c", "nagios", "-c", "gpu_num", "-c", "clock_freq", "-c", "running_procs", "-c",
-             "gpu_temperature", "--gpu_temperature_threshold", "80", "-c", "gpu_mem_usage", "-c", "gpu_retired_pages",
-             "-c", "ecc_uncorrected_volatile_total", "-c", "ecc_corrected_volatile_total", "-c", "vbios_mismatch",
-             "-c", "row_remap", "-c", "row_remap_pending", "-c", "row_remap_failed", "--sink", "stdout"});
+  r = h.run({"check-nvidia-smi",
+             "c",
+             "nagios",
+             "-c",
+             "gpu_num",
+             "-c",
+             "clock_freq",
+             "-c",
+             "running_procs",
+             "-c",
+             "gpu_temperature",
+             "--gpu_temperature_threshold",
+             "80",
+             "-c",
+             "gpu_mem_usage",
+             "-c",
+             "gpu_retired_pages",
+             "-c",
+             "ecc_uncorrected_volatile_total",
+             "-c",
+             "ecc_corrected_volatile_total",
+             "-c",
+             "vbios_mismatch",
+             "-c",
+             "row_remap",
+             "-c",
+             "row_remap_pending",
+             "-c",
+             "row_remap_failed",
+             "--sink",
+             "stdout"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   auto recs = records_of(r.out);
   ASSERT_EQ(recs.size(), 12u) << r.out;  // one record per sub-check, in the fixed order
@@ -99,7 +153,9 @@ TEST(HealthChecks, EachSubCheckFailsOnItsCondition) {
     std::string expect_in_msg;
   };
   std::vector<Case> cases = {
-      {"gpu_num", [](json&) {}, {"--gpu_num", "4"},
+      {"gpu_num",
+       [](json&) {},
+       {"--gpu_num", "4"},
        "gpu_num check: exit_code: ExitCode.CRITICAL, Number of GPUs present, 2, is different than expected, 4"},
       {"clock_freq", [](json& g) { g["app_clocks"]["graphics"] = 1000; }, {}, "graphics 1000 MHz"},
       {"gpu_temperature", [](json& g) { g["temperature"] = 91; }, {"--gpu_temperature_threshold", "85"}, "91 C"},
@@ -147,8 +203,8 @@ TEST(HealthChecks, NvmlErrorsMapToTheReferenceLevels) {
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("did not return within 300 ms"), std::string::npos) << r.out;
   // No driver: the reference's LIBRARY_NOT_FOUND level (WARNING) and one record named "nvidia smi".
-  auto none = h.run({"check-nvidia-smi", "c", "app", "-c", "gpu_num", "--nvml-library", "/nonexistent.so",
-                     "--sink", "stdout"});
+  auto none =
+      h.run({"check-nvidia-smi", "c", "app", "-c", "gpu_num", "--nvml-library", "/nonexistent.so", "--sink", "stdout"});
   EXPECT_EQ(none.exit_code, 1) << none.out;
   auto recs = records_of(none.out);
   ASSERT_EQ(recs.size(), 1u);
@@ -161,13 +217,14 @@ TEST(HealthChecks, NvmlErrorsMapToTheReferenceLevels) {
 TEST(HealthChecks, AHungCallIsNamedWithItsGpuInTheSubChecksAfterIt) {
   Host hung(2);
   hung.scenario["devices"][1]["delays"] = {{"nvmlDeviceGetHandleByIndex_v2", {{"hang", true}}}};
-  auto r = hung.run({"check-nvidia-smi", "c", "app", "-c", "gpu_temperature", "--gpu_temperature_threshold", "90",
-                     "-c", "gpu_mem_usage", "--nvml-timeout", "0.3"});
+  auto r = hung.run({"check-nvidia-smi", "c", "app", "-c", "gpu_temperature", "--gpu_temperature_threshold", "90", "-c",
+                     "gpu_mem_usage", "--nvml-timeout", "0.3"});
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("GPU 1: nvmlDeviceGetHandleByIndex_v2 did not return within 300 ms"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("NVML is still stuck in nvmlDeviceGetHandleByIndex_v2 (GPU 1, no answer after 300 ms)"),
-            std::string::npos) << r.out;
+            std::string::npos)
+      << r.out;
   EXPECT_EQ(r.out.find("an earlier call"), std::string::npos) << r.out;
   Host count(2);
   count.scenario["delays"] = {{"nvmlDeviceGetCount_v2", {{"hang", true}}}};
@@ -201,8 +258,7 @@ TEST(HealthChecks, RunningProcessesOfTheJobsGpusAndTheForcedKill) {
   EXPECT_EQ(waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << killed.out;
   EXPECT_EQ(killed.exit_code, 0) << killed.out;
-  EXPECT_NE(killed.out.find("pids are successfully killed: " + std::to_string(child)), std::string::npos)
-      << killed.out;
+  EXPECT_NE(killed.out.find("pids are successfully killed: " + std::to_string(child)), std::string::npos) << killed.out;
 }
 
 TEST(HealthChecks, RunningProcessesSkipTheSuitesOwnToolsInTheCheckSession) {
@@ -223,11 +279,12 @@ TEST(HealthChecks, RunningProcessesSkipTheSuitesOwnToolsInTheCheckSession) {
     // sh becomes the session leader, starts the "tool" in its session, puts the tool's pid in the scenario in place
     // of 424242, and execs the check (same pid: the check leads the session).
     s.argv = {"/usr/bin/setsid", "-w", "/bin/sh", "-c",
-              "sleep 60 >/dev/null 2>&1 & echo $! > " + h.dir + "/tool.pid; sed \"s/424242/$!/\" " + h.dir + "/scenario.template > " +
-                  h.dir + "/scenario.json; exec " + hc + " check-nvidia-smi c app -c " + check +
-                  " --running_procs_retry_count 1 --running_procs_force_kill true --log-folder " + h.dir + "/logs"};
-    s.extra_env = {"GCM_FAKE_NVML_SCENARIO=" + h.dir + "/scenario.json", std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML,
-                   "GCM_GPU_NODE_ID_FILE=" + h.dir + "/gpu_node_id"};
+              "sleep 60 >/dev/null 2>&1 & echo $! > " + h.dir + "/tool.pid; sed \"s/424242/$!/\" " + h.dir +
+                  "/scenario.template > " + h.dir + "/scenario.json; exec " + hc + " check-nvidia-smi c app -c " +
+                  check + " --running_procs_retry_count 1 --running_procs_force_kill true --log-folder " + h.dir +
+                  "/logs"};
+    s.extra_env = {"GCM_FAKE_NVML_SCENARIO=" + h.dir + "/scenario.json",
+                   std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML, "GCM_GPU_NODE_ID_FILE=" + h.dir + "/gpu_node_id"};
     s.timeout = std::chrono::seconds(60);
     return run_command(s);
   };
@@ -259,8 +316,8 @@ TEST(HealthChecks, KillswitchesConfigAndUsageErrors) {
   ASSERT_EQ(recs.size(), 1u) << "a disabled check still sends its record";
   EXPECT_EQ(recs[0]["_msg"], "nvidia smi row_remap is disabled by killswitch.");
   std::ofstream(h.dir + "/all-off.toml") << "[HealthChecksFeatures]\ndisable_nvidia_smi = true\n";
-  auto all_off = h.run({"--features-config", h.dir + "/all-off.toml", "check-nvidia-smi", "c", "app", "-c",
-                        "row_remap", "--nvml-library", "/nonexistent.so"});
+  auto all_off = h.run({"--features-config", h.dir + "/all-off.toml", "check-nvidia-smi", "c", "app", "-c", "row_remap",
+                        "--nvml-library", "/nonexistent.so"});
   EXPECT_EQ(all_off.exit_code, 0) << all_off.out << "(disabled before NVML is even loaded)";
   auto missing = h.run({"--features-config", h.dir + "/nope.toml", "check-nvidia-smi", "c", "app", "-c", "gpu_num"});
   EXPECT_EQ(missing.exit_code, 1);
@@ -273,11 +330,10 @@ TEST(HealthChecks, KillswitchesConfigAndUsageErrors) {
   EXPECT_EQ(dir.out, "") << "no check ran";
   // Not TOML: GCM's fallback (every check enabled), but said on stderr and in the record, not only in a log file.
   std::ofstream(h.dir + "/broken.toml") << "[HealthChecksFeatures\ndisable_nvidia_smi_row_remap = true\n";
-  auto broken = h.run({"--features-config", h.dir + "/broken.toml", "check-nvidia-smi", "c", "app", "-c",
-                       "row_remap", "--sink", "stdout"});
+  auto broken = h.run({"--features-config", h.dir + "/broken.toml", "check-nvidia-smi", "c", "app", "-c", "row_remap",
+                       "--sink", "stdout"});
   EXPECT_EQ(broken.exit_code, 2) << "row_remap ran and found the failed row" << broken.out << broken.err;
-  EXPECT_NE(broken.err.find("Warning: features config " + h.dir + "/broken.toml:1:"), std::string::npos)
-      << broken.err;
+  EXPECT_NE(broken.err.find("Warning: features config " + h.dir + "/broken.toml:1:"), std::string::npos) << broken.err;
   auto broken_recs = records_of(broken.out);
   ASSERT_EQ(broken_recs.size(), 1u) << broken.out;
   EXPECT_NE(broken_recs[0]["_msg"].get<std::string>().find("\nWARNING: features config " + h.dir + "/broken.toml"),
@@ -313,8 +369,8 @@ TEST(HealthChecks, KillswitchesConfigAndUsageErrors) {
 TEST(HealthChecks, OutputLineAndTelemetryPerType) {
   Host h(2);
   h.scenario["devices"][1]["remapped_rows"]["pending"] = 1;
-  auto prolog = h.run({"check-nvidia-smi", "c", "prolog", "-c", "row_remap_pending", "--sink", "stdout"},
-                      {"SLURM_JOB_ID=4242"});
+  auto prolog =
+      h.run({"check-nvidia-smi", "c", "prolog", "-c", "row_remap_pending", "--sink", "stdout"}, {"SLURM_JOB_ID=4242"});
   EXPECT_EQ(prolog.exit_code, 2);
   auto recs = records_of(prolog.out);
   ASSERT_EQ(recs.size(), 1u);
@@ -326,9 +382,9 @@ TEST(HealthChecks, OutputLineAndTelemetryPerType) {
   EXPECT_NE(r2[0]["_msg"].get<std::string>().find("SLURM_JOB_ID is not set"), std::string::npos);
   auto nagios = h.run({"check-nvidia-smi", "c", "nagios", "-c", "row_remap_pending"});
   EXPECT_EQ(nagios.out, "CRITICAL - nvidia smi\n") << "nagios: no message unless --verbose-out";
-  auto het = h.run({"check-telemetry", "c", "nagios", "--exit_code", "2", "--health-check-name", "check zombie",
-                    "--node", "h100-12-003", "--msg", "m", "--job-id", "21", "--sink", "stdout",
-                    "--heterogeneous-cluster-v1"});
+  auto het =
+      h.run({"check-telemetry", "c", "nagios", "--exit_code", "2", "--health-check-name", "check zombie", "--node",
+             "h100-12-003", "--msg", "m", "--job-id", "21", "--sink", "stdout", "--heterogeneous-cluster-v1"});
   EXPECT_EQ(het.exit_code, 0);
   auto t = records_of(het.out);
   ASSERT_EQ(t.size(), 1u);
@@ -381,8 +437,8 @@ TEST(HealthChecks, OptionsMayStandAnywhereOnTheLine) {
 TEST(HealthChecks, DetachRunsTheCheckInTheBackground) {
   Host h(2);
   std::string out = h.dir + "/telemetry.jsonl";
-  auto r = h.run({"-d", "check-nvidia-smi", "c", "app", "-c", "gpu_num", "--gpu_num", "3", "--sink", "telemetry",
-                  "-o", "file_path=" + out});
+  auto r = h.run({"-d", "check-nvidia-smi", "c", "app", "-c", "gpu_num", "--gpu_num", "3", "--sink", "telemetry", "-o",
+                  "file_path=" + out});
   EXPECT_EQ(r.exit_code, 0) << "the foreground process exits 0 whatever the verdict: " << r.err;
   EXPECT_EQ(r.out, "");
   ASSERT_TRUE(eventually([&] { return read_text(out).find("\n") != std::string::npos; }, std::chrono::seconds(20)))

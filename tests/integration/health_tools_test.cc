@@ -83,17 +83,17 @@ TEST(HealthXid, NamesEachXidOnceWithCausesDescriptionAndAction) {
 
 TEST(HealthXid, SeverityOverridesFromOptionsAndConfig) {
   Sandbox s;
-  auto warn = s.run({"check-syslogs", "xid", "c", "app", "--path.kmsg", kLogs + "xid-kmsg.txt", "--xid-severity",
-                     "48=warn"});
+  auto warn =
+      s.run({"check-syslogs", "xid", "c", "app", "--path.kmsg", kLogs + "xid-kmsg.txt", "--xid-severity", "48=warn"});
   EXPECT_EQ(warn.exit_code, 1) << warn.out << warn.err;
   EXPECT_NE(warn.out.find("non-critical XID error: 48"), std::string::npos) << warn.out;
   s.write("hc.toml", "[health_checks.check-syslogs.xid]\nxid_severity = [\"31=ignore\", \"48=ignore\"]\n");
-  auto quiet = s.run({"--config", s.dir + "/hc.toml", "check-syslogs", "xid", "c", "app", "--path.kmsg",
-                      kLogs + "xid-kmsg.txt"});
+  auto quiet = s.run(
+      {"--config", s.dir + "/hc.toml", "check-syslogs", "xid", "c", "app", "--path.kmsg", kLogs + "xid-kmsg.txt"});
   EXPECT_EQ(quiet.exit_code, 0) << quiet.out << quiet.err;
   EXPECT_NE(quiet.out.find("Ignored by configuration: XID 31, 48."), std::string::npos) << quiet.out;
-  auto bad = s.run({"check-syslogs", "xid", "c", "app", "--path.kmsg", kLogs + "xid-kmsg.txt", "--xid-severity",
-                    "48=loud"});
+  auto bad =
+      s.run({"check-syslogs", "xid", "c", "app", "--path.kmsg", kLogs + "xid-kmsg.txt", "--xid-severity", "48=loud"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("48=loud"), std::string::npos) << bad.err;
   EXPECT_EQ(bad.out.find("CRITICAL - xid"), std::string::npos) << "a usage error is not a verdict: " << bad.out;
@@ -101,8 +101,9 @@ TEST(HealthXid, SeverityOverridesFromOptionsAndConfig) {
 
 TEST(HealthXid, SiteCatalogueReplacesTheBuiltinOne) {
   Sandbox s;
-  s.write("site.toml", "[[xid]]\ncode = 48\nseverity = \"warn\"\ncauses = [\"Site Label\"]\n"
-                       "immediate_action = \"CALL_ONCALL\"\n");
+  s.write("site.toml",
+          "[[xid]]\ncode = 48\nseverity = \"warn\"\ncauses = [\"Site Label\"]\n"
+          "immediate_action = \"CALL_ONCALL\"\n");
   auto r = s.run({"check-syslogs", "xid", "c", "app", "--path.kmsg", kLogs + "xid-kmsg.txt", "--xid-catalogue",
                   s.dir + "/site.toml"});
   // 31 is not in the site's catalogue: critical, as every unknown XID.
@@ -116,9 +117,13 @@ TEST(HealthXid, KernelForms) {
   Sandbox s;
   auto r = s.run({"check-syslogs", "xid", "c", "app", "--path.kmsg", kLogs + "xid-dmesg-forms.txt"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  for (const char* want : {"non-critical XID error: 31", "XID error: 74, XID causes: Bus Error, Driver Error, HW "
-                           "Error (NVLINK Error", "non-fatal NVSwitch SXid error: 12028", "fatal NVSwitch SXid error: "
-                           "20034", "XID error: 79", "on 0000:3b:00.0", "non-critical XID error: 63"})
+  for (const char* want : {"non-critical XID error: 31",
+                           "XID error: 74, XID causes: Bus Error, Driver Error, HW "
+                           "Error (NVLINK Error",
+                           "non-fatal NVSwitch SXid error: 12028",
+                           "fatal NVSwitch SXid error: "
+                           "20034",
+                           "XID error: 79", "on 0000:3b:00.0", "non-critical XID error: 63"})
     EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
 }
 
@@ -177,8 +182,9 @@ TEST(HealthSyslogs, LinkFlapsReportsEveryFlap) {
   Sandbox s;
   auto r = s.run({"check-syslogs", "link-flaps", "c", "app", "--syslog_file", kSyslog + "link-flaps.log"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_EQ(r.out, "CRITICAL - link flaps. eth link flap detected on eth0.\nib link flap detected on ib1, ib3 "
-                   "(3 times).\n\n");
+  EXPECT_EQ(r.out,
+            "CRITICAL - link flaps. eth link flap detected on eth0.\nib link flap detected on ib1, ib3 "
+            "(3 times).\n\n");
   auto eth = s.run({"check-syslogs", "link-flaps", "c", "app", "--syslog_file", kSyslog + "eth-flap.log"});
   EXPECT_EQ(eth.exit_code, 1) << eth.out;
   auto quiet = s.run({"check-syslogs", "link-flaps", "c", "app", "--syslog-file", kSyslog + "quiet.log"});
@@ -241,16 +247,17 @@ const char* kDiagFail = R"({"DCGM GPU Diagnostic": {"test_categories": [{"catego
 
 // A fake dcgmi: prints $FAKE/<name> for each request and exits with $FAKE/<name>.rc (0 when absent).
 std::string fake_dcgmi(Sandbox& s) {
-  return s.script("dcgmi", "echo \"$@\" >> \"$FAKE/calls\"\n"
-                           "case \"$*\" in\n"
-                           "  diag*) f=diag ;;\n"
-                           "  *' -e -g '*) f=nvlink-e-$(echo \"$*\" | sed 's/.* -g //') ;;\n"
-                           "  *' -s') f=nvlink-s ;;\n"
-                           "esac\n"
-                           "[ -n \"$SLEEP\" ] && sleep \"$SLEEP\"\n"
-                           "[ -f \"$FAKE/$f\" ] && cat \"$FAKE/$f\"\n"
-                           "[ -f \"$FAKE/$f.rc\" ] && exit $(cat \"$FAKE/$f.rc\")\n"
-                           "exit 0\n");
+  return s.script("dcgmi",
+                  "echo \"$@\" >> \"$FAKE/calls\"\n"
+                  "case \"$*\" in\n"
+                  "  diag*) f=diag ;;\n"
+                  "  *' -e -g '*) f=nvlink-e-$(echo \"$*\" | sed 's/.* -g //') ;;\n"
+                  "  *' -s') f=nvlink-s ;;\n"
+                  "esac\n"
+                  "[ -n \"$SLEEP\" ] && sleep \"$SLEEP\"\n"
+                  "[ -f \"$FAKE/$f\" ] && cat \"$FAKE/$f\"\n"
+                  "[ -f \"$FAKE/$f.rc\" ] && exit $(cat \"$FAKE/$f.rc\")\n"
+                  "exit 0\n");
 }
 
 TEST(HealthDcgmi, DiagVerdicts) {
@@ -290,8 +297,11 @@ TEST(HealthDcgmi, NvlinkErrorsPerGpuAndStatus) {
   fake_dcgmi(s);
   std::vector<std::string> env = {"FAKE=" + s.dir};
   auto counters = [](int data) {
-    return json{{"body", {{"Link 0", {{"children", {{"CRC Data Error", {{"value", std::to_string(data)}}},
-                                                    {"CRC FLIT Error", {{"value", "0"}}}}}}}}}}.dump();
+    return json{{"body",
+                 {{"Link 0",
+                   {{"children",
+                     {{"CRC Data Error", {{"value", std::to_string(data)}}}, {"CRC FLIT Error", {{"value", "0"}}}}}}}}}}
+        .dump();
   };
   s.write("nvlink-e-0", counters(0));
   s.write("nvlink-e-1", counters(12));
@@ -312,8 +322,8 @@ TEST(HealthDcgmi, NvlinkErrorsPerGpuAndStatus) {
   // Each sub-check honours its own killswitch; the other still runs (the reference exited on the first).
   s.write("f.toml", "[HealthChecksFeatures]\ndisable_dcgmi_nvlink_error = true\n");
   s.write("nvlink-s", "GPUs:\n    gpuId 0:\n        U D U X\n");
-  auto ks = s.run({"--features-config", s.dir + "/f.toml", "check-dcgmi", "nvlink", "c", "app", "-c",
-                   "nvlink_errors", "-c", "nvlink_status", "--sink", "stdout"},
+  auto ks = s.run({"--features-config", s.dir + "/f.toml", "check-dcgmi", "nvlink", "c", "app", "-c", "nvlink_errors",
+                   "-c", "nvlink_status", "--sink", "stdout"},
                   env);
   EXPECT_EQ(ks.exit_code, 2) << ks.out;
   auto ks_recs = records_of(ks.out);
@@ -329,13 +339,23 @@ TEST(HealthDcgmi, NvlinkErrorsPerGpuAndStatus) {
 
 TEST(HealthNccl, PairwiseRunsAndThresholds) {
   Sandbox s;
-  s.script("mpirun", "echo \"$@\" >> \"$FAKE/calls\"\n"
-                     "[ -n \"$FAIL\" ] && { echo 'mpirun: cannot reach host' >&2; exit 1; }\n"
-                     "echo '#  out-of-place in-place'\n"
-                     "echo \"# Avg bus bandwidth    : $BW \"\n");
+  s.script("mpirun",
+           "echo \"$@\" >> \"$FAKE/calls\"\n"
+           "[ -n \"$FAIL\" ] && { echo 'mpirun: cannot reach host' >&2; exit 1; }\n"
+           "echo '#  out-of-place in-place'\n"
+           "echo \"# Avg bus bandwidth    : $BW \"\n");
   auto run = [&](const std::string& bw, std::vector<std::string> extra, std::vector<std::string> env = {}) {
-    std::vector<std::string> args = {"check-nccl", "c", "app", "--nccl-tdir", "/opt/nccl-tests", "-p", "all_reduce",
-                                     "--critical-threshold", "40", "--warn-threshold", "60"};
+    std::vector<std::string> args = {"check-nccl",
+                                     "c",
+                                     "app",
+                                     "--nccl-tdir",
+                                     "/opt/nccl-tests",
+                                     "-p",
+                                     "all_reduce",
+                                     "--critical-threshold",
+                                     "40",
+                                     "--warn-threshold",
+                                     "60"};
     args.insert(args.end(), extra.begin(), extra.end());
     env.push_back("FAKE=" + s.dir);
     env.push_back("BW=" + bw);
@@ -375,13 +395,14 @@ TEST(HealthNccl, PairwiseRunsAndThresholds) {
 
 TEST(HealthCudaMemtest, PerGpuVerdictsAndDeviceSelection) {
   Sandbox s;
-  std::string bin = s.script("fake-memtest",
-                             "[ -n \"${CUDA_VISIBLE_DEVICES+x}\" ] && { echo \"CUDA_VISIBLE_DEVICES is set\"; exit 9; }\n"
-                             "echo \"$@\" >> \"$FAKE/calls\"\n"
-                             "case \"$1\" in\n"
-                             "  --device=1) echo 'free mem 1 total mem 2'; echo 'Test failed: 7 words' >&2; exit 1 ;;\n"
-                             "esac\n"
-                             "echo 'CUDA memory test PASSED'\n");
+  std::string bin =
+      s.script("fake-memtest",
+               "[ -n \"${CUDA_VISIBLE_DEVICES+x}\" ] && { echo \"CUDA_VISIBLE_DEVICES is set\"; exit 9; }\n"
+               "echo \"$@\" >> \"$FAKE/calls\"\n"
+               "case \"$1\" in\n"
+               "  --device=1) echo 'free mem 1 total mem 2'; echo 'Test failed: 7 words' >&2; exit 1 ;;\n"
+               "esac\n"
+               "echo 'CUDA memory test PASSED'\n");
   std::vector<std::string> env = {"FAKE=" + s.dir};
   auto r = s.run({"cuda", "memtest", "c", "app", "--memtest-bin", bin, "-gpu", "0", "-gpu", "1", "--size", "2"}, env);
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;

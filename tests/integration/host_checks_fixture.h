@@ -36,9 +36,9 @@ struct Host : FakeHost {
 };
 
 // exit code and the stdout line's message contain `text`.
-#define EXPECT_VERDICT(r, code, text)                                                    \
-  do {                                                                                   \
-    EXPECT_EQ((r).exit_code, code) << (r).out << (r).err;                                 \
+#define EXPECT_VERDICT(r, code, text)                                                                              \
+  do {                                                                                                             \
+    EXPECT_EQ((r).exit_code, code) << (r).out << (r).err;                                                          \
     EXPECT_NE((r).out.find(text), std::string::npos) << "expected '" << (text) << "' in:\n" << (r).out << (r).err; \
   } while (0)
 

@@ -11,7 +11,8 @@ using nlohmann::json;
 
 TEST(HostChecksKillswitch, EachCheckHonoursItsOwnFlag) {
   Host h;  // no host file exists here and the tools fail, so a check that ran would not exit 0
-  for (const char* t : {"passwd", "systemctl", "ssh", "scontrol", "sinfo", "dmidecode", "rpm", "ip"}) h.tool(t, "exit 1");
+  for (const char* t : {"passwd", "systemctl", "ssh", "scontrol", "sinfo", "dmidecode", "rpm", "ip"})
+    h.tool(t, "exit 1");
   struct Case {
     std::vector<std::string> cmd;
     const char* flag;
@@ -28,10 +29,12 @@ TEST(HostChecksKillswitch, EachCheckHonoursItsOwnFlag) {
       {{"check-storage", "check-mountpoint", "--mountpoint", "/x"}, "disable_check_mountpoint", "check mountpoint"},
       {{"check-processor", "processor-freq"}, "disable_proc_freq", "processor frequency"},
       {{"check-processor", "cpufreq-governor"}, "disable_freq_governor", "frequency governor"},
-      {{"check-processor", "check-mem-size", "--dimms", "1", "--total-size", "1"}, "disable_check_mem_size",
+      {{"check-processor", "check-mem-size", "--dimms", "1", "--total-size", "1"},
+       "disable_check_mem_size",
        "check memory size"},
       {{"check-processor", "check-buddyinfo"}, "disable_check_buddyinfo", "check buddyinfo"},
-      {{"check-processor", "check-clocksource", "--expected-source", "tsc"}, "disable_check_clocksource",
+      {{"check-processor", "check-clocksource", "--expected-source", "tsc"},
+       "disable_check_clocksource",
        "check clocksource"},
       {{"check-service", "service-status", "-s", "x"}, "disable_service_status", "service status"},
       {{"check-service", "package-version", "-p", "x", "-v", "1"}, "disable_package_version", "package version"},
@@ -52,11 +55,13 @@ TEST(HostChecksKillswitch, EachCheckHonoursItsOwnFlag) {
       {{"check-ipmitool", "check-sel"}, "disable_ipmi_sel", "ipmitool sel"},
       {{"check-sensors"}, "disable_check_sensors", "check sensors"},
       {{"check-authentication", "password-status"}, "disable_pass_status", "check password status"},
-      {{"check-authentication", "check-path-access-by-user", "-p", "/x"}, "disable_user_access_path_check",
+      {{"check-authentication", "check-path-access-by-user", "-p", "/x"},
+       "disable_user_access_path_check",
        "check path access"},
       {{"check-ssh-certs", "--host", "x"}, "disable_check_ssh_certs", "check ssh certs"},
       {{"check-airstore", "flash-array-credential-count", "--expected-count-ge", "1"},
-       "disable_airstore_credential_count", "airstore credential count"},
+       "disable_airstore_credential_count",
+       "airstore credential count"},
   };
   // The host as seen by these checks: empty roots, no tools but sudo.
   std::vector<std::string> roots = {"--path.procfs", h.proc, "--path.sysfs", h.sys, "--path.rootfs", h.root};

@@ -105,9 +105,15 @@ Image screenshot(const std::string& html, const std::string& dir) {
   CommandSpec s;
   // --no-sandbox: the tests may run as root, where Chromium refuses its sandbox. A private profile directory, so
   // a Chromium of the user's is not disturbed (and none of its state leaks in).
-  s.argv = {chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-            "--user-data-dir=" + dir + "/chromium-profile", "--window-size=1000,1400",
-            "--screenshot=" + dir + "/page.png", "file://" + html};
+  s.argv = {chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--user-data-dir=" + dir + "/chromium-profile",
+            "--window-size=1000,1400",
+            "--screenshot=" + dir + "/page.png",
+            "file://" + html};
   s.timeout = 120s;
   auto r = run_command(s);
   if (!r.ok() || !std::filesystem::exists(dir + "/page.png")) throw std::runtime_error(describe_failure(s, r));
@@ -139,10 +145,12 @@ jobstats::JobReport three_gpu_report() {
     v.push_back(s);
   };
   for (auto [node, gpu, busy, slow] : {std::tuple{"node1", "0", true, false}, std::tuple{"node1", "1", true, true},
-                                      std::tuple{"node2", "0", false, false}}) {
+                                       std::tuple{"node2", "0", false, false}}) {
     add(js.job_info, node, gpu, [](int) { return 1; });
     add(js.utilization, node, gpu, [busy = busy](int) { return busy ? 100 : 0; });
-    add(js.sm_clock, node, gpu, [busy = busy, slow = slow](int i) { return !busy ? 2e8 : slow && i >= 30 ? 1.6e9 : 1.98e9; });
+    add(js.sm_clock, node, gpu, [busy = busy, slow = slow](int i) {
+      return !busy ? 2e8 : slow && i >= 30 ? 1.6e9 : 1.98e9;
+    });
     add(js.clock_events, node, gpu, [slow = slow](int i) { return slow && i >= 30 ? 8 : 0; });
   }
   return jobstats::build_job_report(job, t0, t0 + 3600, 60, js);
@@ -175,8 +183,10 @@ TEST(JobstatsHtml, ChromiumDrawsOneLanePerGpuWithItsColours) {
   unsigned mid = (busy_left + busy_right) / 2;
   EXPECT_NEAR(static_cast<double>(slow_left), mid, 4) << slow_left << " vs " << mid;
   EXPECT_NEAR(static_cast<double>(slow_right), busy_right, 3);
-  if (!HasFailure()) std::filesystem::remove_all(dir);
-  else std::cerr << "kept " << dir << " (page and screenshot)\n";
+  if (!HasFailure())
+    std::filesystem::remove_all(dir);
+  else
+    std::cerr << "kept " << dir << " (page and screenshot)\n";
 }
 
 // --- the testbed and a backfilled Prometheus ---
@@ -198,22 +208,23 @@ int64_t unix_of(const std::string& sacct_time) {  // the testbed prints UTC (TZ=
 struct GpuPlan {
   std::string node, gpu;
   std::function<double(int64_t)> util, clock, events;  // by second since the job started
-  std::optional<int64_t> xid_at;                        // an XID 79 from this second on
+  std::optional<int64_t> xid_at;                       // an XID 79 from this second on
 };
 using Families = std::map<std::string, std::map<std::string, std::string>>;
 
 void add_job_series(Families& fam, const std::string& job_id, const std::string& user, const std::string& account,
                     int64_t from, int64_t to, const std::vector<GpuPlan>& gpus) {
   for (const auto& g : gpus) {
-    std::string dev = fmt::format("{{cluster=\"testbed\",node=\"{}\",gpu=\"{}\",uuid=\"GPU-{}-{}\"", g.node, g.gpu,
-                                  g.node, g.gpu);
-    std::string info = dev + fmt::format(",job_id=\"{}\",user=\"{}\",account=\"{}\",partition=\"gpu\"}}", job_id,
-                                         user, account);
+    std::string dev =
+        fmt::format("{{cluster=\"testbed\",node=\"{}\",gpu=\"{}\",uuid=\"GPU-{}-{}\"", g.node, g.gpu, g.node, g.gpu);
+    std::string info =
+        dev + fmt::format(",job_id=\"{}\",user=\"{}\",account=\"{}\",partition=\"gpu\"}}", job_id, user, account);
     std::string xid = dev + ",xid=\"79\"}";
     dev += "}";
     double joules = 1e6;
-    auto add = [&](const std::string& family, const std::string& name, const std::string& labels, double v,
-                   int64_t t) { fam[family][name + labels] += fmt::format("{}{} {} {}\n", name, labels, v, t); };
+    auto add = [&](const std::string& family, const std::string& name, const std::string& labels, double v, int64_t t) {
+      fam[family][name + labels] += fmt::format("{}{} {} {}\n", name, labels, v, t);
+    };
     for (int64_t t = from; t <= to; ++t) {
       int64_t s = t - from;
       double util = g.util(s);
@@ -270,8 +281,8 @@ TEST(JobstatsOnTestbed, FinishedAndRunningJobsFromSacctAndABackfilledPrometheus)
   // The running job goes to other nodes and starts seconds after the first ended: no GPU series of the two jobs
   // meet in one second (a GPU that ran both would have two samples at the instant of the hand-over).
   std::this_thread::sleep_for(2s);
-  TestbedJob running({"-N1", "--gres=gpu:1", "-x", sacct_field(done.id, "NodeList"), "-J", "jobstats-running",
-                      "--wrap", "exec sleep 600"});
+  TestbedJob running({"-N1", "--gres=gpu:1", "-x", sacct_field(done.id, "NodeList"), "-J", "jobstats-running", "--wrap",
+                      "exec sleep 600"});
   ASSERT_TRUE(eventually([&] { return running.state() == "RUNNING"; }, 60s)) << running.state();
   std::this_thread::sleep_for(5s);  // a few seconds of history for the running job
   std::string user = sacct_field(done.id, "User"), account = sacct_field(done.id, "Account");
@@ -292,8 +303,12 @@ TEST(JobstatsOnTestbed, FinishedAndRunningJobsFromSacctAndABackfilledPrometheus)
       {node[0], "0", busy, fast, none, {}},
       {node[0], "1", busy, fast, none, 8},
       {node[1], "0", [](int64_t) { return 0.0; }, [](int64_t) { return 2.1e8; }, [](int64_t) { return 1.0; }, {}},
-      {node[1], "1", busy, [](int64_t s) { return s >= 5 ? 1.62e9 : 1.98e9; },
-       [](int64_t s) { return s >= 5 ? 8.0 : 0.0; }, {}},
+      {node[1],
+       "1",
+       busy,
+       [](int64_t s) { return s >= 5 ? 1.62e9 : 1.98e9; },
+       [](int64_t s) { return s >= 5 ? 8.0 : 0.0; },
+       {}},
   };
   std::string rnode = sacct_field(running.id, "NodeList");
   int64_t rstart = unix_of(sacct_field(running.id, "Start"));
@@ -306,22 +321,26 @@ TEST(JobstatsOnTestbed, FinishedAndRunningJobsFromSacctAndABackfilledPrometheus)
   run_ok({"promtool", "tsdb", "create-blocks-from", "openmetrics", dir + "/series.om", dir + "/tsdb"});
   int port = free_port();
   std::ofstream(dir + "/prometheus.yml") << "global:\n  scrape_interval: 15s\n";
-  BackgroundProcess prom({"prometheus", "--config.file=" + dir + "/prometheus.yml", "--storage.tsdb.path=" + dir + "/tsdb",
-                          "--web.listen-address=127.0.0.1:" + std::to_string(port)},
-                         dir + "/prometheus.stderr");
+  BackgroundProcess prom(
+      {"prometheus", "--config.file=" + dir + "/prometheus.yml", "--storage.tsdb.path=" + dir + "/tsdb",
+       "--web.listen-address=127.0.0.1:" + std::to_string(port)},
+      dir + "/prometheus.stderr");
   std::string url = "http://127.0.0.1:" + std::to_string(port);
   HttpClient http;
-  ASSERT_TRUE(eventually([&] {
-    try {
-      return http.get(url + "/-/ready", 2s).status == 200;
-    } catch (const std::exception&) {
-      return false;
-    }
-  }, 60s)) << read_text(dir + "/prometheus.stderr");
+  ASSERT_TRUE(eventually(
+      [&] {
+        try {
+          return http.get(url + "/-/ready", 2s).status == 200;
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      60s))
+      << read_text(dir + "/prometheus.stderr");
 
   // The finished job, as JSON and HTML, at Prometheus's finest resolution.
-  auto r = run_gcm({"jobstats", done.id, "--prometheus-url", url, "--step", "1", "--min-slow", "5", "--json",
-                    "--html", dir + "/done.html"},
+  auto r = run_gcm({"jobstats", done.id, "--prometheus-url", url, "--step", "1", "--min-slow", "5", "--json", "--html",
+                    dir + "/done.html"},
                    120s, {"TZ=UTC"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = json::parse(r.out);
@@ -371,8 +390,8 @@ TEST(JobstatsOnTestbed, FinishedAndRunningJobsFromSacctAndABackfilledPrometheus)
   EXPECT_NEAR(j["gpus"][0]["utilization_percent"]["mean"].get<double>(), 50, 1e-9);
 
   // Usage over the finished job's span: sacct's allocation, Prometheus's use, under the job's account.
-  r = run_gcm({"usage", "--by", "account", "--since", "@" + std::to_string(start), "--until",
-               "@" + std::to_string(end), "--prometheus-url", url, "--step", "1", "--json"},
+  r = run_gcm({"usage", "--by", "account", "--since", "@" + std::to_string(start), "--until", "@" + std::to_string(end),
+               "--prometheus-url", url, "--step", "1", "--json"},
               120s, {"TZ=UTC"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto u = json::parse(r.out);
@@ -390,8 +409,10 @@ TEST(JobstatsOnTestbed, FinishedAndRunningJobsFromSacctAndABackfilledPrometheus)
   r = run_gcm({"jobstats", done.id, "--prometheus-url", url, "--prometheus-timeout", "5"}, 60s, {"TZ=UTC"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("Prometheus at " + url + " does not answer"), std::string::npos) << r.err;
-  if (!HasFailure()) std::filesystem::remove_all(dir);
-  else std::cerr << "kept " << dir << "\n";
+  if (!HasFailure())
+    std::filesystem::remove_all(dir);
+  else
+    std::cerr << "kept " << dir << "\n";
 }
 
 }  // namespace

@@ -93,9 +93,9 @@ TEST(NvmlMonitor, IdleGpusCountInTheHostAverage) {
   g0["utilization"]["gpu"] = 0;
   g1["utilization"]["gpu"] = 60;
   Fixture f(json{{"devices", json::array({g0, g1})}});
-  auto r = run_gcm({"nvml_monitor", "--once", "--push-interval", "0.1", "--collect-interval", "0.1", "--log-folder",
-                    f.dir},
-                   std::chrono::seconds(60), f.env());
+  auto r =
+      run_gcm({"nvml_monitor", "--once", "--push-interval", "0.1", "--collect-interval", "0.1", "--log-folder", f.dir},
+              std::chrono::seconds(60), f.env());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto out = lines_of(r.out);
   ASSERT_GE(out.size(), 3u);

@@ -43,9 +43,7 @@ class Receiver {
 
 // The receiver renders int64 attributes as numbers for OTLP/HTTP and as decimal strings for gRPC (its protobufjs
 // decoding keeps 64-bit integers exact that way); both mean the same integer.
-int64_t as_int(const nlohmann::json& v) {
-  return v.is_string() ? std::stoll(v.get<std::string>()) : v.get<int64_t>();
-}
+int64_t as_int(const nlohmann::json& v) { return v.is_string() ? std::stoll(v.get<std::string>()) : v.get<int64_t>(); }
 
 void expect_storage_logs(const nlohmann::json& data) {
   const auto& rl = data["resourceLogs"][0];
@@ -82,10 +80,10 @@ TEST(OtlpReceiver, LogsOverGrpcFromTheBinary) {
   Receiver rx(dir);
   for (const std::string compression : {"none", "gzip"}) {
     SCOPED_TRACE(compression);
-    auto r = run_gcm({"storage", "--once", "--cluster", "otlp-it", "--statvfs-patterns", "otlp-it=^/$", "--sink",
-                      "otel", "-o", "otel_endpoint=" + rx.grpc_url, "-o", "protocol=grpc", "-o",
-                      "compression=" + compression, "-o", "log_resource_attributes={'key1': 'val1'}", "--log-folder",
-                      dir});
+    auto r =
+        run_gcm({"storage", "--once", "--cluster", "otlp-it", "--statvfs-patterns", "otlp-it=^/$", "--sink", "otel",
+                 "-o", "otel_endpoint=" + rx.grpc_url, "-o", "protocol=grpc", "-o", "compression=" + compression, "-o",
+                 "log_resource_attributes={'key1': 'val1'}", "--log-folder", dir});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     expect_storage_logs(rx.next("logs"));
   }
@@ -103,8 +101,21 @@ TEST(OtlpReceiver, GrpcWithoutTheTransportModuleIsAClearUsageError) {
     ~RemoveCopy() { std::filesystem::remove(path); }
   } remove_copy{dir + "/gcm"};
   CommandSpec spec;
-  spec.argv = {dir + "/gcm", "storage", "--once", "--cluster", "c", "--statvfs-patterns", "c=^/$", "--sink", "otel",
-               "-o", "otel_endpoint=http://127.0.0.1:4317", "-o", "protocol=grpc", "--log-folder", dir};
+  spec.argv = {dir + "/gcm",
+               "storage",
+               "--once",
+               "--cluster",
+               "c",
+               "--statvfs-patterns",
+               "c=^/$",
+               "--sink",
+               "otel",
+               "-o",
+               "otel_endpoint=http://127.0.0.1:4317",
+               "-o",
+               "protocol=grpc",
+               "--log-folder",
+               dir};
   spec.extra_env = {"GCM_OTLP_GRPC_MODULE=" + dir + "/missing.so"};
   auto r = run_command(spec);
   EXPECT_EQ(r.exit_code, 2);
@@ -115,8 +126,8 @@ TEST(OtlpReceiver, GrpcWithoutTheTransportModuleIsAClearUsageError) {
 TEST(OtlpReceiver, EnvironmentVariablesConfigureTheSink) {
   auto dir = temp_dir("otlp-env");
   Receiver rx(dir);
-  auto r = run_gcm({"storage", "--once", "--cluster", "otlp-it", "--statvfs-patterns", "otlp-it=^/$", "--sink",
-                    "otel", "-o", "log_resource_attributes={'key1': 'val1'}", "--log-folder", dir},
+  auto r = run_gcm({"storage", "--once", "--cluster", "otlp-it", "--statvfs-patterns", "otlp-it=^/$", "--sink", "otel",
+                    "-o", "log_resource_attributes={'key1': 'val1'}", "--log-folder", dir},
                    60s, {"OTEL_EXPORTER_OTLP_ENDPOINT=" + rx.http_url, "OTEL_EXPORTER_OTLP_TIMEOUT=5"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_storage_logs(rx.next("logs"));
@@ -137,47 +148,47 @@ TEST(OtlpReceiver, MetricRecordsBecomeGaugesAndSumsWithAttributes) {
   ctx.log = stderr_logger("test");
   ctx.retry.initial_backoff_s = 0.1;
   for (const std::string protocol : {"http/protobuf", "http/json", "grpc"}) {
-  SCOPED_TRACE(protocol);
-  std::vector<std::string> opts = {"metric_resource_attributes={'cluster': 'x'}", "protocol=" + protocol};
-  if (protocol == "grpc") {
-    setenv("GCM_OTLP_GRPC_MODULE", GCM_GRPC_MODULE, 1);
-    opts.push_back("otel_endpoint=" + rx.grpc_url);
-  } else {
-    opts.push_back("otel_endpoint=" + rx.http_url);
-  }
-  auto sink = make_sink("otel", opts, ctx);
-  BatchInfo info;
-  info.ts = 1700000000;
-  info.schema = &s;
-  info.data_type = DataType::Metric;
-  sink->begin_round(info);
-  sink->begin_chunk(info);
-  Record r(s);
-  for (int g = 0; g < 8; ++g) {
-    r[0] = g;
-    r[1] = "GPU-" + std::to_string(g);
-    r[2] = 40.0 + g;
-    r[3] = g % 2;
-    sink->write(r);
-  }
-  sink->end_chunk();
-  sink->end_round(info);
-  auto data = rx.next("metrics");
-  const auto& rm = data["resourceMetrics"][0];
-  EXPECT_EQ(rm["resource"]["attributes"]["cluster"], "x");
-  EXPECT_EQ(rm["resource"]["attributes"]["service.name"], "gcm");
-  const auto& metrics = rm["scopeMetrics"][0]["metrics"];
-  ASSERT_EQ(metrics.size(), 2u) << data.dump();
-  EXPECT_EQ(metrics[0]["name"], "gcm.gpu.temperature");
-  EXPECT_EQ(metrics[0]["unit"], "Cel");
-  const auto& points = metrics[0]["gauge"]["dataPoints"];
-  ASSERT_EQ(points.size(), 8u);
-  EXPECT_EQ(as_int(points[3]["attributes"]["gpu"]), 3);
-  EXPECT_EQ(points[3]["attributes"]["uuid"], "GPU-3");
-  EXPECT_DOUBLE_EQ(points[3]["asDouble"].get<double>(), 43.0);
-  EXPECT_EQ(metrics[1]["name"], "gcm.gpu.xid_errors");
-  EXPECT_TRUE(metrics[1]["sum"]["isMonotonic"].get<bool>());
-  EXPECT_EQ(metrics[1]["sum"]["dataPoints"].size(), 8u);
+    SCOPED_TRACE(protocol);
+    std::vector<std::string> opts = {"metric_resource_attributes={'cluster': 'x'}", "protocol=" + protocol};
+    if (protocol == "grpc") {
+      setenv("GCM_OTLP_GRPC_MODULE", GCM_GRPC_MODULE, 1);
+      opts.push_back("otel_endpoint=" + rx.grpc_url);
+    } else {
+      opts.push_back("otel_endpoint=" + rx.http_url);
+    }
+    auto sink = make_sink("otel", opts, ctx);
+    BatchInfo info;
+    info.ts = 1700000000;
+    info.schema = &s;
+    info.data_type = DataType::Metric;
+    sink->begin_round(info);
+    sink->begin_chunk(info);
+    Record r(s);
+    for (int g = 0; g < 8; ++g) {
+      r[0] = g;
+      r[1] = "GPU-" + std::to_string(g);
+      r[2] = 40.0 + g;
+      r[3] = g % 2;
+      sink->write(r);
+    }
+    sink->end_chunk();
+    sink->end_round(info);
+    auto data = rx.next("metrics");
+    const auto& rm = data["resourceMetrics"][0];
+    EXPECT_EQ(rm["resource"]["attributes"]["cluster"], "x");
+    EXPECT_EQ(rm["resource"]["attributes"]["service.name"], "gcm");
+    const auto& metrics = rm["scopeMetrics"][0]["metrics"];
+    ASSERT_EQ(metrics.size(), 2u) << data.dump();
+    EXPECT_EQ(metrics[0]["name"], "gcm.gpu.temperature");
+    EXPECT_EQ(metrics[0]["unit"], "Cel");
+    const auto& points = metrics[0]["gauge"]["dataPoints"];
+    ASSERT_EQ(points.size(), 8u);
+    EXPECT_EQ(as_int(points[3]["attributes"]["gpu"]), 3);
+    EXPECT_EQ(points[3]["attributes"]["uuid"], "GPU-3");
+    EXPECT_DOUBLE_EQ(points[3]["asDouble"].get<double>(), 43.0);
+    EXPECT_EQ(metrics[1]["name"], "gcm.gpu.xid_errors");
+    EXPECT_TRUE(metrics[1]["sum"]["isMonotonic"].get<bool>());
+    EXPECT_EQ(metrics[1]["sum"]["dataPoints"].size(), 8u);
   }
 }
 

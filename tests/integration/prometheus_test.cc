@@ -23,18 +23,18 @@ TEST(Prometheus, RealServerScrapesTheSinkAndAnswersQueries) {
   ASSERT_FALSE(find_executable("prometheus").empty()) << "prometheus is not installed (scripts/install-deps.sh)";
   auto dir = temp_dir("prometheus");
   int gcm_port = free_port();
-  BackgroundProcess gcm({gcm_binary(), "storage", "--cluster", "it", "--statvfs-patterns", "it=^/$", "--sink",
-                         "prometheus", "-o", "listen=127.0.0.1:" + std::to_string(gcm_port), "--interval", "1",
-                         "--log-folder", dir},
-                        dir + "/gcm.stderr");
+  BackgroundProcess gcm(
+      {gcm_binary(), "storage", "--cluster", "it", "--statvfs-patterns", "it=^/$", "--sink", "prometheus", "-o",
+       "listen=127.0.0.1:" + std::to_string(gcm_port), "--interval", "1", "--log-folder", dir},
+      dir + "/gcm.stderr");
   int prom_port = free_port();
   std::ofstream(dir + "/prometheus.yml") << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
                                          << "scrape_configs:\n  - job_name: gcm\n    static_configs:\n"
                                          << "      - targets: ['127.0.0.1:" << gcm_port << "']\n";
-  BackgroundProcess prom({"prometheus", "--config.file=" + dir + "/prometheus.yml",
-                          "--storage.tsdb.path=" + dir + "/tsdb",
-                          "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
-                         dir + "/prometheus.stderr");
+  BackgroundProcess prom(
+      {"prometheus", "--config.file=" + dir + "/prometheus.yml", "--storage.tsdb.path=" + dir + "/tsdb",
+       "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+      dir + "/prometheus.stderr");
   HttpClient http;
   std::string base = "http://127.0.0.1:" + std::to_string(prom_port);
   nlohmann::json result;
@@ -78,19 +78,22 @@ TEST(Prometheus, RealServerScrapesTheSinkAndAnswersQueries) {
 TEST(Prometheus, IdleAndSlowConnectionsDoNotDelayAScrape) {
   auto dir = temp_dir("prometheus-slow");
   int port = free_port();
-  BackgroundProcess gcm({gcm_binary(), "storage", "--cluster", "it", "--statvfs-patterns", "it=^/$", "--sink",
-                         "prometheus", "-o", "listen=127.0.0.1:" + std::to_string(port), "--interval", "1",
-                         "--log-folder", dir},
-                        dir + "/gcm.stderr");
+  BackgroundProcess gcm(
+      {gcm_binary(), "storage", "--cluster", "it", "--statvfs-patterns", "it=^/$", "--sink", "prometheus", "-o",
+       "listen=127.0.0.1:" + std::to_string(port), "--interval", "1", "--log-folder", dir},
+      dir + "/gcm.stderr");
   HttpClient http;
   std::string url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
-  ASSERT_TRUE(eventually([&] {
-    try {
-      return http.get(url, 2s).body.find("gcm_statvfs_f_blocks") != std::string::npos;
-    } catch (const std::exception&) {
-      return false;
-    }
-  }, 30s)) << read_text(dir + "/gcm.stderr");
+  ASSERT_TRUE(eventually(
+      [&] {
+        try {
+          return http.get(url, 2s).body.find("gcm_statvfs_f_blocks") != std::string::npos;
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      30s))
+      << read_text(dir + "/gcm.stderr");
   std::vector<int> socks;
   for (int i = 0; i < 20; ++i) {
     int s = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -118,8 +121,8 @@ TEST(Prometheus, PromtoolAcceptsTheTextfile) {
   auto dir = temp_dir("promtool");
   std::string pure = dir + "/usage.jsonl";
   std::ofstream(pure) << "{\"user\": 0, \"used\": 1024, \"sample_time\": 1700000000, \"directory\": \"/a\"}\n";
-  auto r = run_gcm({"storage", "--once", "--cluster", "c", "--statvfs-patterns", "c=^/$", "--pure-json-file-path",
-                    pure, "--sink", "prometheus", "-o", "textfile=" + dir + "/gcm.prom", "--log-folder", dir});
+  auto r = run_gcm({"storage", "--once", "--cluster", "c", "--statvfs-patterns", "c=^/$", "--pure-json-file-path", pure,
+                    "--sink", "prometheus", "-o", "textfile=" + dir + "/gcm.prom", "--log-folder", dir});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string text = read_text(dir + "/gcm.prom");
   EXPECT_NE(text.find("gcm_pure_used_bytes{cluster=\"c\",user=\"0\",directory=\"/a\",username=\"root\"} 1024"),

@@ -43,16 +43,16 @@ TEST(SacctPublishCli, SampleOutputToStdoutAndDoNothing) {
   for (const auto& rec : records) EXPECT_EQ(rec["end_ds"], "2020-11-16");
   // stdin, chunked at 20k: the same records in several chunks.
   CommandSpec s;
-  s.argv = {gcm_binary(), "sacct_publish", "--delimiter", "|", "--cluster", "c", "--log-folder", dir,
-            "--chunk-size", "20k"};
+  s.argv = {gcm_binary(), "sacct_publish", "--delimiter", "|", "--cluster", "c", "--log-folder",
+            dir,          "--chunk-size",  "20k"};
   s.stdin_data = read_text(kFixtures + "/sample-sacct-output.txt");
   s.extra_env = {"TZ=America/Los_Angeles"};
   auto c = run_command(s);
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_EQ(records_of(c.out).size(), 68u);
   EXPECT_GT(std::count(c.out.begin(), c.out.end(), '\n'), 5);
-  auto n = run_gcm({"sacct_publish", "--delimiter", "|", "--cluster", "c", "--log-folder", dir, "--sink",
-                    "do_nothing", kFixtures + "/sample-sacct-output.txt"});
+  auto n = run_gcm({"sacct_publish", "--delimiter", "|", "--cluster", "c", "--log-folder", dir, "--sink", "do_nothing",
+                    kFixtures + "/sample-sacct-output.txt"});
   EXPECT_EQ(n.exit_code, 0) << n.err;
   EXPECT_EQ(n.out, "");
 }
@@ -64,8 +64,8 @@ TEST(SacctPublishCli, InvalidLinesAndUtf8) {
   auto r = run_gcm({"sacct_publish", "--delimiter", "|", "--cluster", "c", "--log-folder", dir, bad});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("Invalid input on line 2"), std::string::npos) << r.err;
-  r = run_gcm({"sacct_publish", "--delimiter", "|", "--cluster", "c", "--log-folder", dir, "--ignore-line-errors",
-               bad});
+  r = run_gcm(
+      {"sacct_publish", "--delimiter", "|", "--cluster", "c", "--log-folder", dir, "--ignore-line-errors", bad});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("skipped 1 invalid line(s): 2 ("), std::string::npos) << r.err;
   EXPECT_NE(read_text(dir + "/sacct_publish_logs/sacct_publish.log").find("Skipping invalid input on line 2"),
@@ -78,8 +78,8 @@ TEST(SacctPublishCli, InvalidLinesAndUtf8) {
   EXPECT_NE(r.err.find("'utf-8' codec can't decode"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("line 3"), std::string::npos) << r.err;
   for (const char* mode : {"ignore", "replace"}) {
-    r = run_gcm({"sacct_publish", "--delimiter", "|", "--cluster", "c", "--log-folder", dir,
-                 "--sacct-output-io-errors", mode, utf8});
+    r = run_gcm({"sacct_publish", "--delimiter", "|", "--cluster", "c", "--log-folder", dir, "--sacct-output-io-errors",
+                 mode, utf8});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(records_of(r.out).size(), 2u) << mode;
   }
@@ -156,9 +156,9 @@ tail -n +2 >> "$D/published"
   }
   CommandResult backfill(const std::string& fault, const std::string& publish_fault,
                          std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"sacct_backfill", "--once", "--sleep", "0", "--retry-wait", "0", "--cluster",
-                                     "fake", "--log-folder", dir, "--state-file", dir + "/state", "--sacct-timeout",
-                                     "3"};
+    std::vector<std::string> args = {"sacct_backfill",  "--once", "--sleep",      "0", "--retry-wait", "0",
+                                     "--cluster",       "fake",   "--log-folder", dir, "--state-file", dir + "/state",
+                                     "--sacct-timeout", "3"};
     args.insert(args.end(), extra.begin(), extra.end());
     for (const char* a : {"new", "-s", "2021-04-07T00:00:00", "-e", "2021-04-07T03:59:59", "--step", "1", "--"})
       args.push_back(a);
@@ -266,15 +266,15 @@ TEST(SacctBackfillCli, FromFileAndConcurrency) {
   write_file(f.dir + "/intervals",
              "2021-04-07T00:00:00,2021-04-07T01:59:59\n2021-04-07T02:00:00,2021-04-07T03:59:59\n");
   auto env = with_env_path(f.dir);
-  auto r = run_gcm({"sacct_backfill", "--once", "--sleep", "0", "--concurrently", "0", "--cluster", "fake",
-                    "--log-folder", f.dir, "--state-file", "none", "from_file", "--intervals", f.dir + "/intervals",
-                    "--", f.dir + "/publish"},
-                   std::chrono::seconds(60), env);
+  auto r = run_gcm(
+      {"sacct_backfill", "--once", "--sleep", "0", "--concurrently", "0", "--cluster", "fake", "--log-folder", f.dir,
+       "--state-file", "none", "from_file", "--intervals", f.dir + "/intervals", "--", f.dir + "/publish"},
+      std::chrono::seconds(60), env);
   ASSERT_EQ(r.exit_code, 0) << r.err << f.log();
   expect_each_once(f.published());
-  r = run_gcm({"sacct_backfill", "--once", "--cluster", "fake", "--log-folder", f.dir, "new", "--step", "0.0001",
-               "--", "true"},
-              std::chrono::seconds(30), env);
+  r = run_gcm(
+      {"sacct_backfill", "--once", "--cluster", "fake", "--log-folder", f.dir, "new", "--step", "0.0001", "--", "true"},
+      std::chrono::seconds(30), env);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("more than 1 second"), std::string::npos) << r.err;
 }
@@ -301,8 +301,8 @@ TEST(SacctTestbed, RunningJobsThenABackfillOfTheWindowMatchSacct) {
   ::setenv("TZ", "UTC", 1);  // sacct here prints the same wall clock as gcm's sacct (TZ=UTC below)
   std::string dir = temp_dir("sacct-tb");
   int64_t t0 = std::time(nullptr) - 60;
-  std::string running = submit({"-J", "sacct-two-lines", "-p", "gpu", "--gres=gpu:1", "--time=10",
-                                "--wrap", "echo first\nexec sleep 600"});
+  std::string running = submit(
+      {"-J", "sacct-two-lines", "-p", "gpu", "--gres=gpu:1", "--time=10", "--wrap", "echo first\nexec sleep 600"});
   std::string quick = submit({"-J", "sacct-quick", "-p", "gpu", "--time=5", "--wrap", "true"});
   ASSERT_TRUE(eventually([&] { return sacct_field(running, "state") == "RUNNING"; }, std::chrono::seconds(30)));
   ASSERT_TRUE(eventually([&] { return sacct_field(quick, "state") == "COMPLETED"; }, std::chrono::seconds(30)));
@@ -324,8 +324,8 @@ TEST(SacctTestbed, RunningJobsThenABackfillOfTheWindowMatchSacct) {
   EXPECT_EQ(found, 1) << r.out.substr(0, 2000);
 
   run_ok({"scancel", running});
-  ASSERT_TRUE(eventually([&] { return sacct_field(running, "state").starts_with("CANCELLED"); },
-                         std::chrono::seconds(30)));
+  ASSERT_TRUE(
+      eventually([&] { return sacct_field(running, "state").starts_with("CANCELLED"); }, std::chrono::seconds(30)));
   int64_t t1 = std::time(nullptr) + 5;
   std::string out = dir + "/published.jsonl";
   r = run_gcm({"sacct_backfill", "--once", "--sleep", "0", "--log-folder", dir, "--state-file", dir + "/state", "new",

@@ -50,8 +50,8 @@ struct Usage {
   }
   ~Usage() { std::filesystem::remove_all(dir); }
   CommandResult storage(std::vector<std::string> sink_args) {
-    std::vector<std::string> args = {"storage", "--once", "--cluster", "c", "--pure-json-file-path",
-                                     dir + "/usage.jsonl", "--log-folder", dir};
+    std::vector<std::string> args = {
+        "storage", "--once", "--cluster", "c", "--pure-json-file-path", dir + "/usage.jsonl", "--log-folder", dir};
     args.insert(args.end(), sink_args.begin(), sink_args.end());
     return run_gcm(args, 60s);
   }
@@ -107,9 +107,22 @@ TEST(Sinks, TelemetryNdjsonFromAHealthCheck) {
   std::string hc = gcm_binary().substr(0, gcm_binary().rfind('/')) + "/health_checks";
   for (int code : {2, 0}) {
     CommandSpec s;
-    s.argv = {hc, "check-telemetry", "fair_cluster", "nagios", "--exit_code", std::to_string(code),
-              "--health-check-name", "check zombie", "--node", "node1000", "--sink", "telemetry", "-o",
-              "file_path=" + dir + "/hc.jsonl", "--log-folder", dir};
+    s.argv = {hc,
+              "check-telemetry",
+              "fair_cluster",
+              "nagios",
+              "--exit_code",
+              std::to_string(code),
+              "--health-check-name",
+              "check zombie",
+              "--node",
+              "node1000",
+              "--sink",
+              "telemetry",
+              "-o",
+              "file_path=" + dir + "/hc.jsonl",
+              "--log-folder",
+              dir};
     auto r = run_command(s);
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }

@@ -30,8 +30,8 @@ void write_script(const std::string& path, const std::string& body) {
 struct FakeSlurm {
   std::string dir = temp_dir("fake-slurm");
   FakeSlurm() {
-    write_script(dir + "/sinfo", "if [ \"$1\" = -V ]; then cat '" + k2205 + "sinfo-V.txt'; exit 0; fi\ncat '" +
-                                     k2205 + "sinfo-O-nodes.txt'");
+    write_script(dir + "/sinfo", "if [ \"$1\" = -V ]; then cat '" + k2205 + "sinfo-V.txt'; exit 0; fi\ncat '" + k2205 +
+                                     "sinfo-O-nodes.txt'");
     write_script(dir + "/sdiag", "if [ -e '" + dir +
                                      "/sdiag.fail' ]; then echo 'sdiag: error: slurm_get_statistics: Unable to "
                                      "contact slurm controller (connect failure)' >&2; exit 1; fi\ncat '" +
@@ -40,11 +40,17 @@ struct FakeSlurm {
                                      "/sacct.tz'\ncat '" + k2205 + "sacct-slurm-monitor-local.txt'");
     write_script(dir + "/sacctmgr",
                  "case \"$*\" in\n"
-                 "  'show qos -P') cat '" + k2205 + "sacctmgr-qos.txt' ;;\n"
-                 "  'show user format=User -nP') cat '" + k2205 + "sacctmgr-users.txt' ;;\n"
-                 "  *withassoc*) cat '" + k2205 + "sacctmgr-user-'\"$3\"'.txt' ;;\n"
-                 "  *) echo \"fake sacctmgr: unexpected $*\" >&2; exit 2 ;;\n"
-                 "esac");
+                 "  'show qos -P') cat '" +
+                     k2205 +
+                     "sacctmgr-qos.txt' ;;\n"
+                     "  'show user format=User -nP') cat '" +
+                     k2205 +
+                     "sacctmgr-users.txt' ;;\n"
+                     "  *withassoc*) cat '" +
+                     k2205 +
+                     "sacctmgr-user-'\"$3\"'.txt' ;;\n"
+                     "  *) echo \"fake sacctmgr: unexpected $*\" >&2; exit 2 ;;\n"
+                     "esac");
   }
   std::vector<std::string> env() const { return {"PATH=" + dir + ":" + std::getenv("PATH")}; }
 };
@@ -123,10 +129,11 @@ TEST(SlurmMonitorFake, HungSdiagIsKilledAtTheTimeout) {
 
 TEST(SlurmMonitorFake, GarbageSinfoNamesCommandAndLine) {
   FakeSlurm f;
-  write_script(f.dir + "/sinfo", "if [ \"$1\" = -V ]; then echo 'slurm 22.05.8'; exit 0; fi\n"
-                                 "echo 'Segmentation fault in the matrix'");
-  auto r = run_gcm({"slurm_monitor", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30),
-                   f.env());
+  write_script(f.dir + "/sinfo",
+               "if [ \"$1\" = -V ]; then echo 'slurm 22.05.8'; exit 0; fi\n"
+               "echo 'Segmentation fault in the matrix'");
+  auto r =
+      run_gcm({"slurm_monitor", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30), f.env());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("sinfo --all -N -O"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("line 1"), std::string::npos) << r.err;
@@ -138,8 +145,8 @@ TEST(SlurmMonitorFake, UnreachableControllerExitsOneWithSlurmsMessage) {
   write_script(f.dir + "/sinfo",
                "if [ \"$1\" = -V ]; then echo 'slurm 22.05.8'; exit 0; fi\n"
                "echo 'sinfo: error: Unable to contact slurm controller (connect failure)' >&2\nexit 1");
-  auto r = run_gcm({"slurm_monitor", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30),
-                   f.env());
+  auto r =
+      run_gcm({"slurm_monitor", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30), f.env());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("Unable to contact slurm controller"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("sinfo --all -N -O"), std::string::npos) << r.err;
@@ -149,10 +156,9 @@ TEST(SlurmMonitorFake, DaemonLogsAFailedRoundAndRecovers) {
   FakeSlurm f;
   std::ofstream(f.dir + "/sdiag.fail") << "1";
   std::string err = f.dir + "/daemon.err";
-  BackgroundProcess p({gcm_binary(), "slurm_monitor", "--cluster", "tb", "--interval", "1", "--log-folder", f.dir},
-                      err, f.env());
-  ASSERT_TRUE(eventually([&] { return read_text(err).find("Unable to contact slurm controller") !=
-                                      std::string::npos; },
+  BackgroundProcess p({gcm_binary(), "slurm_monitor", "--cluster", "tb", "--interval", "1", "--log-folder", f.dir}, err,
+                      f.env());
+  ASSERT_TRUE(eventually([&] { return read_text(err).find("Unable to contact slurm controller") != std::string::npos; },
                          std::chrono::seconds(15)))
       << read_text(err);
   std::filesystem::remove(f.dir + "/sdiag.fail");
@@ -168,16 +174,16 @@ TEST(SlurmMonitorFake, DaemonLogsAFailedRoundAndRecovers) {
 
 TEST(SacctmgrFake, QosAndUsersOnRecordedOutputs) {
   FakeSlurm f;
-  auto q = run_gcm({"sacctmgr_qos", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30),
-                   f.env());
+  auto q =
+      run_gcm({"sacctmgr_qos", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30), f.env());
   ASSERT_EQ(q.exit_code, 0) << q.err;
   auto qr = records(q.out);
   ASSERT_EQ(qr.size(), 3u);
   EXPECT_EQ(qr[2]["sacctmgr_qos"]["Name"], "limited");
   EXPECT_EQ(qr[2]["cluster"], "tb");
   EXPECT_TRUE(std::regex_match(qr[2]["ds"].get<std::string>(), std::regex(R"(\d{4}-\d\d-\d\d)")));
-  auto u = run_gcm({"sacctmgr_user", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30),
-                   f.env());
+  auto u =
+      run_gcm({"sacctmgr_user", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30), f.env());
   ASSERT_EQ(u.exit_code, 0) << u.err;
   auto ur = records(u.out);
   ASSERT_EQ(ur.size(), 5u) << u.out;  // alice has two associations
@@ -187,8 +193,8 @@ TEST(SacctmgrFake, QosAndUsersOnRecordedOutputs) {
 TEST(SacctmgrFake, ShortRowExitsOneNamingTheLine) {
   FakeSlurm f;
   write_script(f.dir + "/sacctmgr", "printf 'Name|Priority\\nnormal|0\\nbroken\\n'");
-  auto q = run_gcm({"sacctmgr_qos", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30),
-                   f.env());
+  auto q =
+      run_gcm({"sacctmgr_qos", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30), f.env());
   EXPECT_EQ(q.exit_code, 1);
   EXPECT_NE(q.err.find("sacctmgr show qos -P`, line 3"), std::string::npos) << q.err;
   EXPECT_EQ(records(q.out).size(), 1u);  // the good row is delivered
@@ -247,8 +253,8 @@ struct ClusterView {
       }
     }
     // The window of slurm_monitor --once: the 300 s before now.
-    std::istringstream q(run_ok({"sacct", "-a", "-D", "-X", "-P", "-n", "--noconvert", "-S", "now-300", "-E", "now",
-                                 "-o", "state"}));
+    std::istringstream q(
+        run_ok({"sacct", "-a", "-D", "-X", "-P", "-n", "--noconvert", "-S", "now-300", "-E", "now", "-o", "state"}));
     for (std::string state; std::getline(q, state);) v.requeued_in_window += state == "REQUEUED";
     return v;
   }
@@ -262,8 +268,11 @@ TEST(SlurmMonitorTestbed, AgreesWithTheCluster) {
   // carol's QOS (limited) allows one running job: the second pends, eligible.
   Job carol1({"-p", "gpu", "-J", "slurmmon-carol1", "--wrap", "exec sleep 300"}, "carol");
   Job carol2({"-p", "gpu", "-J", "slurmmon-carol2", "--wrap", "exec sleep 300"}, "carol");
-  ASSERT_TRUE(eventually([&] { return run_ok({"squeue", "-h", "-j", gpu.id, "-o", "%T"}).find("RUNNING") == 0; },
-                         std::chrono::seconds(30)));
+  ASSERT_TRUE(eventually(
+      [&] {
+        return run_ok({"squeue", "-h", "-j", gpu.id, "-o", "%T"}).find("RUNNING") == 0;
+      },
+      std::chrono::seconds(30)));
   // Other tests' jobs may start or end meanwhile, and slurmdbd (which sacct asks) learns of a job start a moment
   // after slurmctld (which squeue asks): retry until the cluster stood still around our run and the figures agree.
   json log;
@@ -315,8 +324,8 @@ TEST(SlurmMonitorTestbed, SdiagRecordAndReset) {
   if (!testbed_up()) GTEST_SKIP() << "the Slurm testbed is not running (make test starts it; see tests/testbed/)";
   Job job({"-p", "gpu", "-J", "sdiag-reset", "--wrap", "exec sleep 300"});  // at least one submission counted
   const int64_t before = time(nullptr);
-  auto r = run_gcm({"slurm_monitor", "--once", "--sdiag-reset", "--cluster", "testbed", "--log-folder",
-                    temp_dir("sdiag-tb")});
+  auto r = run_gcm(
+      {"slurm_monitor", "--once", "--sdiag-reset", "--cluster", "testbed", "--log-folder", temp_dir("sdiag-tb")});
   const int64_t after = time(nullptr);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json sdiag;
@@ -344,8 +353,11 @@ TEST(SchedulerCollectorsTestbed, SprioAgreesWithSprio) {
   // carol's QOS (limited) allows one running job: the second pends, and sprio lists it.
   Job carol1({"-p", "gpu", "-J", "sprio-carol1", "--wrap", "exec sleep 300"}, "carol");
   Job carol2({"-p", "gpu", "-J", "sprio-carol2", "--wrap", "exec sleep 300"}, "carol");
-  ASSERT_TRUE(eventually([&] { return run_ok({"sprio", "-h", "-j", carol2.id, "-o", "%i"}).find(carol2.id) == 0; },
-                         std::chrono::seconds(30)));
+  ASSERT_TRUE(eventually(
+      [&] {
+        return run_ok({"sprio", "-h", "-j", carol2.id, "-o", "%i"}).find(carol2.id) == 0;
+      },
+      std::chrono::seconds(30)));
   // sprio's own view of every pending job: id, partition and priority.
   std::set<std::string> expected, got;
   for (int attempt = 0; attempt < 5; ++attempt) {

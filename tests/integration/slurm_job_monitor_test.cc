@@ -136,8 +136,7 @@ TEST(SlurmJobMonitorCli, HangingSqueueIsKilledAtTheTimeout) {
 
 TEST(SlurmJobMonitorCli, ControllerDownFailsTheRoundWithSlurmsMessage) {
   FakeSlurm fake;
-  fake.add("sinfo",
-           "echo 'slurm_load_partitions: Unable to contact slurm controller (connect failure)' >&2; exit 1");
+  fake.add("sinfo", "echo 'slurm_load_partitions: Unable to contact slurm controller (connect failure)' >&2; exit 1");
   fake.cat("squeue", kOurs + "squeue-O.txt");
   auto r = run_gcm(logged({"slurm_job_monitor", "--once", "--cluster", "tb", "--stdout"}), std::chrono::seconds(30),
                    fake.env());
@@ -166,8 +165,8 @@ TEST(SlurmJobMonitorCli, DaemonLogsFailuresAndKeepsGoing) {
   FakeSlurm fake;
   fake.add("sinfo", "echo 'sinfo: error: Unable to contact slurm controller' >&2; exit 1");
   fake.cat("squeue", kOurs + "squeue-O.txt");
-  auto r = run_gcm(logged({"slurm_job_monitor", "--interval", "1", "--cluster", "tb", "--stdout"}), std::chrono::seconds(3),
-                   fake.env());
+  auto r = run_gcm(logged({"slurm_job_monitor", "--interval", "1", "--cluster", "tb", "--stdout"}),
+                   std::chrono::seconds(3), fake.env());
   EXPECT_TRUE(r.timed_out) << "a daemon does not exit on a failed round: " << r.out;
   EXPECT_GE(with_key(records_of(r.out), "JOBID_RAW").size(), 28u) << "two rounds or more: " << r.out;
   size_t errors = 0;
@@ -186,8 +185,8 @@ TEST(SlurmJobMonitorCli, HelpDescribesTheCollectorsAndTheTimeout) {
 
 // --- the live testbed ---
 
-#define REQUIRE_TESTBED()                                                                                    \
-  if (!testbed_up())                                                                                         \
+#define REQUIRE_TESTBED()                                                                                       \
+  if (!testbed_up())                                                                                            \
   GTEST_SKIP() << "the Slurm testbed is not running (SLURM_CONF unset or scontrol ping failed); start it with " \
                   "tests/testbed/start.sh and source tests/testbed/env.sh"
 

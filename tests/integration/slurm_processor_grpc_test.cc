@@ -62,7 +62,6 @@ std::string gauge_request(int count) {
   return m.SerializeAsString();
 }
 
-
 std::string metrics_of(const ProcessorProcess& proc) {
   HttpClient http;
   return http.get(proc.url + "/metrics", 5s).body;
@@ -113,7 +112,8 @@ TEST(SlurmProcessorGrpc, LogsAndTracesHaveTheirMethods) {
                               "--scontrol", "/bin/false", "--batch-timeout", "0.01"});
   opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest logs;
   logs.add_resource_logs()->add_scope_logs()->add_log_records()->mutable_body()->set_string_value("over gRPC");
-  auto a = call(proc.grpc_target, "/opentelemetry.proto.collector.logs.v1.LogsService/Export", logs.SerializeAsString());
+  auto a =
+      call(proc.grpc_target, "/opentelemetry.proto.collector.logs.v1.LogsService/Export", logs.SerializeAsString());
   ASSERT_EQ(a.code, 0) << a.message;
   json data = rx.next("logs");
   ASSERT_FALSE(data.is_null());
@@ -171,12 +171,11 @@ TEST(SlurmProcessorGrpc, BadCallsGetTheirStatusAndTheServiceKeepsServing) {
 
   // Counted before the answers went out. (The plain oversized call never reached the service: gRPC refused it.)
   auto metrics = metrics_of(proc);
-  for (const char* line :
-       {"gcm_slurm_processor_bad_requests_total{transport=\"grpc\",code=\"INVALID_ARGUMENT\"} 1",
-        "gcm_slurm_processor_bad_requests_total{transport=\"grpc\",code=\"RESOURCE_EXHAUSTED\"} 1",
-        "gcm_slurm_processor_requests_total{signal=\"metrics\",transport=\"grpc\"} 3",
-        "gcm_slurm_processor_bad_requests_total{transport=\"grpc\",code=\"UNIMPLEMENTED\"} 1",
-        "gcm_slurm_processor_received_total{signal=\"metrics\"} 3"})
+  for (const char* line : {"gcm_slurm_processor_bad_requests_total{transport=\"grpc\",code=\"INVALID_ARGUMENT\"} 1",
+                           "gcm_slurm_processor_bad_requests_total{transport=\"grpc\",code=\"RESOURCE_EXHAUSTED\"} 1",
+                           "gcm_slurm_processor_requests_total{signal=\"metrics\",transport=\"grpc\"} 3",
+                           "gcm_slurm_processor_bad_requests_total{transport=\"grpc\",code=\"UNIMPLEMENTED\"} 1",
+                           "gcm_slurm_processor_received_total{signal=\"metrics\"} 3"})
     EXPECT_TRUE(has_line(metrics, line)) << line << "\n" << metrics;
   EXPECT_EQ(proc.stop(), 0);
   std::filesystem::remove_all(dir);
@@ -187,8 +186,8 @@ TEST(SlurmProcessorGrpc, AFullQueueIsUnavailableWhichClientsRetry) {
   // The downstream is a port nobody listens on; no spool and a 10 KiB queue fill quickly.
   std::string downstream = "http://127.0.0.1:" + std::to_string(free_port());
   ProcessorProcess proc(dir, {"--grpc-listen", "127.0.0.1:0", "--downstream", downstream, "--attribution",
-                              "slurmd-local", "--scontrol", "/bin/false", "--batch-size", "10", "--queue-size",
-                              "0.01", "--retry-initial-backoff", "5", "--retry-max-backoff", "5"});
+                              "slurmd-local", "--scontrol", "/bin/false", "--batch-size", "10", "--queue-size", "0.01",
+                              "--retry-initial-backoff", "5", "--retry-max-backoff", "5"});
   std::string body = gauge_request(100);
   GrpcAnswer a;
   int ok = 0;

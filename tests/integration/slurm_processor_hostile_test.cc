@@ -103,10 +103,12 @@ TEST(SlurmProcessorHostile, SizesThatWouldWrapAreRefusedBeforeTheBodyIsRead) {
   ProcessorProcess proc(dir, {"--downstream", "http://127.0.0.1:9", "--attribution", "slurmd-local", "--scontrol",
                               "/bin/false", "--max-request-size", "1"});
   int port = port_of(proc.url);
-  const std::string chunked = "POST /v1/metrics HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
-  for (const std::string& attack : {chunked + "2\r\n{}\r\nffffffffffffffff\r\n" + std::string(65536, 'a'),
-                                   chunked + "2\r\n{}\r\n10000000000000001\r\n",
-                                   std::string("POST /v1/metrics HTTP/1.1\r\nContent-Length: 18446744073709551615\r\n\r\n")}) {
+  const std::string chunked =
+      "POST /v1/metrics HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (const std::string& attack :
+       {chunked + "2\r\n{}\r\nffffffffffffffff\r\n" + std::string(65536, 'a'),
+        chunked + "2\r\n{}\r\n10000000000000001\r\n",
+        std::string("POST /v1/metrics HTTP/1.1\r\nContent-Length: 18446744073709551615\r\n\r\n")}) {
     int s = connect_to(port);
     ASSERT_GE(s, 0);
     (void)!::send(s, attack.data(), attack.size(), MSG_NOSIGNAL);
@@ -143,16 +145,16 @@ TEST(SlurmProcessorHostile, ACacheFileAnotherUserCouldHavePlantedIsRefused) {
   EXPECT_NE(r.err.find(planted), std::string::npos) << r.err;
   ASSERT_EQ(::chown(planted.c_str(), 0, 0), 0);
   ASSERT_EQ(::chmod(planted.c_str(), 0666), 0);
-  r = run_gcm({"slurm_processor", "--listen", "127.0.0.1:0", "--downstream", "http://127.0.0.1:9",
-               "--cache-filepath", planted, "--log-folder", dir});
+  r = run_gcm({"slurm_processor", "--listen", "127.0.0.1:0", "--downstream", "http://127.0.0.1:9", "--cache-filepath",
+               planted, "--log-folder", dir});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("writable by other users"), std::string::npos) << r.err;
   // A directory where anyone may rename files (world-writable, no sticky bit) cannot keep a cache safe either.
   std::string open_dir = dir + "/open";
   std::filesystem::create_directory(open_dir);
   ASSERT_EQ(::chmod(open_dir.c_str(), 0777), 0);
-  r = run_gcm({"slurm_processor", "--listen", "127.0.0.1:0", "--downstream", "http://127.0.0.1:9",
-               "--cache-filepath", open_dir + "/cache.json", "--log-folder", dir});
+  r = run_gcm({"slurm_processor", "--listen", "127.0.0.1:0", "--downstream", "http://127.0.0.1:9", "--cache-filepath",
+               open_dir + "/cache.json", "--log-folder", dir});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("directory"), std::string::npos) << r.err;
   std::filesystem::remove_all(dir);

@@ -31,7 +31,6 @@ HttpResponse post(HttpClient& http, const std::string& url, const std::string& b
   return http.post(url, body, {"Content-Type: " + ct}, 10s);
 }
 
-
 // A batch job that sleeps on node3 with one GPU; cancelled when the object goes.
 struct Job {
   int64_t id = 0;
@@ -135,7 +134,8 @@ TEST(SlurmProcessor, ADownstreamOutageLosesNothingAndDuplicatesNothing) {
         for (const auto& sm : rm["scopeMetrics"])
           for (const auto& m : sm["metrics"])
             for (const auto& p : m["gauge"]["dataPoints"])
-              seen.insert(p["asInt"].is_string() ? std::stoll(p["asInt"].get<std::string>()) : p["asInt"].get<int64_t>());
+              seen.insert(p["asInt"].is_string() ? std::stoll(p["asInt"].get<std::string>())
+                                                 : p["asInt"].get<int64_t>());
   };
   // A third before, a third during and a third after the outage.
   int sent = 0;
@@ -234,8 +234,7 @@ TEST(SlurmProcessor, BadInputGetsItsStatusAndTheServiceKeepsServing) {
             std::string::npos)
       << metrics;
   // Of the protobuf metrics requests, only the truncated one left the wire rewriter for the message path.
-  EXPECT_NE(metrics.find("gcm_slurm_processor_message_path_requests_total{signal=\"metrics\"} 1\n"),
-            std::string::npos)
+  EXPECT_NE(metrics.find("gcm_slurm_processor_message_path_requests_total{signal=\"metrics\"} 1\n"), std::string::npos)
       << metrics;
   EXPECT_EQ(proc.stop(), 0);
   std::filesystem::remove_all(dir);
@@ -245,9 +244,9 @@ TEST(SlurmProcessor, AFullQueueAnswers503WithRetryAfterWhichClientsRetry) {
   auto dir = temp_dir("slurm-processor-full");
   // The downstream is a port nobody listens on; no spool and a 10 KiB queue fill quickly.
   std::string downstream = "http://127.0.0.1:" + std::to_string(free_port());
-  Processor proc(dir, {"--downstream", downstream, "--attribution", "slurmd-local", "--scontrol", "/bin/false",
-                       "--batch-size", "10", "--queue-size", "0.01", "--retry-initial-backoff", "5",
-                       "--retry-max-backoff", "5"});
+  Processor proc(
+      dir, {"--downstream", downstream, "--attribution", "slurmd-local", "--scontrol", "/bin/false", "--batch-size",
+            "10", "--queue-size", "0.01", "--retry-initial-backoff", "5", "--retry-max-backoff", "5"});
   HttpClient http;
   std::string body = numbered_request(0, 100);
   HttpResponse res;

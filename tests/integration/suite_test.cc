@@ -43,8 +43,9 @@ struct Node {
 
   std::string suite(const std::string& profiles) const {
     return "[suite]\n" + suite_extra + "cluster = \"testc\"\nlog_folder = \"" + dir + "/logs\"\nstate_dir = \"" + dir +
-           "/state\"\ngpu_job_mapping_dir = \"" + dir + "/gpu-jobs\"\nsink = \"file\"\nsink_opts = [\"file_path=" +
-           dir + "/telemetry.jsonl\"]\n[slurm]\nscontrol = \"" + dir + "/scontrol\"\n[environment]\n" +
+           "/state\"\ngpu_job_mapping_dir = \"" + dir +
+           "/gpu-jobs\"\nsink = \"file\"\nsink_opts = [\"file_path=" + dir +
+           "/telemetry.jsonl\"]\n[slurm]\nscontrol = \"" + dir + "/scontrol\"\n[environment]\n" +
            "GCM_FAKE_NVML_SCENARIO = \"" + dir + "/nvml-{node}.json\"\nGCM_NVML_LIBRARY = \"" + GCM_FAKE_NVML +
            "\"\nGCM_GPU_NODE_ID_FILE = \"" + dir + "/gpu_node_id\"\n" + profiles;
   }
@@ -64,9 +65,7 @@ struct Node {
     return run_command(s);
   }
   std::string calls() const { return read_text(dir + "/scontrol.calls"); }
-  std::string log(const std::string& profile) const {
-    return read_text(dir + "/logs/" + profile + "_logs/node1.log");
-  }
+  std::string log(const std::string& profile) const { return read_text(dir + "/logs/" + profile + "_logs/node1.log"); }
 };
 
 const char* kEccSuite = R"(
@@ -152,7 +151,10 @@ TEST(Suite, PrologFailureExitsOneAndRecordsItWithoutCallingScontrol) {
 name = "gpu memory errors"
 check = "check-nvidia-smi"
 args = ["-c", "ecc_uncorrected_volatile_total"]
-)", {"SLURM_JOB_ID=43"}).exit_code, 1);
+)",
+                  {"SLURM_JOB_ID=43"})
+                .exit_code,
+            1);
   EXPECT_EQ(read_text(n.dir + "/state/node1.failed"), "Prolog error\nEpilog error\n");
 }
 
@@ -180,7 +182,8 @@ TEST(Suite, HealthcheckDoesNotTouchAReasonGcmDidNotSet) {
   EXPECT_EQ(n.calls().find("update"), std::string::npos) << n.calls();
   std::string log = n.log("healthcheck");
   EXPECT_NE(log.find("is drained with a reason gcm did not set ('maintenance by hand'): not resuming"),
-            std::string::npos) << log;
+            std::string::npos)
+      << log;
   EXPECT_NE(log.find("already carries the reason 'maintenance by hand'"), std::string::npos) << log;
   // A node that is down with a reason (not drained) is not drained over it either.
   n.state = "DOWN*";
@@ -252,8 +255,7 @@ severity = "warn"
   EXPECT_NE(r.out.find("TIMEOUT - slow tool ["), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("killed when the healthcheck budget of 3 s ran out"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1 failed (ecc)"), std::string::npos) << r.out;
-  EXPECT_NE(n.calls().find("Reason=gcm: ecc: timed out: killed after its 1 s timeout"), std::string::npos)
-      << n.calls();
+  EXPECT_NE(n.calls().find("Reason=gcm: ecc: timed out: killed after its 1 s timeout"), std::string::npos) << n.calls();
 }
 
 TEST(Suite, BuiltInChecksShareOneProcessAndAnInterruptedOneRunsAgainAlone) {
@@ -280,8 +282,9 @@ timeout = 1
   EXPECT_NE(r.out.find("TIMEOUT - ecc ["), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("OK - gpu count ["), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1 failed (ecc)"), std::string::npos) << r.out;
-  EXPECT_NE(n.log("healthcheck").find("gpu count: did not finish (the process it shared was killed when another check "
-                                      "overran); running it again in a process of its own"),
+  EXPECT_NE(n.log("healthcheck")
+                .find("gpu count: did not finish (the process it shared was killed when another check "
+                      "overran); running it again in a process of its own"),
             std::string::npos)
       << n.log("healthcheck");
 }
@@ -330,7 +333,7 @@ command = ["/nonexistent/tool"]
 )";
   auto r = n.run("prolog", suite);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_NE(r.out.find("WARNING - warns [") , std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("WARNING - warns ["), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(". disk at 81%"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("CRITICAL - zero ok ["), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("exit 1: broken"), std::string::npos) << r.out;
@@ -341,21 +344,24 @@ command = ["/nonexistent/tool"]
 
 TEST(Suite, BadSuitesAreUsageErrorsNamingTheEntry) {
   Node n;
-  auto unknown = n.run("prolog", "[prolog]\n[[prolog.checks]]\ncheck = \"check-nvidia-smi\"\nargs = [\"-c\", "
-                                 "\"gpu_num\"]\n[[prolog.checks]]\nname = \"disk\"\ncheck = \"check-nope "
-                                 "no-such-check\"\n");
+  auto unknown = n.run("prolog",
+                       "[prolog]\n[[prolog.checks]]\ncheck = \"check-nvidia-smi\"\nargs = [\"-c\", "
+                       "\"gpu_num\"]\n[[prolog.checks]]\nname = \"disk\"\ncheck = \"check-nope "
+                       "no-such-check\"\n");
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("[[prolog.checks]] #2 (line "), std::string::npos) << unknown.err;
   EXPECT_NE(unknown.err.find("): unknown check 'check-nope no-such-check' for 'disk' (checks in this build: "),
             std::string::npos)
       << unknown.err;
-  auto bad_option = n.run("prolog", "[prolog]\n[[prolog.checks]]\ncheck = \"check-nvidia-smi\"\n"
-                                    "options = { gpu_count = 8 }\n");
+  auto bad_option = n.run("prolog",
+                          "[prolog]\n[[prolog.checks]]\ncheck = \"check-nvidia-smi\"\n"
+                          "options = { gpu_count = 8 }\n");
   EXPECT_EQ(bad_option.exit_code, 2);
   EXPECT_NE(bad_option.err.find("'gpu_count' is not an option of 'check-nvidia-smi'"), std::string::npos)
       << bad_option.err;
-  auto bad_arg = n.run("prolog", "[prolog]\n[[prolog.checks]]\ncheck = \"check-nvidia-smi\"\n"
-                                 "args = [\"-c\", \"gpu_nmu\"]\n");
+  auto bad_arg = n.run("prolog",
+                       "[prolog]\n[[prolog.checks]]\ncheck = \"check-nvidia-smi\"\n"
+                       "args = [\"-c\", \"gpu_nmu\"]\n");
   EXPECT_EQ(bad_arg.exit_code, 2);
   EXPECT_NE(bad_arg.err.find("args of 'check-nvidia-smi'"), std::string::npos) << bad_arg.err;
   auto no_profile = n.run("epilog", "[prolog]\n");
@@ -375,8 +381,7 @@ TEST(Suite, KillswitchFileDirectoryIsAUsageErrorAndBadTomlIsInTheTelemetry) {
   n.suite_extra = "features_config = \"" + n.dir + "/broken.toml\"\n";
   auto broken = n.run("prolog", kEccSuite);
   EXPECT_EQ(broken.exit_code, 0) << broken.out << broken.err;
-  EXPECT_NE(broken.err.find("Warning: features config " + n.dir + "/broken.toml:1:"), std::string::npos)
-      << broken.err;
+  EXPECT_NE(broken.err.find("Warning: features config " + n.dir + "/broken.toml:1:"), std::string::npos) << broken.err;
   std::string telemetry = read_text(n.dir + "/telemetry.jsonl");
   EXPECT_NE(telemetry.find("\\nWARNING: features config " + n.dir + "/broken.toml"), std::string::npos) << telemetry;
 }
@@ -389,7 +394,8 @@ TEST(Suite, ValidatePrintsThePlanAndRunsNothing) {
   EXPECT_NE(r.out.find("prolog: 3 checks, budget 20 s, drain false"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("gpu memory errors: check-nvidia-smi -c ecc_uncorrected_volatile_total -c row_remap "
                        "[timeout 10 s, severity drain]"),
-            std::string::npos) << r.out;
+            std::string::npos)
+      << r.out;
   EXPECT_FALSE(std::filesystem::exists(n.dir + "/telemetry.jsonl"));
 }
 
@@ -399,8 +405,7 @@ TEST(Suite, ProgramNamesReachTheRunnersWithTheSuiteFromTheEnvironment) {
   std::ofstream(n.dir + "/nvml-node1.json") << n.scenario.dump();
   std::filesystem::create_symlink(gcm_binary(), n.dir + "/gcm-prolog");
   CommandSpec s;
-  s.argv = {"/usr/bin/env", "-i", "SLURMD_NODENAME=node1", "GCM_SUITE=" + n.dir + "/suite.toml",
-            n.dir + "/gcm-prolog"};
+  s.argv = {"/usr/bin/env", "-i", "SLURMD_NODENAME=node1", "GCM_SUITE=" + n.dir + "/suite.toml", n.dir + "/gcm-prolog"};
   auto r = run_command(s);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("gcm prolog node1: PASS"), std::string::npos) << r.out;

@@ -68,8 +68,9 @@ class SuiteOnTestbed : public ::testing::Test {
   static void set_hooks(bool healthcheck) {
     std::ofstream h(hooks);
     h << "Prolog=" << dir << "/prolog.sh\nEpilog=" << dir << "/epilog.sh\n";
-    if (healthcheck) h << "HealthCheckProgram=" << dir << "/healthcheck.sh\nHealthCheckInterval=2\n"
-                       << "HealthCheckNodeState=ANY\n";
+    if (healthcheck)
+      h << "HealthCheckProgram=" << dir << "/healthcheck.sh\nHealthCheckInterval=2\n"
+        << "HealthCheckNodeState=ANY\n";
     h.close();
     run_ok({"scontrol", "reconfigure"});
     ASSERT_TRUE(eventually(
@@ -105,14 +106,17 @@ timeout = 2
       for (size_t k; (k = c.find("{p}")) != std::string::npos;) c.replace(k, 3, p);
       return c;
     };
-    std::ofstream(dir + "/suite.toml")
-        << "[suite]\nlog_folder = \"" << dir << "/logs\"\nstate_dir = \"" << dir << "/state\"\n"
-        << "gpu_job_mapping_dir = \"" << dir << "/gpu-jobs/{node}\"\n"
-        << "[slurm]\nconf = \"" << std::getenv("SLURM_CONF") << "\"\n"
-        << "[environment]\nGCM_FAKE_NVML_SCENARIO = \"" << dir << "/nvml-{node}.json\"\nGCM_NVML_LIBRARY = \""
-        << GCM_FAKE_NVML << "\"\nGCM_GPU_NODE_ID_FILE = \"" << dir << "/gpu_node_id-{node}\"\n"
-        << "[prolog]\nbudget = 10\n" << profile("prolog") << "[epilog]\nbudget = 10\n" << profile("epilog")
-        << "[healthcheck]\nbudget = 8\n" << profile("healthcheck");
+    std::ofstream(dir + "/suite.toml") << "[suite]\nlog_folder = \"" << dir << "/logs\"\nstate_dir = \"" << dir
+                                       << "/state\"\n"
+                                       << "gpu_job_mapping_dir = \"" << dir << "/gpu-jobs/{node}\"\n"
+                                       << "[slurm]\nconf = \"" << std::getenv("SLURM_CONF") << "\"\n"
+                                       << "[environment]\nGCM_FAKE_NVML_SCENARIO = \"" << dir
+                                       << "/nvml-{node}.json\"\nGCM_NVML_LIBRARY = \"" << GCM_FAKE_NVML
+                                       << "\"\nGCM_GPU_NODE_ID_FILE = \"" << dir << "/gpu_node_id-{node}\"\n"
+                                       << "[prolog]\nbudget = 10\n"
+                                       << profile("prolog") << "[epilog]\nbudget = 10\n"
+                                       << profile("epilog") << "[healthcheck]\nbudget = 8\n"
+                                       << profile("healthcheck");
     // Slurm runs these with no arguments, no PATH and (HealthCheckProgram) no SLURM_CONF.
     for (const char* p : {"prolog", "epilog", "healthcheck"}) {
       std::string path = dir + "/" + p + ".sh";
@@ -143,9 +147,9 @@ timeout = 2
 };
 
 std::string submit(const std::string& node, const std::string& what, int gpus = 1) {
-  std::string out = run_ok({"sbatch", "--parsable", "-w", node, "-p", node == "node7" ? "debug" : "gpu",
-                            "--gres=gpu:" + std::to_string(gpus), "-J", "gcm-suite-tb", "-o", "/dev/null", "--wrap",
-                            what});
+  std::string out =
+      run_ok({"sbatch", "--parsable", "-w", node, "-p", node == "node7" ? "debug" : "gpu",
+              "--gres=gpu:" + std::to_string(gpus), "-J", "gcm-suite-tb", "-o", "/dev/null", "--wrap", what});
   return out.substr(0, out.find_first_of(";\n"));
 }
 
@@ -173,8 +177,8 @@ TEST_F(SuiteOnTestbed, EccErrorDrainsAndRequeuesHealingResumesAndHandDrainsAndTi
 
   // 2. The periodic health check makes the reason gcm's (the drain came from gcm's own prolog).
   set_hooks(true);
-  ASSERT_TRUE(eventually([&] { return node_field("node3", "Reason").rfind("gcm: gpu memory errors: ", 0) == 0; },
-                         seconds(30)))
+  ASSERT_TRUE(
+      eventually([&] { return node_field("node3", "Reason").rfind("gcm: gpu memory errors: ", 0) == 0; }, seconds(30)))
       << node_field("node3", "Reason");
   EXPECT_NE(node_field("node3", "Reason").find("GPU 1: 1 volatile ECC errors"), std::string::npos);
 
@@ -190,7 +194,8 @@ TEST_F(SuiteOnTestbed, EccErrorDrainsAndRequeuesHealingResumesAndHandDrainsAndTi
   ASSERT_TRUE(eventually([&] { return node_field("node4", "Reason").rfind("gcm: ", 0) == 0; }, seconds(30)))
       << node_field("node4", "Reason");
   EXPECT_EQ(node_field("node4", "Reason").rfind("gcm: gpu memory errors: timed out: killed after its 2 s timeout [", 0),
-            0u) << node_field("node4", "Reason");
+            0u)
+      << node_field("node4", "Reason");
 
   // 5. Healed: node3 and node4 are resumed by the health check and the held job runs.
   write_scenario("node3", healthy());
@@ -213,8 +218,8 @@ TEST_F(SuiteOnTestbed, PrologWritesTheJobsGpuMappingAndEpilogRemovesIt) {
   set_hooks(false);
   std::string job = submit("node2", "sleep 60", 2);
   std::string d = dir + "/gpu-jobs/node2";
-  ASSERT_TRUE(eventually([&] { return read_text(d + "/0") == job + "\n" && read_text(d + "/1") == job + "\n"; },
-                         seconds(30)))
+  ASSERT_TRUE(
+      eventually([&] { return read_text(d + "/0") == job + "\n" && read_text(d + "/1") == job + "\n"; }, seconds(30)))
       << job_field(job, "JobState");
   run_ok({"scancel", job});
   ASSERT_TRUE(eventually([&] { return !std::filesystem::exists(d + "/0") && !std::filesystem::exists(d + "/1"); },

@@ -41,10 +41,10 @@ class SecuredCollector {
  public:
   SecuredCollector(const std::string& dir, const std::string& yaml)
       : port_(free_port()),
-        proc_((std::ofstream(dir + "/web.yml") << yaml, std::vector<std::string>{
-                   gcm_binary(), "storage", "--cluster", "it", "--statvfs-patterns", "it=^/$", "--sink", "prometheus",
-                   "-o", "listen=127.0.0.1:" + std::to_string(port_), "-o", "web_config_file=" + dir + "/web.yml",
-                   "--interval", "1", "--log-folder", dir}),
+        proc_((std::ofstream(dir + "/web.yml") << yaml,
+               std::vector<std::string>{gcm_binary(), "storage", "--cluster", "it", "--statvfs-patterns", "it=^/$",
+                                        "--sink", "prometheus", "-o", "listen=127.0.0.1:" + std::to_string(port_), "-o",
+                                        "web_config_file=" + dir + "/web.yml", "--interval", "1", "--log-folder", dir}),
               dir + "/gcm.stderr") {}
   int port() const { return port_; }
   std::string url() const { return "https://127.0.0.1:" + std::to_string(port_) + "/metrics"; }
@@ -73,10 +73,13 @@ TEST(Tls, CurlScrapesThePrometheusSinkOverTlsWithBasicAuth) {
   auto pki = make_test_pki(dir);
   SecuredCollector gcm(dir, tls_users_yaml(""));
   std::string good = std::string("alice:") + kAlicePassword;
-  ASSERT_TRUE(eventually([&] {
-    auto r = curl({"--cacert", pki.ca_crt, "-u", good, gcm.url()});
-    return r.status == "200" && r.body.find("gcm_statvfs_f_blocks") != std::string::npos;
-  }, 30s)) << read_text(dir + "/gcm.stderr");
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto r = curl({"--cacert", pki.ca_crt, "-u", good, gcm.url()});
+        return r.status == "200" && r.body.find("gcm_statvfs_f_blocks") != std::string::npos;
+      },
+      30s))
+      << read_text(dir + "/gcm.stderr");
   auto wrong = curl({"--cacert", pki.ca_crt, "-u", "alice:wrong", gcm.url()});
   EXPECT_EQ(wrong.status, "401");
   EXPECT_EQ(wrong.body.find("gcm_"), std::string::npos) << "metrics leaked with a wrong password";
@@ -97,16 +100,19 @@ TEST(Tls, RequireAndVerifyClientCertRefusesTheHandshakeWithoutOne) {
   SecuredCollector gcm(dir, tls_users_yaml("RequireAndVerifyClientCert"));
   std::string good = std::string("alice:") + kAlicePassword;
   std::vector<std::string> with_cert = {"--cacert", pki.ca_crt, "--cert", pki.client_crt, "--key", pki.client_key};
-  ASSERT_TRUE(eventually([&] {
-    auto args = with_cert;
-    args.insert(args.end(), {"-u", good, gcm.url()});
-    return curl(args).status == "200";
-  }, 30s)) << read_text(dir + "/gcm.stderr");
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto args = with_cert;
+        args.insert(args.end(), {"-u", good, gcm.url()});
+        return curl(args).status == "200";
+      },
+      30s))
+      << read_text(dir + "/gcm.stderr");
   auto no_cert = curl({"--cacert", pki.ca_crt, "-u", good, gcm.url()});
   EXPECT_NE(no_cert.exit_code, 0);
   EXPECT_EQ(no_cert.status, "000");  // no HTTP at all: the handshake failed
-  auto other = curl({"--cacert", pki.ca_crt, "--cert", pki.other_client_crt, "--key", pki.other_client_key, "-u",
-                     good, gcm.url()});
+  auto other = curl(
+      {"--cacert", pki.ca_crt, "--cert", pki.other_client_crt, "--key", pki.other_client_key, "-u", good, gcm.url()});
   EXPECT_EQ(other.status, "000") << "a certificate of another CA was accepted";
   auto args = with_cert;
   args.insert(args.end(), {"-u", "alice:wrong", gcm.url()});
@@ -129,10 +135,10 @@ TEST(Tls, PrometheusScrapesOverTlsWithBasicAuthAndAClientCertificate) {
   std::ofstream(dir + "/prometheus.yml") << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
                                          << "scrape_configs:\n"
                                          << job("gcm", kAlicePassword) << job("intruder", "guess");
-  BackgroundProcess prom({"prometheus", "--config.file=" + dir + "/prometheus.yml",
-                          "--storage.tsdb.path=" + dir + "/tsdb",
-                          "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
-                         dir + "/prometheus.stderr");
+  BackgroundProcess prom(
+      {"prometheus", "--config.file=" + dir + "/prometheus.yml", "--storage.tsdb.path=" + dir + "/tsdb",
+       "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+      dir + "/prometheus.stderr");
   HttpClient http;
   std::string base = "http://127.0.0.1:" + std::to_string(prom_port);
   nlohmann::json result;
@@ -153,12 +159,15 @@ TEST(Tls, PrometheusScrapesOverTlsWithBasicAuthAndAClientCertificate) {
   EXPECT_EQ(result.size(), 1u) << "the job with the wrong password got metrics: " << result.dump();
   // Both targets have been scraped: the right password is up, the wrong one down with the server's 401.
   nlohmann::json targets;
-  ASSERT_TRUE(eventually([&] {
-    targets = nlohmann::json::parse(http.get(base + "/api/v1/targets", 2s).body)["data"]["activeTargets"];
-    int scraped = 0;
-    for (const auto& t : targets) scraped += t["health"] != "unknown";
-    return scraped == 2;
-  }, 30s)) << targets.dump();
+  ASSERT_TRUE(eventually(
+      [&] {
+        targets = nlohmann::json::parse(http.get(base + "/api/v1/targets", 2s).body)["data"]["activeTargets"];
+        int scraped = 0;
+        for (const auto& t : targets) scraped += t["health"] != "unknown";
+        return scraped == 2;
+      },
+      30s))
+      << targets.dump();
   for (const auto& t : targets) {
     if (t["labels"]["job"] == "gcm") {
       EXPECT_EQ(t["health"], "up") << t.dump();
@@ -186,8 +195,9 @@ class SecuredProcessor : public ::testing::Test {
     env_ = {"GCM_FAKE_NVML_SCENARIO=" + dir_ + "/scenario.json", std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML};
   }
   CommandResult send(std::vector<std::string> sink_options) {
-    std::vector<std::string> args = {"nvml_monitor", "--once", "--push-interval", "0.1", "--collect-interval", "0.1",
-                                     "--sink", "otel", "-o", "otel_timeout=3", "--log-folder", dir_};
+    std::vector<std::string> args = {
+        "nvml_monitor", "--once",         "--push-interval", "0.1", "--collect-interval", "0.1", "--sink", "otel",
+        "-o",           "otel_timeout=3", "--log-folder",    dir_};
     for (auto& o : sink_options) args.insert(args.end(), {"-o", o});
     return run_gcm(args, 60s, env_);
   }
@@ -202,11 +212,11 @@ class SecuredProcessor : public ::testing::Test {
 
 TEST_F(SecuredProcessor, OtlpHttpExporterSendsOverTlsWithABearerToken) {
   OtlpReceiverProcess rx(dir_);
-  ProcessorProcess proc(dir_,
-                        {"--downstream", rx.url, "--attribution", "slurmd-local", "--scontrol", "/bin/false",
-                         "--batch-timeout", "0.05", "--web.config.file", dir_ + "/web.yml",
-                         "--auth-bearer-token-file", dir_ + "/token"},
-                        env_);
+  ProcessorProcess proc(
+      dir_,
+      {"--downstream", rx.url, "--attribution", "slurmd-local", "--scontrol", "/bin/false", "--batch-timeout", "0.05",
+       "--web.config.file", dir_ + "/web.yml", "--auth-bearer-token-file", dir_ + "/token"},
+      env_);
   std::string endpoint = "otel_endpoint=https" + proc.url.substr(4);
   auto opts = client_tls();
   opts.push_back(endpoint);
@@ -244,8 +254,8 @@ TEST_F(SecuredProcessor, OtlpGrpcExporterSendsOverTls) {
   OtlpReceiverProcess rx(dir_);
   ProcessorProcess proc(dir_,
                         {"--grpc-listen", "127.0.0.1:0", "--downstream", rx.url, "--attribution", "slurmd-local",
-                         "--scontrol", "/bin/false", "--batch-timeout", "0.05", "--web.config.file",
-                         dir_ + "/web.yml", "--auth-bearer-token-file", dir_ + "/token"},
+                         "--scontrol", "/bin/false", "--batch-timeout", "0.05", "--web.config.file", dir_ + "/web.yml",
+                         "--auth-bearer-token-file", dir_ + "/token"},
                         env_);
   auto opts = client_tls();
   opts.insert(opts.end(), {"otel_endpoint=https://" + proc.grpc_target, "protocol=grpc",
@@ -262,7 +272,8 @@ TEST_F(SecuredProcessor, OtlpGrpcExporterSendsOverTls) {
   EXPECT_NE((r.err + r.out).find("UNAUTHENTICATED"), std::string::npos) << r.err << r.out;
   HttpClient https({pki_.ca_crt, pki_.client_crt, pki_.client_key});
   auto metrics = https.get("https" + proc.url.substr(4) + "/metrics", 5s, {"Authorization: Bearer t0ken-for-the-test"});
-  EXPECT_GE(sample(metrics.body, "gcm_slurm_processor_bad_requests_total{transport=\"grpc\",code=\"UNAUTHENTICATED\"}"), 1)
+  EXPECT_GE(sample(metrics.body, "gcm_slurm_processor_bad_requests_total{transport=\"grpc\",code=\"UNAUTHENTICATED\"}"),
+            1)
       << metrics.body;
   EXPECT_EQ(proc.stop(), 0);
 }
@@ -272,10 +283,10 @@ TEST_F(SecuredProcessor, ABadWebConfigIsExit2NamingTheFile) {
   std::ofstream(dir_ + "/typo.yml") << "tls_server_config:\n  cert_file: server.crt\n  keyfile: server.key\n";
   for (auto [file, expected] : {std::pair{"mismatch.yml", "does not match the certificate"},
                                 std::pair{"typo.yml", "typo.yml:3: tls_server_config: unknown key 'keyfile'"}}) {
-    auto r = run_gcm({"slurm_processor", "--listen", "127.0.0.1:0", "--downstream", "http://127.0.0.1:9",
-                      "--attribution", "slurmd-local", "--scontrol", "/bin/false", "--log-folder", dir_,
-                      "--web.config.file", dir_ + "/" + file},
-                     30s);
+    auto r = run_gcm(
+        {"slurm_processor", "--listen", "127.0.0.1:0", "--downstream", "http://127.0.0.1:9", "--attribution",
+         "slurmd-local", "--scontrol", "/bin/false", "--log-folder", dir_, "--web.config.file", dir_ + "/" + file},
+        30s);
     EXPECT_EQ(r.exit_code, 2) << file << r.err;
     EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
     r = run_gcm({"storage", "--once", "--cluster", "c", "--statvfs-patterns", "c=^/$", "--sink", "prometheus", "-o",

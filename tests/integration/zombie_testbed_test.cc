@@ -5,10 +5,11 @@
 //
 // A 4-node job runs on node1-4 (2 GPUs each; its step runs on every node, so the prolog writes every node's GPU
 // mapping: without PrologFlags=Alloc, Slurm runs the prolog where a step starts). From t = 20 s GPU 1 of node3 runs
-// its SM clock 30 % lower, so node3 is 15 % slower than the job's other nodes, which no agent can see on its own node. node3 is drained with gcm's
-// reason while the job keeps running; once the job ends the confirmation ([confirm]: `check-dcgmi diag -r 2` on a
-// stand-in dcgmi) fails, so node3 stays drained and the next 4-node job lands elsewhere; when the diagnostic passes
-// again the agent resumes node3. node7, drained by an operator, is never touched, by the drainer or by its agent.
+// its SM clock 30 % lower, so node3 is 15 % slower than the job's other nodes, which no agent can see on its own node.
+// node3 is drained with gcm's reason while the job keeps running; once the job ends the confirmation ([confirm]:
+// `check-dcgmi diag -r 2` on a stand-in dcgmi) fails, so node3 stays drained and the next 4-node job lands elsewhere;
+// when the diagnostic passes again the agent resumes node3. node7, drained by an operator, is never touched, by the
+// drainer or by its agent.
 //
 // Time is compressed: agents sample every 0.2 s with 1 s windows, Prometheus scrapes and evaluates every second, and
 // the rules file runs with every duration divided by 30 (a 30 s evaluation is a 1 s window in both), so the rules
@@ -55,8 +56,9 @@ json node_scenario(int node) {
   for (int i = 0; i < 2; ++i) {
     json clock = 1980;
     if (node == 3 && i == 1)
-      clock = {{"schedule", {{{"from_s", 0}, {"value", 1980}}, {{"from_s", 20}, {"value", 1386}},
-                             {{"from_s", 50}, {"value", 1980}}}}};
+      clock = {
+          {"schedule",
+           {{{"from_s", 0}, {"value", 1980}}, {{"from_s", 20}, {"value", 1386}}, {{"from_s", 50}, {"value", 1980}}}}};
     s["devices"].push_back({{"uuid", "GPU-n" + std::to_string(node) + "-" + std::to_string(i)},
                             {"utilization", {{"gpu", 95}, {"memory", 30}}},
                             {"clocks", {{"sm", clock}, {"graphics", clock}, {"mem", 2619}}},
@@ -99,8 +101,7 @@ TEST(ZombieOnTestbed, ASlowNodeIsDrainedByTheCrossNodeRuleThenResumedAfterItsCon
 
   // The confirmation: DCGM's level-2 diagnostic on a stand-in dcgmi that fails until the test says it passes.
   std::ofstream(dir + "/diag.json") << kDiagFail;
-  std::ofstream(dir + "/dcgmi") << "#!/bin/sh\necho \"$@\" >> " << dir << "/dcgmi-calls\ncat " << dir
-                                << "/diag.json\n";
+  std::ofstream(dir + "/dcgmi") << "#!/bin/sh\necho \"$@\" >> " << dir << "/dcgmi-calls\ncat " << dir << "/diag.json\n";
   ::chmod((dir + "/dcgmi").c_str(), 0755);
   std::ofstream(dir + "/suite.toml") << "[suite]\nlog_folder = \"" << dir << "/logs\"\nstate_dir = \"" << dir
                                      << "/state\"\ngpu_job_mapping_dir = \"" << dir << "/gpu-jobs/{node}\"\n"
@@ -129,12 +130,33 @@ TEST(ZombieOnTestbed, ASlowNodeIsDrainedByTheCrossNodeRuleThenResumedAfterItsCon
     std::filesystem::create_directories(dir + "/gpu-jobs/" + node);
     ports[n] = free_port();
     agents.push_back(std::make_unique<BackgroundProcess>(
-        std::vector<std::string>{gcm_binary(), "--config", "/dev/null", "agent", "--slurm-node", node,
-                                 "--collect-interval", "0.2", "--window", "1", "--listen",
-                                 "127.0.0.1:" + std::to_string(ports[n]), "--path.run", dir + "/run/" + node,
-                                 "--path.kmsg", dir + "/no-kmsg", "--attribution", "mapping-files",
-                                 "--gpu-job-mapping-dir", dir + "/gpu-jobs/" + node, "--suite", dir + "/suite.toml",
-                                 "--drain", "--drain-poll-interval", "1", "--log-folder", dir + "/agent-logs/" + node},
+        std::vector<std::string>{gcm_binary(),
+                                 "--config",
+                                 "/dev/null",
+                                 "agent",
+                                 "--slurm-node",
+                                 node,
+                                 "--collect-interval",
+                                 "0.2",
+                                 "--window",
+                                 "1",
+                                 "--listen",
+                                 "127.0.0.1:" + std::to_string(ports[n]),
+                                 "--path.run",
+                                 dir + "/run/" + node,
+                                 "--path.kmsg",
+                                 dir + "/no-kmsg",
+                                 "--attribution",
+                                 "mapping-files",
+                                 "--gpu-job-mapping-dir",
+                                 dir + "/gpu-jobs/" + node,
+                                 "--suite",
+                                 dir + "/suite.toml",
+                                 "--drain",
+                                 "--drain-poll-interval",
+                                 "1",
+                                 "--log-folder",
+                                 dir + "/agent-logs/" + node},
         dir + "/agent-" + node + ".stderr",
         std::vector<std::string>{"GCM_FAKE_NVML_SCENARIO=" + dir + "/nvml-" + node + ".json",
                                  std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML}));
@@ -149,11 +171,12 @@ TEST(ZombieOnTestbed, ASlowNodeIsDrainedByTheCrossNodeRuleThenResumedAfterItsCon
       << "route:\n  receiver: gcm-drainer\n  group_by: [alertname, node]\n  group_wait: 1s\n  group_interval: 1s\n"
       << "  repeat_interval: 1h\nreceivers:\n  - name: gcm-drainer\n    webhook_configs:\n"
       << "      - url: http://127.0.0.1:" << drainer_port << "/alertmanager\n        send_resolved: true\n";
-  BackgroundProcess alertmanager({"prometheus-alertmanager", "--config.file=" + dir + "/alertmanager.yml",
-                                  "--storage.path=" + dir + "/am", "--cluster.listen-address=",
-                                  "--web.listen-address=127.0.0.1:" + std::to_string(am_port)},
-                                 dir + "/alertmanager.stderr");
-  std::ofstream(dir + "/rules.yml") << scaled_rules(read_text(GCM_SOURCE_DIR "/deploy/prometheus/rules/gcm-peer-node.yml"), 30);
+  BackgroundProcess alertmanager(
+      {"prometheus-alertmanager", "--config.file=" + dir + "/alertmanager.yml", "--storage.path=" + dir + "/am",
+       "--cluster.listen-address=", "--web.listen-address=127.0.0.1:" + std::to_string(am_port)},
+      dir + "/alertmanager.stderr");
+  std::ofstream(dir + "/rules.yml") << scaled_rules(
+      read_text(GCM_SOURCE_DIR "/deploy/prometheus/rules/gcm-peer-node.yml"), 30);
   std::ofstream prom_cfg(dir + "/prometheus.yml");
   prom_cfg << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nrule_files: ['" << dir << "/rules.yml']\n"
            << "alerting:\n  alertmanagers:\n    - static_configs:\n        - targets: ['127.0.0.1:" << am_port << "']\n"
@@ -161,23 +184,26 @@ TEST(ZombieOnTestbed, ASlowNodeIsDrainedByTheCrossNodeRuleThenResumedAfterItsCon
   for (int n : agent_nodes)
     prom_cfg << "      - targets: ['127.0.0.1:" << ports[n] << "']\n        labels: {node: node" << n << "}\n";
   prom_cfg.close();
-  BackgroundProcess prometheus({"prometheus", "--config.file=" + dir + "/prometheus.yml",
-                                "--storage.tsdb.path=" + dir + "/tsdb",
-                                "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
-                               dir + "/prometheus.stderr");
+  BackgroundProcess prometheus(
+      {"prometheus", "--config.file=" + dir + "/prometheus.yml", "--storage.tsdb.path=" + dir + "/tsdb",
+       "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+      dir + "/prometheus.stderr");
 
   for (int n : agent_nodes)
-    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(dir + "/run/node" + std::to_string(n) + "/agent-state.json"); },
-                           30s))
+    ASSERT_TRUE(eventually(
+        [&] { return std::filesystem::exists(dir + "/run/node" + std::to_string(n) + "/agent-state.json"); }, 30s))
         << "agent of node" << n << ": " << read_text(dir + "/agent-node" + std::to_string(n) + ".stderr");
   std::ofstream(hooks) << "Prolog=" << dir << "/prolog.sh\nEpilog=" << dir << "/epilog.sh\n";
   run_ok({"scontrol", "reconfigure"});
-  ASSERT_TRUE(eventually([&] { return run_ok({"scontrol", "show", "config"}).find(dir + "/prolog.sh") != std::string::npos; },
-                         20s));
+  ASSERT_TRUE(eventually(
+      [&] {
+        return run_ok({"scontrol", "show", "config"}).find(dir + "/prolog.sh") != std::string::npos;
+      },
+      20s));
   auto first_line = [](std::string s) { return s.substr(0, s.find_first_of(";\n")); };
-  std::string job = first_line(run_ok({"sbatch", "--parsable", "-N", "4", "-w", "node[1-4]", "-p", "gpu",
-                                       "--gres=gpu:2", "-J", "gcm-zombie-tb", "-o", "/dev/null", "--wrap",
-                                       "srun sleep 35"}));
+  std::string job =
+      first_line(run_ok({"sbatch", "--parsable", "-N", "4", "-w", "node[1-4]", "-p", "gpu", "--gres=gpu:2", "-J",
+                         "gcm-zombie-tb", "-o", "/dev/null", "--wrap", "srun sleep 35"}));
   auto job_state = [&](const std::string& id) { return run_ok({"squeue", "-h", "-j", id, "-o", "%T"}); };
   HttpClient http;
   auto metrics = [&](int n) {
@@ -188,16 +214,17 @@ TEST(ZombieOnTestbed, ASlowNodeIsDrainedByTheCrossNodeRuleThenResumedAfterItsCon
     }
   };
   auto diagnose = [&] {
-    return "drainer: " + read_text(dir + "/drainer.stderr").substr(0, 2000) + "\nagent node3: " +
-           read_text(dir + "/agent-logs/node3/agent_logs/agent.log").substr(0, 4000) + "\nprometheus: " +
-           read_text(dir + "/prometheus.stderr").substr(0, 1500) + "\nalertmanager: " +
-           read_text(dir + "/alertmanager.stderr").substr(0, 1500) + "\nnode3 metrics: " +
-           metrics(3).substr(0, 1000);
+    return "drainer: " + read_text(dir + "/drainer.stderr").substr(0, 2000) +
+           "\nagent node3: " + read_text(dir + "/agent-logs/node3/agent_logs/agent.log").substr(0, 4000) +
+           "\nprometheus: " + read_text(dir + "/prometheus.stderr").substr(0, 1500) +
+           "\nalertmanager: " + read_text(dir + "/alertmanager.stderr").substr(0, 1500) +
+           "\nnode3 metrics: " + metrics(3).substr(0, 1000);
   };
 
   // node3 is drained with gcm's reason while the job keeps running.
   ASSERT_TRUE(eventually([&] { return slurm_node_field("node3", "State").find("DRAIN") != std::string::npos; }, 60s))
-      << slurm_node_field("node3", "State") << "\n" << diagnose();
+      << slurm_node_field("node3", "State") << "\n"
+      << diagnose();
   double to_drain = std::chrono::duration<double>(std::chrono::steady_clock::now() - agents_started).count() - 20;
   std::cout << "from the slowdown to node3's drain: " << to_drain << " s of 1 s windows\n";
   RecordProperty("slowdown_to_drain_windows", std::to_string(to_drain));
@@ -205,19 +232,19 @@ TEST(ZombieOnTestbed, ASlowNodeIsDrainedByTheCrossNodeRuleThenResumedAfterItsCon
   EXPECT_EQ(reason.rfind("gcm: detector: peer_slow_node: job " + job + " SM clock -", 0), 0u) << reason;
   EXPECT_NE(reason.find("vs the median of 4 nodes"), std::string::npos) << reason;
   EXPECT_NE(job_state(job).find("RUNNING"), std::string::npos) << job_state(job);
-  for (int n : {1, 2, 4}) EXPECT_EQ(slurm_node_field("node" + std::to_string(n), "State").find("DRAIN"), std::string::npos);
+  for (int n : {1, 2, 4})
+    EXPECT_EQ(slurm_node_field("node" + std::to_string(n), "State").find("DRAIN"), std::string::npos);
 
   // The job finishes; node3, idle, fails its confirmation and stays drained: the next job lands elsewhere.
   ASSERT_TRUE(eventually([&] { return job_state(job).empty(); }, 60s)) << job_state(job);
-  ASSERT_TRUE(eventually([&] { return metrics(3).find("gcm_agent_drain_actions_total{action=\"confirm_failed\"}") !=
-                                      std::string::npos; },
-                         30s))
+  ASSERT_TRUE(eventually(
+      [&] { return metrics(3).find("gcm_agent_drain_actions_total{action=\"confirm_failed\"}") != std::string::npos; },
+      30s))
       << diagnose();
   EXPECT_NE(slurm_node_field("node3", "State").find("DRAIN"), std::string::npos);
   std::string next = first_line(run_ok({"sbatch", "--parsable", "-N", "4", "-p", "gpu", "--gres=gpu:2", "-J",
                                         "gcm-zombie-tb", "-o", "/dev/null", "--wrap", "srun sleep 30"}));
-  ASSERT_TRUE(eventually([&] { return job_state(next).find("RUNNING") != std::string::npos; }, 30s))
-      << job_state(next);
+  ASSERT_TRUE(eventually([&] { return job_state(next).find("RUNNING") != std::string::npos; }, 30s)) << job_state(next);
   std::string nodes = run_ok({"squeue", "-h", "-j", next, "-o", "%N"});
   std::string expanded = run_ok({"scontrol", "show", "hostnames", nodes.substr(0, nodes.find('\n'))});
   EXPECT_EQ(expanded.find("node3\n"), std::string::npos) << expanded;
@@ -226,7 +253,8 @@ TEST(ZombieOnTestbed, ASlowNodeIsDrainedByTheCrossNodeRuleThenResumedAfterItsCon
   // The diagnostic passes again: the agent resumes node3, which the detector alone had drained.
   std::ofstream(dir + "/diag.json") << kDiagPass;
   EXPECT_TRUE(eventually([&] { return slurm_node_field("node3", "State").find("DRAIN") == std::string::npos; }, 30s))
-      << slurm_node_field("node3", "State") << "\n" << diagnose();
+      << slurm_node_field("node3", "State") << "\n"
+      << diagnose();
   EXPECT_NE(read_text(dir + "/dcgmi-calls").find("diag --host localhost -j -r 2"), std::string::npos);
   // The page is rendered once per window: the count shows at the next one.
   EXPECT_TRUE(eventually(
@@ -240,10 +268,12 @@ TEST(ZombieOnTestbed, ASlowNodeIsDrainedByTheCrossNodeRuleThenResumedAfterItsCon
                       {"Content-Type: application/json"}, 5s)
                 .status,
             200);
-  EXPECT_TRUE(eventually([&] {
-    return http.get("http://127.0.0.1:" + std::to_string(drainer_port) + "/metrics", 2s)
-               .body.find("gcm_drainer_actions_total{action=\"already_drained\"} 1") != std::string::npos;
-  }, 10s));
+  EXPECT_TRUE(eventually(
+      [&] {
+        return http.get("http://127.0.0.1:" + std::to_string(drainer_port) + "/metrics", 2s)
+                   .body.find("gcm_drainer_actions_total{action=\"already_drained\"} 1") != std::string::npos;
+      },
+      10s));
   EXPECT_NE(slurm_node_field("node7", "State").find("DRAIN"), std::string::npos);
   EXPECT_EQ(slurm_node_field("node7", "Reason"), "operator: maintenance");
   EXPECT_NE(http.get("http://127.0.0.1:" + std::to_string(drainer_port) + "/metrics", 2s)

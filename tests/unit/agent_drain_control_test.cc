@@ -24,13 +24,19 @@ struct FakeScontrol {
     dir = ::mkdtemp(tmpl);
     std::ofstream(dir + "/scontrol") << "#!/bin/sh\n"
                                         "if [ \"$1\" = show ]; then\n"
-                                        "  [ -f " << dir << "/down ] && { echo 'slurm_load_node error' >&2; exit 1; }\n"
-                                        "  cat " << dir << "/nodes; exit 0\n"
+                                        "  [ -f "
+                                     << dir
+                                     << "/down ] && { echo 'slurm_load_node error' >&2; exit 1; }\n"
+                                        "  cat "
+                                     << dir
+                                     << "/nodes; exit 0\n"
                                         "fi\n"
-                                        "echo \"$@\" >> " << dir << "/updates\n";
+                                        "echo \"$@\" >> "
+                                     << dir << "/updates\n";
     ::chmod((dir + "/scontrol").c_str(), 0755);
-    std::ofstream(dir + "/nodes") << "NodeName=node5 Arch=x86_64\n   State=MIXED ThreadsPerCore=1\n   Partitions=gpu \n\n"
-                                  << "NodeName=node6 Arch=x86_64\n   State=IDLE ThreadsPerCore=1\n   Partitions=gpu \n\n";
+    std::ofstream(dir + "/nodes")
+        << "NodeName=node5 Arch=x86_64\n   State=MIXED ThreadsPerCore=1\n   Partitions=gpu \n\n"
+        << "NodeName=node6 Arch=x86_64\n   State=IDLE ThreadsPerCore=1\n   Partitions=gpu \n\n";
   }
   ~FakeScontrol() { std::filesystem::remove_all(dir); }
   std::string updates() const {

@@ -51,9 +51,9 @@ TEST(AgentWindow, SummaryHasMinMaxMeanLastOfEachSignal) {
 TEST(AgentWindow, ClockEventFractionsAndCounterIncreases) {
   GpuWindowAccumulator a(1);
   add(a, ok_sample(1, 1980, 90, 600000, 0x0, 10));
-  add(a, ok_sample(1, 1500, 90, 600000, 0x8 | 0x40, 12));   // HW slowdown + HW thermal
+  add(a, ok_sample(1, 1500, 90, 600000, 0x8 | 0x40, 12));  // HW slowdown + HW thermal
   add(a, ok_sample(1, 1500, 90, 600000, 0x8, 17));
-  add(a, ok_sample(1, 1980, 90, 600000, 0x80, 17));         // power brake
+  add(a, ok_sample(1, 1980, 90, 600000, 0x80, 17));  // power brake
   auto w = a.close(1000, 4, "", "GPU-1").summary;
   EXPECT_DOUBLE_EQ(w.hw_slowdown_fraction, 0.5);
   EXPECT_DOUBLE_EQ(w.hw_thermal_fraction, 0.25);
@@ -78,10 +78,10 @@ TEST(AgentWindow, ExportedRecordTakesTheMeanOfLevelsAndTheLastOfCountersAndState
   add(a, ok_sample(0, 2000, 100, 800000, 0, 9));
   Record r = a.close(1000, 2, "", "GPU-0").metrics;
   EXPECT_EQ(r.at("clock_sm_hertz").as_int(), 1500 * 1000000LL);  // hertz: mean
-  EXPECT_EQ(r.at("gpu_util").as_int(), 75);                       // percent: mean
-  EXPECT_DOUBLE_EQ(r.at("power_watts").as_double(), 700);          // watts: mean
-  EXPECT_EQ(r.at("pcie_replay_count").as_int(), 9);               // counter: last
-  EXPECT_EQ(r.at("pcie_link_gen").as_int(), 5);                   // state: last
+  EXPECT_EQ(r.at("gpu_util").as_int(), 75);                      // percent: mean
+  EXPECT_DOUBLE_EQ(r.at("power_watts").as_double(), 700);        // watts: mean
+  EXPECT_EQ(r.at("pcie_replay_count").as_int(), 9);              // counter: last
+  EXPECT_EQ(r.at("pcie_link_gen").as_int(), 5);                  // state: last
   EXPECT_EQ(r.at("up").as_int(), 1);
 }
 

@@ -29,10 +29,10 @@ TEST(Environ, SplitsOnTheFirstEqualsSignAndKeepsTheRest) {
 }
 
 TEST(JobInfo, FromSlurmEnvironmentAsTheReference) {
-  Environ env = parse_environ(environ_of({"SLURM_JOB_ID=1234", "SLURM_JOB_USER=alice", "GPU_DEVICE_ORDINAL=0,1",
-                                          "SLURM_JOB_GPUS=0,1", "SLURM_CPUS_ON_NODE=40", "SLURM_JOB_NAME=train",
-                                          "SLURM_JOB_PARTITION=gpu", "SLURM_NNODES=2", "SLURM_JOB_ACCOUNT=ml",
-                                          "SLURM_ARRAY_JOB_ID=1200", "SLURM_ARRAY_TASK_ID=34"}));
+  Environ env = parse_environ(
+      environ_of({"SLURM_JOB_ID=1234", "SLURM_JOB_USER=alice", "GPU_DEVICE_ORDINAL=0,1", "SLURM_JOB_GPUS=0,1",
+                  "SLURM_CPUS_ON_NODE=40", "SLURM_JOB_NAME=train", "SLURM_JOB_PARTITION=gpu", "SLURM_NNODES=2",
+                  "SLURM_JOB_ACCOUNT=ml", "SLURM_ARRAY_JOB_ID=1200", "SLURM_ARRAY_TASK_ID=34"}));
   auto j = job_info_from_environ(env);
   ASSERT_TRUE(j);
   EXPECT_EQ(j->job_id, 1234);
@@ -129,10 +129,11 @@ TEST(GpuList, IndicesRangesAndUuidsAsSlurmAndCudaWriteThem) {
 }
 
 TEST(SlurmdLocal, ListpidsRowsSkipTheHeaderAndSlurmstepd) {
-  auto rows = parse_listpids("PID      JOBID    STEPID   LOCALID GLOBALID\n"
-                             "1234     56       0        0       0\n"
-                             "1200     -1       -        -       -\n"
-                             "1235     57       batch    0       0\n");
+  auto rows = parse_listpids(
+      "PID      JOBID    STEPID   LOCALID GLOBALID\n"
+      "1234     56       0        0       0\n"
+      "1200     -1       -        -       -\n"
+      "1235     57       batch    0       0\n");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0], (std::pair<uint32_t, int64_t>{1234, 56}));
   EXPECT_EQ(rows[1], (std::pair<uint32_t, int64_t>{1235, 57}));
@@ -140,7 +141,8 @@ TEST(SlurmdLocal, ListpidsRowsSkipTheHeaderAndSlurmstepd) {
 
 TEST(SlurmdLocal, EveryJobOfTheNodeIncludingGpusWithoutProcesses) {
   FakeProc proc;
-  proc.add(100, environ_of({"SLURM_JOB_ID=56", "SLURM_JOB_GPUS=0,1", "SLURM_JOB_USER=alice", "GPU_DEVICE_ORDINAL=0,1"}));
+  proc.add(100,
+           environ_of({"SLURM_JOB_ID=56", "SLURM_JOB_GPUS=0,1", "SLURM_JOB_USER=alice", "GPU_DEVICE_ORDINAL=0,1"}));
   proc.add(200, environ_of({"HOME=/"}));  // a job whose first pid has no GPU variables (e.g. an extern step)
   proc.add(201, environ_of({"SLURM_JOB_ID=57", "SLURM_JOB_GPUS=3", "SLURM_JOB_USER=bob"}));
   std::string scontrol = proc.root() + "/scontrol";
@@ -159,7 +161,8 @@ TEST(SlurmdLocal, EveryJobOfTheNodeIncludingGpusWithoutProcesses) {
 TEST(SlurmdLocal, AFailingScontrolIsAnErrorNamingIt) {
   FakeProc proc;
   std::string scontrol = proc.root() + "/scontrol";
-  std::ofstream(scontrol) << "#!/bin/sh\necho 'slurm_load_jobs error: Unable to contact slurm controller' >&2\nexit 1\n";
+  std::ofstream(scontrol)
+      << "#!/bin/sh\necho 'slurm_load_jobs error: Unable to contact slurm controller' >&2\nexit 1\n";
   std::filesystem::permissions(scontrol, std::filesystem::perms::owner_all);
   try {
     attribute_slurmd_local({scontrol, proc.root(), std::chrono::seconds(10)});

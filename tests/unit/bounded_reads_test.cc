@@ -70,7 +70,8 @@ TEST(FileLines, AHundredMegabyteLineIsSkippedNotHeld) {
   std::vector<std::string> got;
   LineReadLimits limits;
   limits.max_line = 1u << 20;
-  FileLineCounts c = for_each_file_line(path, [&](std::string_view l) { got.emplace_back(l); }, limits);
+  FileLineCounts c = for_each_file_line(
+      path, [&](std::string_view l) { got.emplace_back(l); }, limits);
   std::filesystem::remove(path);
   EXPECT_EQ(got, (std::vector<std::string>{"first", "Lost carrier"}));
   EXPECT_EQ(c.lines, 3u);
@@ -84,7 +85,8 @@ TEST(FileLines, ASilentFifoStopsAtTheDeadline) {
   limits.deadline = Clock::now() + 300ms;
   auto start = Clock::now();
   try {
-    for_each_file_line(fifo.path, [](std::string_view) {}, limits);
+    for_each_file_line(
+        fifo.path, [](std::string_view) {}, limits);
     ADD_FAILURE() << "no error";
   } catch (const FileReadError& e) {
     EXPECT_NE(std::string(e.what()).find("deadline"), std::string::npos) << e.what();
@@ -105,11 +107,15 @@ TEST(FileLines, AFifoWithoutWriterIsAnEmptyFileNotAHang) {
 TEST(FileLines, DevZeroIsBoundedByBytesAndDeadline) {
   LineReadLimits limits;
   limits.max_bytes = 4u << 20;
-  EXPECT_THROW(for_each_file_line("/dev/zero", [](std::string_view) {}, limits), FileReadError);
+  EXPECT_THROW(for_each_file_line(
+                   "/dev/zero", [](std::string_view) {}, limits),
+               FileReadError);
   LineReadLimits timed;
   timed.deadline = Clock::now() + 200ms;
   auto start = Clock::now();
-  EXPECT_THROW(for_each_file_line("/dev/zero", [](std::string_view) {}, timed), FileReadError);
+  EXPECT_THROW(for_each_file_line(
+                   "/dev/zero", [](std::string_view) {}, timed),
+               FileReadError);
   EXPECT_LT(Clock::now() - start, 5s);
 }
 
@@ -126,7 +132,8 @@ TEST(KernelLogLimits, DevZeroIsNotAKernelRingBuffer) {
   timed.deadline = Clock::now() + 200ms;
   timed.max_device_bytes = SIZE_MAX;
   try {
-    health::scan_kernel_log("/dev/zero", [](const health::KernelLogLine&) {}, timed);
+    health::scan_kernel_log(
+        "/dev/zero", [](const health::KernelLogLine&) {}, timed);
     ADD_FAILURE() << "no error";
   } catch (const health::KernelLogError& e) {
     EXPECT_NE(std::string(e.what()).find("deadline"), std::string::npos) << e.what();
@@ -138,7 +145,8 @@ TEST(KernelLogLimits, ASilentFifoStopsAtTheDeadline) {
   health::KernelLogLimits limits;
   limits.deadline = Clock::now() + 300ms;
   try {
-    health::scan_kernel_log(fifo.path, [](const health::KernelLogLine&) {}, limits);
+    health::scan_kernel_log(
+        fifo.path, [](const health::KernelLogLine&) {}, limits);
     ADD_FAILURE() << "no error";
   } catch (const health::KernelLogError& e) {
     EXPECT_NE(std::string(e.what()).find("deadline"), std::string::npos) << e.what();

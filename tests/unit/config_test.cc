@@ -59,8 +59,8 @@ TEST(Config, DefaultThenConfigThenCommandLine) {
   Fixture f;
   f.run({"slurm_monitor", "--interval", "5"},
         "[gcm.slurm_monitor]\nsink = 'otel'\ninterval = 60\nlog_folder = '/var/log'\n");
-  EXPECT_EQ(f.opts.sink, "otel");           // config over default
-  EXPECT_EQ(f.opts.interval, 5);            // command line over config
+  EXPECT_EQ(f.opts.sink, "otel");  // config over default
+  EXPECT_EQ(f.opts.interval, 5);   // command line over config
   EXPECT_EQ(f.opts.log_folder, "/var/log");
   EXPECT_TRUE(f.warnings.empty());
 }
@@ -124,8 +124,9 @@ TEST(Config, MissingRootTableListsValidNames) {
     ConfigFile::from_string("[other]\na = 1\n[more]\n", "gcm", "x.toml");
     FAIL();
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("'gcm' is not a top-level table name in x.toml. Valid names: ['more', 'other']"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("'gcm' is not a top-level table name in x.toml. Valid names: ['more', 'other']"),
+        std::string::npos)
         << e.what();
   }
 }

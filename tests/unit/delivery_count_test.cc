@@ -88,8 +88,14 @@ class RefusingReceiver {
 
 CommandResult publish_to(const RefusingReceiver& rx, const std::string& input, const std::string& dir) {
   CommandSpec spec;
-  spec.argv = {GCM_BINARY, "sacct_publish", "--delimiter", "|", "--cluster", "c", "--log-folder", dir,
-               "--chunk-size", "20k", "--retries", "0", "--sink", "otel", "-o", "otel_endpoint=" + rx.endpoint(),
+  spec.argv = {GCM_BINARY,     "sacct_publish",
+               "--delimiter",  "|",
+               "--cluster",    "c",
+               "--log-folder", dir,
+               "--chunk-size", "20k",
+               "--retries",    "0",
+               "--sink",       "otel",
+               "-o",           "otel_endpoint=" + rx.endpoint(),
                input};
   spec.extra_env = {"TZ=America/Los_Angeles"};
   spec.timeout = std::chrono::seconds(60);

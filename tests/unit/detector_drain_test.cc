@@ -16,9 +16,10 @@ namespace {
 // One node of `scontrol show node` as slurmctld 22.05 prints it (a subset of its lines, in their order).
 std::string node_text(const std::string& name, const std::string& state, const std::string& partitions,
                       const std::string& reason = "") {
-  std::string s = "NodeName=" + name + " Arch=x86_64 CoresPerSocket=4 \n   CPUAlloc=0 CPUEfctv=4 CPUTot=4 "
-                  "CPULoad=1.95\n   Gres=gpu:fake:2\n   State=" + state +
-                  " ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n   Partitions=" + partitions +
+  std::string s = "NodeName=" + name +
+                  " Arch=x86_64 CoresPerSocket=4 \n   CPUAlloc=0 CPUEfctv=4 CPUTot=4 "
+                  "CPULoad=1.95\n   Gres=gpu:fake:2\n   State=" +
+                  state + " ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n   Partitions=" + partitions +
                   " \n   BootTime=2026-12-01T08:35:12 SlurmdStartTime=2026-12-01T13:51:49\n";
   if (!reason.empty()) s += "   Reason=" + reason + "\n";
   return s + "   CfgTRES=cpu=4,mem=4000M,billing=12,gres/gpu=2\n\n";
@@ -56,10 +57,10 @@ struct FakeScontrol {
 };
 
 TEST(DetectorDrain, ParsesStateReasonTimePartitionsAndBusyFromScontrol) {
-  std::string out = node_text("node1", "MIXED", "gpu") +
-                    node_text("node7", "IDLE+DRAIN", "gpu,debug",
-                              "operator: maintenance [root@" + local_stamp(kNow - 60) + "]") +
-                    node_text("node8", "DOWN*+DRAIN", "debug", "Not responding [slurm@2026-12-01T13:00:00]");
+  std::string out =
+      node_text("node1", "MIXED", "gpu") +
+      node_text("node7", "IDLE+DRAIN", "gpu,debug", "operator: maintenance [root@" + local_stamp(kNow - 60) + "]") +
+      node_text("node8", "DOWN*+DRAIN", "debug", "Not responding [slurm@2026-12-01T13:00:00]");
   auto nodes = parse_node_records(out);
   ASSERT_EQ(nodes.size(), 3u);
   EXPECT_EQ(nodes[0].name, "node1");
@@ -87,8 +88,8 @@ TEST(DetectorDrain, DrainsAnIdleOrBusyNodeWithTheDetectorsReason) {
   FakeScontrol s;
   s.nodes = node_text("node3", "ALLOCATED", "gpu");
   for (int i = 1; i <= 9; ++i) s.nodes += node_text("n" + std::to_string(i), "IDLE", "gpu");
-  DrainOutcome o = drain_for_detector(s.runner(), "node3", "GPU 1 degraded: peer_slow sm_clock -30%", no_wait(), false,
-                                      kNow);
+  DrainOutcome o =
+      drain_for_detector(s.runner(), "node3", "GPU 1 degraded: peer_slow sm_clock -30%", no_wait(), false, kNow);
   EXPECT_EQ(o.action, DrainAction::Drained) << o.message;
   ASSERT_EQ(s.updates.size(), 1u);
   EXPECT_EQ(s.updates[0], (std::vector<std::string>{"update", "NodeName=node3", "State=DRAIN",
@@ -151,12 +152,12 @@ TEST(DetectorDrain, TheClusterLimitCountsDetectorDrainsOfTheLastHourOnly) {
 }
 
 TEST(DetectorDrain, PartitionCapIsTheFloorOfTheFractionButAtLeastOneNode) {
-  EXPECT_EQ(partition_cap(0.1, 0), 1);   // an empty partition (never seen) still allows one
+  EXPECT_EQ(partition_cap(0.1, 0), 1);    // an empty partition (never seen) still allows one
   EXPECT_EQ(partition_cap(0.0, 100), 1);  // a zero fraction still allows one
   EXPECT_EQ(partition_cap(0.1, 9), 1);
   EXPECT_EQ(partition_cap(0.1, 19), 1);
   EXPECT_EQ(partition_cap(0.1, 20), 2);
-  EXPECT_EQ(partition_cap(0.1, 29), 2);   // floor, not round
+  EXPECT_EQ(partition_cap(0.1, 29), 2);     // floor, not round
   EXPECT_EQ(partition_cap(0.29, 100), 29);  // 0.29 * 100 is 28.999... in binary
   EXPECT_EQ(partition_cap(0.57, 100), 57);
   EXPECT_EQ(partition_cap(1.0, 7), 7);

@@ -63,7 +63,7 @@ TEST(DetectorPeer, PipelineStagePowerAndUtilisationDifferencesDoNotConvict) {
   Detector d;
   auto v = run(d, 40, [](auto& ws, int r) {
     for (int g = 4; g < 8; ++g) {
-      ws[g].power_watts = test::flat(600 * 0.87);  // 13 % less power
+      ws[g].power_watts = test::flat(600 * 0.87);     // 13 % less power
       ws[g].gpu_util_percent = test::flat(98 * 0.9);  // 10 % less busy
     }
     if (r >= 20) ws[6].power_watts = test::flat(600 * 0.7);  // and one drops its power further: still no conviction

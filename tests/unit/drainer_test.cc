@@ -13,8 +13,8 @@ namespace {
 // One alert group as Alertmanager 0.25 posts it (fields it sends that the drainer ignores included).
 std::string payload(const std::string& status, const std::string& node, const std::string& action = "drain") {
   return R"({"receiver":"gcm-drainer","status":")" + status + R"(","alerts":[{"status":")" + status +
-         R"(","labels":{"alertname":"GcmPeerSlowNode","gcm_action":")" + action + R"(","job_id":"42","node":")" +
-         node + R"(","reason":"peer_slow_node","severity":"critical"},"annotations":{"gcm_evidence":"peer_slow_node: job 42 SM clock -15% vs the median of 4 nodes, z=-15.0","summary":"s"},"startsAt":"2026-12-01T14:00:00.000Z","endsAt":"0001-01-01T00:00:00Z","generatorURL":"http://prometheus/graph","fingerprint":"a1b2c3"}],"groupLabels":{"alertname":"GcmPeerSlowNode"},"commonLabels":{},"commonAnnotations":{},"externalURL":"http://alertmanager:9093","version":"4","groupKey":"{}:{alertname=\"GcmPeerSlowNode\"}","truncatedAlerts":0})";
+         R"(","labels":{"alertname":"GcmPeerSlowNode","gcm_action":")" + action + R"(","job_id":"42","node":")" + node +
+         R"(","reason":"peer_slow_node","severity":"critical"},"annotations":{"gcm_evidence":"peer_slow_node: job 42 SM clock -15% vs the median of 4 nodes, z=-15.0","summary":"s"},"startsAt":"2026-12-01T14:00:00.000Z","endsAt":"0001-01-01T00:00:00Z","generatorURL":"http://prometheus/graph","fingerprint":"a1b2c3"}],"groupLabels":{"alertname":"GcmPeerSlowNode"},"commonLabels":{},"commonAnnotations":{},"externalURL":"http://alertmanager:9093","version":"4","groupKey":"{}:{alertname=\"GcmPeerSlowNode\"}","truncatedAlerts":0})";
 }
 
 TEST(AlertmanagerWebhook, ParsesAlertsWithLabelsAndAnnotations) {
@@ -38,8 +38,9 @@ TEST(AlertmanagerWebhook, NamesWhatIsWrong) {
   EXPECT_NE(err("{").find("not JSON"), std::string::npos);
   EXPECT_NE(err("[]").find("expected a JSON object"), std::string::npos);
   EXPECT_NE(err(R"({"alerts":{}})").find("alerts: expected an array"), std::string::npos);
-  EXPECT_NE(err(R"({"alerts":[{"status":"firing","labels":{"node":3}}]})").find("alerts[0].labels.node: expected a "
-                                                                               "string"),
+  EXPECT_NE(err(R"({"alerts":[{"status":"firing","labels":{"node":3}}]})")
+                .find("alerts[0].labels.node: expected a "
+                      "string"),
             std::string::npos);
   EXPECT_NE(err(R"({"alerts":[{"status":"maybe"}]})").find("alerts[0].status"), std::string::npos);
   EXPECT_NE(err(std::string(1000, '[') + std::string(1000, ']')).find("deeper"), std::string::npos);
@@ -98,7 +99,8 @@ TEST_F(DrainerFixture, DrainsTheNodeOfAFiringDrainAlertWithItsEvidence) {
 }
 
 TEST_F(DrainerFixture, ResolvedOtherActionsAndOperatorDrainsAreLeftAlone) {
-  slurm.nodes = node("node3", "MIXED") + node("node7", "IDLE+DRAIN", "operator: maintenance [root@2026-12-01T13:51:53]");
+  slurm.nodes =
+      node("node3", "MIXED") + node("node7", "IDLE+DRAIN", "operator: maintenance [root@2026-12-01T13:51:53]");
   start(true);
   EXPECT_EQ(post(payload("resolved", "node3")).status, 200);
   EXPECT_EQ(post(payload("firing", "node3", "page")).status, 200);

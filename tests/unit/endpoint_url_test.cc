@@ -53,8 +53,7 @@ TEST(EndpointUrl, OtelSinkRefusesOtherSchemesBeforeAnyIo) {
   ::setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1", 1);
   ::setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "file:///etc/hostname", 1);
   ::setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "http://127.0.0.1:1/v1/metrics", 1);
-  EXPECT_NE(otel_usage_error({}).find("'OTEL_EXPORTER_OTLP_LOGS_ENDPOINT': 'file:///etc/hostname'"),
-            std::string::npos);
+  EXPECT_NE(otel_usage_error({}).find("'OTEL_EXPORTER_OTLP_LOGS_ENDPOINT': 'file:///etc/hostname'"), std::string::npos);
   EXPECT_EQ(otel_usage_error({"otel_endpoint=http://127.0.0.1:1"}), "") << "the option wins over the variables";
   ::unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
   ::unsetenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT");

@@ -16,9 +16,9 @@ namespace gcm {
 namespace {
 
 struct DocumentedLine {
-  std::string source;                            // where the reference shows it
-  std::vector<std::string> path;                 // group and check
-  std::vector<std::vector<std::string>> groups;  // each option with its value(s), as one unit
+  std::string source;                                      // where the reference shows it
+  std::vector<std::string> path;                           // group and check
+  std::vector<std::vector<std::string>> groups;            // each option with its value(s), as one unit
   std::map<std::string, std::vector<std::string>> expect;  // parameter -> values (sorted), besides cluster/type
 };
 
@@ -28,10 +28,7 @@ const std::vector<DocumentedLine>& documented_lines() {
        {"check-nvidia-smi"},
        {{"-c", "gpu_num"}, {"-c", "running_procs"}},
        {{"check", {"gpu_num", "running_procs"}}}},
-      {"issue 19: the line that failed",
-       {"check-nvidia-smi"},
-       {{"-c", "gpu_num"}},
-       {{"check", {"gpu_num"}}}},
+      {"issue 19: the line that failed", {"check-nvidia-smi"}, {{"-c", "gpu_num"}}, {{"check", {"gpu_num"}}}},
       {"NPD GcmSmiEccProblem through run_health_check.sh",
        {"check-nvidia-smi"},
        {{"-c", "ecc_uncorrected_volatile_total"},
@@ -199,10 +196,10 @@ TEST(HealthChecksHelp, EverySubCheckOfCheckNvidiaSmiIsInItsHelp) {
   auto [rc, help] = printed_by(health_checks_main, {"health_checks", "check-nvidia-smi", "--help"});
   EXPECT_EQ(rc, 0);
   // persistence_mode was once missing from a help text written by hand; each sub-check has its line under -c.
-  for (const char* sub : {"gpu_num", "clock_freq", "clock_policy", "running_procs", "running_procs_and_kill",
-                          "gpu_temperature", "gpu_mem_usage", "gpu_retired_pages", "ecc_uncorrected_volatile_total",
-                          "ecc_corrected_volatile_total", "vbios_mismatch", "row_remap", "row_remap_pending",
-                          "row_remap_failed", "persistence_mode"})
+  for (const char* sub :
+       {"gpu_num", "clock_freq", "clock_policy", "running_procs", "running_procs_and_kill", "gpu_temperature",
+        "gpu_mem_usage", "gpu_retired_pages", "ecc_uncorrected_volatile_total", "ecc_corrected_volatile_total",
+        "vbios_mismatch", "row_remap", "row_remap_pending", "row_remap_failed", "persistence_mode"})
     EXPECT_NE(help.find(std::string(sub) + ": "), std::string::npos) << sub << " is not in --help:\n" << help;
 }
 

@@ -22,8 +22,8 @@ TEST(HostManifest, SharedManifestsLoadWithTheirCoercions) {
   if (!std::filesystem::exists(kShared)) GTEST_SKIP() << "shared fixtures not present: " << kShared;
   Manifest m = load_manifest(kShared + "DGX_A100.json");
   ASSERT_EQ(m.pci.size(), 36u);
-  EXPECT_EQ(m.pci[0].id, "0000:c4:00.0");  // file order kept: topology_critical stops the walk in that order
-  EXPECT_EQ(m.pci[0].link_width, 2);       // "2"
+  EXPECT_EQ(m.pci[0].id, "0000:c4:00.0");   // file order kept: topology_critical stops the walk in that order
+  EXPECT_EQ(m.pci[0].link_width, 2);        // "2"
   EXPECT_TRUE(m.pci[0].topology_critical);  // "true"
   EXPECT_EQ(m.pci[0].link_speed, (std::vector<std::string>{"8 GT/s", "8.0 GT/s PCIe"}));
   ASSERT_TRUE(m.eth);
@@ -52,7 +52,8 @@ TEST(HostManifest, BadValuesNameTheFileAndKey) {
             "m.json: pci.0000:01:00.0.link_width: expected an integer, got \"x16\"");
   EXPECT_EQ(err(R"({"pci": {"0000:01:00.0": {"topology_critical": "maybe"}}})"),
             "m.json: pci.0000:01:00.0.topology_critical: expected a boolean, got \"maybe\"");
-  EXPECT_EQ(err(R"({"disks": {"U.2_0": {"size": 1}}})"), "m.json: disks.U.2_0.blockdev: expected a block device name, got null");
+  EXPECT_EQ(err(R"({"disks": {"U.2_0": {"size": 1}}})"),
+            "m.json: disks.U.2_0.blockdev: expected a block device name, got null");
   EXPECT_EQ(err(R"({"eth": []})"), "m.json: eth: expected an object, got []");
   EXPECT_NE(err("{").find("m.json: not valid JSON"), std::string::npos);
   // nlohmann::json throws out_of_range, not parse_error, for a number too large (a fuzzer finding).
@@ -87,7 +88,8 @@ TEST(HostSmartctl, SharedDumpsAndBrokenOnes) {
 }
 
 TEST(HostProcStat, NamesWithSpacesAndParentheses) {
-  auto p = parse_proc_stat("42 (tmux: server) (x)) D 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 500 0 0", 100.0, 100);
+  auto p =
+      parse_proc_stat("42 (tmux: server) (x)) D 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 500 0 0", 100.0, 100);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->pid, 42);
   EXPECT_EQ(p->comm, "tmux: server) (x)");

@@ -40,9 +40,10 @@ TEST(IbCounters, NoPortIsWarning) {
 TEST(IbCounters, CleanPortsAreOkWithMetrics) {
   auto v = evaluate_ib_counters({port("mlx5_0", {{"symbol_error", 0}, {"link_downed", 0}})}, 0, 100, {"link_downed"});
   EXPECT_EQ(v.code, ExitCode::OK);
-  EXPECT_EQ(v.msg, "1 ports checked, 0 with errors, total_errors=0 | 'total_errors'=0;0;100 'ports_with_errors'=0 "
-                   "'ports_checked'=1\n| 'mlx5_0/1.symbol_error'=0;0;100 'mlx5_0/1.link_downed'=0;0;100 "
-                   "'mlx5_0/1.port_xmit_data'=42");
+  EXPECT_EQ(v.msg,
+            "1 ports checked, 0 with errors, total_errors=0 | 'total_errors'=0;0;100 'ports_with_errors'=0 "
+            "'ports_checked'=1\n| 'mlx5_0/1.symbol_error'=0;0;100 'mlx5_0/1.link_downed'=0;0;100 "
+            "'mlx5_0/1.port_xmit_data'=42");
 }
 
 TEST(IbCounters, TotalAboveWarnIsWarningAboveCritIsCritical) {
@@ -84,11 +85,12 @@ TEST(IbdiagnetPm, ErrorsLargestFirstWithSwitchNamesFromIbnetdiscover) {
   EXPECT_EQ(v.code, ExitCode::CRITICAL);
   // port_xmit_discard_extended is not one of GCM's counters; the NA counter is skipped; an unknown switch GUID is
   // named Unknown[...].
-  EXPECT_EQ(v.msg, "4 port error(s) detected:\n"
-                   "leaf-a01/P17: symbol_error_counter=200\n"
-                   "spine-b07/P33: port_rcv_remote_physical_errors=17\n"
-                   "leaf-a01/P17: link_error_recovery_counter=2\n"
-                   "Unknown[b8cef60300e4a0ff]/P5: port_rcv_errors=1");
+  EXPECT_EQ(v.msg,
+            "4 port error(s) detected:\n"
+            "leaf-a01/P17: symbol_error_counter=200\n"
+            "spine-b07/P33: port_rcv_remote_physical_errors=17\n"
+            "leaf-a01/P17: link_error_recovery_counter=2\n"
+            "Unknown[b8cef60300e4a0ff]/P5: port_rcv_errors=1");
 }
 
 TEST(IbdiagnetPm, ThresholdCleanEmptyAndMissingBlocks) {
@@ -187,8 +189,9 @@ TEST(Sminfo, MasterStandbyUnreachableUnreadable) {
   EXPECT_EQ(standby.msg, "SM reachable but in state SMINFO_STANDBY (expected MASTER)");
   auto down = evaluate_sminfo("ibwarn: [1234] mad_rpc_open_port: can't open UMAD port ((null):0)\n", 255);
   EXPECT_EQ(down.code, ExitCode::CRITICAL);
-  EXPECT_EQ(down.msg, "SM unreachable (sminfo rc=255): ibwarn: [1234] mad_rpc_open_port: can't open UMAD port "
-                      "((null):0)");
+  EXPECT_EQ(down.msg,
+            "SM unreachable (sminfo rc=255): ibwarn: [1234] mad_rpc_open_port: can't open UMAD port "
+            "((null):0)");
   EXPECT_EQ(evaluate_sminfo("sminfo: restated 3 MASTER", 0).code, ExitCode::WARN);  // "state" must be a word
 }
 

@@ -33,26 +33,25 @@ TEST(KernelEvent, ClassifiesEveryHardwareEventOfTheKmsgFixtureOnce) {
   // Each error once, though the kernel prints it over several lines (an MCE's TSC and PROCESSOR lines, an AER
   // error's root-port, status and bit lines); the GPU XID is the XID tracker's, and a PCIe slot's "Link Down" and
   // "temperature/speed normal" are no event.
-  EXPECT_EQ(events_of("kernel-log/hw-events-kmsg.txt"),
-            (std::vector<std::string>{
-                "link_up/infiniband/ib0",
-                "link_down/ethernet/ens1f0np0",
-                "link_up/ethernet/ens1f0np0",
-                "link_down/ethernet/eth2",
-                "link_up/ethernet/eth2",
-                "link_down/infiniband/ib1",
-                "mce/logged/",
-                "mce/corrected/cpu3",
-                "mce/uncorrected/cpu20",
-                "mce/fatal/cpu0",
-                "mce/thermal/cpu12",
-                "mce/thermal/cpu12",
-                "pcie_aer/corrected/0000:3b:00.0",
-                "pcie_aer/non_fatal/0000:01:00.0",
-                "pcie_aer/fatal/0000:01:00.0",
-                "sxid/fatal/0000:a6:00.0",
-                "sxid/non_fatal/0000:a6:00.0",
-            }));
+  EXPECT_EQ(events_of("kernel-log/hw-events-kmsg.txt"), (std::vector<std::string>{
+                                                            "link_up/infiniband/ib0",
+                                                            "link_down/ethernet/ens1f0np0",
+                                                            "link_up/ethernet/ens1f0np0",
+                                                            "link_down/ethernet/eth2",
+                                                            "link_up/ethernet/eth2",
+                                                            "link_down/infiniband/ib1",
+                                                            "mce/logged/",
+                                                            "mce/corrected/cpu3",
+                                                            "mce/uncorrected/cpu20",
+                                                            "mce/fatal/cpu0",
+                                                            "mce/thermal/cpu12",
+                                                            "mce/thermal/cpu12",
+                                                            "pcie_aer/corrected/0000:3b:00.0",
+                                                            "pcie_aer/non_fatal/0000:01:00.0",
+                                                            "pcie_aer/fatal/0000:01:00.0",
+                                                            "sxid/fatal/0000:a6:00.0",
+                                                            "sxid/non_fatal/0000:a6:00.0",
+                                                        }));
 }
 
 TEST(KernelEvent, SxidsOfTheDmesgFixtureWithTheirSwitchAndCode) {
@@ -179,8 +178,7 @@ TEST(KernelEvent, EveryClassHasASeverityCauseAndActionAndIsFound) {
   for (AerClass a : {AerClass::Corrected, AerClass::NonFatal, AerClass::Fatal})
     EXPECT_TRUE(find_kernel_event_class(KernelEventKind::PcieAer, to_string(a))) << to_string(a);
   for (KernelEventKind k : {KernelEventKind::LinkDown, KernelEventKind::LinkUp})
-    for (LinkKind l : {LinkKind::InfiniBand, LinkKind::Ethernet})
-      EXPECT_TRUE(find_kernel_event_class(k, to_string(l)));
+    for (LinkKind l : {LinkKind::InfiniBand, LinkKind::Ethernet}) EXPECT_TRUE(find_kernel_event_class(k, to_string(l)));
   EXPECT_FALSE(find_kernel_event_class(KernelEventKind::Mce, "nonsense"));
   EXPECT_EQ(find_kernel_event_class(KernelEventKind::LinkDown, "infiniband")->severity, XidSeverity::Critical);
   EXPECT_EQ(find_kernel_event_class(KernelEventKind::LinkDown, "ethernet")->severity, XidSeverity::Warn);

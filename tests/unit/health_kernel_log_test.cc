@@ -115,8 +115,8 @@ TEST(XidCatalogue, BuiltinHoldsAppendixAAndNvidiaActions) {
   EXPECT_GE(c.size(), 143u);
   // GCM's non-critical set, and nothing else, is WARNING.
   for (int code = 1; code <= 143; ++code) {
-    bool non_critical = code == 13 || code == 31 || code == 43 || code == 45 || code == 63 || code == 68 ||
-                        code == 92 || code == 109;
+    bool non_critical =
+        code == 13 || code == 31 || code == 43 || code == 45 || code == 63 || code == 68 || code == 92 || code == 109;
     EXPECT_EQ(c.lookup(code).severity, non_critical ? XidSeverity::Warn : XidSeverity::Critical) << code;
   }
   XidInfo x31 = c.lookup(31);

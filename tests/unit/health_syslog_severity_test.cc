@@ -51,8 +51,7 @@ TEST(PcieAerSeverity, GcmTable) {
             ExitCode::CRITICAL);
   EXPECT_EQ(classify_pcie_aer_line("pcieport 0000:00:02.0: AER: Multiple Uncorrectable (Non-Fatal) error received"),
             ExitCode::WARN);
-  EXPECT_EQ(classify_pcie_aer_line("pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0"),
-            ExitCode::OK);
+  EXPECT_EQ(classify_pcie_aer_line("pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0"), ExitCode::OK);
   EXPECT_EQ(classify_pcie_aer_line("pcieport 0000:00:01.0: AER: Multiple Corrected error received"), ExitCode::OK);
   EXPECT_EQ(classify_pcie_aer_line("pcieport 0000:00:01.0: AER: some new error text"), ExitCode::WARN);
 }

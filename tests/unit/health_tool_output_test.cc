@@ -12,8 +12,10 @@ std::string diag_json(const std::string& persistence, const std::string& env_var
   return R"({"DCGM GPU Diagnostic": {"test_categories": [
     {"category": "Deployment", "tests": [
       {"name": "Blacklist", "results": [{"status": "Pass"}]},
-      {"name": "Persistence Mode", "results": [{"status": ")" + persistence + R"("}]},
-      {"name": "Environment Variables", "results": [{"status": ")" + env_vars + R"("}]}]},
+      {"name": "Persistence Mode", "results": [{"status": ")" +
+         persistence + R"("}]},
+      {"name": "Environment Variables", "results": [{"status": ")" +
+         env_vars + R"("}]}]},
     {"category": "Hardware", "tests": [
       {"name": "GPU Memory", "results": [{"gpu_ids": "0", "status": "Pass"}, {"gpu_ids": "1", "status": ")" +
          memory + R"(", "warnings": [{"warning": "Memory test found 2 errors", "error_id": 40}]}]}]}]}})";
@@ -67,9 +69,10 @@ TEST(DcgmiNvlink, ErrorCountersAgainstThresholds) {
 }
 
 TEST(DcgmiNvlink, LinkStatus) {
-  const std::string up = "+----------------------+\n|  NvLink Link Status  |\n+----------------------+\nGPUs:\n"
-                         "    gpuId 0:\n        U U U U U U U U U U U U\n    gpuId 1:\n        U U U U U U U U U U U U\n"
-                         "NvSwitches:\n    No NvSwitches found.\n\nKey: Up=U, Down=D, Disabled=X, Not Supported=_\n";
+  const std::string up =
+      "+----------------------+\n|  NvLink Link Status  |\n+----------------------+\nGPUs:\n"
+      "    gpuId 0:\n        U U U U U U U U U U U U\n    gpuId 1:\n        U U U U U U U U U U U U\n"
+      "NvSwitches:\n    No NvSwitches found.\n\nKey: Up=U, Down=D, Disabled=X, Not Supported=_\n";
   auto ok = evaluate_dcgmi_nvlink_status(up);
   EXPECT_EQ(ok.code, ExitCode::OK);
   EXPECT_EQ(ok.msg, "All nvlink links are up for all GPUs.");
@@ -102,10 +105,31 @@ TEST(NcclPlan, CommandLine) {
   c.op = "all_reduce";
   c.test_opts = split_words("-g 1 -b 32M -e 1G -f 2");
   auto argv = nccl_argv(c, {"h1", "h2"});
-  std::vector<std::string> want = {"mpirun", "--host", "h1:8,h2:8", "--np", "16", "-mca", "coll_hcoll_enable", "0",
-                                   "--bind-to", "numa", "-x", "NCCL_DEBUG=WARN", "-x", "NCCL_P2P_DISABLE=1", "-x",
-                                   "NCCL_SHM_DISABLE=1", "/opt/nccl-tests/build/all_reduce_perf", "-g", "1", "-b",
-                                   "32M", "-e", "1G", "-f", "2"};
+  std::vector<std::string> want = {"mpirun",
+                                   "--host",
+                                   "h1:8,h2:8",
+                                   "--np",
+                                   "16",
+                                   "-mca",
+                                   "coll_hcoll_enable",
+                                   "0",
+                                   "--bind-to",
+                                   "numa",
+                                   "-x",
+                                   "NCCL_DEBUG=WARN",
+                                   "-x",
+                                   "NCCL_P2P_DISABLE=1",
+                                   "-x",
+                                   "NCCL_SHM_DISABLE=1",
+                                   "/opt/nccl-tests/build/all_reduce_perf",
+                                   "-g",
+                                   "1",
+                                   "-b",
+                                   "32M",
+                                   "-e",
+                                   "1G",
+                                   "-f",
+                                   "2"};
   EXPECT_EQ(argv, want);
   c.nvlink = true;
   c.np = 4;

@@ -57,8 +57,8 @@ std::pair<std::string, std::string> kernel_log_roots_from(const std::string& tom
 }
 
 TEST(HostRoots, KernelLogChecksReadTheKeyAndItsOldDottedSpelling) {
-  EXPECT_EQ(kernel_log_roots_from("path_kmsg = \"/k\"\npath_procfs = \"/p\"\n"), std::make_pair(std::string("/k"),
-                                                                                               std::string("/p")));
+  EXPECT_EQ(kernel_log_roots_from("path_kmsg = \"/k\"\npath_procfs = \"/p\"\n"),
+            std::make_pair(std::string("/k"), std::string("/p")));
   EXPECT_EQ(kernel_log_roots_from("\"path.kmsg\" = \"/k\"\n\"path.procfs\" = \"/p\"\n"),
             std::make_pair(std::string("/k"), std::string("/p")));
   EXPECT_EQ(kernel_log_roots_from(""), std::make_pair(std::string("/dev/kmsg"), std::string("/proc")));

@@ -41,7 +41,9 @@ class Raw {
     if (fd_ >= 0) ::close(fd_);
   }
   bool connected() const { return connected_; }
-  bool send(const std::string& s) { return ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size()); }
+  bool send(const std::string& s) {
+    return ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size());
+  }
   void end_writes() { ::shutdown(fd_, SHUT_WR); }
   // Everything until the server closes, or until `timeout` passes (then `closed` is false).
   std::string read_all(std::chrono::milliseconds timeout, bool* closed = nullptr) {
@@ -183,8 +185,8 @@ TEST(HttpListener, ListenAddressesAreCheckedNotWrapped) {
   EXPECT_EQ(parse_listen_address("127.0.0.1:9400", "listen"), (std::pair<std::string, int>{"127.0.0.1", 9400}));
   EXPECT_EQ(parse_listen_address(":9400", "listen"), (std::pair<std::string, int>{"0.0.0.0", 9400}));
   EXPECT_EQ(parse_listen_address("[::1]:0", "listen"), (std::pair<std::string, int>{"::1", 0}));
-  for (const char* bad : {"127.0.0.1:99999", "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1", "127.0.0.1:", "h:80x",
-                          "h:0000080000"}) {
+  for (const char* bad :
+       {"127.0.0.1:99999", "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1", "127.0.0.1:", "h:80x", "h:0000080000"}) {
     try {
       parse_listen_address(bad, "listen");
       ADD_FAILURE() << bad << " was accepted";
@@ -225,7 +227,8 @@ TEST(HttpListener, ChunkedBodiesAndTheirSizesCannotWrap) {
   HttpListener server(o, echo);
   server.start();
   Raw good(server.port());
-  good.send("POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nTrailer: x\r\n\r\n");
+  good.send(
+      "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nTrailer: x\r\n\r\n");
   EXPECT_NE(good.read_answer().find("POST /x 5"), std::string::npos);
   // One chunk, then a size whose addition to what was received would wrap a 64-bit size check; then one that
   // does not fit in 64 bits at all; then one just over the limit.
@@ -328,7 +331,8 @@ TEST(HttpListener, SlowHeadsAreCutAtTheirDeadlineAndOthersAreServedMeanwhile) {
   });
   HttpClient http;
   auto t0 = Clock::now();
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(http.get("http://127.0.0.1:" + std::to_string(server.port()) + "/", 5s).status, 200);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(http.get("http://127.0.0.1:" + std::to_string(server.port()) + "/", 5s).status, 200);
   EXPECT_LT(Clock::now() - t0, 4s);  // one connection at a time would wait for every slow head: 50 x 0.8 s
   bool closed = false;
   std::string answer = slow[0]->read_all(5s, &closed);

@@ -57,7 +57,8 @@ TEST(JobstatsPrometheus, ErrorAnswersNameTheQueryAndTheError) {
   EXPECT_THROW(parse_query_answer(R"({"status":"success","data":{"resultType":"scalar","result":[1,"2"]}})", "q"),
                PrometheusError);
   EXPECT_THROW(parse_query_answer(R"({"status":"success","data":{"resultType":"vector","result":[
-                   {"metric":{},"value":[1,"x2"]}]}})", "q"),
+                   {"metric":{},"value":[1,"x2"]}]}})",
+                                  "q"),
                PrometheusError);
 }
 
@@ -75,7 +76,7 @@ TEST(JobstatsPrometheus, JobQueriesJoinThroughJobInfo) {
   EXPECT_EQ(job_metric_expr(info, "gcm_gpu_power_watts"),
             "max by (cluster, node, gpu) (gcm_gpu_job_info{job_id=\"42\"}) * on(cluster, node, gpu) "
             "group_left(uuid) max by (cluster, node, gpu, uuid) (gcm_gpu_power_watts)");
-  EXPECT_EQ(choose_step(0, 3600, 15), 15);       // an hour: the scrape interval
+  EXPECT_EQ(choose_step(0, 3600, 15), 15);        // an hour: the scrape interval
   EXPECT_EQ(choose_step(0, 86400 * 7, 15), 605);  // a week: about 1000 points
 }
 
@@ -113,8 +114,8 @@ TEST(JobstatsSacct, BadOutputNamesTheCommandAndLine) {
     EXPECT_NE(std::string(e.what()).find("sacct -j 1"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("JobIDRaw"), std::string::npos) << e.what();
   }
-  std::string bad_time = std::string(kSacctHeader) +
-                         "7|#7|#x|#a|#b|#gpu|#tb|#RUNNING|#yesterday|#Unknown|#node1|#gres/gpu=1\n";
+  std::string bad_time =
+      std::string(kSacctHeader) + "7|#7|#x|#a|#b|#gpu|#tb|#RUNNING|#yesterday|#Unknown|#node1|#gres/gpu=1\n";
   try {
     parse_sacct_allocations(bad_time, TimeZone(), "sacct");
     FAIL();
@@ -149,12 +150,15 @@ std::string temp_dir() {
 TEST(JobstatsSacct, RunsSacctAndReportsAJobItDoesNotKnow) {
   std::string dir = temp_dir();
   // The stand-in logs its argv and answers job 7 only, as sacct does: a header and no row for other ids.
-  std::string sacct = write_script(
-      dir, "sacct",
-      "echo \"$@\" >> " + dir + "/argv\n"
-      "printf '%s' '" + std::string(kSacctHeader) + "'\n"
-      "case \"$*\" in *'-j 7 '*) echo '7|#7|#t|#u|#a|#gpu|#tb|#COMPLETED|#2026-12-01T10:00:00|#2026-12-01T11:00:00|#"
-      "node1|#gres/gpu=2' ;; esac\n");
+  std::string sacct = write_script(dir, "sacct",
+                                   "echo \"$@\" >> " + dir +
+                                       "/argv\n"
+                                       "printf '%s' '" +
+                                       std::string(kSacctHeader) +
+                                       "'\n"
+                                       "case \"$*\" in *'-j 7 '*) echo "
+                                       "'7|#7|#t|#u|#a|#gpu|#tb|#COMPLETED|#2026-12-01T10:00:00|#2026-12-01T11:00:00|#"
+                                       "node1|#gres/gpu=2' ;; esac\n");
   SacctOptions o;
   o.sacct = sacct;
   o.zone = TimeZone();
@@ -162,8 +166,9 @@ TEST(JobstatsSacct, RunsSacctAndReportsAJobItDoesNotKnow) {
   EXPECT_EQ(j.gpus, 2);
   std::string argv;
   std::getline(std::ifstream(dir + "/argv"), argv);
-  EXPECT_EQ(argv, "-j 7 -X -P --delimiter=|# --format=JobIDRaw,JobID,JobName,User,Account,Partition,Cluster,State,"
-                  "Start,End,NodeList,AllocTRES");
+  EXPECT_EQ(argv,
+            "-j 7 -X -P --delimiter=|# --format=JobIDRaw,JobID,JobName,User,Account,Partition,Cluster,State,"
+            "Start,End,NodeList,AllocTRES");
   try {
     sacct_job(o, "8");
     FAIL();
@@ -206,7 +211,9 @@ JobSeries four_gpu_job() {
     js.utilization.push_back(series(n, g, [busy](int) { return busy ? 100 : 0; }));
     js.memory_used.push_back(series(n, g, [busy](int) { return busy ? 60e9 : 1e8; }));
     js.memory_total.push_back(series(n, g, [](int) { return 80.0 * (1ull << 30); }));
-    js.sm_clock.push_back(series(n, g, [busy, slow](int i) { return !busy ? 210e6 : slow && i >= 20 ? 1620e6 : 1980e6; }));
+    js.sm_clock.push_back(series(n, g, [busy, slow](int i) {
+      return !busy ? 210e6 : slow && i >= 20 ? 1620e6 : 1980e6;
+    }));
     js.power.push_back(series(n, g, [busy](int) { return busy ? 300 : 60; }));
     js.energy.push_back(series(n, g, [busy](int i) { return 5e6 + i * (busy ? 300 : 60) * kStep; }));
     js.clock_events.push_back(series(n, g, [busy, slow](int i) { return !busy ? 0x1 : slow && i >= 20 ? 0x8 : 0; }));
@@ -290,7 +297,8 @@ TEST(JobstatsReport, PlainLanguageNotes) {
   auto r = four_gpu_report();
   EXPECT_TRUE(has_note(r, "GPU 1 on node1 ran 18 % slower than the job's other GPUs for 40 min: HW slowdown."))
       << all_notes(r);
-  EXPECT_TRUE(has_note(r, "2 of 4 GPUs were idle for the whole job (GPU 0 on node2 and GPU 1 on node2).")) << all_notes(r);
+  EXPECT_TRUE(has_note(r, "2 of 4 GPUs were idle for the whole job (GPU 0 on node2 and GPU 1 on node2)."))
+      << all_notes(r);
   EXPECT_TRUE(has_note(r, "XID 79 on GPU 1 on node1 (1 time).")) << all_notes(r);
   EXPECT_TRUE(has_note(r, "The node agent judged GPU 1 on node1 degraded during the job (HW slowdown 35 min)."))
       << all_notes(r);
@@ -306,8 +314,8 @@ TEST(JobstatsReport, NoSeriesAndMissingGpusAreSaid) {
   EXPECT_DOUBLE_EQ(empty.gpu_hours_allocated, 4);
   auto js = four_gpu_job();
   // node2 GPU 1 has no series at all (its agent was not scraped): every query joined through job_info misses it.
-  for (auto* v : {&js.job_info, &js.utilization, &js.memory_used, &js.memory_total, &js.sm_clock, &js.power,
-                  &js.energy, &js.clock_events, &js.health_state})
+  for (auto* v : {&js.job_info, &js.utilization, &js.memory_used, &js.memory_total, &js.sm_clock, &js.power, &js.energy,
+                  &js.clock_events, &js.health_state})
     v->resize(3);
   auto partial = build_job_report(job, kT0, kT0 + 3600, kStep, js);
   EXPECT_EQ(partial.gpus.size(), 3u);
@@ -402,14 +410,13 @@ TEST(JobstatsUsage, AllocationsAreClippedToThePeriodAndJoinedWithUse) {
   int64_t since = kT0, until = kT0 + 10 * 3600;
   std::vector<JobAllocation> jobs(4);
   jobs[0].job_id = "1", jobs[0].account = "ml", jobs[0].gpus = 8, jobs[0].start = since - 3600,
-  jobs[0].end = since + 3600;                                                          // 1 h inside: 8 GPU-h
+  jobs[0].end = since + 3600;                                                                    // 1 h inside: 8 GPU-h
   jobs[1].job_id = "2", jobs[1].account = "ml", jobs[1].gpus = 2, jobs[1].start = since + 3600;  // running: 9 h
   jobs[2].job_id = "3", jobs[2].account = "bio", jobs[2].gpus = 1, jobs[2].start = since,
-  jobs[2].end = since + 1800;                                                          // 0.5 GPU-h
-  jobs[3].job_id = "4", jobs[3].account = "bio", jobs[3].gpus = 4;                     // pending: nothing
-  std::map<std::string, JobUse> use = {{"1", {6, "u", "ml", "gpu"}},
-                                        {"2", {9, "u", "ml", "gpu"}},
-                                        {"99", {1.5, "x", "other", "gpu"}}};  // not in sacct
+  jobs[2].end = since + 1800;                                       // 0.5 GPU-h
+  jobs[3].job_id = "4", jobs[3].account = "bio", jobs[3].gpus = 4;  // pending: nothing
+  std::map<std::string, JobUse> use = {
+      {"1", {6, "u", "ml", "gpu"}}, {"2", {9, "u", "ml", "gpu"}}, {"99", {1.5, "x", "other", "gpu"}}};  // not in sacct
   auto u = build_usage(UsageBy::Account, since, until, jobs, use);
   ASSERT_EQ(u.rows.size(), 3u);
   EXPECT_EQ(u.rows[0].group, "ml");
@@ -422,8 +429,9 @@ TEST(JobstatsUsage, AllocationsAreClippedToThePeriodAndJoinedWithUse) {
   EXPECT_DOUBLE_EQ(u.rows[2].gpu_hours_used, 1.5);
   EXPECT_DOUBLE_EQ(u.total.gpu_hours_allocated, 26.5);
   EXPECT_DOUBLE_EQ(u.total.gpu_hours_used, 16.5);
-  EXPECT_EQ(render_usage_csv(u), "account,jobs,gpu_hours_allocated,gpu_hours_used\nml,2,26.0000,15.0000\n"
-                                 "bio,1,0.5000,0.0000\nother,1,0.0000,1.5000\n");
+  EXPECT_EQ(render_usage_csv(u),
+            "account,jobs,gpu_hours_allocated,gpu_hours_used\nml,2,26.0000,15.0000\n"
+            "bio,1,0.5000,0.0000\nother,1,0.0000,1.5000\n");
   EXPECT_NE(render_usage_text(u).find("total"), std::string::npos);
   EXPECT_THROW(parse_usage_by("qos"), std::invalid_argument);
   auto by_user = build_usage(UsageBy::User, since, until, jobs, use);
@@ -525,9 +533,10 @@ class JobstatsCommand : public ::testing::Test {
     if (!std::filesystem::exists(GCM_BINARY)) GTEST_SKIP() << GCM_BINARY << " is not built in this tree";
     dir = temp_dir();
     write_script(dir, "sacct",
-                 "printf '%s' '" + std::string(kSacctHeader) + "'\n"
-                 "case \"$*\" in *'-j 42 '*) echo '42|#42|#train|#alice|#ml|#gpu|#tb|#COMPLETED|#"
-                 "2025-12-01T10:00:00|#2025-12-01T11:00:00|#node[1-2]|#gres/gpu=4' ;; esac\n");
+                 "printf '%s' '" + std::string(kSacctHeader) +
+                     "'\n"
+                     "case \"$*\" in *'-j 42 '*) echo '42|#42|#train|#alice|#ml|#gpu|#tb|#COMPLETED|#"
+                     "2025-12-01T10:00:00|#2025-12-01T11:00:00|#node[1-2]|#gres/gpu=4' ;; esac\n");
   }
   void TearDown() override {
     if (!dir.empty()) std::filesystem::remove_all(dir);
@@ -537,8 +546,8 @@ class JobstatsCommand : public ::testing::Test {
 
 TEST_F(JobstatsCommand, JsonAndHtmlFromSacctAndPrometheus) {
   ScriptedPrometheus prom(answer_for);
-  auto r = gcm({"jobstats", "42", "--prometheus-url", prom.url(), "--json", "--html", dir + "/42.html", "--step",
-                "60"}, dir);
+  auto r = gcm({"jobstats", "42", "--prometheus-url", prom.url(), "--json", "--html", dir + "/42.html", "--step", "60"},
+               dir);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   auto j = json::parse(r.out);
   EXPECT_EQ(j["job"]["user"], "alice");

@@ -41,9 +41,13 @@ TEST(Json, AstralCharactersBecomeSurrogatePairsInPythonForm) {
 }
 
 TEST(Json, InvalidUtf8IsReplacedNeverEmittedRaw) {
-  std::string bad = "a\xff" "b\xc3(\xed\xa0\x80";  // stray byte, truncated sequence, encoded surrogate
+  std::string bad =
+      "a\xff"
+      "b\xc3(\xed\xa0\x80";  // stray byte, truncated sequence, encoded surrogate
   std::string compact = to_json(Value(bad), JsonStyle::Compact);
-  EXPECT_EQ(compact, "\"a\xEF\xBF\xBD" "b\xEF\xBF\xBD(\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
+  EXPECT_EQ(compact,
+            "\"a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD(\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
   EXPECT_EQ(to_json(Value(bad), JsonStyle::Python), R"("a\ufffdb\ufffd(\ufffd\ufffd\ufffd")");
   std::string out;
   EXPECT_EQ(append_valid_utf8(out, bad), 5u);

@@ -191,7 +191,7 @@ TEST(KmsgFollower, SkipsAndCountsLongRecordsAndBadLines) {
   std::string path = dir.file("kmsg.log");
   std::string big(10000, 'x');
   std::ofstream(path) << " ORPHAN=1\n"                                // a dictionary line of no record
-                      << "6,1,1,-;" << big << "\n SUBSYSTEM=pci\n"  // too long: its dictionary goes with it
+                      << "6,1,1,-;" << big << "\n SUBSYSTEM=pci\n"    // too long: its dictionary goes with it
                       << "6,2,2,-;short\n SUBSYSTEM=" << big << "\n"  // too long through its dictionary
                       << "not a record\n"
                       << "6,3,3,-;kept\n";
@@ -235,8 +235,8 @@ KmsgFollower::ReadFn scripted(std::deque<Step>& steps) {
 TEST(KmsgFollower, OverflowIsCountedAndReadingGoesOn) {
   Collector c;
   KmsgFollower f(fast("/nonexistent"), c.callback());
-  std::deque<Step> steps = {{"6,1,1,-;a\n"}, {"", EINTR}, {"6,2,2,-;b\n"}, {"", EPIPE},
-                            {"6,7,7,-;c\n SUBSYSTEM=pci\n"}, {"6,8,8,-;d\n"}};
+  std::deque<Step> steps = {{"6,1,1,-;a\n"}, {"", EINTR}, {"6,2,2,-;b\n"}, {"", EPIPE}, {"6,7,7,-;c\n SUBSYSTEM=pci\n"},
+                            {"6,8,8,-;d\n"}};
   EXPECT_EQ(f.drain_device(scripted(steps)), 0);
   EXPECT_TRUE(steps.empty());
   auto s = c.seen();

@@ -30,8 +30,8 @@ TEST(KmsgRecord, SplitsPriorityIntoFacilityAndLevel) {
 }
 
 TEST(KmsgRecord, ReadsDictionaryLines) {
-  auto r = parse_kmsg_record(
-      "3,77,123,-;nvidia 0000:3b:00.0: fault\n SUBSYSTEM=pci\n DEVICE=+pci:0000:3b:00.0\n EMPTY=\n");
+  auto r =
+      parse_kmsg_record("3,77,123,-;nvidia 0000:3b:00.0: fault\n SUBSYSTEM=pci\n DEVICE=+pci:0000:3b:00.0\n EMPTY=\n");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->message, "nvidia 0000:3b:00.0: fault");
   ASSERT_EQ(r->dict.size(), 3u);

@@ -94,7 +94,8 @@ TEST(NvmlLibrary, NoDriverIsReportedWithNvmlsOwnMessage) {
 }
 
 TEST(NvmlLibrary, AHungInitTimesOut) {
-  ScenarioFile s({{"errors", json::object()}, {"delays", {{"nvmlInit_v2", {{"hang", true}}}}}, {"devices", json::array()}});
+  ScenarioFile s(
+      {{"errors", json::object()}, {"delays", {{"nvmlInit_v2", {{"hang", true}}}}}, {"devices", json::array()}});
   try {
     open_fake(milliseconds(200));
     FAIL() << "expected NvmlUnavailable";
@@ -183,8 +184,7 @@ TEST(FakeNvml, AScenarioValueOfTheWrongTypeIsNamedNotAnAbort) {
   std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("scenario value devices[0].temperature is string, expected a number"), std::string::npos) << err;
   EXPECT_NE(err.find("scenario value devices[0].serial is number, expected a string"), std::string::npos) << err;
-  EXPECT_NE(err.find("devices[0].processes[0].pid is string, expected an unsigned integer"), std::string::npos)
-      << err;
+  EXPECT_NE(err.find("devices[0].processes[0].pid is string, expected an unsigned integer"), std::string::npos) << err;
   EXPECT_NE(err.find("fault of nvmlDeviceGetPowerUsage on devices[0]"), std::string::npos) << err;
 }
 
@@ -192,8 +192,7 @@ TEST(FakeNvml, ADeeplyNestedScenarioIsRefusedNamingTheLimit) {
   char tmpl[] = "/tmp/gcm-nvml-deep-XXXXXX";
   int fd = mkstemp(tmpl);
   ::close(fd);
-  std::ofstream(tmpl) << "{\"devices\": [{\"name\": " << std::string(100000, '[') << std::string(100000, ']')
-                      << "}]}";
+  std::ofstream(tmpl) << "{\"devices\": [{\"name\": " << std::string(100000, '[') << std::string(100000, ']') << "}]}";
   ::setenv("GCM_FAKE_NVML_SCENARIO", tmpl, 1);
   ::testing::internal::CaptureStderr();
   EXPECT_THROW(open_fake(), NvmlUnavailable);
@@ -226,7 +225,8 @@ TEST(GpuSampler, SamplesEveryFieldAndSeriesAdvance) {
   json g1 = gpu(1);
   g1["errors"] = {{"nvmlDeviceGetTemperature", "NOT_SUPPORTED"}, {"nvmlDeviceGetPowerUsage", "UNKNOWN"}};
   json g0 = gpu(0);
-  g0["mig"] = {{"mode", 1}, {"max_devices", 7},
+  g0["mig"] = {{"mode", 1},
+               {"max_devices", 7},
                {"devices", json::array({{{"index", 0}, {"uuid", "MIG-a"}, {"memory", {{"total", 10}, {"used", 4}}}},
                                         {{"index", 3}, {"uuid", "MIG-b"}, {"memory", {{"total", 20}, {"used", 5}}}}})}};
   g0["nvlinks"] = json::array({{{"state", 1}, {"crc_flit", 7}}, {{"state", 0}, {"crc_flit", 1}}});
@@ -267,8 +267,8 @@ TEST(GpuSampler, SamplesEveryFieldAndSeriesAdvance) {
   EXPECT_TRUE(a.errors.empty());
 
   ASSERT_EQ(r[1].state, GpuState::Ok);
-  EXPECT_FALSE(r[1].sample.temperature);     // NOT_SUPPORTED: null, not an error
-  EXPECT_FALSE(r[1].sample.power_draw_mw);   // UNKNOWN: null and reported
+  EXPECT_FALSE(r[1].sample.temperature);    // NOT_SUPPORTED: null, not an error
+  EXPECT_FALSE(r[1].sample.power_draw_mw);  // UNKNOWN: null and reported
   EXPECT_FALSE(r[1].sample.power_used_percent);
   ASSERT_EQ(r[1].sample.errors.size(), 1u);
   EXPECT_NE(r[1].sample.errors[0].find("nvmlDeviceGetPowerUsage"), std::string::npos);
@@ -276,7 +276,7 @@ TEST(GpuSampler, SamplesEveryFieldAndSeriesAdvance) {
   EXPECT_EQ(sampler.sample()[0].sample.gpu_util, 80);  // the series advances per read
   auto third = sampler.sample();
   EXPECT_EQ(third[0].sample.gpu_util, 30);
-  EXPECT_EQ(third[0].sample.uuid, "GPU-0");  // static fields are read once and kept
+  EXPECT_EQ(third[0].sample.uuid, "GPU-0");            // static fields are read once and kept
   EXPECT_EQ(sampler.sample()[0].sample.gpu_util, 30);  // then stays at the last value
 }
 

@@ -54,15 +54,23 @@ std::shared_ptr<NvmlLibrary> open_fake(const char* path = GCM_FAKE_NVML) {
 }
 
 json h100(int i) {
-  return {{"name", "NVIDIA H100 80GB HBM3"}, {"uuid", "GPU-" + std::to_string(i)},
-          {"utilization", {{"gpu", 50}, {"memory", 20}}}, {"memory", {{"total", 1000}, {"used", 250}}},
+  return {{"name", "NVIDIA H100 80GB HBM3"},
+          {"uuid", "GPU-" + std::to_string(i)},
+          {"utilization", {{"gpu", 50}, {"memory", 20}}},
+          {"memory", {{"total", 1000}, {"used", 250}}},
           {"clocks", {{"graphics", 1980}, {"sm", 1980}, {"mem", 2619}}}};
 }
 
 json gpm_values() {
-  return {{"supported", true},  {"graphics_util", 90},  {"sm_util", json::array({80, 40})},
-          {"sm_occupancy", 35}, {"any_tensor_util", 60}, {"dram_bw_util", 25},
-          {"pcie_tx_per_sec", 100}, {"pcie_rx_per_sec", 200}, {"nvlink_total_tx_per_sec", 3000},
+  return {{"supported", true},
+          {"graphics_util", 90},
+          {"sm_util", json::array({80, 40})},
+          {"sm_occupancy", 35},
+          {"any_tensor_util", 60},
+          {"dram_bw_util", 25},
+          {"pcie_tx_per_sec", 100},
+          {"pcie_rx_per_sec", 200},
+          {"nvlink_total_tx_per_sec", 3000},
           {"nvlink_total_rx_per_sec", 4000}};
 }
 
@@ -158,7 +166,8 @@ TEST(Gpm, AFailedMetricsCallIsReportedAndTheNextIntervalWorks) {
 
 json scheduled_sm_clock() {
   json g = h100(0);
-  g["clocks"]["sm"] = {{"schedule", json::array({{{"from_s", 0}, {"value", 1980}}, {{"from_s", 60}, {"value", 1410}}})}};
+  g["clocks"]["sm"] = {
+      {"schedule", json::array({{{"from_s", 0}, {"value", 1980}}, {{"from_s", 60}, {"value", 1410}}})}};
   return g;
 }
 
@@ -217,10 +226,10 @@ TEST(FakeNvml, JitterIsBoundedAndTheSameForTheSameSeed) {
 }
 
 TEST(FakeNvml, ABadScheduleIsRefusedWhenTheScenarioLoads) {
-  for (const json& bad : {json{{"schedule", json::array({{{"from_s", 60}, {"value", 1}}, {{"from_s", 0}, {"value", 2}}})}},
-                          json{{"schedule", json::array({{{"value", 1}}})}},
-                          json{{"value", 1}, {"jitter", 2}},
-                          json{{"schedule", json::array({{{"from_s", 0}, {"value", {{"nested", 1}}}}})}}}) {
+  for (const json& bad :
+       {json{{"schedule", json::array({{{"from_s", 60}, {"value", 1}}, {{"from_s", 0}, {"value", 2}}})}},
+        json{{"schedule", json::array({{{"value", 1}}})}}, json{{"value", 1}, {"jitter", 2}},
+        json{{"schedule", json::array({{{"from_s", 0}, {"value", {{"nested", 1}}}}})}}}) {
     json g = h100(0);
     g["clocks"]["sm"] = bad;
     GpmScenario s(json{{"devices", json::array({g})}});

@@ -27,8 +27,8 @@ class Receiver {
       std::lock_guard lock(mu_);
       pb_metrics::ExportMetricsServiceRequest r;
       r.ParseFromString(req.body);
-      windows_.push_back(static_cast<int>(
-          r.resource_metrics(0).scope_metrics(0).metrics(0).gauge().data_points(0).as_double()));
+      windows_.push_back(
+          static_cast<int>(r.resource_metrics(0).scope_metrics(0).metrics(0).gauge().data_points(0).as_double()));
       res.status = statuses_.empty() ? 200 : statuses_.front();
       if (!statuses_.empty()) statuses_.pop_front();
       res.set_content(res.status == 400 ? "bad window" : "", "text/plain");

@@ -27,7 +27,7 @@ TEST(PrivateFile, WrittenWithMode0600AndReadBack) {
   auto d = fresh_dir("rw");
   std::string f = d + "/sub/cache.json";
   ASSERT_TRUE(write_private_file(f, "{\"a\": 1}"));
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(f.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_EQ(read_private_file(f).value_or("<none>"), "{\"a\": 1}");
@@ -66,7 +66,7 @@ TEST(PrivateFile, WritingNeverFollowsASymlinkAndReplacesOne) {
   ASSERT_EQ(::symlink(target.c_str(), f.c_str()), 0);
   ASSERT_TRUE(write_private_file(f, "new"));
   EXPECT_EQ(slurp(target), "keep me");
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::lstat(f.c_str(), &st), 0);
   EXPECT_TRUE(S_ISREG(st.st_mode));
   EXPECT_EQ(slurp(f), "new");

@@ -35,12 +35,11 @@ std::string read_fixture(const std::string& name) {
   return ss.str();
 }
 
-#define REQUIRE_FIXTURE(name)                                      \
-  if (!std::filesystem::exists(kFixtures + "/" + (name)))          \
+#define REQUIRE_FIXTURE(name)                             \
+  if (!std::filesystem::exists(kFixtures + "/" + (name))) \
   GTEST_SKIP() << "reference fixture " << (name) << " not present"
-#define REQUIRE_LA()                                                              \
-  if (!std::filesystem::exists("/usr/share/zoneinfo/America/Los_Angeles")) \
-  GTEST_SKIP() << "no zoneinfo"
+#define REQUIRE_LA() \
+  if (!std::filesystem::exists("/usr/share/zoneinfo/America/Los_Angeles")) GTEST_SKIP() << "no zoneinfo"
 
 std::vector<std::string> lines_of(std::string_view text) {
   std::vector<std::string> out;
@@ -141,29 +140,29 @@ TEST(SacctPublish, ChunkingKeepsEveryChunkWithinTheLimit) {
   std::string text = read_fixture("sample-sacct-output.txt");
   // Sizes measured on the records, and sizes the publisher computes from the lines (what sacct_publish uses).
   for (bool publisher_sizes : {false, true})
-  for (int64_t limit : {int64_t{500000}, int64_t{1000000}, int64_t{20000}, int64_t{0}}) {
-    ChunkSink sink;
-    BatchInfo info;
-    info.schema = &sacct_payload_schema();
-    ChunkWriter w(sink, info, limit);
-    SacctPublisher p(la_options("|"), nullptr);
-    if (publisher_sizes) w.size_from([&p](const Record&) { return p.last_record_size(); });
-    publish_text(p, text, w);
-    w.finish();
-    size_t total = 0;
-    for (const auto& c : sink.chunks) {
-      if (limit) {
-        EXPECT_LE(static_cast<int64_t>(c.size()), limit);
+    for (int64_t limit : {int64_t{500000}, int64_t{1000000}, int64_t{20000}, int64_t{0}}) {
+      ChunkSink sink;
+      BatchInfo info;
+      info.schema = &sacct_payload_schema();
+      ChunkWriter w(sink, info, limit);
+      SacctPublisher p(la_options("|"), nullptr);
+      if (publisher_sizes) w.size_from([&p](const Record&) { return p.last_record_size(); });
+      publish_text(p, text, w);
+      w.finish();
+      size_t total = 0;
+      for (const auto& c : sink.chunks) {
+        if (limit) {
+          EXPECT_LE(static_cast<int64_t>(c.size()), limit);
+        }
+        total += nlohmann::json::parse(c).size();
       }
-      total += nlohmann::json::parse(c).size();
+      EXPECT_EQ(total, 68u) << limit;
+      if (limit == 0 || limit >= 500000) {
+        EXPECT_EQ(sink.chunks.size(), 1u) << limit;  // 68 records are about 190 kB
+      } else {
+        EXPECT_GT(sink.chunks.size(), 1u);
+      }
     }
-    EXPECT_EQ(total, 68u) << limit;
-    if (limit == 0 || limit >= 500000) {
-      EXPECT_EQ(sink.chunks.size(), 1u) << limit;  // 68 records are about 190 kB
-    } else {
-      EXPECT_GT(sink.chunks.size(), 1u);
-    }
-  }
 }
 
 TEST(SacctPublish, InvalidLineFailsNamingItOrIsSkippedAndCounted) {
@@ -323,8 +322,8 @@ TEST(SacctRunning, MultilineRecordsComeOutOnceWithALiteralBackslashN) {
 
 TEST(SacctRunning, RunningOutputsGiveTypedRecords) {
   REQUIRE_FIXTURE("sample-sacct-running-output-large.txt");
-  for (auto [name, rows] : {std::pair{"sample-sacct-running-output.txt", 10u},
-                            std::pair{"sample-sacct-running-output-large.txt", 5040u}}) {
+  for (auto [name, rows] :
+       {std::pair{"sample-sacct-running-output.txt", 10u}, std::pair{"sample-sacct-running-output-large.txt", 5040u}}) {
     slurm::CannedSlurmClient client;
     client.set_output("sacct_running", read_fixture(name));
     CollectorContext ctx;
@@ -356,7 +355,9 @@ TEST(SacctRunning, GarbageIsALineErrorNotARecord) {
   SacctRunningOptions o;
   {
     slurm::CannedSlurmClient client;
-    static const char binary[] = "\x7f""ELF\x02\x01\x01\0\0garbage\n\x01\x02junk\nmore junk\n";
+    static const char binary[] =
+        "\x7f"
+        "ELF\x02\x01\x01\0\0garbage\n\x01\x02junk\nmore junk\n";
     client.set_output("sacct_running", std::string(binary, sizeof binary - 1));
     Captured out;
     try {
@@ -370,8 +371,9 @@ TEST(SacctRunning, GarbageIsALineErrorNotARecord) {
     EXPECT_TRUE(out.records.empty());
   }
   slurm::CannedSlurmClient client;
-  client.set_output("sacct_running", "JobID|#State|#Partition\n12|#RUNNING|#p\n<html>|#oops|#x\n|#|#\n"
-                                     "13.batch|#RUNNING|#p\n");
+  client.set_output("sacct_running",
+                    "JobID|#State|#Partition\n12|#RUNNING|#p\n<html>|#oops|#x\n|#|#\n"
+                    "13.batch|#RUNNING|#p\n");
   Captured out;
   SacctRunningStats st = collect_sacct_running(client, ctx, o, out);
   EXPECT_EQ(st.not_sacct_rows, 2u);
@@ -384,17 +386,17 @@ TEST(SacctRunning, GarbageIsALineErrorNotARecord) {
 
 TEST(Fsacct, PatchedCommandLineIsTheReferences) {
   REQUIRE_LA();
-  std::string states = "boot_fail,cancelled,completed,deadline,failed,node_fail,out_of_memory,preempted,requeued,"
-                       "resizing,revoked,timeout";
-  FsacctArgs a = parse_fsacct_args({"-P", "-S", "2021-04-07T23:57:00", "-E", "2021-04-07T23:59:59", "--delimiter",
-                                    "|", "-s", states, "-a", "-o", "jobid,state", "--wrapper-batch-size", "7"});
+  std::string states =
+      "boot_fail,cancelled,completed,deadline,failed,node_fail,out_of_memory,preempted,requeued,"
+      "resizing,revoked,timeout";
+  FsacctArgs a = parse_fsacct_args({"-P", "-S", "2021-04-07T23:57:00", "-E", "2021-04-07T23:59:59", "--delimiter", "|",
+                                    "-s", states, "-a", "-o", "jobid,state", "--wrapper-batch-size", "7"});
   ASSERT_TRUE(fsacct_patches(a));
   EXPECT_EQ(a.batch_size, 7);
   FsacctWindow w;
   auto argv = fsacct_sacct_argv(a, 0, TimeZone::load("America/Los_Angeles"), w);
   EXPECT_EQ(argv, (std::vector<std::string>{"sacct", "-P", "-a", "-E", "2021-04-07T23:59:59", "--delimiter", "|",
-                                            "--state", states, "-o", "jobid,state,end", "-S",
-                                            "2021-04-07T23:55:00"}));
+                                            "--state", states, "-o", "jobid,state,end", "-S", "2021-04-07T23:55:00"}));
   // Not patched: a non-terminal state, no -P, --help, no window.
   EXPECT_FALSE(fsacct_patches(parse_fsacct_args({"-P", "-S", "now", "-s", "running"})));
   EXPECT_FALSE(fsacct_patches(parse_fsacct_args({"-S", "now", "-s", "completed"})));
@@ -598,8 +600,8 @@ TEST(Backfill, FsacctArgvIsTheReferences) {
   o.zone = TimeZone::from_posix_rule("UTC0");
   auto argv = fsacct_chunk_argv(o, {0, 3599});
   EXPECT_EQ(argv, (std::vector<std::string>{
-                      "/usr/bin/gcm", "fsacct", "--wrapper-batch-size", "1000", "-P", "-S",
-                      "1970-01-01T00:00:00+00:00", "-E", "1970-01-01T00:59:59+00:00", "-s",
+                      "/usr/bin/gcm", "fsacct", "--wrapper-batch-size", "1000", "-P", "-S", "1970-01-01T00:00:00+00:00",
+                      "-E", "1970-01-01T00:59:59+00:00", "-s",
                       "boot_fail,cancelled,completed,deadline,failed,node_fail,out_of_memory,preempted,requeued,"
                       "resizing,revoked,timeout",
                       "-a", "-o", "all", "--duplicates", "--noconvert", "--clusters", "c1"}));

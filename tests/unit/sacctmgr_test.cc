@@ -155,8 +155,7 @@ TEST(SacctmgrUser, ReferenceCorpus) {
   }
   ASSERT_EQ(c.queries().size(), 2u);
   EXPECT_EQ(c.queries()[1].argv, (std::vector<std::string>{"sacctmgr", "show", "user", "test_user1", "withassoc",
-                                                           "format=User,DefaultAccount,Account,DefaultQOS,QOS",
-                                                           "-P"}));
+                                                           "format=User,DefaultAccount,Account,DefaultQOS,QOS", "-P"}));
 }
 
 // Answers the per-user query from the recorded file of that user.

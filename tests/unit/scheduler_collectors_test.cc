@@ -41,9 +41,9 @@ std::vector<std::string> keys(const Value& object) {
 // --- sprio -------------------------------------------------------------------------------------------------------
 
 TEST(Sprio, ExactArgvWithGcmsCodesInOrder) {
-  EXPECT_EQ(sprio_query(std::chrono::seconds(1)).argv,
-            (std::vector<std::string>{"sprio", "-h", "--sort=r,-y", "-o",
-                                      "%i|%r|%u|%o|%Y|%S|%a|%A|%F|%J|%P|%n|%Q|%N"}));
+  EXPECT_EQ(
+      sprio_query(std::chrono::seconds(1)).argv,
+      (std::vector<std::string>{"sprio", "-h", "--sort=r,-y", "-o", "%i|%r|%u|%o|%Y|%S|%a|%A|%F|%J|%P|%n|%Q|%N"}));
   EXPECT_EQ(kSprioPayload.data_type, DataType::Log);
 }
 
@@ -58,9 +58,9 @@ TEST(Sprio, Recorded2205RowsLackAccountAndQosName) {
   EXPECT_EQ(r.at("cluster").as_string(), "testbed");
   EXPECT_EQ(r.at("derived_cluster").as_string(), "testbed");
   const Value& s = r.at("sprio");
-  EXPECT_EQ(keys(s), (std::vector<std::string>{"JOBID", "PARTITION", "USER", "ACCOUNT", "PRIORITY", "SITE", "AGE",
-                                               "ASSOC", "FAIRSHARE", "JOBSIZE", "PARTITION_PRIO", "QOSNAME", "QOS",
-                                               "NICE"}));
+  EXPECT_EQ(keys(s),
+            (std::vector<std::string>{"JOBID", "PARTITION", "USER", "ACCOUNT", "PRIORITY", "SITE", "AGE", "ASSOC",
+                                      "FAIRSHARE", "JOBSIZE", "PARTITION_PRIO", "QOSNAME", "QOS", "NICE"}));
   EXPECT_DOUBLE_EQ(member(s, "JOBID").as_double(), 58);
   EXPECT_EQ(member(s, "PARTITION").as_string(), "debug");
   EXPECT_EQ(member(s, "USER").as_string(), "carol");
@@ -116,7 +116,7 @@ TEST(Sshare, Recorded2205TreeWithAbsentColumnsNull) {
   Collect out;
   ASSERT_EQ(collect_sshare(c, params(true), out), 9u);
   EXPECT_EQ(c.queries()[0].argv, (std::vector<std::string>{"sshare", "-a", "-P"}));
-  const Record& alice = out.records[5];  //   research|alice|1|0.500000|7083|0.517495|0.200000
+  const Record& alice = out.records[5];                           //   research|alice|1|0.500000|7083|0.517495|0.200000
   EXPECT_EQ(alice.at("derived_cluster").as_string(), "testbed");  // no partition in sshare
   const Value& s = alice.at("sshare");
   EXPECT_EQ(keys(s), sshare_keys());

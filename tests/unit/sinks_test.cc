@@ -262,8 +262,8 @@ TEST(OtelSink, AnExportFailureIsASinkError) {
     Receiver gone;
     port = std::stoi(gone.url().substr(gone.url().rfind(':') + 1));
   }
-  auto sink = make_sink("otel", {"otel_endpoint=http://127.0.0.1:" + std::to_string(port), "otel_timeout=2"},
-                        quick_retries(0));
+  auto sink =
+      make_sink("otel", {"otel_endpoint=http://127.0.0.1:" + std::to_string(port), "otel_timeout=2"}, quick_retries(0));
   std::string err = sink_error([&] { send(*sink, {rec(log_schema(), "c1", 1)}); });
   EXPECT_NE(err.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << err;
   EXPECT_NE(err, "(no SinkError)");
@@ -474,8 +474,9 @@ TEST_F(CsvFiles, TheHeaderIsWrittenOncePerFileAcrossBatchesAndRestarts) {
     send(*sink, {rec(log_schema(), "r" + std::to_string(run), 1)});
     send(*sink, {rec(log_schema(), "s" + std::to_string(run), 2)});
   }
-  EXPECT_EQ(slurp(path("out.csv")),
-            "cluster,extra.k,gone,value\r\nr0,v\xc3\xa9,,1\r\ns0,v\xc3\xa9,,2\r\nr1,v\xc3\xa9,,1\r\ns1,v\xc3\xa9,,2\r\n");
+  EXPECT_EQ(
+      slurp(path("out.csv")),
+      "cluster,extra.k,gone,value\r\nr0,v\xc3\xa9,,1\r\ns0,v\xc3\xa9,,2\r\nr1,v\xc3\xa9,,1\r\ns1,v\xc3\xa9,,2\r\n");
 }
 
 TEST_F(CsvFiles, ABatchWithFewerColumnsGoesUnderTheHeaderInItsOrder) {
@@ -568,8 +569,7 @@ TEST_F(CsvFiles, TelemetryJsonIsNdjsonWithEveryField) {
 }
 
 TEST_F(CsvFiles, WithoutBackupsANewHeaderIsRefusedRatherThanTheFileDestroyed) {
-  auto sink = make_sink("telemetry", {"file_path=" + path("t.csv"), "format=csv", "backup_count=0"},
-                        quick_retries(0));
+  auto sink = make_sink("telemetry", {"file_path=" + path("t.csv"), "format=csv", "backup_count=0"}, quick_retries(0));
   send(*sink, {rec(log_schema(), "c1", 1, {})});
   Record o(other_schema());
   o[0] = "c2";

@@ -37,16 +37,16 @@ class FakeCommands {
 
 TEST(SlurmClient, StreamsLinesAndRows) {
   FakeCommands fake;
-  std::string sinfo = fake.add("sinfo", "printf 'NODELIST|STATE|GRES\\nn1|idle|gpu:8\\nn2 | mixed |gpu:a100:4(S:0)\\n'");
+  std::string sinfo =
+      fake.add("sinfo", "printf 'NODELIST|STATE|GRES\\nn1|idle|gpu:8\\nn2 | mixed |gpu:a100:4(S:0)\\n'");
   CliSlurmClient client;
   SlurmQuery q{"sinfo_nodes", {sinfo, "-N", "-o", "%all"}, 5s};
   std::vector<std::string> lines;
   EXPECT_EQ(client.stream_lines(q, [&](std::string_view l) { lines.emplace_back(l); }), 3u);
   EXPECT_EQ(lines.back(), "n2 | mixed |gpu:a100:4(S:0)");
   std::vector<std::string> states;
-  size_t rows = client.stream_rows(q, {}, [&](const DelimitedHeader& h, const DelimitedRow& r) {
-    states.emplace_back(r[*h.first("STATE")]);
-  });
+  size_t rows = client.stream_rows(
+      q, {}, [&](const DelimitedHeader& h, const DelimitedRow& r) { states.emplace_back(r[*h.first("STATE")]); });
   EXPECT_EQ(rows, 2u);
   EXPECT_EQ(states, (std::vector<std::string>{"idle", "mixed"}));
   EXPECT_EQ(client.output(q), "NODELIST|STATE|GRES\nn1|idle|gpu:8\nn2 | mixed |gpu:a100:4(S:0)");
@@ -88,7 +88,8 @@ TEST(SlurmClient, HandlerExceptionsBecomeSlurmErrors) {
 TEST(SlurmClient, CommandFailuresNameTheCommand) {
   FakeCommands fake;
   CliSlurmClient client;
-  std::string failing = fake.add("scontrol", "echo 'slurm_load_partitions: Unable to contact slurm controller' >&2; exit 1");
+  std::string failing =
+      fake.add("scontrol", "echo 'slurm_load_partitions: Unable to contact slurm controller' >&2; exit 1");
   try {
     client.output({"scontrol_partitions", {failing, "show", "partition", "-o"}, 5s});
     FAIL() << "no error";
@@ -116,8 +117,8 @@ TEST(SlurmClient, CommandFailuresNameTheCommand) {
 
 TEST(SlurmClient, RecordsAndEnvironment) {
   FakeCommands fake;
-  std::string scontrol = fake.add("scontrol",
-                                  "printf 'JobId=1 JobName=a b\\n   NodeList=n1\\n\\nJobId=2\\n   NodeList=%s\\n' \"$WHERE\"");
+  std::string scontrol =
+      fake.add("scontrol", "printf 'JobId=1 JobName=a b\\n   NodeList=n1\\n\\nJobId=2\\n   NodeList=%s\\n' \"$WHERE\"");
   CliSlurmClient client({{"WHERE=n[2-3]"}});
   std::vector<std::string> nodelists;
   size_t n = client.stream_records({"scontrol_jobs", {scontrol, "show", "job", "-d"}, 5s},
@@ -138,9 +139,8 @@ TEST(SlurmClient, CannedClientAnswersByName) {
   CannedSlurmClient canned;
   canned.set_output("sinfo_nodes", "A|B\n1|2\n");
   canned.set_failure("sdiag", "slurmctld is down");
-  size_t rows = canned.stream_rows({"sinfo_nodes", {"sinfo"}}, {}, [](const DelimitedHeader&, const DelimitedRow& r) {
-    EXPECT_EQ(r[1], "2");
-  });
+  size_t rows = canned.stream_rows({"sinfo_nodes", {"sinfo"}}, {},
+                                   [](const DelimitedHeader&, const DelimitedRow& r) { EXPECT_EQ(r[1], "2"); });
   EXPECT_EQ(rows, 1u);
   EXPECT_THROW(canned.output({"sdiag", {"sdiag"}}), SlurmError);
   EXPECT_THROW(canned.output({"unknown", {}}), SlurmError);

@@ -27,8 +27,8 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-#define REQUIRE_REFERENCE(name)                                                                          \
-  if (!std::filesystem::exists(kReference + (name)))                                                     \
+#define REQUIRE_REFERENCE(name)                                                                   \
+  if (!std::filesystem::exists(kReference + (name)))                                              \
   GTEST_SKIP() << "reference fixture " << (name) << " not present (expected under " << kReference \
                << "; the reference corpus is not part of this repository)"
 
@@ -79,8 +79,7 @@ TEST(SlurmCollectors, MetricNamesAreSnakeCase) {
   EXPECT_EQ(metric(job_data_schema(), "PENDING_TIME"), "gcm_slurm_job_pending_time_seconds");
   EXPECT_EQ(metric(scontrol_schema(), "TresBillingWeightGRESGPU"), "gcm_slurm_partition_tres_billing_weight_gresgpu");
   EXPECT_EQ(metric(scontrol_schema(), "TotalCPUs"), "gcm_slurm_partition_total_cpus");
-  EXPECT_EQ(metric(scontrol_config_schema(), "PriorityWeightFairShare"),
-            "gcm_slurm_config_priority_weight_fair_share");
+  EXPECT_EQ(metric(scontrol_config_schema(), "PriorityWeightFairShare"), "gcm_slurm_config_priority_weight_fair_share");
 }
 
 TEST(SlurmCollectors, ExactArgv) {
@@ -371,7 +370,9 @@ TEST(SlurmCollectors, GarbageSinfoIsAnError) {
 
 TEST(SlurmCollectors, NodeGresWithOtherResourcesAndNvmlTypes) {
   std::string text = read_file(kOurs + "sinfo-all.txt");
-  auto replace_first = [&](const std::string& from, const std::string& to) { text.replace(text.find(from), from.size(), to); };
+  auto replace_first = [&](const std::string& from, const std::string& to) {
+    text.replace(text.find(from), from.size(), to);
+  };
   replace_first("gpu:fake:2 ", "nic:1,gpu:nvidia_a100-sxm4-80gb:8(S:0-1) ");
   replace_first("gpu:fake:2 ", "nic:1 ");
   replace_first("gpu:fake:2 ", "(null) ");

@@ -92,11 +92,11 @@ TEST(SlurmDelimited, SqueueStyleWithoutHeaderAndTrailingDelimiter) {
   o.columns = {"JOBID", "NAME", "STATE"};
   o.trailing_delimiter = true;
   std::vector<Views> rows;
-  size_t n = parse_delimited("1|#my job|#RUNNING|#\n2|#x|#|#\n", o,
-                             [&](const DelimitedHeader& h, const DelimitedRow& r) {
-                               EXPECT_EQ(h.size(), 3u);
-                               rows.push_back(fields_of(r));
-                             });
+  size_t n =
+      parse_delimited("1|#my job|#RUNNING|#\n2|#x|#|#\n", o, [&](const DelimitedHeader& h, const DelimitedRow& r) {
+        EXPECT_EQ(h.size(), 3u);
+        rows.push_back(fields_of(r));
+      });
   EXPECT_EQ(n, 2u);
   EXPECT_EQ(rows[0], (Views{"1", "my job", "RUNNING"}));
   EXPECT_EQ(rows[1], (Views{"2", "x", ""}));
@@ -107,7 +107,8 @@ TEST(SlurmDelimited, TrimLineWithoutTrimmingValues) {
   o.trim_values = false;
   o.trim_line = true;
   std::vector<Views> rows;
-  parse_delimited("A|B\n  x | y  \n", o, [&](const DelimitedHeader&, const DelimitedRow& r) { rows.push_back(fields_of(r)); });
+  parse_delimited("A|B\n  x | y  \n", o,
+                  [&](const DelimitedHeader&, const DelimitedRow& r) { rows.push_back(fields_of(r)); });
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0], (Views{"x ", " y"}));
 }

@@ -36,8 +36,8 @@ std::string read_fixture(const std::string& name) {
   return ss.str();
 }
 
-#define REQUIRE_FIXTURE(name)                                                                      \
-  if (!std::filesystem::exists(kFixtures + "/" + (name)))                                          \
+#define REQUIRE_FIXTURE(name)                                                                    \
+  if (!std::filesystem::exists(kFixtures + "/" + (name)))                                        \
   GTEST_SKIP() << "reference fixture " << (name) << " not present (expected under " << kFixtures \
                << "); golden test skipped"
 
@@ -149,11 +149,11 @@ TEST(SlurmGolden, ShelperRepeatedEntry) {
 // --- squeue -O ...:|# (§1.5, §1.12, §7.1) ---
 
 const std::vector<std::string> kSqueueColumns = {
-    "TRES-PER-NODE", "MINCPUS",    "JOBARRAYID",  "JOBID",       "NAME",        "TIMELIMIT",  "MINMEMORY",
-    "COMMAND",       "PRIORITY",   "STATE",       "USERNAME",    "NUMCPUS",     "NUMNODES",   "TIMELEFT",
-    "TIMEUSED",      "NODELIST",   "DEPENDENCY",  "EXCNODES",    "STARTTIME",   "SUBMITTIME", "ELIGIBLETIME",
-    "ACCRUETIME",    "PENDINGTIME", "COMMENT",    "PARTITION",   "ACCOUNT",     "QOS",        "REASON",
-    "TRES-ALLOC",    "RESERVATION", "REQUEUE",    "FEATURE",     "RESTARTCNT",  "SCHEDNODES"};
+    "TRES-PER-NODE", "MINCPUS",     "JOBARRAYID", "JOBID",     "NAME",       "TIMELIMIT",  "MINMEMORY",
+    "COMMAND",       "PRIORITY",    "STATE",      "USERNAME",  "NUMCPUS",    "NUMNODES",   "TIMELEFT",
+    "TIMEUSED",      "NODELIST",    "DEPENDENCY", "EXCNODES",  "STARTTIME",  "SUBMITTIME", "ELIGIBLETIME",
+    "ACCRUETIME",    "PENDINGTIME", "COMMENT",    "PARTITION", "ACCOUNT",    "QOS",        "REASON",
+    "TRES-ALLOC",    "RESERVATION", "REQUEUE",    "FEATURE",   "RESTARTCNT", "SCHEDNODES"};
 
 TEST(SlurmGolden, SqueueOutput) {
   REQUIRE_FIXTURE("sample-squeue-output.txt");

@@ -76,8 +76,9 @@ TEST(SlurmGres, ListsAndNulls) {
 }
 
 TEST(SlurmGres, MalformedThrows) {
-  for (const char* v : {"gpu:", "gpu::8", ":8", "gpu:8(IDX:0-7", "gpu:8)", "gpu:8(IDX:7-0)", "gpu:8(IDX:a)",
-                        "gpu:8(0-7)", "gpu:8(IDX:0-7)x", "gpu:1,,nic:1", "gpu:8((IDX:0))", "gpu 8", "gpu:8(IDX:0-99999999)"})
+  for (const char* v :
+       {"gpu:", "gpu::8", ":8", "gpu:8(IDX:0-7", "gpu:8)", "gpu:8(IDX:7-0)", "gpu:8(IDX:a)", "gpu:8(0-7)",
+        "gpu:8(IDX:0-7)x", "gpu:1,,nic:1", "gpu:8((IDX:0))", "gpu 8", "gpu:8(IDX:0-99999999)"})
     EXPECT_THROW(parse_gres_list(v), ParseError) << v;
 }
 

@@ -159,8 +159,7 @@ TEST(Hostlist, CompressMergesConsecutiveNumbers) {
   EXPECT_EQ(compress_hostlist(Names{"a1", "b1", "a2"}), "a1,b1,a2");
   EXPECT_EQ(compress_hostlist(Names{"n1", "n1"}), "n[1,1]");
   EXPECT_EQ(compress_hostlist(Names{"node7"}), "node7");
-  EXPECT_EQ(compress_hostlist(Names{"rack1-node01", "rack1-node02", "rack2-node01"}),
-            "rack1-node[01-02],rack2-node01");
+  EXPECT_EQ(compress_hostlist(Names{"rack1-node01", "rack1-node02", "rack2-node01"}), "rack1-node[01-02],rack2-node01");
   EXPECT_EQ(compress_hostlist(Names{}), "");
   EXPECT_EQ(compress_hostlist(Names{"n1234567890123456789"}), "n1234567890123456789");
   std::vector<std::string_view> views{"g1", "g2"};
@@ -171,8 +170,7 @@ TEST(Hostlist, CompressMergesConsecutiveNumbers) {
 }
 
 TEST(Hostlist, CanonicalForm) {
-  EXPECT_EQ(canonical_hostlist("node[1-855],node[856-1171],node[1172-1320],node[1322-1470]"),
-            "node[1-1320,1322-1470]");
+  EXPECT_EQ(canonical_hostlist("node[1-855],node[856-1171],node[1172-1320],node[1322-1470]"), "node[1-1320,1322-1470]");
   EXPECT_EQ(canonical_hostlist("n[001-003],n004"), "n[001-004]");
   EXPECT_EQ(canonical_hostlist("n[1-2][1-2]"), "n[11-12,21-22]");
 }
@@ -250,8 +248,10 @@ TEST(HostlistProperty, RandomInvalidListsThrowHostlistError) {
         break;
       case 1: {  // drop a closing bracket: unbalanced
         size_t close = bad.rfind(']');
-        if (close == std::string::npos) bad += "[";
-        else bad.erase(close, 1);
+        if (close == std::string::npos)
+          bad += "[";
+        else
+          bad.erase(close, 1);
         break;
       }
       case 2:  // a reversed range

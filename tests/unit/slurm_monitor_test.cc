@@ -167,9 +167,8 @@ TEST(SlurmMonitor, NoJobsLeavesJobMetricsNullAndNoNodesLeavesStatesNull) {
   slurm::CannedSlurmClient c;
   c.set_output("slurm_monitor_sinfo", "");
   c.set_output("sinfo_version", "slurm 24.11.4");
-  c.set_output("sdiag_json",
-               R"({"statistics":{"server_thread_count":1,"agent_queue_size":2,"agent_count":3,)"
-               R"("agent_thread_count":4,"dbd_agent_queue_size":5}})");
+  c.set_output("sdiag_json", R"({"statistics":{"server_thread_count":1,"agent_queue_size":2,"agent_count":3,)"
+                             R"("agent_thread_count":4,"dbd_agent_queue_size":5}})");
   c.set_output("slurm_monitor_sacct", slurp(k2205 + "sacct-slurm-monitor.txt"));  // GCM's argv: header only
   Collect out;
   collect(c, c, params_2205(), out);
@@ -197,7 +196,7 @@ TEST(SlurmMonitor, StatesWithFlagsAndCompoundStates) {
   Collect out;
   collect(c, c, p, out);
   const Record& r = out.records.back();
-  EXPECT_EQ(num(r, "nodes_allocated"), 1);      // allocated+ (GCM crashed)
+  EXPECT_EQ(num(r, "nodes_allocated"), 1);  // allocated+ (GCM crashed)
   EXPECT_EQ(num(r, "nodes_failing"), 1);
   EXPECT_EQ(num(r, "nodes_idle"), 1);
   EXPECT_EQ(num(r, "nodes_not_responding"), 1);
@@ -224,8 +223,9 @@ TEST(SlurmMonitor, GarbageSinfoNamesCommandAndLine) {
 
 TEST(SlurmMonitor, GarbageSacctRowNamesLine) {
   auto c = canned_2205();
-  c.set_output("slurm_monitor_sacct", "JobID|User|AllocCPUS|AllocTRES|ReqNodes|ReqTRES|Submit|Start|End|State|"
-                                      "AllocNodes|Elapsed|Suspended|Account\n1|u|x|||||||RUNNING||||a\n");
+  c.set_output("slurm_monitor_sacct",
+               "JobID|User|AllocCPUS|AllocTRES|ReqNodes|ReqTRES|Submit|Start|End|State|"
+               "AllocNodes|Elapsed|Suspended|Account\n1|u|x|||||||RUNNING||||a\n");
   Collect out;
   try {
     collect(c, c, params_2205(), out);

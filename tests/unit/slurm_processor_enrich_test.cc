@@ -40,8 +40,6 @@ std::vector<std::string> list(const Attrs& attrs, const std::string& key) {
   return out;
 }
 
-
-
 MetricsReq every_metric_type() {
   MetricsReq req;
   auto* rm = req.add_resource_metrics();
@@ -120,7 +118,8 @@ TEST(SlurmProcessorEnrich, NoJobsOnTheHostGivesEmptyLists) {
   MetricsReq req;
   auto* p = req.add_resource_metrics()->add_scope_metrics()->add_metrics()->mutable_gauge()->add_data_points();
   set_str(p->mutable_attributes(), "other", "x");
-  auto* g = req.mutable_resource_metrics(0)->mutable_scope_metrics(0)->mutable_metrics(0)->mutable_gauge()->add_data_points();
+  auto* g =
+      req.mutable_resource_metrics(0)->mutable_scope_metrics(0)->mutable_metrics(0)->mutable_gauge()->add_data_points();
   set_str(g->mutable_attributes(), "gpu", "0");
   enrich(req, [&](std::string_view) { return empty; });
   const auto& pts = req.resource_metrics(0).scope_metrics(0).metrics(0).gauge().data_points();
@@ -150,7 +149,8 @@ TEST(SlurmProcessorEnrich, OtherHostsAreAttributedByTheirHostName) {
   for (const char* host : {"node1.example.org", "node9"}) {
     auto* rm = req.add_resource_metrics();
     set_str(rm->mutable_resource()->mutable_attributes(), "host.name", host);
-    set_str(rm->add_scope_metrics()->add_metrics()->mutable_gauge()->add_data_points()->mutable_attributes(), "gpu", "0");
+    set_str(rm->add_scope_metrics()->add_metrics()->mutable_gauge()->add_data_points()->mutable_attributes(), "gpu",
+            "0");
   }
   auto t = node1_jobs();
   std::vector<std::string> asked;
@@ -159,7 +159,8 @@ TEST(SlurmProcessorEnrich, OtherHostsAreAttributedByTheirHostName) {
     return host == "node1.example.org" ? t : nullptr;
   });
   EXPECT_EQ(asked, (std::vector<std::string>{"node1.example.org", "node9"}));
-  EXPECT_EQ(str(req.resource_metrics(0).scope_metrics(0).metrics(0).gauge().data_points(0).attributes(), "job_id"), "11");
+  EXPECT_EQ(str(req.resource_metrics(0).scope_metrics(0).metrics(0).gauge().data_points(0).attributes(), "job_id"),
+            "11");
   EXPECT_EQ(req.resource_metrics(1).scope_metrics(0).metrics(0).gauge().data_points(0).attributes().size(), 1)
       << "a host the sources cannot attribute passes unchanged";
 }
@@ -213,8 +214,8 @@ TEST(SlurmProcessorRequest, UnknownFieldsSurviveTheRoundTrip) {
   auto* point = metric->mutable_gauge()->mutable_data_points(0);
   point->GetReflection()->MutableUnknownFields(point)->AddLengthDelimited(2999, "future");
   req.GetReflection()->MutableUnknownFields(&req)->AddFixed64(3999, 7);
-  RequestResult r = process_request(Signal::Metrics, "application/x-protobuf", "", req.SerializeAsString(), 1 << 20,
-                                    local_only());
+  RequestResult r =
+      process_request(Signal::Metrics, "application/x-protobuf", "", req.SerializeAsString(), 1 << 20, local_only());
   ASSERT_EQ(r.status, 200) << r.message;
   MetricsReq out;
   ASSERT_TRUE(out.ParseFromString(r.forward));
@@ -233,7 +234,8 @@ TEST(SlurmProcessorRequest, UnknownFieldsSurviveTheRoundTrip) {
 }
 
 TEST(SlurmProcessorRequest, JsonIsDecodedWithHexIdsAndForwardedAsProtobuf) {
-  std::string body = R"({"resourceSpans":[{"resource":{"attributes":[{"key":"host.name","value":{"stringValue":"node1"}}]},
+  std::string body =
+      R"({"resourceSpans":[{"resource":{"attributes":[{"key":"host.name","value":{"stringValue":"node1"}}]},
     "scopeSpans":[{"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"s",
     "kind":2,"startTimeUnixNano":"1544712660000000000","futureField":1,
     "attributes":[{"key":"gpu","value":{"intValue":"0"}}]}]}]}]})";

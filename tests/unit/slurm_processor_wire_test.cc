@@ -34,7 +34,6 @@ HostLookup lookup() {
   };
 }
 
-
 // Wire-format pieces for bodies protobuf would not write (fields out of order, twice, malformed).
 std::string varint(uint64_t v) {
   std::string s;
@@ -111,7 +110,6 @@ bool expect_same(const std::string& body, bool expect_taken = true) {
   }
   return w.ok;
 }
-
 
 MetricsReq every_metric_type(const std::string& host) {
   MetricsReq req;
@@ -210,7 +208,7 @@ TEST(SlurmProcessorWire, GpuValues) {
   set_int(g->add_data_points()->mutable_attributes(), "gpu", -1);
   set_int(g->add_data_points()->mutable_attributes(), "gpu", 2);
   set_str(g->add_data_points()->mutable_attributes(), "gpu", "7");
-  g->add_data_points()->add_attributes()->set_key("gpu");  // no value: no job, no lists
+  g->add_data_points()->add_attributes()->set_key("gpu");                        // no value: no job, no lists
   g->add_data_points()->add_attributes()->mutable_value()->set_double_value(0);  // empty key
   auto* dbl = g->add_data_points()->add_attributes();
   dbl->set_key("gpu");
@@ -337,17 +335,17 @@ TEST(SlurmProcessorWire, MalformedBodiesAreRefused) {
   auto in_metric = [](const std::string& metric) { return len(1, len(2, len(2, metric))); };
   auto in_gauge_point = [&](const std::string& point) { return in_metric(len(5, len(1, point))); };
   std::vector<std::string> bodies = {
-      in_metric(len(1, bad_utf8)),                                         // a metric's name (a copied field)
-      in_gauge_point(len(7, kv("k" + bad_utf8, ""))),                      // an attribute's key
+      in_metric(len(1, bad_utf8)),                     // a metric's name (a copied field)
+      in_gauge_point(len(7, kv("k" + bad_utf8, ""))),  // an attribute's key
       in_gauge_point(len(7, kv("k", len(6, len(1, kv("x", string_value(bad_utf8))))))),  // in a kvlist value
-      in_metric(len(9, len(1, len(6, "1234567")))),                        // packed fixed64 bucket counts, 7 bytes
-      in_metric(len(10, len(1, len(8, len(2, "\x80"))))),                  // packed varint cut short
-      std::string("\x0f", 1),                                             // wire type 7
-      std::string("\x02\x05", 2),                                         // field number 0
-      std::string("\x0a\x80\x80\x80\x80\x10", 6),                         // a length over 2^32
-      std::string("\x0a\x7f", 2),                                         // a length past the end
-      len(1, varint(2 << 3) + std::string(11, '\xff')),                   // an 11-byte varint
-      len(1, std::string("\x0c", 1)),                                     // an end-group tag
+      in_metric(len(9, len(1, len(6, "1234567")))),        // packed fixed64 bucket counts, 7 bytes
+      in_metric(len(10, len(1, len(8, len(2, "\x80"))))),  // packed varint cut short
+      std::string("\x0f", 1),                              // wire type 7
+      std::string("\x02\x05", 2),                          // field number 0
+      std::string("\x0a\x80\x80\x80\x80\x10", 6),          // a length over 2^32
+      std::string("\x0a\x7f", 2),                          // a length past the end
+      len(1, varint(2 << 3) + std::string(11, '\xff')),    // an 11-byte varint
+      len(1, std::string("\x0c", 1)),                      // an end-group tag
   };
   for (size_t i = 0; i < bodies.size(); ++i) {
     SCOPED_TRACE(i);
@@ -415,7 +413,7 @@ TEST(SlurmProcessorWire, MutatedBodiesAgreeWithTheMessagePath) {
     int flips = 1 + static_cast<int>(rng() % 3);
     for (int f = 0; f < flips; ++f) body[rng() % body.size()] = static_cast<char>(rng());
     SCOPED_TRACE(i);
-    bool ok = which == 0 ? expect_same<MetricsReq>(body, false)
+    bool ok = which == 0   ? expect_same<MetricsReq>(body, false)
               : which == 1 ? expect_same<LogsReq>(body, false)
                            : expect_same<TracesReq>(body, false);
     taken += ok;
@@ -435,9 +433,15 @@ TEST(SlurmProcessorWire, CaseFromFile) {
   std::string body = s.substr(1);
   bool taken = getenv("WIRE_TAKEN") != nullptr;
   switch (s[0] % 3) {
-    case 0: expect_same<MetricsReq>(body, taken); break;
-    case 1: expect_same<LogsReq>(body, taken); break;
-    default: expect_same<TracesReq>(body, taken); break;
+    case 0:
+      expect_same<MetricsReq>(body, taken);
+      break;
+    case 1:
+      expect_same<LogsReq>(body, taken);
+      break;
+    default:
+      expect_same<TracesReq>(body, taken);
+      break;
   }
 }
 

@@ -10,11 +10,11 @@ TEST(SlurmNodeState, EveryFlagSymbol) {
   struct Case {
     const char* text;
     NodeFlag flag;
-  } cases[] = {{"down*", NodeFlag::NotResponding},     {"idle~", NodeFlag::PoweredDown},
-               {"idle#", NodeFlag::PoweringUp},        {"idle!", NodeFlag::PowerDownPending},
-               {"idle%", NodeFlag::PoweringDown},      {"mixed$", NodeFlag::MaintReservation},
+  } cases[] = {{"down*", NodeFlag::NotResponding},      {"idle~", NodeFlag::PoweredDown},
+               {"idle#", NodeFlag::PoweringUp},         {"idle!", NodeFlag::PowerDownPending},
+               {"idle%", NodeFlag::PoweringDown},       {"mixed$", NodeFlag::MaintReservation},
                {"allocated@", NodeFlag::RebootPending}, {"idle^", NodeFlag::RebootIssued},
-               {"idle-", NodeFlag::PlannedByBackfill}, {"allocated+", NodeFlag::MoreStates}};
+               {"idle-", NodeFlag::PlannedByBackfill},  {"allocated+", NodeFlag::MoreStates}};
   for (const auto& c : cases) {
     NodeState s = parse_node_state(c.text);
     EXPECT_TRUE(s.has(c.flag)) << c.text;

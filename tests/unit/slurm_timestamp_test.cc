@@ -52,8 +52,9 @@ TEST_F(SlurmTimestamp, MatchesPythonTimeToTimeAware) {
 
 TEST_F(SlurmTimestamp, PassThroughAndErrors) {
   for (const char* w : {"Unknown", "None", "N/A"}) EXPECT_EQ(time_to_time_aware(w, la_, la_), w);
-  for (const char* bad : {"", "(null)", "2024-13-01T00:00:00", "2024-02-30", "2024-01-02T24:00:00", "2024-01-02T03:04:05x",
-                          "2024-1-2", "2024-01-02T03:04:05+2", "yesterday", "2024-01-02T03:04:05.", "0000-01-01"})
+  for (const char* bad :
+       {"", "(null)", "2024-13-01T00:00:00", "2024-02-30", "2024-01-02T24:00:00", "2024-01-02T03:04:05x", "2024-1-2",
+        "2024-01-02T03:04:05+2", "yesterday", "2024-01-02T03:04:05.", "0000-01-01"})
     EXPECT_THROW(time_to_time_aware(bad, la_, la_), ParseError) << bad;
 }
 

@@ -24,7 +24,8 @@ TEST(SlurmCoerce, MaybeIntFollowsPythonInt) {
   EXPECT_EQ(maybe_int("1_000"), 1000);
   EXPECT_EQ(maybe_int("9223372036854775807"), INT64_MAX);
   EXPECT_EQ(maybe_int("-9223372036854775808"), INT64_MIN);
-  for (const char* v : {"N/A", "0 sec", "", "UNLIMITED", "5.0", "0x10", "1__0", "_1", "1_", "+-1", "9223372036854775808"})
+  for (const char* v :
+       {"N/A", "0 sec", "", "UNLIMITED", "5.0", "0x10", "1__0", "_1", "1_", "+-1", "9223372036854775808"})
     EXPECT_EQ(maybe_int(v), std::nullopt) << v;
 }
 
@@ -38,7 +39,8 @@ TEST(SlurmCoerce, MaybeFloatFollowsPythonFloat) {
   EXPECT_TRUE(std::isinf(*maybe_float("inf")));
   EXPECT_TRUE(std::isinf(*maybe_float("1e999")));
   EXPECT_TRUE(std::isnan(*maybe_float(" nan ")));
-  for (const char* v : {"N/A", "", "+-1", "0x1p3", "nan(1)", "1.2.3", "5 sec"}) EXPECT_EQ(maybe_float(v), std::nullopt) << v;
+  for (const char* v : {"N/A", "", "+-1", "0x1p3", "nan(1)", "1.2.3", "5 sec"})
+    EXPECT_EQ(maybe_float(v), std::nullopt) << v;
 }
 
 TEST(SlurmCoerce, StrictIntegers) {

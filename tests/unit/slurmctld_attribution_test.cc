@@ -76,11 +76,12 @@ TEST(SlurmctldAttribution, AnswersAreCachedForTheConfiguredTime) {
   char tmpl[] = "/tmp/gcm-slurmctld-XXXXXX";
   std::string dir = mkdtemp(tmpl);
   std::string scontrol = dir + "/scontrol";
-  std::ofstream(scontrol) << "#!/bin/sh\necho called >> " << dir << "/calls\n"
-                          << "case \"$1\" in\n"
-                          << "listpids) printf 'PID JOBID STEPID LOCALID GLOBALID\\n10 5 batch 0 0\\n';;\n"
-                          << "show) printf 'JobId=5 JobName=x\\n   NodeList=n1\\n     Nodes=n1 GRES=gpu:1(IDX:1)\\n';;\n"
-                          << "esac\n";
+  std::ofstream(scontrol)
+      << "#!/bin/sh\necho called >> " << dir << "/calls\n"
+      << "case \"$1\" in\n"
+      << "listpids) printf 'PID JOBID STEPID LOCALID GLOBALID\\n10 5 batch 0 0\\n';;\n"
+      << "show) printf 'JobId=5 JobName=x\\n   NodeList=n1\\n     Nodes=n1 GRES=gpu:1(IDX:1)\\n';;\n"
+      << "esac\n";
   std::filesystem::permissions(scontrol, std::filesystem::perms::owner_all);
   SlurmctldOptions o;
   o.scontrol = scontrol;

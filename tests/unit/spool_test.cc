@@ -203,8 +203,9 @@ TEST(Spool, TheOldestEntrysAppendTimeGivesTheAge) {
   auto dir = fresh_dir();
   auto s = Spool::open(dir, 1 << 20);
   EXPECT_EQ(s->stats().oldest_unix_ms, 0);
-  auto before = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch()).count();
+  auto before =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   s->append(SpoolKind::Metrics, 1, payload(0));
   s->append(SpoolKind::Metrics, 1, payload(1));
   int64_t oldest = s->stats().oldest_unix_ms;

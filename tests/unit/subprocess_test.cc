@@ -75,7 +75,8 @@ TEST(Subprocess, TimeoutKillsTheWholeProcessGroupIncludingGrandchildren) {
 TEST(Subprocess, StreamsHugeOutputLineByLineWithoutHoldingIt) {
   CommandSpec spec;
   // ~100 MB of output: 1.5 M lines of 64 bytes.
-  spec.argv = {"/bin/sh", "-c", "yes 012345678901234567890123456789012345678901234567890123456789012 | head -n 1500000"};
+  spec.argv = {"/bin/sh", "-c",
+               "yes 012345678901234567890123456789012345678901234567890123456789012 | head -n 1500000"};
   size_t lines = 0, bytes = 0;
   size_t n = stream_command_lines(spec, [&](std::string_view line) {
     ++lines;

@@ -51,7 +51,8 @@ severity = "warn"
 fail_on = "warning"
 exit_codes = "zero-ok"
 [healthcheck]
-)", "s.toml");
+)",
+                            "s.toml");
   EXPECT_EQ(s.cluster, "c1");
   EXPECT_EQ(s.scontrol, "/opt/x/scontrol");
   EXPECT_EQ(s.reason_max_length, 100u);
@@ -107,8 +108,8 @@ TEST(SuiteFile, TheShippedSuiteParsesAndNamesOnlyChecksOfTheReferenceTree) {
   EXPECT_LT(s.profiles.at(Profile::HealthCheck).budget_s, 60) << "Slurm kills HealthCheckProgram at 60 s";
   // Every check is one of the reference's command tree (so it resolves once that check is in the build); the
   // ones this build has must resolve now (tests/integration/suite_test.cc runs them).
-  const std::set<std::string> groups = {"check-nvidia-smi", "check-syslogs", "check-ib", "check-storage",
-                                        "check-dcgmi", "cuda", "agent-verdict"};
+  const std::set<std::string> groups = {"check-nvidia-smi", "check-syslogs", "check-ib",     "check-storage",
+                                        "check-dcgmi",      "cuda",          "agent-verdict"};
   for (const auto& [profile, spec] : s.profiles) {
     EXPECT_FALSE(spec.checks.empty()) << to_string(profile);
     for (const auto& e : spec.checks) {

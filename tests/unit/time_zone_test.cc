@@ -32,8 +32,8 @@ std::string tiny_tzif(bool with_v2) {
     for (uint32_t c : {0u, 0u, 0u, 1u, 2u, 8u}) be32(b, c);  // isut, isstd, leap, time, type, chars
     if (time_bytes == 8) be32(b, 0);
     be32(b, 1700000000u);
-    b.push_back('\x01');                                            // the transition goes to type 1
-    be32(b, 0);  // type 0: UTC, not DST, abbreviation at 0
+    b.push_back('\x01');  // the transition goes to type 1
+    be32(b, 0);           // type 0: UTC, not DST, abbreviation at 0
     b += std::string("\0\0", 2);
     be32(b, 3600);  // type 1: +01:00, abbreviation at 4
     b += std::string("\0\x04", 2);
@@ -72,19 +72,19 @@ TEST(TimeZone, WallClockToInstantLikePython) {
   if (!have_zoneinfo()) GTEST_SKIP() << "no /usr/share/zoneinfo on this host";
   TimeZone la = TimeZone::load("America/Los_Angeles");
   const int64_t midnight_mar10 = 1710028800;  // 2024-03-10T00:00:00 as a wall clock
-  EXPECT_EQ(la.to_unix(midnight_mar10 + 3600), midnight_mar10 + 3600 + 8 * 3600);       // 01:00 PST
-  EXPECT_EQ(la.to_unix(midnight_mar10 + 9000), midnight_mar10 + 9000 + 7 * 3600);       // 02:30 (gap): 09:30Z
+  EXPECT_EQ(la.to_unix(midnight_mar10 + 3600), midnight_mar10 + 3600 + 8 * 3600);          // 01:00 PST
+  EXPECT_EQ(la.to_unix(midnight_mar10 + 9000), midnight_mar10 + 9000 + 7 * 3600);          // 02:30 (gap): 09:30Z
   EXPECT_EQ(la.to_unix(midnight_mar10 + 3 * 3600), midnight_mar10 + 3 * 3600 + 7 * 3600);  // 03:00 PDT
-  const int64_t midnight_nov3 = 1730592000;   // 2024-11-03T00:00:00 as a wall clock
+  const int64_t midnight_nov3 = 1730592000;                                      // 2024-11-03T00:00:00 as a wall clock
   EXPECT_EQ(la.to_unix(midnight_nov3 + 5400), midnight_nov3 + 5400 + 7 * 3600);  // 01:30 twice: the first (PDT)
 }
 
 TEST(TimeZone, PosixRuleMatchesZoneFile) {
   if (!have_zoneinfo()) GTEST_SKIP() << "no /usr/share/zoneinfo on this host";
-  for (auto [name, rule] : {std::pair{"America/Los_Angeles", "PST8PDT,M3.2.0,M11.1.0"},
-                            std::pair{"Australia/Sydney", "AEST-10AEDT,M10.1.0,M4.1.0/3"},
-                            std::pair{"Europe/Berlin", "CET-1CEST,M3.5.0,M10.5.0/3"},
-                            std::pair{"Asia/Kolkata", "IST-5:30"}}) {
+  for (auto [name, rule] :
+       {std::pair{"America/Los_Angeles", "PST8PDT,M3.2.0,M11.1.0"},
+        std::pair{"Australia/Sydney", "AEST-10AEDT,M10.1.0,M4.1.0/3"},
+        std::pair{"Europe/Berlin", "CET-1CEST,M3.5.0,M10.5.0/3"}, std::pair{"Asia/Kolkata", "IST-5:30"}}) {
     TimeZone file = TimeZone::load(name);
     TimeZone posix = TimeZone::from_posix_rule(rule);
     // Every 6 hours through 2025 and 2026, where both must agree.

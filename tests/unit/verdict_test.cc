@@ -113,8 +113,9 @@ TEST(Verdict, SubChecksSendOneRecordEachAndTheOverallIsOnlyTheLine) {
 TEST(Verdict, AnyOfASubChecksKillswitchesDisablesIt) {
   auto k = killswitches("disable_dcgmi_nvlink = true\n");
   SubChecks parts(k);
-  parts.run("check dcgmi nvlink status", {"disable_dcgmi_nvlink", "disable_dcgmi_nvlink_status"},
-            [] { return CheckOutcome{ExitCode::CRITICAL, "down"}; });
+  parts.run("check dcgmi nvlink status", {"disable_dcgmi_nvlink", "disable_dcgmi_nvlink_status"}, [] {
+    return CheckOutcome{ExitCode::CRITICAL, "down"};
+  });
   Verdict v = std::move(parts).verdict();
   EXPECT_FALSE(v.overall_record);
   ASSERT_EQ(v.parts.size(), 1u);

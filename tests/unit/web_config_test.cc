@@ -95,8 +95,9 @@ TEST(WebConfig, ErrorsNameTheFileTheLineAndWhatWasExpected) {
             "basic_auth_users)");
   EXPECT_NE(error_of("basic_auth_users:\n  alice: [unclosed\n").find("web.yml:3: not valid YAML"), std::string::npos)
       << error_of("basic_auth_users:\n  alice: [unclosed\n");
-  EXPECT_NE(error_of("basic_auth_users:\n  alice: secret\n").find("web.yml:2: basic_auth_users.alice: expected a "
-                                                                  "bcrypt hash"),
+  EXPECT_NE(error_of("basic_auth_users:\n  alice: secret\n")
+                .find("web.yml:2: basic_auth_users.alice: expected a "
+                      "bcrypt hash"),
             std::string::npos);
   EXPECT_NE(error_of("tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n")
                 .find("web.yml:2: tls_server_config.cert_file: cannot read '/nonexistent/a.crt': No such file"),
@@ -139,8 +140,10 @@ TEST(WebConfig, UnreadableFileAndCertificateProblemsAreNamed) {
     TlsServerContext::create(*c.tls, c.path);
     FAIL();
   } catch (const TlsError& e) {
-    EXPECT_NE(std::string(e.what()).find(dir + "/web.yml: the private key of " + dir + "/client.key does not match "
-                                         "the certificate of " + dir + "/server.crt"),
+    EXPECT_NE(std::string(e.what()).find(dir + "/web.yml: the private key of " + dir +
+                                         "/client.key does not match "
+                                         "the certificate of " +
+                                         dir + "/server.crt"),
               std::string::npos)
         << e.what();
   }
@@ -209,8 +212,9 @@ class TlsListener : public ::testing::Test {
 };
 
 TEST_F(TlsListener, ServesOverTlsAndRefusesPlainHttp) {
-  start("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
-        "http_server_config:\n  headers:\n    X-Content-Type-Options: nosniff\n");
+  start(
+      "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
+      "http_server_config:\n  headers:\n    X-Content-Type-Options: nosniff\n");
   HttpClient https({pki_.ca_crt, "", ""});
   auto r = https.get(url_, 5s);
   EXPECT_EQ(r.status, 200);
@@ -233,8 +237,8 @@ TEST_F(TlsListener, ServesOverTlsAndRefusesPlainHttp) {
 TEST_F(TlsListener, PipelinedRequestsOverOpenSslSClient) {
   start("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n");
   CommandSpec spec;
-  spec.argv = {"openssl", "s_client", "-connect", "127.0.0.1:" + std::to_string(server_->port()), "-CAfile",
-               pki_.ca_crt, "-quiet", "-ign_eof"};
+  spec.argv = {"openssl", "s_client",  "-connect", "127.0.0.1:" + std::to_string(server_->port()),
+               "-CAfile", pki_.ca_crt, "-quiet",   "-ign_eof"};
   spec.timeout = 10s;
   spec.stdin_data = "GET /one HTTP/1.1\r\nHost: x\r\n\r\nGET /two HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
   auto r = run_command(spec);
@@ -246,8 +250,9 @@ TEST_F(TlsListener, PipelinedRequestsOverOpenSslSClient) {
 }
 
 TEST_F(TlsListener, RequireAndVerifyClientCert) {
-  start("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt\n"
-        "  client_auth_type: RequireAndVerifyClientCert\n");
+  start(
+      "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt\n"
+      "  client_auth_type: RequireAndVerifyClientCert\n");
   EXPECT_EQ(HttpClient({pki_.ca_crt, pki_.client_crt, pki_.client_key}).get(url_, 5s).status, 200);
   EXPECT_THROW(HttpClient({pki_.ca_crt, "", ""}).get(url_, 5s), HttpTransportError);
   EXPECT_THROW(HttpClient({pki_.ca_crt, pki_.other_client_crt, pki_.other_client_key}).get(url_, 5s),
@@ -255,18 +260,21 @@ TEST_F(TlsListener, RequireAndVerifyClientCert) {
 }
 
 TEST_F(TlsListener, ClientAllowedSans) {
-  start("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt\n"
-        "  client_allowed_sans: [other.example]\n");
+  start(
+      "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt\n"
+      "  client_allowed_sans: [other.example]\n");
   EXPECT_THROW(HttpClient({pki_.ca_crt, pki_.client_crt, pki_.client_key}).get(url_, 5s), HttpTransportError);
   server_.reset();
-  start("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt\n"
-        "  client_allowed_sans: [other.example, client.example]\n");
+  start(
+      "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt\n"
+      "  client_allowed_sans: [other.example, client.example]\n");
   EXPECT_EQ(HttpClient({pki_.ca_crt, pki_.client_crt, pki_.client_key}).get(url_, 5s).status, 200);
 }
 
 TEST_F(TlsListener, BasicAuthOverTls) {
   start(std::string("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
-                    "basic_auth_users:\n  alice: ") + kAliceHash + "\n");
+                    "basic_auth_users:\n  alice: ") +
+        kAliceHash + "\n");
   HttpClient https({pki_.ca_crt, "", ""});
   auto none = https.get(url_, 5s);
   EXPECT_EQ(none.status, 401);

@@ -10,9 +10,7 @@
 namespace gcm::agent {
 namespace {
 
-std::vector<GpuIdentity> two_gpus() {
-  return {{0, "GPU-aaa", "00000000:3B:00.0"}, {1, "GPU-bbb", "00000000:3C:00.0"}};
-}
+std::vector<GpuIdentity> two_gpus() { return {{0, "GPU-aaa", "00000000:3B:00.0"}, {1, "GPU-bbb", "00000000:3C:00.0"}}; }
 
 TEST(XidTracker, NormalisesPciBusIdsOfEveryForm) {
   EXPECT_EQ(normalize_pci_bus_id("PCI:0000:3b:00"), "0000:3b:00");
@@ -41,10 +39,10 @@ TEST(XidTracker, TheSameXidFromBothSourcesCountsOnce) {
   XidTracker t;
   t.set_gpus(two_gpus());
   EXPECT_TRUE(t.add_kmsg("PCI:0000:3b:00", 79, 1000.0, "GPU has fallen off the bus."));
-  EXPECT_FALSE(t.add_nvml(0, 79, 1002.5));   // the NVML event of the same XID
-  EXPECT_TRUE(t.add_nvml(0, 79, 1003.0));    // another one: the kernel-log report was paired already
-  EXPECT_TRUE(t.add_nvml(1, 79, 1000.0));    // another GPU
-  EXPECT_TRUE(t.add_nvml(0, 48, 1000.0));    // another code
+  EXPECT_FALSE(t.add_nvml(0, 79, 1002.5));              // the NVML event of the same XID
+  EXPECT_TRUE(t.add_nvml(0, 79, 1003.0));               // another one: the kernel-log report was paired already
+  EXPECT_TRUE(t.add_nvml(1, 79, 1000.0));               // another GPU
+  EXPECT_TRUE(t.add_nvml(0, 48, 1000.0));               // another code
   EXPECT_TRUE(t.add_kmsg("0000:3b:00.0", 79, 1010.0));  // out of the window of the event at 1003
   auto ev = t.events_since(0);
   ASSERT_EQ(ev.size(), 5u);
@@ -105,11 +103,11 @@ TEST(XidTracker, AnUnknownBusIdIsKeptUnderGpuMinusOne) {
 TEST(XidTracker, ResetTypeXidIsActiveUntilTheGpuIsReset) {
   XidTracker t;
   t.set_gpus(two_gpus());
-  t.add_nvml(0, 46, 100.0);  // RESET_GPU
-  t.add_nvml(0, 13, 100.0);  // RESTART_APP
-  t.add_nvml(0, 79, 100.0);  // RESTART_BM
+  t.add_nvml(0, 46, 100.0);                        // RESET_GPU
+  t.add_nvml(0, 13, 100.0);                        // RESTART_APP
+  t.add_nvml(0, 79, 100.0);                        // RESTART_BM
   EXPECT_TRUE(t.is_active(0, 46, 100.0 + 86400));  // no time limit
-  t.gpu_reset(0, 50.0);  // a reset before the XID clears nothing
+  t.gpu_reset(0, 50.0);                            // a reset before the XID clears nothing
   EXPECT_TRUE(t.is_active(0, 46, 200.0));
   t.gpu_reset(1, 150.0);  // another GPU's reset
   EXPECT_TRUE(t.is_active(0, 46, 200.0));
@@ -117,7 +115,7 @@ TEST(XidTracker, ResetTypeXidIsActiveUntilTheGpuIsReset) {
   EXPECT_FALSE(t.is_active(0, 46, 200.0));
   EXPECT_FALSE(t.is_active(0, 13, 200.0));  // a reset ends the application's fault too
   EXPECT_TRUE(t.is_active(0, 79, 200.0));   // but not what needs a reboot
-  t.add_nvml(0, 46, 300.0);  // it happens again after the reset
+  t.add_nvml(0, 46, 300.0);                 // it happens again after the reset
   EXPECT_TRUE(t.is_active(0, 46, 301.0));
 }
 

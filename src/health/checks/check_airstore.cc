@@ -41,9 +41,8 @@ const bool kCred = register_simple_check<CredOpts>(
       }
       ::closedir(d);
       if (n < o.expected)
-        return {ExitCode::CRITICAL,
-                fmt::format("{} credentials matching '{}' in {}, expected at least {}.", n, o.pattern, o.dir,
-                            o.expected)};
+        return {ExitCode::CRITICAL, fmt::format("{} credentials matching '{}' in {}, expected at least {}.", n,
+                                                o.pattern, o.dir, o.expected)};
       return {ExitCode::OK, fmt::format("{} credentials matching '{}' in {}.", n, o.pattern, o.dir)};
     });
 

@@ -28,11 +28,10 @@ const bool kPass = register_simple_check<PassOpts>(
       auto t = run_tool(maybe_sudo({"passwd", "-S", o.user}, o.sudo), r.timeout_s);
       if (!t.ok()) return {ExitCode::WARN, t.failure()};
       auto f = split_ws(t.out);
-      if (f.size() < 2) return {ExitCode::WARN, fmt::format("passwd -S printed '{}': expected 'USER STATUS ...'",
-                                                            trim(t.out))};
+      if (f.size() < 2)
+        return {ExitCode::WARN, fmt::format("passwd -S printed '{}': expected 'USER STATUS ...'", trim(t.out))};
       if (f[1] == o.status) return {ExitCode::OK, fmt::format("User {}: password status {}.", o.user, f[1])};
-      return {ExitCode::CRITICAL,
-              fmt::format("User {}: password status {}, expected {}.", o.user, f[1], o.status)};
+      return {ExitCode::CRITICAL, fmt::format("User {}: password status {}, expected {}.", o.user, f[1], o.status)};
     });
 
 struct AccessOpts {

@@ -23,13 +23,20 @@ enum DiskIssue {
 
 const char* issue_name(int i) {
   switch (i) {
-    case HEALTH_LOG_INVALID: return "HEALTH_LOG_INVALID";
-    case SIZE_MISMATCH: return "SIZE_MISMATCH";
-    case SPARE_SPACE_LOW: return "SPARE_SPACE_LOW";
-    case LIFETIME_EXCEEDED: return "LIFETIME_EXCEEDED";
-    case SMART_FAILED: return "SMART_FAILED";
-    case LIFETIME_LOW: return "LIFETIME_LOW";
-    default: return "BAD_SMARTDATA";
+    case HEALTH_LOG_INVALID:
+      return "HEALTH_LOG_INVALID";
+    case SIZE_MISMATCH:
+      return "SIZE_MISMATCH";
+    case SPARE_SPACE_LOW:
+      return "SPARE_SPACE_LOW";
+    case LIFETIME_EXCEEDED:
+      return "LIFETIME_EXCEEDED";
+    case SMART_FAILED:
+      return "SMART_FAILED";
+    case LIFETIME_LOW:
+      return "LIFETIME_LOW";
+    default:
+      return "BAD_SMARTDATA";
   }
 }
 
@@ -78,11 +85,11 @@ CheckOutcome check_blockdev(const BlockOpts& o) {
                                         s->read_kbytes(), h.host_reads, s->written_kbytes(), h.host_writes));
       if (s->smart_passed && !*s->smart_passed)
         issues.emplace_back(SMART_FAILED, "SMART overall-health self-assessment FAILED");
-      metrics.push_back(fmt::format("'{0}_size'={1} '{0}_rkb'={2} '{0}_wkb'={3} '{0}_host_reads'={4} "
-                                    "'{0}_host_writes'={5} '{0}_used'={6}%;80;100 '{0}_spare'={7}%;;{8}:",
-                                    d.slot, s->capacity.value_or(0), s->read_kbytes(), s->written_kbytes(),
-                                    h.host_reads, h.host_writes, h.percentage_used, h.available_spare,
-                                    h.available_spare_threshold));
+      metrics.push_back(
+          fmt::format("'{0}_size'={1} '{0}_rkb'={2} '{0}_wkb'={3} '{0}_host_reads'={4} "
+                      "'{0}_host_writes'={5} '{0}_used'={6}%;80;100 '{0}_spare'={7}%;;{8}:",
+                      d.slot, s->capacity.value_or(0), s->read_kbytes(), s->written_kbytes(), h.host_reads,
+                      h.host_writes, h.percentage_used, h.available_spare, h.available_spare_threshold));
     }
     if (s && !s->serial_number.empty()) lines.push_back(fmt::format("{}_serial: {}", d.slot, s->serial_number));
     if (issues.empty()) continue;

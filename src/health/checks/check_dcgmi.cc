@@ -121,18 +121,17 @@ class CheckDcgmiNvlink : public HealthCheck {
 };
 
 const bool kRegistered = [] {
-  register_health_check({{"check-dcgmi", "diag"},
-                         "Run `dcgmi diag -r LEVEL -j`: a failed DCGM test is CRITICAL, a warning WARNING.", true,
-                         [](OptionBinder& b) -> std::unique_ptr<HealthCheck> {
-                           return std::make_unique<CheckDcgmiDiag>(b);
-                         }});
-  register_health_check({{"check-dcgmi", "nvlink"},
-                         "NVLink error counters (-c nvlink_errors, per GPU) and link states (-c nvlink_status) "
-                         "through dcgmi.",
-                         true,
-                         [](OptionBinder& b) -> std::unique_ptr<HealthCheck> {
-                           return std::make_unique<CheckDcgmiNvlink>(b);
-                         }});
+  register_health_check(
+      {{"check-dcgmi", "diag"},
+       "Run `dcgmi diag -r LEVEL -j`: a failed DCGM test is CRITICAL, a warning WARNING.",
+       true,
+       [](OptionBinder& b) -> std::unique_ptr<HealthCheck> { return std::make_unique<CheckDcgmiDiag>(b); }});
+  register_health_check(
+      {{"check-dcgmi", "nvlink"},
+       "NVLink error counters (-c nvlink_errors, per GPU) and link states (-c nvlink_status) "
+       "through dcgmi.",
+       true,
+       [](OptionBinder& b) -> std::unique_ptr<HealthCheck> { return std::make_unique<CheckDcgmiNvlink>(b); }});
   return true;
 }();
 

@@ -36,7 +36,8 @@ std::map<std::string, std::string> parse_ifcfg(const std::string& text) {
     size_t eq = line.find('=');
     if (eq == std::string::npos) continue;
     std::string v = trim(line.substr(eq + 1));
-    if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) v = v.substr(1, v.size() - 2);
+    if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
+      v = v.substr(1, v.size() - 2);
     kv[trim(line.substr(0, eq))] = v;
   }
   return kv;
@@ -112,8 +113,8 @@ CheckOutcome check_ethlink(const EthOpts& o) {
       v.add(ExitCode::CRITICAL, fmt::format("{} has missing flag(s): {}", label(e), fmt::join(missing, ", ")));
       continue;
     }
-    long long mtu = found->contains("mtu") && (*found)["mtu"].is_number_integer() ? (*found)["mtu"].get<long long>()
-                                                                                   : -1;
+    long long mtu =
+        found->contains("mtu") && (*found)["mtu"].is_number_integer() ? (*found)["mtu"].get<long long>() : -1;
     if (e.mtu && mtu != *e.mtu)
       v.add(ExitCode::WARN, fmt::format("{} has bad mtu ({} {} {})", label(e), mtu, mtu < *e.mtu ? "<" : ">", *e.mtu));
   }
@@ -129,8 +130,7 @@ CheckOutcome check_ethlink(const EthOpts& o) {
       continue;
     }
     if (*speed != *e.speed)
-      v.add(ExitCode::WARN,
-            fmt::format("{} is slower than expected ({}Mbps vs {}Mbps)", label(e), *speed, *e.speed));
+      v.add(ExitCode::WARN, fmt::format("{} is slower than expected ({}Mbps vs {}Mbps)", label(e), *speed, *e.speed));
   }
   if (!v.msgs.empty()) return v.outcome();
   return {ExitCode::OK, fmt::format("{} ethernet interfaces good", eth.size())};

@@ -16,8 +16,9 @@ namespace gcm::health {
 namespace {
 
 const bool kGroup = register_health_group(
-    "check-ib", "InfiniBand checks: port states, interfaces, links, port counters, and the fabric (ibdiagnet, mlxlink, "
-                "mlxcables, the subnet manager, UFM).");
+    "check-ib",
+    "InfiniBand checks: port states, interfaces, links, port counters, and the fabric (ibdiagnet, mlxlink, "
+    "mlxcables, the subnet manager, UFM).");
 
 struct IbstatOpts {
   bool physical = true;
@@ -104,8 +105,8 @@ const bool kIfs = register_simple_check<IfOpts>(
           up.push_back(i.value("ifname", "?"));
       }
       if (static_cast<long long>(up.size()) != o.count)
-        return {ExitCode::CRITICAL, fmt::format("{} InfiniBand interfaces UP, expected {}: [{}]", up.size(), o.count,
-                                                fmt::join(up, ", "))};
+        return {ExitCode::CRITICAL,
+                fmt::format("{} InfiniBand interfaces UP, expected {}: [{}]", up.size(), o.count, fmt::join(up, ", "))};
       return {ExitCode::OK, fmt::format("{} InfiniBand interfaces UP: [{}]", up.size(), fmt::join(up, ", "))};
     });
 
@@ -127,16 +128,26 @@ enum IbIssue {
 
 const char* issue_name(int i) {
   switch (i) {
-    case MISBIND: return "MISBIND";
-    case MLX5_MISMATCH: return "MLX5_MISMATCH";
-    case MLX5_PROTOCOL_MISMATCH: return "MLX5_PROTOCOL_MISMATCH";
-    case LINK_RATE_MISMATCH: return "LINK_RATE_MISMATCH";
-    case LINK_NOT_UP: return "LINK_NOT_UP";
-    case LINK_BAD_STATE: return "LINK_BAD_STATE";
-    case LINK_OPERSTATE_DOWN: return "LINK_OPERSTATE_DOWN";
-    case LINK_IN_INIT: return "LINK_IN_INIT";
-    case FIRMWARE_MISMATCH: return "FIRMWARE_MISMATCH";
-    default: return "CRITERION_OK";
+    case MISBIND:
+      return "MISBIND";
+    case MLX5_MISMATCH:
+      return "MLX5_MISMATCH";
+    case MLX5_PROTOCOL_MISMATCH:
+      return "MLX5_PROTOCOL_MISMATCH";
+    case LINK_RATE_MISMATCH:
+      return "LINK_RATE_MISMATCH";
+    case LINK_NOT_UP:
+      return "LINK_NOT_UP";
+    case LINK_BAD_STATE:
+      return "LINK_BAD_STATE";
+    case LINK_OPERSTATE_DOWN:
+      return "LINK_OPERSTATE_DOWN";
+    case LINK_IN_INIT:
+      return "LINK_IN_INIT";
+    case FIRMWARE_MISMATCH:
+      return "FIRMWARE_MISMATCH";
+    default:
+      return "CRITERION_OK";
   }
 }
 
@@ -205,9 +216,9 @@ const bool kIblink = register_simple_check<IblinkOpts>(
           std::string oper = read_trimmed(dev + "/net/" + netdev + "/operstate").value_or("");
           if (auto it = ib.interfaces.find(netdev); it != ib.interfaces.end()) {
             const IbInterface& want = it->second;
-            bool desc_ok = want.desc.empty() || (desc.size() >= want.desc.size() &&
-                                                 desc.compare(desc.size() - want.desc.size(), want.desc.size(),
-                                                              want.desc) == 0);
+            bool desc_ok =
+                want.desc.empty() || (desc.size() >= want.desc.size() &&
+                                      desc.compare(desc.size() - want.desc.size(), want.desc.size(), want.desc) == 0);
             if ((!want.mlx.empty() && want.mlx != mlx) || !desc_ok)
               issue(MLX5_MISMATCH, fmt::format("{} {}: expected {} '{}', found {} '{}'", card, netdev, want.mlx,
                                                want.desc, mlx, desc));

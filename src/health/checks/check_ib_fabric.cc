@@ -85,8 +85,8 @@ const bool kPortErrors = register_simple_check<PortErrorsOpts>(
         return {ExitCode::WARN, fmt::format("Error reading PM file: {}: cannot be read or is larger than {} MiB",
                                             o.pm_file, kMaxHostFileBytes >> 20)};
       auto discover = read_file(host_path(o.roots, o.discover_file));
-      if (!discover && r.log) r.log->warn("Discover file {} not readable, switch names will be hex IDs",
-                                             o.discover_file);
+      if (!discover && r.log)
+        r.log->warn("Discover file {} not readable, switch names will be hex IDs", o.discover_file);
       auto v = evaluate_ibdiagnet_pm(*pm, discover.value_or(""), o.error_threshold);
       return {v.code, v.msg};
     });
@@ -200,8 +200,8 @@ const bool kUfm = register_simple_check<UfmOpts>(
       if (std::filesystem::exists(path, ec)) {
         auto text = read_file(path);
         if (!text)
-          return {ExitCode::WARN, fmt::format("{}: cannot be read or is larger than {} MiB", o.file,
-                                              kMaxHostFileBytes >> 20)};
+          return {ExitCode::WARN,
+                  fmt::format("{}: cannot be read or is larger than {} MiB", o.file, kMaxHostFileBytes >> 20)};
         content = std::move(*text);
       }
       auto v = evaluate_ufm_unhealthy_ports(content);

@@ -20,10 +20,13 @@ struct SelOpts {
 
 // Asserted SEL events that make the node unusable.
 const std::vector<std::regex>& fatal_sel_events() {
-  static const std::vector<std::regex> v = {
-      std::regex("Power Supply.*AC lost"), std::regex("NVIDIA_MCA_Error"), std::regex("Uncorrectable error"),
-      std::regex("Critical Interrupt.*Bus Fatal Error"), std::regex("Critical Interrupt.*PCI SERR"),
-      std::regex("Processor.*Throttled"), std::regex("System Firmwares.*BIOS corruption detected")};
+  static const std::vector<std::regex> v = {std::regex("Power Supply.*AC lost"),
+                                            std::regex("NVIDIA_MCA_Error"),
+                                            std::regex("Uncorrectable error"),
+                                            std::regex("Critical Interrupt.*Bus Fatal Error"),
+                                            std::regex("Critical Interrupt.*PCI SERR"),
+                                            std::regex("Processor.*Throttled"),
+                                            std::regex("System Firmwares.*BIOS corruption detected")};
   return v;
 }
 

@@ -14,8 +14,8 @@ class CheckNccl : public HealthCheck {
  public:
   explicit CheckNccl(OptionBinder& b) {
     auto* single = b.flag("--single", "single", single_, "Each host alone (the default mode).");
-    auto* pairwise = b.flag("--pairwise,--pairwise-exhaustive", "pairwise", pairwise_,
-                            "Every pair of hosts of --hostlist.");
+    auto* pairwise =
+        b.flag("--pairwise,--pairwise-exhaustive", "pairwise", pairwise_, "Every pair of hosts of --hostlist.");
     auto* quick = b.flag("--pairwise-quick", "pairwise_quick", pairwise_quick_,
                          "Pairs (h0,h1), (h2,h3), ... and (last, first) when the count is odd.");
     single->excludes(pairwise)->excludes(quick);
@@ -28,7 +28,8 @@ class CheckNccl : public HealthCheck {
     b.option("--hostlist", "hostlist", hostlist_,
              "Slurm hostlist of the hosts to test (default: this host; required for pairwise modes).");
     b.option("--mpi-opts", "mpi_opts", mpi_opts_, "Options for mpirun (split into words).")->capture_default_str();
-    b.option("-x,--export", "export", exports_, "Environment passed with mpirun -x; repeat for several (replaces "
+    b.option("-x,--export", "export", exports_,
+             "Environment passed with mpirun -x; repeat for several (replaces "
              "the defaults).")
         ->capture_default_str();
     b.option("--nccl-tdir", "nccl_tdir", tests_dir_, "The directory of the nccl-tests binaries (required).");
@@ -101,8 +102,8 @@ class CheckNccl : public HealthCheck {
           lines.push_back(fmt::format("{}: no \"Avg bus bandwidth\" in the nccl-tests output.", where));
         } else if (*bw < *critical_) {
           code = worse(code, ExitCode::CRITICAL);
-          lines.push_back(fmt::format("{}: Avg bus bandwidth {} GB/s is below the critical threshold {}.", where,
-                                      *bw, *critical_));
+          lines.push_back(
+              fmt::format("{}: Avg bus bandwidth {} GB/s is below the critical threshold {}.", where, *bw, *critical_));
         } else if (warn_ && *bw < *warn_) {
           code = worse(code, ExitCode::WARN);
           lines.push_back(

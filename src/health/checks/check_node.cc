@@ -44,7 +44,8 @@ const bool kModule = register_simple_check<ModuleOpts>(
     "on names only).",
     true, "check module", "disable_check_module",
     [](OptionBinder& b, ModuleOpts& o) {
-      b.option("-m,--module", "module", o.modules, "A module name (substring), repeatable.")->required()
+      b.option("-m,--module", "module", o.modules, "A module name (substring), repeatable.")
+          ->required()
           ->allow_extra_args(false);
       b.option("--mod_count,--mod-count", "mod_count", o.counts,
                "Minimum count per -m, in the same order, repeatable (default 1 for a single -m).")

@@ -32,9 +32,7 @@ namespace {
 
 // One NVML call that failed: it raises the sub-check to the mapped level and is named in the message. A hang is
 // CRITICAL: a GPU that stops answering is as broken as a lost one.
-ExitCode exit_code_of(const NvmlCallFailed& e) {
-  return e.rc ? exit_code_of_nvml_error(*e.rc) : ExitCode::CRITICAL;
-}
+ExitCode exit_code_of(const NvmlCallFailed& e) { return e.rc ? exit_code_of_nvml_error(*e.rc) : ExitCode::CRITICAL; }
 
 using Nvml = TimedCaller;
 
@@ -95,13 +93,13 @@ class CheckNvidiaSmi : public HealthCheck {
     b.option("--running_procs_retry_count", "running_procs_retry_count", retry_count_,
              "Attempts of running_procs_and_kill.")
         ->capture_default_str();
-    b.option("--running_procs_interval", "running_procs_interval", retry_interval_s_,
-             "Seconds between those attempts.")
+    b.option("--running_procs_interval", "running_procs_interval", retry_interval_s_, "Seconds between those attempts.")
         ->capture_default_str();
     b.option("--running_procs_force_kill", "running_procs_force_kill", force_kill_,
              "True: SIGKILL the processes still on the GPUs after the last attempt.")
         ->capture_default_str();
-    b.option("--nvml-library", "nvml_library", nvml_library_, "libnvidia-ml.so.1 to load (default: "
+    b.option("--nvml-library", "nvml_library", nvml_library_,
+             "libnvidia-ml.so.1 to load (default: "
              "$GCM_NVML_LIBRARY, else the loader's search).");
     b.option("--nvml-timeout", "nvml_timeout", nvml_timeout_s_, "Seconds one NVML call may take (then CRITICAL).")
         ->capture_default_str()
@@ -119,9 +117,9 @@ class CheckNvidiaSmi : public HealthCheck {
         lib = NvmlLibrary::open_shared(nvml_library_path(nvml_library_), timeout);
       } catch (const NvmlUnavailable& e) {
         // A driver wedged in nvmlInit is as broken as a GPU hanging later: CRITICAL, not the TIMEOUT code's WARNING.
-        return CheckOutcome{e.nvml_return == nvml::ERROR_TIMEOUT ? ExitCode::CRITICAL
-                                                                 : exit_code_of_nvml_error(e.nvml_return),
-                            e.what()};
+        return CheckOutcome{
+            e.nvml_return == nvml::ERROR_TIMEOUT ? ExitCode::CRITICAL : exit_code_of_nvml_error(e.nvml_return),
+            e.what()};
       }
       Nvml nv(lib, timeout, "gcm-hc-nvml");
       remember_gpu_node_id(nv, r);
@@ -169,7 +167,8 @@ class CheckNvidiaSmi : public HealthCheck {
       for (unsigned g : all_gpus(nv)) {
         auto buf = nv.get<std::array<char, nvml::kUuidBuffer>>(
             "nvmlDeviceGetUUID", g, [](const nvml::Api& a, nvml::Device h, std::array<char, nvml::kUuidBuffer>* b) {
-              return a.DeviceGetUUID ? a.DeviceGetUUID(h, b->data(), nvml::kUuidBuffer) : nvml::ERROR_FUNCTION_NOT_FOUND;
+              return a.DeviceGetUUID ? a.DeviceGetUUID(h, b->data(), nvml::kUuidBuffer)
+                                     : nvml::ERROR_FUNCTION_NOT_FOUND;
             });
         uuids.emplace_back(buf.data());
       }
@@ -267,9 +266,9 @@ class CheckNvidiaSmi : public HealthCheck {
     } while (std::chrono::steady_clock::now() < deadline);
     if (remaining.empty() && failed.empty())
       return {ExitCode::OK, fmt::format("{} check: pids are successfully killed: {}", label, fmt::join(killed, ", "))};
-    return {ExitCode::CRITICAL, fmt::format("{} check: killed {}; could not kill {}; still running {}", label,
-                                            fmt::join(killed, ", "), fmt::join(failed, ", "),
-                                            fmt::join(remaining, ", "))};
+    return {ExitCode::CRITICAL,
+            fmt::format("{} check: killed {}; could not kill {}; still running {}", label, fmt::join(killed, ", "),
+                        fmt::join(failed, ", "), fmt::join(remaining, ", "))};
   }
 
   // Runs one per-GPU rule over `gpus`; rule returns a failure message or "".
@@ -303,19 +302,19 @@ class CheckNvidiaSmi : public HealthCheck {
     for (unsigned g : gpus) {
       try {
         auto clock = [&](unsigned type) {
-          return nv.get<unsigned>("nvmlDeviceGetApplicationsClock", g, [type](const nvml::Api& a, nvml::Device h,
-                                                                             unsigned* v) {
-            return a.DeviceGetApplicationsClock(h, type, v);
-          });
+          return nv.get<unsigned>("nvmlDeviceGetApplicationsClock", g,
+                                  [type](const nvml::Api& a, nvml::Device h, unsigned* v) {
+                                    return a.DeviceGetApplicationsClock(h, type, v);
+                                  });
         };
         unsigned gr = clock(nvml::CLOCK_GRAPHICS), mem = clock(nvml::CLOCK_MEM);
         ClockPolicyResult res = evaluate_clock_policy(gr, mem, policy_);
         code = worse(code, res.severity);
-        add(fmt::format("clock_policy check: GPU {}, severity={}, expected=(graphics:{}, memory:{}), "
-                        "observed=(graphics:{}, memory:{}), delta_mhz=(graphics:{}, memory:{})",
-                        g, res.severity == ExitCode::WARN ? "WARN" : status_word(res.severity),
-                        policy_.expected_graphics_mhz, policy_.expected_memory_mhz, gr, mem, res.graphics_delta_mhz,
-                        res.memory_delta_mhz));
+        add(fmt::format(
+            "clock_policy check: GPU {}, severity={}, expected=(graphics:{}, memory:{}), "
+            "observed=(graphics:{}, memory:{}), delta_mhz=(graphics:{}, memory:{})",
+            g, res.severity == ExitCode::WARN ? "WARN" : status_word(res.severity), policy_.expected_graphics_mhz,
+            policy_.expected_memory_mhz, gr, mem, res.graphics_delta_mhz, res.memory_delta_mhz));
       } catch (const NvmlCallFailed& e) {
         code = worse(code, exit_code_of(e));
         add(fmt::format("clock_policy check: {}", e.what()));
@@ -330,9 +329,10 @@ class CheckNvidiaSmi : public HealthCheck {
     if (selected("gpu_temperature") && !temp_threshold_)
       throw CheckUsageError("gpu_temperature_threshold is required for gpu_temperature check");
     if (selected("clock_policy") && policy_.critical_delta_mhz < policy_.warn_delta_mhz)
-      throw CheckUsageError(fmt::format("Invalid value for '--critical-delta-mhz': {}: critical-delta-mhz must be "
-                                        "greater than or equal to warn-delta-mhz ({})",
-                                        policy_.critical_delta_mhz, policy_.warn_delta_mhz));
+      throw CheckUsageError(
+          fmt::format("Invalid value for '--critical-delta-mhz': {}: critical-delta-mhz must be "
+                      "greater than or equal to warn-delta-mhz ({})",
+                      policy_.critical_delta_mhz, policy_.warn_delta_mhz));
   }
 
   bool selected(const char* option) const { return std::find(checks_.begin(), checks_.end(), option) != checks_.end(); }
@@ -353,7 +353,8 @@ class CheckNvidiaSmi : public HealthCheck {
     if (static_cast<int64_t>(n) == gpu_num_) return {ExitCode::OK, ""};
     // The reference's exact text: alerting rules match on it.
     return {ExitCode::CRITICAL, fmt::format("gpu_num check: exit_code: ExitCode.CRITICAL, Number of GPUs "
-                                            "present, {}, is different than expected, {}", n, gpu_num_)};
+                                            "present, {}, is different than expected, {}",
+                                            n, gpu_num_)};
   }
 
   CheckOutcome clock_freq(Nvml& nv, const CheckRun&) {
@@ -393,9 +394,8 @@ class CheckNvidiaSmi : public HealthCheck {
     std::vector<unsigned> gpus = selected_gpus(nv, r);
     if (gpus.empty()) return {ExitCode::OK, "No GPU devices were found."};
     return per_gpu("gpu_mem_usage", gpus, [&](unsigned g) -> std::string {
-      auto m = nv.get<nvml::Memory>("nvmlDeviceGetMemoryInfo", g, [](const A& a, D h, nvml::Memory* v) {
-        return a.DeviceGetMemoryInfo(h, v);
-      });
+      auto m = nv.get<nvml::Memory>("nvmlDeviceGetMemoryInfo", g,
+                                    [](const A& a, D h, nvml::Memory* v) { return a.DeviceGetMemoryInfo(h, v); });
       double mib = static_cast<double>(m.used) / (1024.0 * 1024.0);
       if (mib > static_cast<double>(mem_threshold_))
         return fmt::format("{:.0f} MiB of memory in use, above the threshold {} MiB", mib, mem_threshold_);
@@ -444,9 +444,8 @@ class CheckNvidiaSmi : public HealthCheck {
 
   CheckOutcome persistence_mode(Nvml& nv, const CheckRun&) {
     return per_gpu("persistence_mode", all_gpus(nv), [&](unsigned g) -> std::string {
-      auto m = nv.get<unsigned>("nvmlDeviceGetPersistenceMode", g, [](const A& a, D h, unsigned* v) {
-        return a.DeviceGetPersistenceMode(h, v);
-      });
+      auto m = nv.get<unsigned>("nvmlDeviceGetPersistenceMode", g,
+                                [](const A& a, D h, unsigned* v) { return a.DeviceGetPersistenceMode(h, v); });
       return m == 1 ? "" : "persistence mode is disabled";
     });
   }
@@ -476,7 +475,8 @@ class CheckNvidiaSmi : public HealthCheck {
   CheckOutcome row_remap(Nvml& nv, const CheckRun&) {
     return per_gpu("row_remap", all_gpus(nv), [&](unsigned g) -> std::string {
       RemappedRows x = remapped_rows(nv, g);
-      if (x.pending > 0 || x.failure > 0) return fmt::format("row remapping pending {}, failed {}", x.pending, x.failure);
+      if (x.pending > 0 || x.failure > 0)
+        return fmt::format("row remapping pending {}, failed {}", x.pending, x.failure);
       return "";
     });
   }
@@ -534,8 +534,8 @@ const std::vector<CheckNvidiaSmi::SubCheck>& CheckNvidiaSmi::sub_checks() {
        "volatile corrected ECC errors at most --ecc_corrected_volatile_threshold", &C::ecc_corrected},
       {"vbios_mismatch", "nvidia smi bios version mismatch", "disable_nvidia_smi_vbios_mismatch",
        "every GPU has the VBIOS --gpu_vbios (default: the first GPU's)", &C::vbios_mismatch},
-      {"row_remap", "nvidia smi row_remap", "disable_nvidia_smi_row_remap",
-       "no row remapping pending or failed", &C::row_remap},
+      {"row_remap", "nvidia smi row_remap", "disable_nvidia_smi_row_remap", "no row remapping pending or failed",
+       &C::row_remap},
       {"row_remap_pending", "nvidia smi row_remap_pending", "disable_nvidia_smi_row_remap_pending",
        "no row remapping pending", &C::row_remap_pending},
       {"row_remap_failed", "nvidia smi row_remap_failed", "disable_nvidia_smi_row_remap_failed",

@@ -45,8 +45,8 @@ const bool kPci = register_simple_check<PciOpts>(
           if (p.topology_critical) break;
           continue;
         }
-        bool speed_ok = p.link_speed.empty() ||
-                        std::find(p.link_speed.begin(), p.link_speed.end(), *speed) != p.link_speed.end();
+        bool speed_ok =
+            p.link_speed.empty() || std::find(p.link_speed.begin(), p.link_speed.end(), *speed) != p.link_speed.end();
         auto w = parse_int(*width);
         bool width_ok = !p.link_width || (w && *w == *p.link_width);
         if (speed_ok && width_ok) {
@@ -55,12 +55,11 @@ const bool kPci = register_simple_check<PciOpts>(
         }
         ++degraded;
         lines.push_back(fmt::format("{} has degraded PCIe link (current: 'x{} @ {}', expected: 'x{} @ {}').", name,
-                                    host_value(*width), host_value(*speed), p.link_width ? std::to_string(*p.link_width) : "?",
-                                    fmt::join(p.link_speed, "|")));
+                                    host_value(*width), host_value(*speed),
+                                    p.link_width ? std::to_string(*p.link_width) : "?", fmt::join(p.link_speed, "|")));
       }
       size_t unknown = total - pass - missing - degraded;  // not looked at after a topology-critical device
-      if (pass == total)
-        return {ExitCode::OK, fmt::format("PCIe Devices Good | 'pass'={};;;;{}", pass, total)};
+      if (pass == total) return {ExitCode::OK, fmt::format("PCIe Devices Good | 'pass'={};;;;{}", pass, total)};
       return {ExitCode::CRITICAL,
               fmt::format("PCIe Issues Detected | 'pass'={0};;;;{4} 'missing'={1};;;;{4} 'degraded'={2};;;;{4} "
                           "'unknown'={3};;;;{4}\n{5}",

@@ -36,8 +36,8 @@ const bool kZombie = register_simple_check<ZombieOpts>(
       for (const auto& p : read_process_table(o.roots.procfs, false))
         if (p.state == 'Z' && p.elapsed_s > static_cast<double>(o.elapsed)) pids.push_back(p.pid);
       if (!pids.empty())
-        return {ExitCode::WARN, fmt::format("Found zombie processes. Node needs a reboot. pids: [{}]",
-                                            fmt::join(pids, ", "))};
+        return {ExitCode::WARN,
+                fmt::format("Found zombie processes. Node needs a reboot. pids: [{}]", fmt::join(pids, ", "))};
       return {ExitCode::OK, "No zombie processes were found."};
     });
 
@@ -80,8 +80,8 @@ const bool kDstate = register_simple_check<DstateOpts>(
       std::vector<std::pair<int, long long>> candidates;
       for (const auto& p : read_process_table(o.roots.procfs, false)) {
         if (p.state != 'D' || p.elapsed_s <= static_cast<double>(o.elapsed)) continue;
-        if (!res.empty() && std::none_of(res.begin(), res.end(),
-                                         [&](const std::regex& re) { return std::regex_search(p.comm, re); }))
+        if (!res.empty() &&
+            std::none_of(res.begin(), res.end(), [&](const std::regex& re) { return std::regex_search(p.comm, re); }))
           continue;
         auto cs = context_switches(o.roots.procfs, p.pid);
         candidates.emplace_back(p.pid, cs ? *cs : -1);

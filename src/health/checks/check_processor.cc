@@ -73,8 +73,8 @@ struct GovOpts {
 
 const bool kGov = register_simple_check<GovOpts>(
     {"check-processor", "cpufreq-governor"},
-    "CRITICAL when the CPUs' scaling governors differ from each other or from --governor.", true,
-    "frequency governor", "disable_freq_governor",
+    "CRITICAL when the CPUs' scaling governors differ from each other or from --governor.", true, "frequency governor",
+    "disable_freq_governor",
     [](OptionBinder& b, GovOpts& o) {
       b.option("--governor", "governor", o.governor, "Expected governor.")->capture_default_str();
       b.option("--sys_freq_file,--sys-freq-file", "sys_freq_file", o.file, "Glob of the governor files.")
@@ -99,8 +99,7 @@ const bool kGov = register_simple_check<GovOpts>(
         return {ExitCode::CRITICAL,
                 fmt::format("different governors detected among the cpus: {}", fmt::join(seen, ", "))};
       if (*seen.begin() != o.governor)
-        return {ExitCode::CRITICAL,
-                fmt::format("governor is {}, expected {}.", *seen.begin(), o.governor)};
+        return {ExitCode::CRITICAL, fmt::format("governor is {}, expected {}.", *seen.begin(), o.governor)};
       return {ExitCode::OK, fmt::format("governor is {} on {} cpus.", o.governor, files.size())};
     });
 
@@ -112,9 +111,9 @@ struct MemOpts {
 // The reference's per-host-prefix defaults (DIMMs, total GB).
 std::optional<std::pair<long long, long long>> default_mem_for(const std::string& host) {
   static const std::vector<std::tuple<std::string, long long, long long>> table = {
-      {"rscadmin", 16, 1024}, {"rsclearn", 32, 2048}, {"rsccache", 8, 512},   {"rsccpu", 16, 1024},
-      {"avaadmin", 16, 1024}, {"avacache", 8, 512},   {"avalearn", 32, 2048}, {"avaworker", 16, 1024},
-      {"avacpu", 16, 1024}};
+      {"rscadmin", 16, 1024}, {"rsclearn", 32, 2048},  {"rsccache", 8, 512},
+      {"rsccpu", 16, 1024},   {"avaadmin", 16, 1024},  {"avacache", 8, 512},
+      {"avalearn", 32, 2048}, {"avaworker", 16, 1024}, {"avacpu", 16, 1024}};
   for (const auto& [prefix, d, t] : table)
     if (host.rfind(prefix, 0) == 0) return std::make_pair(d, t);
   return std::nullopt;
@@ -141,7 +140,8 @@ const bool kMem = register_simple_check<MemOpts>(
         auto d = default_mem_for(node_hostname());
         if (!d)
           return {ExitCode::WARN, fmt::format("no default DIMM count and size for host {}; give --dimms and "
-                                              "--total-size", node_hostname())};
+                                              "--total-size",
+                                              node_hostname())};
         std::tie(want_d, want_t) = *d;
       }
       auto t = run_tool(maybe_sudo({"dmidecode", "--type", "17"}, o.sudo), r.timeout_s);
@@ -165,8 +165,7 @@ const bool kMem = register_simple_check<MemOpts>(
         }
       }
       if (dimms == want_d && total == want_t)
-        return {ExitCode::OK,
-                fmt::format("Memory size as expected. DIMMs: {} and Total size: {} GB", dimms, total)};
+        return {ExitCode::OK, fmt::format("Memory size as expected. DIMMs: {} and Total size: {} GB", dimms, total)};
       return {ExitCode::CRITICAL,
               fmt::format("Memory size not as expected. Expected DIMMs/Total size GB: {}/{} and found {}/{}.", want_d,
                           want_t, dimms, total)};
@@ -222,8 +221,8 @@ struct ClockOpts {
 };
 
 const bool kClock = register_simple_check<ClockOpts>(
-    {"check-processor", "check-clocksource"}, "CRITICAL when the current clock source is not --expected-source.",
-    true, "check clocksource", "disable_check_clocksource",
+    {"check-processor", "check-clocksource"}, "CRITICAL when the current clock source is not --expected-source.", true,
+    "check clocksource", "disable_check_clocksource",
     [](OptionBinder& b, ClockOpts& o) {
       b.option("--expected-source", "expected_source", o.expected, "e.g. tsc.")->required();
       b.option("--sys-clocksource-file", "sys_clocksource_file", o.file, "The current clock source file.")

@@ -45,11 +45,11 @@ const bool kSensors = register_simple_check<SensorOpts>(
           ->capture_default_str();
     },
     [](CheckRun& r, const SensorOpts& o) -> CheckOutcome {
-      auto t = run_tool(maybe_sudo({"ipmi-sensors", "--comma-separated-output", "--no-header-output",
-                                    "--quiet-cache", "--sdr-cache-recreate", "--sdr-cache-file", o.sdr_cache,
-                                    "--sensor-types", "Fan,Power_Supply"},
-                                   o.sudo),
-                        r.timeout_s);
+      auto t = run_tool(
+          maybe_sudo({"ipmi-sensors", "--comma-separated-output", "--no-header-output", "--quiet-cache",
+                      "--sdr-cache-recreate", "--sdr-cache-file", o.sdr_cache, "--sensor-types", "Fan,Power_Supply"},
+                     o.sudo),
+          r.timeout_s);
       if (!t.ok()) return {ExitCode::WARN, "ipmi-sensors command FAILED to execute. " + t.failure()};
       Findings v;
       std::vector<std::string> errors;
@@ -90,8 +90,8 @@ const bool kSensors = register_simple_check<SensorOpts>(
           continue;
         }
         std::string reading = f[3] == "N/A" ? "" : f[3] + (f[4] == "N/A" ? "" : f[4]);
-        errors.push_back(fmt::format("Error in {}: {} {} (Expected '{}')", name, reading, fmt::join(others, " "),
-                                     expected));
+        errors.push_back(
+            fmt::format("Error in {}: {} {} (Expected '{}')", name, reading, fmt::join(others, " "), expected));
         v.add(level, "");
       }
       if (errors.empty()) return {ExitCode::OK, "No ipmi-sensor errors."};

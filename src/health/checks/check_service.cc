@@ -23,7 +23,8 @@ const bool kService = register_simple_check<ServiceOpts>(
     {"check-service", "service-status"}, "CRITICAL when `systemctl is-active SERVICE` fails for a -s SERVICE.", true,
     "service status", "disable_service_status",
     [](OptionBinder& b, ServiceOpts& o) {
-      b.option("-s,--service", "service", o.services, "A systemd unit that must be active, repeatable.")->required()
+      b.option("-s,--service", "service", o.services, "A systemd unit that must be active, repeatable.")
+          ->required()
           ->allow_extra_args(false);
     },
     [](CheckRun& r, const ServiceOpts& o) -> CheckOutcome {
@@ -34,9 +35,9 @@ const bool kService = register_simple_check<ServiceOpts>(
         if (t.ok())
           v.add(ExitCode::OK, fmt::format("Service {}: running. Status: {}", s, status));
         else
-          v.add(ExitCode::CRITICAL, fmt::format("Service {}: not running. error_code: {}, status: {}{}", s, t.rc,
-                                                status.empty() ? "-" : status,
-                                                t.missing || t.timed_out ? " (" + t.failure() + ")" : ""));
+          v.add(ExitCode::CRITICAL,
+                fmt::format("Service {}: not running. error_code: {}, status: {}{}", s, t.rc,
+                            status.empty() ? "-" : status, t.missing || t.timed_out ? " (" + t.failure() + ")" : ""));
       }
       return v.outcome();
     });
@@ -76,8 +77,8 @@ struct CtldOpts {
 
 const bool kCtld = register_simple_check<CtldOpts>(
     {"check-service", "slurmctld-count"},
-    "CRITICAL when `scontrol ping` reports fewer slurmctld daemons UP than --slurmctld-count.", true,
-    "slurmctld count", "disable_slrmctld_count",
+    "CRITICAL when `scontrol ping` reports fewer slurmctld daemons UP than --slurmctld-count.", true, "slurmctld count",
+    "disable_slrmctld_count",
     [](OptionBinder& b, CtldOpts& o) {
       b.option("--slurmctld-count", "slurmctld_count", o.count, "How many slurmctld must answer.")->required();
     },
@@ -169,8 +170,8 @@ const bool kAvail = register_simple_check<AvailOpts>(
       double pct = static_cast<double>(bad) * 100.0 / static_cast<double>(total);
       std::vector<std::string> parts;
       for (const auto& [s, n] : states) parts.push_back(fmt::format("{} {}", n, s));
-      std::string msg = fmt::format("{:.1f}% of nodes are down or drained ({}/{}): {}", pct, bad, total,
-                                    fmt::join(parts, ", "));
+      std::string msg =
+          fmt::format("{:.1f}% of nodes are down or drained ({}/{}): {}", pct, bad, total, fmt::join(parts, ", "));
       if (pct > o.critical) return {ExitCode::CRITICAL, msg};
       if (pct > o.warning) return {ExitCode::WARN, msg};
       return {ExitCode::OK, msg};
@@ -185,7 +186,8 @@ const bool kSsh = register_simple_check<SshOpts>(
     "CRITICAL when `ssh -o BatchMode=yes HOST exit` fails for a --host (never waits for a password).", true,
     "check ssh", "disable_check_ssh",
     [](OptionBinder& b, SshOpts& o) {
-      b.option("--hostaddress,--host", "hostaddress", o.hosts, "A host to reach, repeatable.")->required()
+      b.option("--hostaddress,--host", "hostaddress", o.hosts, "A host to reach, repeatable.")
+          ->required()
           ->allow_extra_args(false);
     },
     [](CheckRun& r, const SshOpts& o) -> CheckOutcome {

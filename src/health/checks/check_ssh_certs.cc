@@ -51,9 +51,8 @@ const bool kCerts = register_simple_check<CertOpts>(
       for (const auto& k : registered)
         if (!served.count(k)) missing.push_back(k);
       if (!missing.empty())
-        return {ExitCode::CRITICAL,
-                fmt::format("{}/{} certs registered in IPA but not found in {} ssh. Missing: {}", missing.size(),
-                            registered.size(), o.host, fmt::join(missing, ", "))};
+        return {ExitCode::CRITICAL, fmt::format("{}/{} certs registered in IPA but not found in {} ssh. Missing: {}",
+                                                missing.size(), registered.size(), o.host, fmt::join(missing, ", "))};
       return {ExitCode::OK, fmt::format("{} certs registered in IPA and found in {} ssh.", registered.size(), o.host)};
     });
 

@@ -57,7 +57,8 @@ const bool kUsage = register_simple_check<UsageOpts>(
     "Block (and with --inode-check inode) usage of each volume against the thresholds (percent used, as df).", true,
     "disk usage", "disable_disk_usage",
     [](OptionBinder& b, UsageOpts& o) {
-      b.option("-v,--volume", "volume", o.volumes, "A mounted volume, repeatable.")->required()
+      b.option("-v,--volume", "volume", o.volumes, "A mounted volume, repeatable.")
+          ->required()
           ->allow_extra_args(false);
       b.option("--usage-critical-threshold", "usage_critical_threshold", o.critical, "CRITICAL above this percent.")
           ->capture_default_str();
@@ -138,9 +139,8 @@ const bool kSize = register_simple_check<SizeOpts>(
                 : o.op == "="  ? actual == o.value
                 : o.op == "<=" ? actual <= o.value
                                : actual >= o.value;
-      return {ok ? ExitCode::OK : ExitCode::CRITICAL,
-              fmt::format("Disk size, {}{} {} {}{}{}", actual, o.unit, o.op, o.value, o.unit,
-                          ok ? "" : " is not true.")};
+      return {ok ? ExitCode::OK : ExitCode::CRITICAL, fmt::format("Disk size, {}{} {} {}{}{}", actual, o.unit, o.op,
+                                                                  o.value, o.unit, ok ? "" : " is not true.")};
     });
 
 // Mount points of the mount table (<procfs>/self/mountinfo, else <procfs>/mounts).
@@ -165,11 +165,11 @@ struct MountedOpts {
 };
 
 const bool kMounted = register_simple_check<MountedOpts>(
-    {"check-storage", "mounted-directory"},
-    "CRITICAL when a directory is not a mount point of the mount table.", true, "mounted directory",
-    "disable_mounted_dir",
+    {"check-storage", "mounted-directory"}, "CRITICAL when a directory is not a mount point of the mount table.", true,
+    "mounted directory", "disable_mounted_dir",
     [](OptionBinder& b, MountedOpts& o) {
-      b.option("-d,--directory", "directory", o.dirs, "A directory that must be mounted, repeatable.")->required()
+      b.option("-d,--directory", "directory", o.dirs, "A directory that must be mounted, repeatable.")
+          ->required()
           ->allow_extra_args(false);
       add_procfs_option(b, o.roots);
     },
@@ -192,12 +192,10 @@ struct FileOpts {
 };
 
 const bool kFile = register_simple_check<FileOpts>(
-    {"check-storage", "file-exists"},
-    "CRITICAL when a file is missing (or, with --should-not-exist, present).", false, "file exists check",
-    "disable_file_exists",
+    {"check-storage", "file-exists"}, "CRITICAL when a file is missing (or, with --should-not-exist, present).", false,
+    "file exists check", "disable_file_exists",
     [](OptionBinder& b, FileOpts& o) {
-      b.option("-f,--file", "file", o.files, "A regular file, repeatable.")->required()
-          ->allow_extra_args(false);
+      b.option("-f,--file", "file", o.files, "A regular file, repeatable.")->required()->allow_extra_args(false);
       b.flag("--should-not-exist", "should_not_exist", o.should_not_exist, "The files must be absent instead.");
       add_rootfs_option(b, o.roots);
     },
@@ -222,8 +220,7 @@ const bool kDir = register_simple_check<DirOpts>(
     {"check-storage", "directory-exists"}, "CRITICAL when a directory is missing.", false, "directory exists check",
     "disable_dir_exists",
     [](OptionBinder& b, DirOpts& o) {
-      b.option("-d,--directory", "directory", o.dirs, "A directory, repeatable.")->required()
-          ->allow_extra_args(false);
+      b.option("-d,--directory", "directory", o.dirs, "A directory, repeatable.")->required()->allow_extra_args(false);
       add_rootfs_option(b, o.roots);
     },
     [](CheckRun&, const DirOpts& o) -> CheckOutcome {

@@ -97,8 +97,7 @@ class CheckXid : public HealthCheck {
       if (!facts.empty()) msg += fmt::format(" ({})", fmt::join(facts, "; "));
       msg += ". ";
     }
-    if (!ignored.empty())
-      msg += fmt::format("Ignored by configuration: XID {}. ", fmt::join(ignored, ", "));
+    if (!ignored.empty()) msg += fmt::format("Ignored by configuration: XID {}. ", fmt::join(ignored, ", "));
     if (code == ExitCode::OK && ignored.empty()) msg = "No XID error was found.";
     return {code, msg + skipped_note(scan.long_lines, "the kernel log", KernelLogLimits{}.max_line)};
   }
@@ -161,7 +160,8 @@ struct FlapTally {
 class CheckLinkFlaps : public HealthCheck {
  public:
   explicit CheckLinkFlaps(OptionBinder& b) {
-    b.option("--syslog_file,--syslog-file", "syslog_file", syslog_file_, "The syslog file to search for "
+    b.option("--syslog_file,--syslog-file", "syslog_file", syslog_file_,
+             "The syslog file to search for "
              "\"Lost carrier\".")
         ->capture_default_str();
   }
@@ -173,15 +173,18 @@ class CheckLinkFlaps : public HealthCheck {
       LineReadLimits limits;
       limits.deadline = r.deadline();
       try {
-        counts = for_each_file_line(syslog_file_, [&](std::string_view line) {
-          size_t at = 0;
-          if (!contains_ci(line, "lost carrier", &at)) return;
-          // The reference's classification (health/link_flap_line.h): InfiniBand flaps are CRITICAL, Ethernet
-          // ones WARNING. Unlike it, every flap is reported, not the last kind.
-          auto kind = gcm_link_flap_kind(line);
-          if (!kind) return;
-          (*kind == LinkKind::InfiniBand ? ib : eth).add(std::string(link_interface_before(line, at)));
-        }, limits);
+        counts = for_each_file_line(
+            syslog_file_,
+            [&](std::string_view line) {
+              size_t at = 0;
+              if (!contains_ci(line, "lost carrier", &at)) return;
+              // The reference's classification (health/link_flap_line.h): InfiniBand flaps are CRITICAL, Ethernet
+              // ones WARNING. Unlike it, every flap is reported, not the last kind.
+              auto kind = gcm_link_flap_kind(line);
+              if (!kind) return;
+              (*kind == LinkKind::InfiniBand ? ib : eth).add(std::string(link_interface_before(line, at)));
+            },
+            limits);
       } catch (const FileReadError& e) {
         return {ExitCode::WARN, fmt::format("link flap check FAILED to read the syslog: {}.", e.what())};
       }
@@ -199,23 +202,22 @@ class CheckLinkFlaps : public HealthCheck {
 };
 
 const bool kRegistered = [] {
-  register_health_check({{"check-syslogs", "xid"},
-                         "GPU XIDs (and NVSwitch SXids) in the kernel log, each named once with its causes, "
-                         "NVIDIA's description and action.",
-                         true,
-                         [](OptionBinder& b) -> std::unique_ptr<HealthCheck> { return std::make_unique<CheckXid>(b); }});
-  register_health_check({{"check-syslogs", "link-flaps"},
-                         "\"Lost carrier\" lines in the syslog: InfiniBand flaps are CRITICAL, Ethernet WARNING.",
-                         true,
-                         [](OptionBinder& b) -> std::unique_ptr<HealthCheck> {
-                           return std::make_unique<CheckLinkFlaps>(b);
-                         }});
-  register_health_check({{"check-syslogs", "io-errors"},
-                         "NVMe I/O errors in the kernel log (\"I/O error, dev nvme...\").",
-                         true,
-                         [](OptionBinder& b) -> std::unique_ptr<HealthCheck> {
-                           return std::make_unique<CheckIoErrors>(b);
-                         }});
+  register_health_check(
+      {{"check-syslogs", "xid"},
+       "GPU XIDs (and NVSwitch SXids) in the kernel log, each named once with its causes, "
+       "NVIDIA's description and action.",
+       true,
+       [](OptionBinder& b) -> std::unique_ptr<HealthCheck> { return std::make_unique<CheckXid>(b); }});
+  register_health_check(
+      {{"check-syslogs", "link-flaps"},
+       "\"Lost carrier\" lines in the syslog: InfiniBand flaps are CRITICAL, Ethernet WARNING.",
+       true,
+       [](OptionBinder& b) -> std::unique_ptr<HealthCheck> { return std::make_unique<CheckLinkFlaps>(b); }});
+  register_health_check(
+      {{"check-syslogs", "io-errors"},
+       "NVMe I/O errors in the kernel log (\"I/O error, dev nvme...\").",
+       true,
+       [](OptionBinder& b) -> std::unique_ptr<HealthCheck> { return std::make_unique<CheckIoErrors>(b); }});
   return true;
 }();
 

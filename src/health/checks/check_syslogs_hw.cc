@@ -35,8 +35,12 @@ class CheckKernelSeverity : public HealthCheck {
 
   CheckKernelSeverity(OptionBinder& b, std::string name, std::string flag, Filter filter, Classifier classify,
                       std::string none, std::string what)
-      : name_(std::move(name)), flag_(std::move(flag)), filter_(filter), classify_(classify),
-        none_(std::move(none)), what_(std::move(what)) {
+      : name_(std::move(name)),
+        flag_(std::move(flag)),
+        filter_(filter),
+        classify_(classify),
+        none_(std::move(none)),
+        what_(std::move(what)) {
     source_.bind(b);
   }
 
@@ -86,9 +90,9 @@ const bool kRegistered = [] {
                          "lines; informational for temperature back to normal, CPU offline, disabling lock.",
                          true,
                          [](OptionBinder& b) -> std::unique_ptr<HealthCheck> {
-                           return std::make_unique<CheckKernelSeverity>(
-                               b, "mce errors", "disable_mce_errors", is_mce_report_line, classify_mce_line,
-                               "No MCE errors detected.", "MCE event(s)");
+                           return std::make_unique<CheckKernelSeverity>(b, "mce errors", "disable_mce_errors",
+                                                                        is_mce_report_line, classify_mce_line,
+                                                                        "No MCE errors detected.", "MCE event(s)");
                          }});
   register_health_check({{"check-syslogs", "pcie-aer"},
                          "PCIe Advanced Error Reporting lines of the kernel log (\"AER ... error\"), classified by "

@@ -8,7 +8,8 @@ namespace {
 class CheckTelemetry : public HealthCheck {
  public:
   explicit CheckTelemetry(OptionBinder& b) {
-    b.option("--exit_code,--exit-code", "exit_code", exit_code_, "The verdict to record: 0 OK, 1 WARNING, "
+    b.option("--exit_code,--exit-code", "exit_code", exit_code_,
+             "The verdict to record: 0 OK, 1 WARNING, "
              "2 CRITICAL, 3 UNKNOWN.")
         ->required()
         ->check(CLI::Range(0, 3));

@@ -40,7 +40,8 @@ class CudaMemtest : public HealthCheck {
       std::string exe = bin_.find('/') == std::string::npos ? find_executable(bin_) : bin_;
       if (exe.empty())
         return {ExitCode::WARN, fmt::format("CUDA memory test failed to execute: {} is not on PATH (build it with "
-                                            "nvcc, see tools/cuda_memtest, or give --memtest-bin).", bin_)};
+                                            "nvcc, see tools/cuda_memtest, or give --memtest-bin).",
+                                            bin_)};
       // Each test must see every GPU by its index: the job's CUDA_VISIBLE_DEVICES would renumber them. Removed from
       // the tools' environment only: this process' own may be read by other checks running on other threads.
       std::vector<CommandResult> results(gpus.size());

@@ -22,8 +22,8 @@ std::string ToolRun::failure() const {
     return err.find("could not find executable") != std::string::npos
                ? fmt::format("{}: not found on PATH (exit {})", tool, rc)
                : fmt::format("{}: could not be started (exit {}): {}", tool, rc, err);
-  if (timed_out) return fmt::format("{} timed out (exit {}): Error command timeout because of timeout setting.", tool,
-                                    rc);
+  if (timed_out)
+    return fmt::format("{} timed out (exit {}): Error command timeout because of timeout setting.", tool, rc);
   std::string last;
   for (const auto& l : split_lines(err))
     if (!trim(l).empty()) last = trim(l);

@@ -51,7 +51,7 @@ std::optional<std::string> read_trimmed(const std::string& path);
 std::string trim(std::string_view s);
 std::vector<std::string> split_lines(std::string_view s);  // without empty trailing line
 std::vector<std::string> split_ws(std::string_view s);
-std::optional<long long> parse_int(std::string_view s);    // whole string (after trimming) as an integer
+std::optional<long long> parse_int(std::string_view s);  // whole string (after trimming) as an integer
 
 // What a check found in its parts: the worst result (UNKNOWN ranks lowest) and their messages.
 struct Findings {
@@ -93,12 +93,12 @@ template <typename Opts>
 bool register_simple_check(std::vector<std::string> path, std::string help, bool has_timeout, std::string name,
                            std::string flag, std::function<void(OptionBinder&, Opts&)> options,
                            typename SimpleCheck<Opts>::Body body) {
-  return register_health_check({std::move(path), std::move(help), has_timeout,
-                                [=](OptionBinder& b) -> std::unique_ptr<HealthCheck> {
-                                  auto c = std::make_unique<SimpleCheck<Opts>>(name, flag, body);
-                                  options(b, c->opts);
-                                  return c;
-                                }});
+  return register_health_check(
+      {std::move(path), std::move(help), has_timeout, [=](OptionBinder& b) -> std::unique_ptr<HealthCheck> {
+         auto c = std::make_unique<SimpleCheck<Opts>>(name, flag, body);
+         options(b, c->opts);
+         return c;
+       }});
 }
 
 }  // namespace gcm::health

@@ -23,7 +23,8 @@ struct KernelLogSource {
 
   void bind(OptionBinder& b) {
     CLI::Option* kmsg_opt = add_host_root_option(
-        b, kKmsgRoot, kmsg, "The kernel log: /dev/kmsg, or a file with /dev/kmsg records, dmesg output or syslog lines.");
+        b, kKmsgRoot, kmsg,
+        "The kernel log: /dev/kmsg, or a file with /dev/kmsg records, dmesg output or syslog lines.");
     CLI::Option* procfs_opt = add_host_root_option(b, kProcfsRoot, procfs, "Root of /proc (uptime for --max-age).");
     // Every command's keys are path_kmsg and path_procfs; these checks' own dotted spellings came first (path.kmsg
     // was their only key), so config files may hold them.
@@ -45,7 +46,8 @@ struct KernelLogSource {
     KernelLogLimits limits;
     limits.deadline = r.deadline();
     return scan_kernel_log(
-        kmsg, [&](const KernelLogLine& l) {
+        kmsg,
+        [&](const KernelLogLine& l) {
           if (oldest && l.uptime_s && *l.uptime_s < *oldest) return;
           fn(l.message);
         },

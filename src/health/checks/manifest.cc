@@ -98,7 +98,8 @@ Manifest parse_manifest(std::string_view text, const std::string& source) {
       if (e.contains("link_speed")) p.link_speed = c.strings(e["link_speed"], k + ".link_speed");
       if (e.contains("link_width") && !e["link_width"].is_null())
         p.link_width = c.integer(e["link_width"], k + ".link_width");
-      if (e.contains("topology_critical")) p.topology_critical = c.boolean(e["topology_critical"], k + ".topology_critical");
+      if (e.contains("topology_critical"))
+        p.topology_critical = c.boolean(e["topology_critical"], k + ".topology_critical");
       m.pci.push_back(std::move(p));
     }
   }

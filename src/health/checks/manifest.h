@@ -51,7 +51,7 @@ struct DiskEntry {
 };
 
 struct Manifest {
-  std::vector<PciEntry> pci;              // in the file's order
+  std::vector<PciEntry> pci;                 // in the file's order
   std::optional<std::vector<EthEntry>> eth;  // absent: no "eth" key
   std::optional<IbSection> ib;
   std::vector<DiskEntry> disks;

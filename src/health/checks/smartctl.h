@@ -21,9 +21,9 @@ struct NvmeHealthLog {
 
 struct SmartInfo {
   std::string model_name, serial_number;
-  std::optional<long long> capacity;           // bytes: nvme_total_capacity, else user_capacity.bytes
-  std::optional<NvmeHealthLog> health_log;      // absent when smartctl could not read it
-  std::optional<bool> smart_passed;             // smart_status.passed
+  std::optional<long long> capacity;        // bytes: nvme_total_capacity, else user_capacity.bytes
+  std::optional<NvmeHealthLog> health_log;  // absent when smartctl could not read it
+  std::optional<bool> smart_passed;         // smart_status.passed
   long long read_kbytes() const { return health_log ? health_log->data_units_read * 512 : 0; }
   long long written_kbytes() const { return health_log ? health_log->data_units_written * 512 : 0; }
 };

@@ -48,10 +48,17 @@ bool raw_message(grpc::ByteBuffer& bb, std::string& bytes, const char*& encoding
   grpc_byte_buffer* c = grpc::internal::GrpcByteBufferPeer(&bb).c_buffer();
   if (!c || c->type != GRPC_BB_RAW) return false;
   switch (c->data.raw.compression) {
-    case GRPC_COMPRESS_NONE: encoding = ""; break;
-    case GRPC_COMPRESS_DEFLATE: encoding = "deflate"; break;
-    case GRPC_COMPRESS_GZIP: encoding = "gzip"; break;
-    default: return false;
+    case GRPC_COMPRESS_NONE:
+      encoding = "";
+      break;
+    case GRPC_COMPRESS_DEFLATE:
+      encoding = "deflate";
+      break;
+    case GRPC_COMPRESS_GZIP:
+      encoding = "gzip";
+      break;
+    default:
+      return false;
   }
   const grpc_slice_buffer& sb = c->data.raw.slice_buffer;
   bytes.clear();

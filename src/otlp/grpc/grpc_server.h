@@ -22,8 +22,7 @@ extern "C" {
 // Answers the call; a handler calls it exactly once before returning (a call left unanswered gets INTERNAL).
 // `code` is the gRPC status code; with 0 (OK) `body` is the response message, else `message` the status message.
 // The bytes are copied.
-typedef void (*gcm_otlp_grpc_respond_fn)(void* call, int code, const char* message, const char* body,
-                                         size_t body_len);
+typedef void (*gcm_otlp_grpc_respond_fn)(void* call, int code, const char* message, const char* body, size_t body_len);
 
 // One call: `method` ("/package.Service/Method"), the request message as received, its `encoding` ("" when not
 // compressed, else "gzip" or "deflate", the zlib format), the client's metadata as a NULL-terminated array of
@@ -53,13 +52,13 @@ typedef struct gcm_otlp_grpc_server gcm_otlp_grpc_server;
 // Binds and starts serving. Returns NULL when it cannot (the reason in `message`, NUL-terminated, truncated to
 // `message_cap`); else the server, with the bound port in `*port`. The port is not shared (no SO_REUSEPORT):
 // another process listening there is an error, as for any other listener.
-typedef gcm_otlp_grpc_server* (*gcm_otlp_grpc_server_start_fn)(const gcm_otlp_grpc_server_options* options,
-                                                               int* port, char* message, size_t message_cap);
+typedef gcm_otlp_grpc_server* (*gcm_otlp_grpc_server_start_fn)(const gcm_otlp_grpc_server_options* options, int* port,
+                                                               char* message, size_t message_cap);
 // Stops accepting calls, lets calls in progress finish for up to `deadline_ms` (then cancels them), waits for the
 // handlers running and frees the server.
 typedef void (*gcm_otlp_grpc_server_stop_fn)(gcm_otlp_grpc_server* server, long deadline_ms);
 
-gcm_otlp_grpc_server* gcm_otlp_grpc_server_start(const gcm_otlp_grpc_server_options* options, int* port,
-                                                 char* message, size_t message_cap);
+gcm_otlp_grpc_server* gcm_otlp_grpc_server_start(const gcm_otlp_grpc_server_options* options, int* port, char* message,
+                                                 size_t message_cap);
 void gcm_otlp_grpc_server_stop(gcm_otlp_grpc_server* server, long deadline_ms);
 }

@@ -15,10 +15,9 @@ extern "C" {
 // sent as metadata; `gzip` non-zero compresses the request. Returns the gRPC status code (0 = OK). The response
 // body is copied into `response` (at most `response_cap` bytes, the full length in `*response_len`), the status
 // message into `message` (NUL-terminated, truncated to `message_cap`).
-typedef int (*gcm_otlp_grpc_call_fn)(const char* target, int tls, const char* method, const char* body,
-                                     size_t body_len, long timeout_ms, const char* const* headers, int gzip,
-                                     char* response, size_t response_cap, size_t* response_len, char* message,
-                                     size_t message_cap);
+typedef int (*gcm_otlp_grpc_call_fn)(const char* target, int tls, const char* method, const char* body, size_t body_len,
+                                     long timeout_ms, const char* const* headers, int gzip, char* response,
+                                     size_t response_cap, size_t* response_len, char* message, size_t message_cap);
 
 // The TLS material of the channels to `target` made from now on: the CA to verify the server with (PEM; NULL or ""
 // for gRPC's default roots) and a client certificate and key for mutual TLS (PEM; NULL for none). Copied.
