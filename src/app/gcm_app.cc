@@ -26,6 +26,8 @@ std::string_view named_command(int argc, char** argv) {
       ++i;  // its value
       continue;
     }
+    // `gcm --help <command>` is the root's help (click's eager --help): every command must be in it.
+    if (a == "--help" || a == "-h") return {};
     if (!a.empty() && a[0] == '-') continue;
     return a;
   }
@@ -84,18 +86,9 @@ int gcm_main(int argc, char** argv) {
     std::cerr << "Error: unknown command '" << named << "'\nTry 'gcm --help' (or 'gcm <command> --help') for help.\n";
     return 2;
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "Error: " << e.what() << "\nTry 'gcm --help' (or 'gcm <command> --help') for help.\n";
-    return 2;
-  }
+  if (auto rc = parse_command_line(
+          app, [&] { app.parse(argc, argv); }, "Try 'gcm --help' (or 'gcm <command> --help') for help."))
+    return *rc;
 
   const Chosen* chosen = nullptr;
   for (const Chosen& c : built)

@@ -15,6 +15,22 @@ int usage_error(const std::string& message) {
   return 2;
 }
 
+std::optional<int> parse_command_line(CLI::App& app, const std::function<void()>& parse, const std::string& hint) {
+  try {
+    parse();
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "Error: " << e.what() << "\n" << hint << "\n";
+    return 2;
+  }
+  return std::nullopt;
+}
+
 int run_command(const Invocation& inv, const CommandStartup& s, const CommandBody& body) {
   std::vector<std::string> warnings = inv.warnings;
   try {

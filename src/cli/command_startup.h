@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,10 @@ struct CommandStartup {
 using CommandBody = std::function<int(const std::shared_ptr<spdlog::logger>& log)>;
 
 int run_command(const Invocation& inv, const CommandStartup& startup, const CommandBody& body);
+
+// Runs `parse` (CLI11's parse of `app`, from argv or from words): --help and --version print and give their exit
+// status, a parse error is printed with `hint` (the line that says where help is) and gives 2. nullopt: parsed.
+std::optional<int> parse_command_line(CLI::App& app, const std::function<void()>& parse, const std::string& hint);
 
 // "Error: <message>" on stderr; returns 2. For usage errors found before run_command (a command's own parse).
 int usage_error(const std::string& message);

@@ -131,7 +131,7 @@ const bool kRegistered = register_collector({
     "sacctmgr_qos",
     [](OptionBinder& b) -> std::unique_ptr<Collector> { return std::make_unique<SacctmgrQos>(b); },
 });
-const bool kSchemaRegistered = register_schema(&kSacctmgrQosPayload);
+const bool kSchemasRegistered = register_schema(&kSacctmgrQosPayload);
 
 }  // namespace
 }  // namespace gcm::sacctmgr

@@ -97,7 +97,7 @@ const bool kRegistered = register_collector({
     "sacctmgr_user",
     [](OptionBinder& b) -> std::unique_ptr<Collector> { return std::make_unique<SacctmgrUser>(b); },
 });
-const bool kSchemaRegistered = register_schema(&kSacctmgrUserPayload);
+const bool kSchemasRegistered = register_schema(&kSacctmgrUserPayload);
 
 }  // namespace
 }  // namespace gcm::sacctmgr

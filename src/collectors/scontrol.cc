@@ -116,7 +116,7 @@ class ScontrolCollector : public Collector {
   CliSlurmClient client_;
 };
 
-const bool registered = register_collector({
+const bool kRegistered = register_collector({
     "scontrol",
     "Slurm partitions (LOG): one Scontrol record per partition of `scontrol show partition -a -o` (limits, TRES, "
     "billing weights, priority, node list).",
@@ -124,7 +124,7 @@ const bool registered = register_collector({
     "scontrol",
     [](OptionBinder& b) { return std::make_unique<ScontrolCollector>(b); },
 });
-const bool schema_registered = register_schema(&kScontrol);
+const bool kSchemasRegistered = register_schema(&kScontrol);
 
 }  // namespace
 

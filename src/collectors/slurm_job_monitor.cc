@@ -313,7 +313,7 @@ class SlurmJobMonitor : public Collector {
   CliSlurmClient client_;
 };
 
-const bool registered = register_collector({
+const bool kRegistered = register_collector({
     "slurm_job_monitor",
     "Snapshots of Slurm's nodes and jobs (LOG): a NodeData record per row of `sinfo --all -N -o %all` (identifier "
     "NODE) and a JobData record per pending or running job of `squeue --all -O ...` (identifier JOB).",
@@ -321,7 +321,7 @@ const bool registered = register_collector({
     "slurm_job_monitor",
     [](OptionBinder& b) { return std::make_unique<SlurmJobMonitor>(b); },
 });
-const bool schemas_registered = register_schema(&kNodeData) && register_schema(&kJobData);
+const bool kSchemasRegistered = register_schema(&kNodeData) && register_schema(&kJobData);
 
 }  // namespace
 

@@ -277,14 +277,14 @@ class StorageCollector : public Collector {
   std::map<int64_t, Value> users_;
 };
 
-const bool registered = register_collector({
+const bool kRegistered = register_collector({
     "storage",
     "Filesystem capacity (statvfs) of the mounts matching a per-cluster pattern, and Pure storage usage files.",
     86400,
     "storage",
     [](OptionBinder& b) { return std::make_unique<StorageCollector>(b); },
 });
-const bool schemas_registered = register_schema(&kStatvfs) && register_schema(&kPureInfo);
+const bool kSchemasRegistered = register_schema(&kStatvfs) && register_schema(&kPureInfo);
 
 }  // namespace
 

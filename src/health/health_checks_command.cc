@@ -201,18 +201,10 @@ int health_checks_main(int argc, char** argv) {
     std::cout << app.help();
     return 0;
   }
-  try {
-    cli.parse(std::vector<std::string>(argv + 1, argv + argc));
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "Error: " << e.what() << "\nTry 'health_checks --help' (or '<group> <check> --help').\n";
-    return 2;
-  }
+  if (auto rc = parse_command_line(
+          app, [&] { cli.parse(std::vector<std::string>(argv + 1, argv + argc)); },
+          "Try 'health_checks --help' (or '<group> <check> --help')."))
+    return *rc;
   auto& config_path = cli.config_path;
   auto& features_path = cli.features_path;
   CheckCommand* cmd = cli.parsed_check();
@@ -288,7 +280,7 @@ int health_checks_main(int argc, char** argv) {
 
 namespace {
 
-const bool kHealthChecksRegistered =
+const bool kRegistered =
     register_app_command({"health_checks", "The health checks (same as the `health_checks` command).", nullptr,
                           [](std::vector<std::string> words, bool detach) {
                             std::vector<std::string> line = {"health_checks"};

@@ -164,7 +164,7 @@ int BackfillCommand::backfill(BackfillOptions& o, spdlog::logger& log) {
   return any_failed ? 1 : 0;
 }
 
-const bool registered = register_app_command({
+const bool kRegistered = register_app_command({
     "sacct_backfill",
     "Publish finished jobs of a past time range: runs `gcm fsacct` per chunk of the range and pipes each chunk "
     "into the publish command given after `--`; a state file makes a restart skip published chunks.",

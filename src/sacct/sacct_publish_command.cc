@@ -172,7 +172,7 @@ int PublishCommand::publish(const std::shared_ptr<spdlog::logger>& log) {
   return 0;
 }
 
-const bool registered = register_app_command({
+const bool kRegistered = register_app_command({
     "sacct_publish",
     "Turn sacct parsable output (`sacct -P ...`, from a file or stdin) into SacctPayload records, once.",
     [](CLI::App& sub) -> CommandRunner {

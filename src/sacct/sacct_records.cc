@@ -184,7 +184,7 @@ const Schema kSacctPayload = [] {
   return s;
 }();
 
-const bool registered = register_schema(&kSacct) && register_schema(&kSacctPayload);
+const bool kRegistered = register_schema(&kSacct) && register_schema(&kSacctPayload);
 
 }  // namespace
 

@@ -66,15 +66,10 @@ int suite_main(suite::Profile profile, std::vector<std::string> args) {
   app.add_flag("--validate", opts.validate_only,
                "Load the suite, resolve every check of this profile with its options, print the plan and exit (0 "
                "valid, 2 not); runs nothing.");
-  try {
-    std::vector<std::string> rev(args.rbegin(), args.rend());
-    app.parse(rev);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "Error: " << e.what() << "\nTry 'gcm " << name << " --help'.\n";
-    return suite::kExitUsage;
-  }
+  std::vector<std::string> rev(args.rbegin(), args.rend());  // CLI11 takes the words last first
+  if (auto rc = parse_command_line(
+          app, [&] { app.parse(rev); }, fmt::format("Try 'gcm {} --help'.", name)))
+    return *rc;
   if (drain && no_drain) {
     std::cerr << "Error: --drain and --no-drain exclude each other\n";
     return suite::kExitUsage;
@@ -105,7 +100,7 @@ bool register_suite_command(suite::Profile p) {
        }});
 }
 
-const bool kSuitesRegistered = register_suite_command(suite::Profile::Prolog) &&
+const bool kRegistered = register_suite_command(suite::Profile::Prolog) &&
                                register_suite_command(suite::Profile::Epilog) &&
                                register_suite_command(suite::Profile::HealthCheck);
 

@@ -58,6 +58,18 @@ TEST(Cli, GcmHealthChecksHelpIsTheHealthChecksHelp) {
   EXPECT_NE(sub.out.find("xid"), std::string::npos) << sub.out;
 }
 
+// `gcm --help <command>` is the root's help, as click's eager --help gives it: every command is listed, not only the
+// one named (only the named command's options are built, for start-up time).
+TEST(Cli, RootHelpBeforeACommandListsEveryCommand) {
+  auto full = run_gcm({"--help"});
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  auto r = run_gcm({"--help", "health_checks"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char* command : {"health_checks", "storage", "slurm_processor", "prolog", "schemas"})
+    EXPECT_NE(r.out.find(command), std::string::npos) << command << "\n" << r.out;
+  EXPECT_EQ(r.out, full.out);
+}
+
 // An unknown command is a usage error also with --help (CLI11 would print the root help and exit 0).
 TEST(Cli, UnknownCommandExits2AndNamesItEvenWithHelp) {
   // (This used `sprio`, GCM's own name of a then-missing command; gcm sprio exists now.)

@@ -9,7 +9,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroup = register_health_group("check-airstore", "Credential store checks.");
+const bool kGroupRegistered = register_health_group("check-airstore", "Credential store checks.");
 
 struct CredOpts {
   HostRoots roots;

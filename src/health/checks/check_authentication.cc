@@ -6,7 +6,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroup = register_health_group("check-authentication",
+const bool kGroupRegistered = register_health_group("check-authentication",
                                           "Authentication checks: account password status, path access by a user.");
 
 struct PassOpts {

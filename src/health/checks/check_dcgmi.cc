@@ -11,7 +11,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroup = register_health_group("check-dcgmi", "DCGM checks through dcgmi: diag, nvlink.");
+const bool kGroupRegistered = register_health_group("check-dcgmi", "DCGM checks through dcgmi: diag, nvlink.");
 
 std::string failed_to_run(const char* what, const CommandResult& r) {
   return fmt::format("{} command FAILED to execute. error_code: {} output: {}.", what, r.exit_code, r.out);

@@ -15,7 +15,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroup = register_health_group(
+const bool kGroupRegistered = register_health_group(
     "check-ib",
     "InfiniBand checks: port states, interfaces, links, port counters, and the fabric (ibdiagnet, mlxlink, "
     "mlxcables, the subnet manager, UFM).");

@@ -10,7 +10,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroup = register_health_group("check-ipmitool", "BMC checks through ipmitool.");
+const bool kGroupRegistered = register_health_group("check-ipmitool", "BMC checks through ipmitool.");
 
 struct SelOpts {
   long long clear_threshold = 40;

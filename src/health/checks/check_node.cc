@@ -8,7 +8,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroup =
+const bool kGroupRegistered =
     register_health_group("check-node", "Node checks: recently booted, kernel modules loaded, package repositories.");
 
 struct UptimeOpts {

@@ -15,7 +15,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroup = register_health_group(
+const bool kGroupRegistered = register_health_group(
     "check-process", "Process checks: zombies, processes stuck in uninterruptible sleep, required processes.");
 
 struct ZombieOpts {

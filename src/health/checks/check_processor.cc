@@ -15,7 +15,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroup = register_health_group(
+const bool kGroupRegistered = register_health_group(
     "check-processor",
     "Processor and memory checks: CPU frequency and governor, clock source, DIMMs, memory fragmentation.");
 

@@ -12,7 +12,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroup = register_health_group(
+const bool kGroupRegistered = register_health_group(
     "check-service", "Service checks: systemd units, package versions, Slurm daemons and node states, ssh.");
 
 struct ServiceOpts {

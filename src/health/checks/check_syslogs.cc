@@ -17,7 +17,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroup = register_health_group(
+const bool kGroupRegistered = register_health_group(
     "check-syslogs",
     "Kernel-log and syslog checks: link-flaps, xid (GPU XIDs with NVIDIA's catalogue), io-errors, mce, pcie-aer.");
 

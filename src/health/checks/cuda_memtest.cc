@@ -12,7 +12,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroup = register_health_group("cuda", "CUDA checks: memtest.");
+const bool kGroupRegistered = register_health_group("cuda", "CUDA checks: memtest.");
 
 class CudaMemtest : public HealthCheck {
  public:
