@@ -26,8 +26,7 @@ std::string_view named_command(int argc, char** argv) {
       ++i;  // its value
       continue;
     }
-    // `gcm --help <command>` is the root's help (click's eager --help): every command must be in it.
-    if (a == "--help" || a == "-h") return {};
+    if (a == "--help" || a == "-h") return "--help";  // before any command: the root's help
     if (!a.empty() && a[0] == '-') continue;
     return a;
   }
@@ -59,6 +58,10 @@ int gcm_main(int argc, char** argv) {
   app.set_version_flag("--version", fmt::format("gcm, version {}", GCM_VERSION));
 
   std::string named(named_command(argc, argv));
+  // `gcm --help <command>` is the root's help, as click's eager --help gives it, with every command in it (CLI11
+  // would print the named command's help, which for a command with a parser of its own is an empty stub).
+  const bool root_help = named == "--help";
+  if (root_help) named.clear();
   bool build_all = !app_command_registry().count(named);
   std::vector<Chosen> built;
   std::vector<std::string> sub_names;  // every command: the config file's [gcm.<name>] tables are not root options
@@ -77,7 +80,7 @@ int gcm_main(int argc, char** argv) {
   }
   one_value_per_occurrence(app);
 
-  if (argc <= 1) {
+  if (argc <= 1 || root_help) {
     std::cout << app.help();
     return 0;
   }
