@@ -344,8 +344,6 @@ bool KmsgFollower::follow(int fd, Kind kind) {
     }
     if (kind == Kind::Fifo && n == 0) {  // the writer went away: reopen to wait for the next one
       idle_flush();
-      std::lock_guard lock(mu_);
-      ++stats_.reopens;
       return false;
     }
     if (kind == Kind::File) {
@@ -375,6 +373,9 @@ void KmsgFollower::run() {
     {
       std::lock_guard lock(mu_);
       stats_.open = false;
+      // Counted once the old end is closed, so that a writer that waits for the count opens the new one (a writer
+      // that opened the old end would lose what it wrote, or take a SIGPIPE).
+      if (kind == Kind::Fifo && !failed && !stopping_) ++stats_.reopens;
     }
     if (stopping_) break;
     if (failed) {  // wait before trying again, longer each time

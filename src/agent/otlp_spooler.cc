@@ -121,9 +121,10 @@ OtlpSpooler::Outcome OtlpSpooler::drop(const SpoolEntry& e, const std::string& w
   return Outcome::Dropped;
 }
 
-void OtlpSpooler::wait_after_failure(std::chrono::milliseconds backoff) {
+// `appends` is the count read before the failed attempt: a window appended during the attempt (or while its
+// failure was logged) ends the wait at once, never after a whole backoff.
+void OtlpSpooler::wait_after_failure(std::chrono::milliseconds backoff, uint64_t appends) {
   std::unique_lock lock(mu_);
-  uint64_t appends = appends_;
   bool flushing = flushing_;
   if (flushing) backoff = std::min(backoff, opts_.initial_backoff);
   // A new window or a flush starting is a good moment to try again: the receiver may be back.
@@ -164,7 +165,7 @@ void OtlpSpooler::run() {
       backoff = opts_.initial_backoff;
       continue;
     }
-    wait_after_failure(backoff);
+    wait_after_failure(backoff, appends);
     backoff = std::min(backoff * 2, opts_.max_backoff);
   }
 }

@@ -76,7 +76,7 @@ class OtlpSpooler {
   Outcome send(const SpoolEntry& e);
   Outcome drop(const SpoolEntry& e, const std::string& why);
   void fail(const std::string& why);
-  void wait_after_failure(std::chrono::milliseconds backoff);
+  void wait_after_failure(std::chrono::milliseconds backoff, uint64_t appends);
 
   otlp::Exporter exporter_;
   std::unique_ptr<Spool> spool_;

@@ -20,6 +20,7 @@
 #include "jobstats/report_render.h"
 #include "jobstats/sacct_jobs.h"
 #include "jobstats/usage.h"
+#include "refused_port.h"
 
 namespace gcm::jobstats {
 namespace {
@@ -568,12 +569,8 @@ TEST_F(JobstatsCommand, UnknownJobAndSilentPrometheusAreClearErrors) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("job 43 does not exist"), std::string::npos) << r.err;
   EXPECT_TRUE(prom.queries.empty());
-  // A port nothing listens on: bind one, note it, close it.
-  std::string dead;
-  {
-    httplib::Server s;
-    dead = "http://127.0.0.1:" + std::to_string(s.bind_to_any_port("127.0.0.1"));
-  }
+  gcm::testing::RefusedPort refused;  // a port nothing listens on
+  std::string dead = refused.url();
   r = gcm({"jobstats", "42", "--prometheus-url", dead, "--prometheus-timeout", "5"}, dir);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("Prometheus at " + dead + " does not answer"), std::string::npos) << r.err;

@@ -118,7 +118,11 @@ TEST(KmsgFollower, FollowsAFifoAcrossWritersWithDictionariesAndXids) {
              "4,4,400,-;NVRM: The NVIDIA GPU 0000:3c:00.0 (PCI ID: 10de:20b2)\n"
              "4,5,401,-;NVRM: installed in this system has\n"
              "4,6,402,-;NVRM: fallen off the bus and is not responding to commands.\n");
-  ASSERT_TRUE(wait_until([&] { return c.size() == 6; })) << c.size();
+  // The second writer left too: once the follower has reopened after it, the stats below hold still.
+  ASSERT_TRUE(wait_until([&] {
+    KmsgFollowerStats now = f.stats();
+    return c.size() == 6 && now.reopens >= 2 && now.open;
+  })) << c.size();
   auto s = c.seen();
   EXPECT_EQ(s[0].message, "first");
   EXPECT_EQ(s[1].dict, 2u);

@@ -19,6 +19,7 @@
 #include "sinks/sink.h"
 #include "tls_certs.h"
 #include "fixture_records.h"
+#include "refused_port.h"
 
 namespace gcm {
 namespace {
@@ -241,11 +242,8 @@ TEST(WebhookSink, GivesUpAfterTheRetriesAndSaysSo) {
 }
 
 TEST(WebhookSink, ConnectionRefusedIsRetriedThenReportedWithoutTheUrlsSecret) {
-  int port;
-  {
-    Receiver gone;  // a port that was just free: nobody listens once the receiver is destroyed
-    port = std::stoi(gone.url().substr(gone.url().rfind(':') + 1));
-  }
+  gcm::testing::RefusedPort refused;
+  int port = refused.port();
   auto sink = make_sink("webhook", {"url=http://127.0.0.1:" + std::to_string(port) + "/services/T0/B0/XSECRETX"},
                         quick_retries(1));
   std::string err = sink_error([&] { send(*sink, {rec(log_schema(), "c1", 1)}); });
@@ -257,11 +255,8 @@ TEST(WebhookSink, ConnectionRefusedIsRetriedThenReportedWithoutTheUrlsSecret) {
 // The exporter fails with its own error type (otlp/ knows nothing of sinks); the otel sink reports it as the
 // SinkError every other sink throws, which the loop counts as a sink failure.
 TEST(OtelSink, AnExportFailureIsASinkError) {
-  int port;
-  {
-    Receiver gone;
-    port = std::stoi(gone.url().substr(gone.url().rfind(':') + 1));
-  }
+  gcm::testing::RefusedPort refused;
+  int port = refused.port();
   auto sink =
       make_sink("otel", {"otel_endpoint=http://127.0.0.1:" + std::to_string(port), "otel_timeout=2"}, quick_retries(0));
   std::string err = sink_error([&] { send(*sink, {rec(log_schema(), "c1", 1)}); });

@@ -48,7 +48,8 @@ TEST(Subprocess, TimeoutKillsTheWholeProcessGroupIncludingGrandchildren) {
   CommandSpec spec;
   // The grandchild holds stdout open and would keep a naive reader waiting forever.
   spec.argv = {"/bin/sh", "-c", "sleep 30 & echo $! > " + pidfile + "; wait"};
-  spec.timeout = 300ms;
+  // Long enough for sh to start and write the pid on a loaded machine (the kill comes with no grace).
+  spec.timeout = 2s;
   auto t0 = std::chrono::steady_clock::now();
   auto r = run_command(spec);
   auto elapsed = std::chrono::steady_clock::now() - t0;
@@ -205,7 +206,7 @@ TEST(Subprocess, AGraceLetsTheCommandCleanUpAfterSigterm) {
   CommandSpec spec;
   spec.argv = {"/bin/sh", "-c", "trap 'echo cleaned > " + dir + "/bye; exit 0' TERM; sleep 30 & wait"};
   spec.stdout_to = ::open("/dev/null", O_WRONLY | O_CLOEXEC);  // nothing piped: the wait for the exit times out
-  spec.timeout = 300ms;
+  spec.timeout = 1500ms;  // long enough for sh to install its trap on a loaded machine
   spec.term_grace = 5s;
   auto t0 = std::chrono::steady_clock::now();
   auto r = run_command(spec);

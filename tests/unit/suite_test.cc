@@ -1,10 +1,14 @@
 // The suite file, drain reasons and node state, and the supervisor that runs checks in child processes.
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -161,13 +165,23 @@ TEST(NodeName, SlurmdNodenameThenShortHostname) {
   EXPECT_EQ(h.find('.'), std::string::npos);
 }
 
+// A file in a directory of its own: two test runs on one host never share it. remove_private_file takes both.
+std::string private_file(const char* name) {
+  char tmpl[] = "/tmp/gcm-suite-unit-XXXXXX";
+  if (!::mkdtemp(tmpl)) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+  return std::string(tmpl) + "/" + name;
+}
+void remove_private_file(const std::string& path) {
+  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+}
+
 TEST(LocateSlurm, ConfiguredPathsWinAndClusterNameIsReadLocally) {
   EXPECT_EQ(locate_scontrol(std::string("/x/scontrol")), "/x/scontrol");
-  std::string conf = "/tmp/gcm-suite-unit-slurm.conf";
+  std::string conf = private_file("slurm.conf");
   std::ofstream(conf) << "# c\nSlurmctldHost=localhost\nclustername = mycluster # comment\n";
   EXPECT_EQ(cluster_name_of(conf), "mycluster");
   EXPECT_EQ(locate_slurm_conf(conf), conf);
-  std::remove(conf.c_str());
+  remove_private_file(conf);
 }
 
 TEST(Supervisor, RunsEveryJobKillsOverrunsAndKeepsResults) {
@@ -198,11 +212,12 @@ TEST(Supervisor, RunsEveryJobKillsOverrunsAndKeepsResults) {
   EXPECT_FALSE(out[3].timed_out);
 }
 
+// The deadlines below leave the forked job time to start its tool and write the pid on a loaded machine: the kill
+// at the deadline comes with no grace.
 TEST(Supervisor, AKilledCheckTakesTheToolsItStartedWithIt) {
-  std::string pidfile = "/tmp/gcm-suite-unit-grandchild.pid";
-  std::remove(pidfile.c_str());
+  std::string pidfile = private_file("grandchild.pid");
   std::vector<Job> jobs;
-  jobs.push_back({"starts a tool", 0.5, [pidfile](int) {
+  jobs.push_back({"starts a tool", 2, [pidfile](int) {
                     ::execl("/bin/sh", "sh", "-c", ("sleep 600 & echo $! > " + pidfile + "; wait").c_str(),
                             static_cast<char*>(nullptr));
                     ::_exit(127);
@@ -221,7 +236,7 @@ TEST(Supervisor, AKilledCheckTakesTheToolsItStartedWithIt) {
     if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(gone) << "pid " << grandchild;
-  std::remove(pidfile.c_str());
+  remove_private_file(pidfile);
 }
 
 // Whether `pid` is gone (or a zombie waiting for init), waiting up to 2 s.
@@ -237,10 +252,9 @@ bool process_gone(pid_t pid) {
 
 TEST(Supervisor, AKilledCheckTakesToolsInProcessGroupsOfTheirOwnWithIt) {
   // core/subprocess puts each tool in a process group of its own; the kill at the deadline must reach it anyway.
-  std::string pidfile = "/tmp/gcm-suite-unit-tool.pid";
-  std::remove(pidfile.c_str());
+  std::string pidfile = private_file("tool.pid");
   std::vector<Job> jobs;
-  jobs.push_back({"runs a tool", 0.5, [pidfile](int) {
+  jobs.push_back({"runs a tool", 2, [pidfile](int) {
                     pid_t tool = ::fork();
                     if (tool == 0) {
                       ::setpgid(0, 0);
@@ -256,7 +270,7 @@ TEST(Supervisor, AKilledCheckTakesToolsInProcessGroupsOfTheirOwnWithIt) {
   pid_t tool = 0;
   ASSERT_TRUE(in >> tool);
   EXPECT_TRUE(process_gone(tool)) << "pid " << tool;
-  std::remove(pidfile.c_str());
+  remove_private_file(pidfile);
 }
 
 void write_str(int fd, const std::string& s) { (void)!::write(fd, s.data(), s.size()); }
@@ -264,7 +278,7 @@ void write_str(int fd, const std::string& s) { (void)!::write(fd, s.data(), s.si
 TEST(SupervisorGroup, PartsKeepTheirOwnDeadlinesAndAnOverrunInterruptsTheUnfinished) {
   GroupJob g;
   g.name = "g";
-  g.timeouts_s = {5, 0.4, 5};
+  g.timeouts_s = {5, 1.0, 5};  // part 1's deadline leaves the quick part time to finish on a loaded machine
   g.child_main = [](const std::vector<PartFds>& parts) {
     std::thread quick([f = parts[0]] {
       write_str(f.out_fd, "log of quick\n");
