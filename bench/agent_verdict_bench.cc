@@ -15,6 +15,7 @@
 #include <benchmark/benchmark.h>
 
 #include "agent/agent_state.h"
+#include "cli/option_binder.h"
 #include "health/check.h"
 
 namespace {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "agent/agent_state.h"
+#include "cli/option_binder.h"
 #include "core/host_roots.h"
 #include "health/check.h"
 

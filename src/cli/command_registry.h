@@ -8,8 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
+#include "cli/cli_fwd.h"
 #include "core/config.h"
 
 namespace gcm {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/detach.h"
+#include "cli/option_binder.h"
 #include "core/usage_error.h"
 
 namespace gcm {

@@ -16,8 +16,8 @@
 
 #include <spdlog/logger.h>
 
+#include "cli/cli_fwd.h"
 #include "cli/command_registry.h"
-#include "cli/option_binder.h"
 #include "core/logging.h"
 #include "core/usage_error.h"
 

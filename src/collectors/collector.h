@@ -11,7 +11,7 @@
 
 #include <spdlog/logger.h>
 
-#include "cli/option_binder.h"
+#include "cli/cli_fwd.h"
 #include "core/record.h"
 #include "core/usage_error.h"
 

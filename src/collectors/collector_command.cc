@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_startup.h"
+#include "cli/option_binder.h"
 #include "collectors/collector.h"
 #include "collectors/loop.h"
 #include "collectors/shared_options.h"

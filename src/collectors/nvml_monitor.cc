@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/option_binder.h"
 #include "cli/option_limits.h"
 #include "attribution/gpu_jobs.h"
 #include "collectors/collector.h"

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/option_binder.h"
 #include "cli/option_limits.h"
 #include "sinks/sink.h"
 

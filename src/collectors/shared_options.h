@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/option_binder.h"
+#include "cli/cli_fwd.h"
 
 namespace gcm {
 

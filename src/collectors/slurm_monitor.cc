@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/option_binder.h"
 #include "collectors/slurm_collectors.h"
 #include "core/json_limits.h"
 #include "core/subprocess.h"

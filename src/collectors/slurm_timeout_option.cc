@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "cli/option_binder.h"
 #include "cli/option_limits.h"
 
 namespace gcm {

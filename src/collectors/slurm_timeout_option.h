@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "cli/option_binder.h"
+#include "cli/cli_fwd.h"
 
 namespace gcm {
 

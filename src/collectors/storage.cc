@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/option_binder.h"
 #include "cli/option_limits.h"
 #include "collectors/collector.h"
 #include "core/host_roots.h"

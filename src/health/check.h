@@ -13,7 +13,7 @@
 
 #include <spdlog/logger.h>
 
-#include "cli/option_binder.h"
+#include "cli/cli_fwd.h"
 #include "health/exit_code.h"
 #include "health/health_record.h"
 #include "health/killswitches.h"

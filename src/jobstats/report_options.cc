@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "cli/option_binder.h"
+
 namespace gcm::jobstats {
 
 void add_source_options(OptionBinder& b, SourceOptions& o) {

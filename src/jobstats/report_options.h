@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "cli/option_binder.h"
+#include "cli/cli_fwd.h"
 #include "jobstats/sacct_jobs.h"
 
 namespace gcm::jobstats {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/option_binder.h"
 #include "collectors/slurm_collectors.h"
 #include "core/subprocess.h"
 #include "sacct/sacct_records.h"

@@ -1,5 +1,7 @@
 #include "suite/drain_limit_options.h"
 
+#include "cli/option_binder.h"
+
 namespace gcm {
 
 void add_drain_limit_options(OptionBinder& b, suite::DrainLimits& limits) {

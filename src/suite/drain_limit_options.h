@@ -2,7 +2,7 @@
 // with the same names, defaults and checks, in [gcm.agent] and [gcm.drainer].
 #pragma once
 
-#include "cli/option_binder.h"
+#include "cli/cli_fwd.h"
 #include "suite/detector_drain.h"
 
 namespace gcm {

@@ -3,11 +3,17 @@
 #include <algorithm>
 #include <cmath>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/option_binder.h"
 #include "core/config.h"
 
 namespace gcm::suite {
+
+Prepared::Prepared() = default;
+Prepared::~Prepared() = default;
+
 namespace {
 
 std::string known_checks() {

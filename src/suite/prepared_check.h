@@ -7,9 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
-#include "cli/option_binder.h"
+#include "cli/cli_fwd.h"
 #include "health/check.h"
 #include "suite/suite_file.h"
 
@@ -22,6 +20,9 @@ struct Prepared {
   std::unique_ptr<OptionBinder> binder;
   std::unique_ptr<health::HealthCheck> check;
   int64_t timeout_opt = 300;
+
+  Prepared();
+  ~Prepared();  // out of line: CLI::App and OptionBinder are complete only in prepared_check.cc
 };
 
 // Every check of the profile; throws SuiteError naming the entry (an unknown check, a bad argument or option).

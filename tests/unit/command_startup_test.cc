@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/option_binder.h"
 #include "core/usage_error.h"
 
 namespace gcm {

@@ -1,13 +1,14 @@
 // health_checks check-authentication: password-status and check-path-access-by-user.
 #include <fmt/format.h>
 
+#include "cli/option_binder.h"
 #include "health/checks/host_check.h"
 
 namespace gcm::health {
 namespace {
 
-const bool kGroupRegistered = register_health_group("check-authentication",
-                                          "Authentication checks: account password status, path access by a user.");
+const bool kGroupRegistered = register_health_group(
+    "check-authentication", "Authentication checks: account password status, path access by a user.");
 
 struct PassOpts {
   std::string user = "root", status = "PS";

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/option_binder.h"
 #include "health/check.h"
 #include "health/dcgmi_output.h"
 #include "health/tool_run.h"

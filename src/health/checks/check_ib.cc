@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 
+#include "cli/option_binder.h"
 #include "core/json_limits.h"
 #include "health/checks/host_check.h"
 #include "health/checks/manifest.h"

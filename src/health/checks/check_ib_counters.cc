@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/option_binder.h"
 #include "health/checks/host_check.h"
 #include "health/ib_counters.h"
 

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/option_binder.h"
 #include "health/checks/host_check.h"
 #include "health/ib_fabric_output.h"
 

@@ -2,6 +2,7 @@
 // the "Avg bus bandwidth" each run reports against the thresholds.
 #include <fmt/format.h>
 
+#include "cli/option_binder.h"
 #include "health/check.h"
 #include "health/nccl_plan.h"
 #include "health/tool_run.h"

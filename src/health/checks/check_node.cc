@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/option_binder.h"
 #include "health/checks/host_check.h"
 
 namespace gcm::health {

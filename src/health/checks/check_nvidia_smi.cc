@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/option_binder.h"
 #include "cli/option_limits.h"
 #include "attribution/gpu_list.h"
 #include "core/host_roots.h"

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include "cli/option_binder.h"
 #include "health/checks/host_check.h"
 #include "health/checks/proc_table.h"
 

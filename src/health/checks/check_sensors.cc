@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/option_binder.h"
 #include "health/checks/host_check.h"
 
 namespace gcm::health {

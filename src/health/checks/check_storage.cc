@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/option_binder.h"
 #include "health/checks/host_check.h"
 #include "storage/mountinfo.h"
 #include "storage/statvfs_timeout.h"

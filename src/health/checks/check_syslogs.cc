@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/option_binder.h"
 #include "core/file_lines.h"
 #include "health/check.h"
 #include "health/checks/kernel_log_source.h"

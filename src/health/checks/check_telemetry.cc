@@ -1,5 +1,6 @@
 // health_checks check-telemetry: sends one HealthCheckLog record with the given verdict (for results produced
 // elsewhere, e.g. a site script), and always exits 0.
+#include "cli/option_binder.h"
 #include "health/check.h"
 
 namespace gcm::health {

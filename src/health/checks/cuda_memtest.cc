@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "attribution/gpu_list.h"
+#include "cli/option_binder.h"
 #include "health/check.h"
 #include "health/tool_run.h"
 

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/option_binder.h"  // the inline option helpers below use it
 #include "core/host_roots.h"
 #include "health/check.h"
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/option_binder.h"  // the inline option helpers below use it
 #include "core/host_roots.h"
 #include "health/check.h"
 #include "health/kernel_log.h"
