@@ -27,9 +27,10 @@ Schema make_state() {
 }
 
 Schema make_reason() {
-  return metric_schema("GpuHealthReason", "Why a GPU is not ok, one series per reason of the fixed vocabulary.",
-                       {{"reason", FT::String, FR::Identity, "", "reason from the fixed vocabulary (README)"},
-                        {"health_reason", FT::Int, FR::Gauge, "", "1 while the reason holds, else 0"}});
+  return metric_schema(
+      "GpuHealthReason", "Why a GPU is not ok, one series per reason of the fixed vocabulary.",
+      {{"reason", FT::String, FR::Identity, "", "reason from the fixed vocabulary (docs/reference/detector.md)"},
+       {"health_reason", FT::Int, FR::Gauge, "", "1 while the reason holds, else 0"}});
 }
 
 Schema make_deviation() {

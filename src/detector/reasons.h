@@ -1,6 +1,6 @@
 // The fixed vocabulary of why a GPU is not healthy. It is a contract: the names are Prometheus label values
-// (gcm_gpu_health_reason{reason=...}), LOG record text and README entries that alert rules match on, so a name is
-// never renamed or reused; a new reason is appended before Count.
+// (gcm_gpu_health_reason{reason=...}), LOG record text and docs/reference/detector.md entries that alert rules match
+// on, so a name is never renamed or reused; a new reason is appended before Count.
 #pragma once
 
 #include <cstdint>

@@ -8,14 +8,14 @@
 
 #include "collectors/slurm_monitor.h"
 #include "fixture_records.h"
+#include "slurm_monitor_fixtures.h"
 
 namespace gcm::slurm_monitor {
 namespace {
 
-const std::string k2205 = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-22.05/";
-
-using gcm::testing::slurp;
 using slurm::Sdiag;
+using testing::canned_2205;
+using testing::params_2205;
 // Moved from Sdiag.SchemaHasGcmsFieldsInOrder, which now tests slurm/sdiag alone.
 TEST(SlurmMonitorSdiag, SlurmLogCarriesEveryStatisticInSdiagsOrder) {
   // SLURMLog carries every statistic as well, in the same order after its own fields.
@@ -25,28 +25,11 @@ TEST(SlurmMonitorSdiag, SlurmLogCarriesEveryStatisticInSdiagsOrder) {
 
 using gcm::testing::Collect;
 
-slurm::CannedSlurmClient canned_2205() {
-  slurm::CannedSlurmClient c;
-  c.set_output("slurm_monitor_sinfo", slurp(k2205 + "sinfo-O-nodes.txt"));
-  c.set_output("sinfo_version", slurp(k2205 + "sinfo-V.txt"));
-  c.set_output("sdiag", slurp(k2205 + "sdiag.txt"));
-  c.set_output("slurm_monitor_sacct", slurp(k2205 + "sacct-slurm-monitor-local.txt"));
-  return c;
-}
-
-Params params() {
-  Params p;
-  p.cluster = "testbed";
-  p.interval = 150;
-  p.now = 1795978616;
-  return p;
-}
-
 TEST(SlurmMonitorSdiag, SlurmLogCarriesEveryStatisticAndTheResetRunsOnlyWhenAsked) {
   auto c = canned_2205();
   Collect out;
   Sdiag sdiag;
-  collect(c, c, params(), out, nullptr, nullptr, &sdiag);
+  collect(c, c, params_2205(), out, nullptr, nullptr, &sdiag);
   EXPECT_EQ(sdiag.get("schedule_cycle_max"), 31572);
   const Record& log = out.records.back();
   EXPECT_EQ(log.schema->name, "SLURMLog");
@@ -57,7 +40,7 @@ TEST(SlurmMonitorSdiag, SlurmLogCarriesEveryStatisticAndTheResetRunsOnlyWhenAske
 
   auto r = canned_2205();
   r.set_output("sdiag_reset", "Reset scheduling statistics");
-  Params p = params();
+  Params p = params_2205();
   p.sdiag_reset = true;
   Collect out2;
   collect(r, r, p, out2);
@@ -74,7 +57,7 @@ TEST(SlurmMonitorSdiag, SlurmLogCarriesEveryStatisticAndTheResetRunsOnlyWhenAske
 TEST(SlurmMonitorSdiag, FailedResetIsAWarningNotAFailedRound) {
   auto c = canned_2205();
   c.set_failure("sdiag_reset", "sdiag: error: slurm_reset_statistics: Access/permission denied");
-  Params p = params();
+  Params p = params_2205();
   p.sdiag_reset = true;
   std::ostringstream logged;
   auto log = std::make_shared<spdlog::logger>("t", std::make_shared<spdlog::sinks::ostream_sink_mt>(logged));

@@ -6,37 +6,19 @@
 #include <fstream>
 #include <sstream>
 
-#include "fixture_records.h"
 #include "collectors/slurm_monitor.h"
+#include "fixture_records.h"
+#include "slurm_monitor_fixtures.h"
 
 namespace gcm::slurm_monitor {
 namespace {
 
-const std::string k2205 = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-22.05/";
-
-using gcm::testing::slurp;
-
 using gcm::testing::Collect;
-
-// The window of the recorded sacct-slurm-monitor-local.txt: -S 18:54:26 -E 18:56:56 (UTC) on 2026-11-29.
-constexpr int64_t kNow = 1795978616;  // 2026-11-29T18:56:56Z (sdiag.txt's own timestamp)
-
-slurm::CannedSlurmClient canned_2205() {
-  slurm::CannedSlurmClient c;
-  c.set_output("slurm_monitor_sinfo", slurp(k2205 + "sinfo-O-nodes.txt"));
-  c.set_output("sinfo_version", slurp(k2205 + "sinfo-V.txt"));
-  c.set_output("sdiag", slurp(k2205 + "sdiag.txt"));
-  c.set_output("slurm_monitor_sacct", slurp(k2205 + "sacct-slurm-monitor-local.txt"));
-  return c;
-}
-
-Params params_2205() {
-  Params p;
-  p.cluster = "testbed";
-  p.interval = 150;
-  p.now = kNow;
-  return p;
-}
+using gcm::testing::slurp;
+using testing::canned_2205;
+using testing::k2205;
+using testing::kNow;
+using testing::params_2205;
 
 double num(const Record& r, const char* f) {
   const Value& v = r.at(f);
