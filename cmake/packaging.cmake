@@ -1,5 +1,5 @@
 # `make package` (cpack -G DEB): the binary and its second names, the gRPC module, systemd units and slice,
-# default configs in /etc/gcm, the data files (XID catalogue), generated --help pages and the README.
+# default configs in /etc/gcm, the data files (XID catalogue), generated --help pages, the README and docs/.
 include(GNUInstallDirs)
 
 install(TARGETS gcm RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -23,6 +23,8 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/data)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/data/ DESTINATION ${CMAKE_INSTALL_DATADIR}/gcm)
 endif()
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The README points to the reference pages and the alert runbook for the details; they travel with it.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs FILES_MATCHING PATTERN "*.md")
 
 # --help of every command, generated from the built binary (what the binary says is what the pages say).
 set(GCM_HELP_DIR ${CMAKE_BINARY_DIR}/help)

@@ -32,6 +32,7 @@ fi
 for f in /etc/gcm/config.toml /etc/gcm/suite.toml /lib/systemd/system/gcm.slice \
   /lib/systemd/system/gcm-slurm_monitor.service /lib/systemd/system/gcm-nvml_monitor.service \
   /usr/share/doc/gcm/help/gcm.txt /usr/share/doc/gcm/help/gcm-prolog.txt /usr/share/doc/gcm/help/health_checks.txt \
+  /usr/share/doc/gcm/README.md /usr/share/doc/gcm/docs/alerts.md /usr/share/doc/gcm/docs/reference/agent.md \
   /usr/lib/gcm/libgcm_otlp_grpc.so; do
   check test -s "$f"
 done
