@@ -14,9 +14,34 @@ if [ ! -d ../shared/fixtures/gcm ]; then
 fi
 
 status=0
+# What failed is repeated at the very end: a CI log that keeps only its head and its tail still shows the failing
+# assertions, and a test that never finished (a shard killed by a signal prints no gtest verdict).
+FAILURES="$(mktemp)"
+run_ctest() {  # STAGE DIR CTEST-ARGS...
+  local stage="$1" dir="$2" out rc=0
+  shift 2
+  out="$(mktemp)"
+  ctest --test-dir "$dir" --output-on-failure "$@" 2>&1 | tee "$out" || rc=1
+  if [ "$rc" != 0 ]; then
+    {
+      echo "-- $stage"
+      sed -n '/The following tests FAILED/,$p' "$out" | head -40
+      local log="$dir/Testing/Temporary/LastTest.log"
+      if [ -f "$log" ]; then
+        grep -E -B1 -A8 ': Failure$' "$log" | head -150 || true
+        awk '/^\[ RUN      \]/ { if (run) print "never finished: " run; run = $0; next }
+             /^\[       OK \]|^\[  FAILED  \]|^\[  SKIPPED \]/ { run = ""; next }
+             /^<end of output>/ { if (run) print "never finished: " run; run = "" }' "$log" | head -20
+      fi
+    } >>"$FAILURES"
+  fi
+  rm -f "$out"
+  return "$rc"
+}
+
 echo "== unit, golden and integration tests ($BUILD)"
 # Integration tests start real services (Prometheus, the OTLP receiver); they run one at a time.
-ctest --test-dir "$BUILD" --output-on-failure -L unit -j "$JOBS" || status=1
+run_ctest "unit ($BUILD)" "$BUILD" -L unit -j "$JOBS" || status=1
 
 # The sanitizer build compiles while the Slurm stages run: those mostly wait on Slurm, and the build at the lowest
 # priority takes the cores they leave idle, so most of its compile time is hidden behind them. It keeps line tables
@@ -42,7 +67,7 @@ bash tests/testbed/selftest.sh || status=1
 bash tests/testbed/start.sh || status=1
 # shellcheck source=../tests/testbed/env.sh
 . tests/testbed/env.sh
-ctest --test-dir "$BUILD" --output-on-failure -L integration || status=1
+run_ctest "integration ($BUILD)" "$BUILD" -L integration || status=1
 bash tests/testbed/stop.sh || status=1
 
 echo "== Debian package: build, dpkg -i, run the installed commands, remove"
@@ -51,15 +76,21 @@ echo "== Debian package: build, dpkg -i, run the installed commands, remove"
 echo "== sanitizer build: unit tests under AddressSanitizer + UndefinedBehaviorSanitizer ($ASAN)"
 if ! wait "$asan_build"; then
   tail -60 "$ASAN/build.log"
+  if [ -s "$FAILURES" ]; then echo "== what failed before (repeated from above)"; cat "$FAILURES"; fi
   echo "make test: FAILED (the sanitizer build failed; see above)"
   exit 1
 fi
 trap - EXIT
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir "$ASAN" --output-on-failure -L unit -j "$JOBS" || status=1
+  run_ctest "unit under the sanitizers ($ASAN)" "$ASAN" -L unit -j "$JOBS" || status=1
 
 echo "== fuzz targets, ${FUZZ_SECONDS}s each"
 ./scripts/run-fuzzers.sh "$ASAN" "$FUZZ_SECONDS" || status=1
 
+if [ -s "$FAILURES" ]; then
+  echo "== what failed (repeated from above)"
+  cat "$FAILURES"
+fi
+rm -f "$FAILURES"
 if [ "$status" = 0 ]; then echo "make test: all test stages passed"; else echo "make test: FAILED (see above)"; fi
 exit "$status"
