@@ -18,6 +18,7 @@
 
 #include "agent/kmsg_follower.h"
 #include "health/kernel_log.h"
+#include "temp_dir.h"
 
 namespace gcm::agent {
 namespace {
@@ -67,18 +68,7 @@ bool wait_until(Pred pred, std::chrono::milliseconds limit = 5000ms) {
   return pred();
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/gcm-kmsg-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using gcm::testing::TempDir;
 
 KmsgFollowerOptions fast(const std::string& path) {
   KmsgFollowerOptions o;

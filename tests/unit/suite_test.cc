@@ -1,14 +1,10 @@
 // The suite file, drain reasons and node state, and the supervisor that runs checks in child processes.
 #include <unistd.h>
 
-#include <cerrno>
 #include <csignal>
 #include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <set>
-#include <stdexcept>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -18,6 +14,7 @@
 #include "suite/prepared_check.h"
 #include "suite/suite_file.h"
 #include "suite/supervisor.h"
+#include "temp_dir.h"
 
 namespace gcm::suite {
 namespace {
@@ -165,23 +162,15 @@ TEST(NodeName, SlurmdNodenameThenShortHostname) {
   EXPECT_EQ(h.find('.'), std::string::npos);
 }
 
-// A file in a directory of its own: two test runs on one host never share it. remove_private_file takes both.
-std::string private_file(const char* name) {
-  char tmpl[] = "/tmp/gcm-suite-unit-XXXXXX";
-  if (!::mkdtemp(tmpl)) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
-  return std::string(tmpl) + "/" + name;
-}
-void remove_private_file(const std::string& path) {
-  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
-}
+using gcm::testing::TempDir;
 
 TEST(LocateSlurm, ConfiguredPathsWinAndClusterNameIsReadLocally) {
   EXPECT_EQ(locate_scontrol(std::string("/x/scontrol")), "/x/scontrol");
-  std::string conf = private_file("slurm.conf");
+  TempDir dir;
+  std::string conf = dir.file("slurm.conf");
   std::ofstream(conf) << "# c\nSlurmctldHost=localhost\nclustername = mycluster # comment\n";
   EXPECT_EQ(cluster_name_of(conf), "mycluster");
   EXPECT_EQ(locate_slurm_conf(conf), conf);
-  remove_private_file(conf);
 }
 
 TEST(Supervisor, RunsEveryJobKillsOverrunsAndKeepsResults) {
@@ -215,7 +204,8 @@ TEST(Supervisor, RunsEveryJobKillsOverrunsAndKeepsResults) {
 // The deadlines below leave the forked job time to start its tool and write the pid on a loaded machine: the kill
 // at the deadline comes with no grace.
 TEST(Supervisor, AKilledCheckTakesTheToolsItStartedWithIt) {
-  std::string pidfile = private_file("grandchild.pid");
+  TempDir dir;
+  std::string pidfile = dir.file("grandchild.pid");
   std::vector<Job> jobs;
   jobs.push_back({"starts a tool", 2, [pidfile](int) {
                     ::execl("/bin/sh", "sh", "-c", ("sleep 600 & echo $! > " + pidfile + "; wait").c_str(),
@@ -236,7 +226,6 @@ TEST(Supervisor, AKilledCheckTakesTheToolsItStartedWithIt) {
     if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(gone) << "pid " << grandchild;
-  remove_private_file(pidfile);
 }
 
 // Whether `pid` is gone (or a zombie waiting for init), waiting up to 2 s.
@@ -252,7 +241,8 @@ bool process_gone(pid_t pid) {
 
 TEST(Supervisor, AKilledCheckTakesToolsInProcessGroupsOfTheirOwnWithIt) {
   // core/subprocess puts each tool in a process group of its own; the kill at the deadline must reach it anyway.
-  std::string pidfile = private_file("tool.pid");
+  TempDir dir;
+  std::string pidfile = dir.file("tool.pid");
   std::vector<Job> jobs;
   jobs.push_back({"runs a tool", 2, [pidfile](int) {
                     pid_t tool = ::fork();
@@ -270,7 +260,6 @@ TEST(Supervisor, AKilledCheckTakesToolsInProcessGroupsOfTheirOwnWithIt) {
   pid_t tool = 0;
   ASSERT_TRUE(in >> tool);
   EXPECT_TRUE(process_gone(tool)) << "pid " << tool;
-  remove_private_file(pidfile);
 }
 
 void write_str(int fd, const std::string& s) { (void)!::write(fd, s.data(), s.size()); }
