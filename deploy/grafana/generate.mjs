@@ -134,6 +134,11 @@ const cluster = dashboard('gcm-cluster', 'gcm / Cluster',
       [target(`sum(gcm_slurm_nodes_drained{${C}}) + sum(gcm_slurm_nodes_draining{${C}})`)], { red: 1, w: 4 }),
     stat('Down or not responding', 'Nodes Slurm cannot use.',
       [target(`sum(gcm_slurm_nodes_down{${C}}) + sum(gcm_slurm_nodes_not_responding{${C}})`)], { red: 1, w: 4 }),
+    table('Nodes out of scheduling and why', 'Drained, draining, down, failing or in maintenance: the reason, who ' +
+      'set it and when (sinfo through slurm_job_monitor, gcm_slurm_node_info). gcm\'s own reasons start with "gcm: ".',
+      [instant(`max by (NODE_NAME, STATE, REASON, USER, TIMESTAMP) ` +
+        `(gcm_slurm_node_info{${C}, STATE=~"(drain|down|fail|maint|inval|reboot).*"})`)],
+      { hide: ['Time', 'Value'] }),
     row('GPUs'),
     stat('GPUs allocated', 'Slurm\'s view (sinfo GRES).', [target(`sum(gcm_slurm_total_gpus_alloc{${C}})`)]),
     stat('GPUs idle', 'Up and not allocated.',
@@ -151,6 +156,11 @@ const cluster = dashboard('gcm-cluster', 'gcm / Cluster',
       target(`sum(gcm_slurm_jobs_running{${C}})`, 'running'), target(`sum(gcm_slurm_jobs_pending{${C}})`, 'pending'),
       target(`sum(gcm_slurm_jobs_failed{${C}})`, 'failed'),
     ]),
+    timeseries('Jobs pending by reason', 'squeue\'s reason of each pending job (slurm_job_monitor, ' +
+      'gcm_slurm_job_info): Resources and Priority wait for nodes; QOS and association limits, dependencies and ' +
+      'holds wait for something else.',
+      [target(`count by (REASON) (gcm_slurm_job_info{${C}, STATE="PENDING", PARTITION=~"$partition"})`, '{{REASON}}')],
+      { stack: true }),
     timeseries('GPUs pending and wait time', 'GPUs requested by pending jobs; mean wait of the window\'s jobs.', [
       target(`sum(gcm_slurm_gpus_pending{${C}})`, 'GPUs pending'),
       target(`max(gcm_slurm_job_wait_time_mean_seconds{${C}}) / 60`, 'mean wait (min)'),
@@ -202,6 +212,12 @@ const fleet = dashboard('gcm-gpu-fleet', 'gcm / GPU fleet health',
       'them); the runbook of each is in docs/alerts.md.',
       [instant(`ALERTS{alertstate="firing", gcm_action="drain", ${CN}}`)],
       { hide: ['Time', '__name__', 'job', 'instance', 'Value', 'alertstate'] }),
+    table('Nodes drained by gcm and why', 'Nodes whose Slurm reason gcm wrote ("gcm: <check>: ..." from the ' +
+      'prolog and epilog suites, "gcm: detector: ..." from gcm drainer or gcm agent --drain), with their state, who ' +
+      'drained them and when (slurm_job_monitor, gcm_slurm_node_info); docs/alerts.md#gcmnodedrainedbygcm.',
+      [instant(`max by (NODE_NAME, STATE, REASON, USER, TIMESTAMP) ` +
+        `(gcm_slurm_node_info{${C}, NODE_NAME=~"$node", REASON=~"gcm: .*"})`)],
+      { hide: ['Time', 'Value'] }),
     table('GPUs not OK', 'Each active reason of each GPU whose detector state is not ok.',
       [instant(`(gcm_gpu_health_reason{${CN}} == 1) and on(cluster, node, gpu) (gcm_gpu_health_state{${CN}} > 0)`)],
       { hide: ['Time', '__name__', 'job', 'instance', 'Value'] }),

@@ -21,10 +21,12 @@ namespace gcm {
 
 // Exact argv of the reference (§1.5).
 const std::vector<std::string>& sinfo_all_nodes_argv();
+// GCM's newest node source (gcm-newer.md §1.6): `sinfo --all -N --json`.
+const std::vector<std::string>& sinfo_all_nodes_json_argv();
 const std::vector<std::string>& squeue_jobs_argv();
 const std::vector<std::string>& scontrol_partitions_argv();
 const std::vector<std::string>& scontrol_config_argv();
-// The 34 squeue -O columns, in argv order.
+// The 35 squeue -O columns (GCM's 2026 list: the 2025 reference's 34 and LASTSCHEDEVAL), in argv order.
 const std::vector<std::string>& squeue_columns();
 
 const Schema& node_data_schema();
@@ -32,14 +34,20 @@ const Schema& job_data_schema();
 const Schema& scontrol_schema();
 const Schema& scontrol_config_schema();
 
+// Where NodeData comes from: the text of `sinfo --all -N -o %all` (GCM's 2025 source, every Slurm version) or
+// `sinfo --all -N --json` (GCM's 2026 source; Slurm 23.11+ layout, and 22.05-23.02's node records).
+enum class SinfoFormat { Text, Json };
+
 struct SlurmSnapshotOptions {
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};  // per command (--slurm-timeout)
   TimeZone zone;                    // squeue times: naive values are read in it and written with its offset (host zone)
   int64_t collection_unixtime = 0;  // NodeData/JobData collection_unixtime; 0: the time of the call
+  SinfoFormat sinfo_format = SinfoFormat::Text;
 };
 
-// NodeData records, one per sinfo row. sinfo's output is held in memory once (num_rows, the row count, is in every
-// record, so it must be known before the first is written); 10 000 nodes are about 3 MB. Returns the row count.
+// NodeData records, one per sinfo row (node and partition), from o.sinfo_format's source. sinfo's output is held in
+// memory once (num_rows, the row count, is in every record, so it must be known before the first is written);
+// 10 000 nodes are about 3 MB of text. Returns the row count.
 size_t collect_slurm_nodes(slurm::SlurmClient& client, const CollectorContext& ctx, const SlurmSnapshotOptions& o,
                            RecordOut& out);
 // JobData records, streamed: one squeue line is parsed and written at a time. Returns the job count.

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/option_binder.h"
 #include "collectors/slurm_collectors.h"
 #include "core/subprocess.h"
 #include "slurm/coerce.h"
@@ -13,8 +14,10 @@
 #include "slurm/hostlist.h"
 #include "slurm/job_state.h"
 #include "slurm/memory.h"
+#include "slurm/sinfo_json.h"
 #include "slurm/timestamp.h"
 #include "slurm/tres.h"
+#include "slurm/version.h"
 
 namespace gcm {
 
@@ -80,6 +83,8 @@ const Schema kNodeData = [] {
       {"STATE", kStr, kAttr, "", "node state, long form with flags (last STATE column, e.g. drained*)"},
       {"RESERVATION", kStr, kAttr, "", "reservation the node is in"},
   };
+  // gcm_slurm_node_info: which nodes are drained or down, by whom and why (the dashboards' "drained by gcm" panel).
+  s.info_labels = {"STATE", "REASON", "USER", "TIMESTAMP"};
   snake_case_metric_names(s);
   return s;
 }();
@@ -127,6 +132,8 @@ enum JobField : size_t {
   kFeature,
   kRestartCnt,
   kSchedNodes,
+  kLastSchedEval,
+  kGresGpuIndices,
   kJobFieldCount
 };
 
@@ -149,7 +156,8 @@ const Schema kJobData = [] {
       {"JOBID_RAW", kStr, kAttr, "", "numeric job id (JOBID)"},
       {"NAME", kStr, kAttr, "", "job name"},
       {"TIME_LIMIT", kStr, kAttr, "", "time limit as squeue prints it"},
-      {"MIN_MEMORY", kInt, kGauge, "", "minimum memory in MB (MINMEMORY)"},
+      {"MIN_MEMORY", kInt, kGauge, "bytes",
+       "minimum memory per node in decimal bytes (MINMEMORY; null when none; MB before GCM's 2026 version)"},
       {"COMMAND", kStr, kAttr, "", "batch script or command"},
       {"PRIORITY", FieldType::Double, kGauge, "", "priority (a fraction of 2^32)"},
       {"STATE", kStr, kAttr, "", "job state (PENDING, RUNNING, ...)"},
@@ -181,7 +189,12 @@ const Schema kJobData = [] {
       {"FEATURE", kStr, kAttr, "", "required features"},
       {"RESTARTCNT", kInt, kGauge, "", "restart count"},
       {"SCHEDNODES", kList, kAttr, "", "nodes the scheduler expects to use, expanded; null when none"},
+      {"LAST_SCHED_EVAL", kStr, kAttr, "", "when the scheduler last evaluated the job (LASTSCHEDEVAL, as START_TIME)"},
+      {"GRES_GPU_INDICES", kStr, kAttr, "",
+       "GPU indices of a one-node job (\"0,1,2,3\"); only the REST backend knows them, null from the CLI"},
   };
+  // gcm_slurm_job_info: jobs by state and pending reason, per user, partition, account and QOS.
+  s.info_labels = {"STATE", "REASON", "USER", "PARTITION", "ACCOUNT", "QOS"};
   snake_case_metric_names(s);
   return s;
 }();
@@ -222,6 +235,7 @@ enum SqueueColumn : size_t {
   cFeature,
   cRestartCnt,
   cSchedNodes,
+  cLastSchedEval,
   cColumnCount
 };
 
@@ -230,7 +244,7 @@ const std::vector<std::string> kSqueueColumns = {
     "COMMAND",       "PRIORITY",    "STATE",      "USERNAME",  "NUMCPUS",    "NUMNODES",   "TIMELEFT",
     "TIMEUSED",      "NODELIST",    "DEPENDENCY", "EXCNODES",  "STARTTIME",  "SUBMITTIME", "ELIGIBLETIME",
     "ACCRUETIME",    "PENDINGTIME", "COMMENT",    "PARTITION", "ACCOUNT",    "QOS",        "REASON",
-    "TRES-ALLOC",    "RESERVATION", "REQUEUE",    "FEATURE",   "RESTARTCNT", "SCHEDNODES"};
+    "TRES-ALLOC",    "RESERVATION", "REQUEUE",    "FEATURE",   "RESTARTCNT", "SCHEDNODES", "LASTSCHEDEVAL"};
 
 Value int_or_null(std::optional<int64_t> v) { return v ? Value(*v) : Value(); }
 
@@ -285,9 +299,20 @@ struct BadLine {
   std::string message;
 };
 
+// The JSON node source where the Slurm version prints the layout GCM reads (23.11+); the text elsewhere.
+constexpr std::pair<int, int> kSinfoJsonRowsSince{23, 11};
+
 class SlurmJobMonitor : public Collector {
  public:
-  explicit SlurmJobMonitor(OptionBinder& b) { add_slurm_timeout_option(b, timeout_s_); }
+  explicit SlurmJobMonitor(OptionBinder& b) {
+    add_slurm_timeout_option(b, timeout_s_);
+    b.option("--sinfo-format", "sinfo_format", sinfo_format_,
+             "Node source: `text` reads `sinfo --all -N -o %all` (GCM's 2025 source, every Slurm version), `json` "
+             "reads `sinfo --all -N --json` (GCM's 2026 source; Slurm 22.05's node layout is read too), `auto` "
+             "uses json from Slurm 23.11 on (`sinfo -V`, asked once) and text before.")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "text", "json"}));
+  }
 
   std::vector<CollectorTask> tasks(const CollectorContext&) override {
     opts_.timeout = slurm_timeout_ms(timeout_s_);
@@ -296,6 +321,7 @@ class SlurmJobMonitor : public Collector {
         {"nodes", &kNodeData,
          [this](const CollectorContext& c, RecordOut& o) {
            SlurmSnapshotOptions opts = opts_;
+           opts.sinfo_format = node_source(c);
            size_t n = collect_slurm_nodes(client_, c, opts, o);
            c.log->debug("slurm_job_monitor: {} node rows", n);
          }},
@@ -308,7 +334,27 @@ class SlurmJobMonitor : public Collector {
   }
 
  private:
+  // `auto` asks `sinfo -V` until it answers once; while it does not, the text source (every version has it).
+  SinfoFormat node_source(const CollectorContext& c) {
+    if (sinfo_format_ != "auto") return sinfo_format_ == "json" ? SinfoFormat::Json : SinfoFormat::Text;
+    if (!auto_format_) {
+      try {
+        auto version = parse_slurm_version(client_.output(make_query("sinfo_version", {"sinfo", "-V"}, opts_)));
+        auto_format_ = version >= kSinfoJsonRowsSince ? SinfoFormat::Json : SinfoFormat::Text;
+        c.log->debug("slurm_job_monitor: Slurm {}.{:02}: nodes from sinfo {}", version.first, version.second,
+                     *auto_format_ == SinfoFormat::Json ? "--json" : "-o %all");
+      } catch (const std::exception& e) {
+        c.log->warn("slurm_job_monitor: the Slurm version is unknown (`sinfo -V`: {}); nodes from `sinfo -o %all`",
+                    e.what());
+        return SinfoFormat::Text;
+      }
+    }
+    return *auto_format_;
+  }
+
   double timeout_s_ = 60;
+  std::string sinfo_format_ = "auto";
+  std::optional<SinfoFormat> auto_format_;
   SlurmSnapshotOptions opts_;
   CliSlurmClient client_;
 };
@@ -327,6 +373,11 @@ const bool kSchemasRegistered = register_schema(&kNodeData) && register_schema(&
 
 const std::vector<std::string>& sinfo_all_nodes_argv() {
   static const std::vector<std::string> argv = {"sinfo", "--all", "-N", "-o", "%all"};
+  return argv;
+}
+
+const std::vector<std::string>& sinfo_all_nodes_json_argv() {
+  static const std::vector<std::string> argv = {"sinfo", "--all", "-N", "--json"};
   return argv;
 }
 
@@ -363,8 +414,10 @@ const std::vector<std::string>& squeue_columns() { return kSqueueColumns; }
 const Schema& node_data_schema() { return kNodeData; }
 const Schema& job_data_schema() { return kJobData; }
 
-size_t collect_slurm_nodes(SlurmClient& client, const CollectorContext& ctx, const SlurmSnapshotOptions& o,
-                           RecordOut& out) {
+namespace {
+
+size_t collect_nodes_from_text(SlurmClient& client, const CollectorContext& ctx, const SlurmSnapshotOptions& o,
+                               RecordOut& out) {
   SlurmQuery q = make_query("sinfo_all_nodes", sinfo_all_nodes_argv(), o);
   const int64_t now = collection_time(o);
   std::string text = client.output(q);
@@ -460,6 +513,62 @@ size_t collect_slurm_nodes(SlurmClient& client, const CollectorContext& ctx, con
   }
 }
 
+// The same NodeData from the JSON: the fields as the text form has them, except PARTITION (no '*' on the default
+// partition: the JSON does not say which it is) and TIMESTAMP (UTC, where the text form has the host's local time).
+size_t collect_nodes_from_json(SlurmClient& client, const CollectorContext& ctx, const SlurmSnapshotOptions& o,
+                               RecordOut& out) {
+  SlurmQuery q = make_query("sinfo_all_nodes_json", sinfo_all_nodes_json_argv(), o);
+  const int64_t now = collection_time(o);
+  std::string text = client.output(q);
+  std::vector<SinfoJsonNode> nodes;
+  try {
+    nodes = parse_sinfo_json(text);
+  } catch (const ParseError& e) {
+    throw SlurmError(q.name, command_line(q.argv), 0, fmt::format("`{}`: {}", command_line(q.argv), e.what()));
+  }
+  Record r(kNodeData);
+  for (const SinfoJsonNode& n : nodes) {
+    r[kNumRows] = static_cast<int64_t>(nodes.size());
+    r[kNodeTime] = now;
+    r[kNodeCluster].set_string(ctx.cluster);
+    r[kNodeName].set_string(n.name);
+    r[kNodePartition].set_string(n.partition);
+    r[kNodeDerived] = derived_for_partition(ctx, n.partition);
+    r[kCpusAllocated] = n.cpus_allocated;
+    r[kCpusIdle] = n.cpus_idle;
+    r[kCpusOther] = n.cpus_other;
+    r[kCpusTotal] = n.cpus_total;
+    r[kFreeMem] = int_or_null(n.free_mem);
+    r[kMemory] = n.memory;
+    try {
+      r[kNumGpus] = node_gpus(n.gres.empty() ? "(null)" : n.gres);
+    } catch (const ParseError& e) {
+      throw SlurmError(q.name, command_line(q.argv), 0,
+                       fmt::format("`{}`: node {}: {}", command_line(q.argv), n.name, e.what()));
+    }
+    r[kNodeUser].set_string(n.user);
+    r[kReason].set_string(n.reason);
+    r[kTimestamp].set_string(n.timestamp);
+    // As sinfo -o %all prints a node without features.
+    r[kActiveFeatures].set_string(n.active_features.empty() ? "(null)" : n.active_features);
+    r[kNodeState].set_string(n.state);
+    if (n.reservation)
+      r[kNodeReservation].set_string(*n.reservation);
+    else
+      r[kNodeReservation] = Value();
+    out.emit(r);
+  }
+  return nodes.size();
+}
+
+}  // namespace
+
+size_t collect_slurm_nodes(SlurmClient& client, const CollectorContext& ctx, const SlurmSnapshotOptions& o,
+                           RecordOut& out) {
+  return o.sinfo_format == SinfoFormat::Json ? collect_nodes_from_json(client, ctx, o, out)
+                                             : collect_nodes_from_text(client, ctx, o, out);
+}
+
 size_t collect_slurm_jobs(SlurmClient& client, const CollectorContext& ctx, const SlurmSnapshotOptions& o,
                           RecordOut& out) {
   SlurmQuery q = make_query("squeue_jobs", squeue_jobs_argv(), o);
@@ -470,6 +579,7 @@ size_t collect_slurm_jobs(SlurmClient& client, const CollectorContext& ctx, cons
   dopts.columns = kSqueueColumns;
   dopts.trailing_delimiter = true;
   dopts.length_mismatch = RowLengthPolicy::Error;  // a truncated or garbled line names its number
+  dopts.optional_trailing_columns = 1;             // LASTSCHEDEVAL: GCM's 2025 recordings end before it
   Record r(kJobData);
   // Partitions repeat: keep the last derived_cluster computed.
   std::string last_partition;
@@ -499,7 +609,7 @@ size_t collect_slurm_jobs(SlurmClient& client, const CollectorContext& ctx, cons
     r[kJobIdRaw].set_string(row[cJobId]);
     r[kName].set_string(row[cName]);
     r[kTimeLimit].set_string(row[cTimeLimit]);
-    r[kMinMemory] = convert_memory_to_mb(row[cMinMemory]);
+    r[kMinMemory] = int_or_null(memory_to_bytes(row[cMinMemory]));
     r[kCommand].set_string(row[cCommand]);
     auto priority = maybe_float(row[cPriority]);
     r[kPriority] = priority ? Value(*priority) : Value();
@@ -534,6 +644,11 @@ size_t collect_slurm_jobs(SlurmClient& client, const CollectorContext& ctx, cons
     r[kFeature].set_string(row[cFeature]);
     r[kRestartCnt] = strict_int(row[cRestartCnt]);
     set_nodelist(r[kSchedNodes], row[cSchedNodes]);
+    if (row.has(cLastSchedEval))
+      time_field(kLastSchedEval, row[cLastSchedEval]);
+    else
+      r[kLastSchedEval] = Value();
+    r[kGresGpuIndices] = Value();  // squeue has no gres_detail (gcm-newer.md §1.6)
     out.emit(r);
   });
 }

@@ -58,8 +58,19 @@ const Curl& curl() {
 
 void global_init() { (void)curl(); }
 
+struct BodySink {
+  HttpResponse* response;
+  size_t max_bytes;  // 0: no limit
+  bool too_large = false;
+};
+
 size_t on_body(char* data, size_t size, size_t n, void* user) {
-  static_cast<HttpResponse*>(user)->body.append(data, size * n);
+  auto* sink = static_cast<BodySink*>(user);
+  if (sink->max_bytes && sink->response->body.size() + size * n > sink->max_bytes) {
+    sink->too_large = true;
+    return 0;  // libcurl stops the transfer with CURLE_WRITE_ERROR
+  }
+  sink->response->body.append(data, size * n);
   return size * n;
 }
 
@@ -107,7 +118,9 @@ HttpResponse HttpClient::perform(const std::string& url, const std::string* body
   api.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeout.count()));
   api.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   api.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-  api.easy_setopt(c, CURLOPT_WRITEDATA, &res);
+  BodySink sink{&res, max_body_bytes_};
+  api.easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+  if (!unix_socket_.empty()) api.easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, unix_socket_.c_str());
   api.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
   api.easy_setopt(c, CURLOPT_HEADERDATA, &res);
   api.easy_setopt(c, CURLOPT_USERAGENT, "gcm/" GCM_VERSION);
@@ -125,8 +138,13 @@ HttpResponse HttpClient::perform(const std::string& url, const std::string* body
   }
   CURLcode rc = api.easy_perform(c);
   api.slist_free_all(hdrs);
+  if (sink.too_large)
+    throw HttpTransportError(
+        fmt::format("{} {}: the response is larger than {} bytes", body ? "POST" : "GET", url, max_body_bytes_));
   if (rc != CURLE_OK) {
-    throw HttpTransportError(fmt::format("{} {}: {}", body ? "POST" : "GET", url, api.easy_strerror(rc)));
+    throw HttpTransportError(fmt::format("{} {}{}: {}", body ? "POST" : "GET", url,
+                                         unix_socket_.empty() ? "" : " on unix socket " + unix_socket_,
+                                         api.easy_strerror(rc)));
   }
   api.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &res.status);
   return res;

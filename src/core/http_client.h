@@ -47,11 +47,19 @@ class HttpClient {
   HttpResponse get(const std::string& url, std::chrono::milliseconds timeout,
                    const std::vector<std::string>& headers = {});
 
+  // Connect through this unix socket instead of the URL's host and port (slurmrestd listening on unix:/path); the
+  // URL still gives the path and the Host header. "" for TCP.
+  void set_unix_socket(std::string path) { unix_socket_ = std::move(path); }
+  // A response body larger than this is refused with an HttpTransportError naming the limit (0: no limit).
+  void set_max_body_bytes(size_t bytes) { max_body_bytes_ = bytes; }
+
  private:
   HttpResponse perform(const std::string& url, const std::string* body, const std::vector<std::string>& headers,
                        std::chrono::milliseconds timeout);
   void* curl_;
   HttpClientTls tls_;
+  std::string unix_socket_;
+  size_t max_body_bytes_ = 0;
 };
 
 // The answers a sender should retry later: 429 Too Many Requests, 502, 503, 504 (a proxy or the server is busy or

@@ -103,6 +103,10 @@ std::string prometheus_metric_name(const Schema& s, const FieldSpec& f) {
   return name;
 }
 
+std::string prometheus_info_metric_name(const Schema& s) {
+  return "gcm_" + sanitize_metric_name(s.metric_prefix.empty() ? "info" : s.metric_prefix + "_info");
+}
+
 std::string otlp_metric_name(const Schema& s, const FieldSpec& f) {
   std::string base = f.metric_name.empty() ? f.name : f.metric_name;
   return s.metric_prefix.empty() ? "gcm." + base : "gcm." + s.metric_prefix + "." + base;
@@ -128,6 +132,13 @@ std::string schema_markdown(const Schema& s) {
     bool measured = f.role == FieldRole::Gauge || f.role == FieldRole::Counter;
     out += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", f.name, to_string(f.type), to_string(f.role), f.unit,
                        measured ? "`" + prometheus_metric_name(s, f) + "`" : std::string(), f.help);
+  }
+  if (!s.info_labels.empty()) {
+    std::string labels;
+    for (const auto& l : s.info_labels) labels += (labels.empty() ? "`" : ", `") + l + "`";
+    out +=
+        fmt::format("\nPrometheus also exports `{}` (value 1) per record, labelled with its identity fields and {}.\n",
+                    prometheus_info_metric_name(s), labels);
   }
   return out;
 }

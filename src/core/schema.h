@@ -38,6 +38,11 @@ struct Schema {
   DataType data_type = DataType::Log;
   DataIdentifier identifier = DataIdentifier::Generic;
   std::vector<FieldSpec> fields;
+  // Attribute fields that label the schema's info series on Prometheus, gcm_<prefix>_info{identities..., these...}
+  // with the value 1 (the kube-state-metrics pattern): a node's state and drain reason, a job's state and pending
+  // reason, for a panel or an alert to select and group on, without making them labels of every measurement (a
+  // reason that changes would start new series of all of them).
+  std::vector<std::string> info_labels;
 
   // Index of a field by name, or -1.
   int index_of(std::string_view field) const;
@@ -58,6 +63,8 @@ const char* to_string(FieldRole r);
 
 // Prometheus metric name of a measurement field: gcm_<prefix>_<name>[_<unit suffix>][_total].
 std::string prometheus_metric_name(const Schema& s, const FieldSpec& f);
+// The info series' name: gcm_<prefix>_info.
+std::string prometheus_info_metric_name(const Schema& s);
 // OTLP metric name: gcm.<prefix>.<name>.
 std::string otlp_metric_name(const Schema& s, const FieldSpec& f);
 // UCUM unit for OTLP ("By", "s", "Cel", "W", "J", "Hz", "1", "%"); empty when the field has none.

@@ -80,15 +80,32 @@ void PrometheusStore::end_round(const Schema& s) {
 }
 
 void PrometheusStore::set(const Schema& s, const FieldSpec& f, const std::string& labels, double v) {
-  std::string name = prometheus_metric_name(s, f);
+  set_sample(s, prometheus_metric_name(s, f), f.role == FieldRole::Counter ? "counter" : "gauge",
+             f.help.empty() ? fmt::format("{} of {} records", f.name, s.name) : f.help, labels, v);
+}
+
+void PrometheusStore::set_sample(const Schema& s, const std::string& name, const char* type, const std::string& help,
+                                 const std::string& labels, double v) {
   Family& fam = families_[name];
   if (fam.owner.empty()) {
     fam.owner = s.name;
-    fam.type = f.role == FieldRole::Counter ? "counter" : "gauge";
-    fam.help = f.help.empty() ? fmt::format("{} of {} records", f.name, s.name) : f.help;
+    fam.type = type;
+    fam.help = help;
   }
   fam.samples[labels] = {v, generation_[s.name]};
 }
+
+namespace {
+
+void append_label(std::string& labels, std::string_view name, const Value& v) {
+  if (!labels.empty()) labels.push_back(',');
+  labels += sanitize_metric_name(name);
+  labels += "=\"";
+  labels += prometheus_label_escape(label_text(v));
+  labels.push_back('"');
+}
+
+}  // namespace
 
 void PrometheusStore::add(const Record& r) {
   const Schema& s = *r.schema;
@@ -96,11 +113,7 @@ void PrometheusStore::add(const Record& r) {
   for (size_t i = 0; i < s.fields.size(); ++i) {
     if (s.fields[i].role != FieldRole::Identity || r.values[i].is_null()) continue;
     if (r.values[i].is_list() || r.values[i].is_object()) continue;
-    if (!labels.empty()) labels.push_back(',');
-    labels += sanitize_metric_name(s.fields[i].name);
-    labels += "=\"";
-    labels += prometheus_label_escape(label_text(r.values[i]));
-    labels.push_back('"');
+    append_label(labels, s.fields[i].name, r.values[i]);
   }
   bool declared = s.has_measurements();
   std::lock_guard lock(mu_);
@@ -114,6 +127,16 @@ void PrometheusStore::add(const Record& r) {
     double d = v.is_bool() ? (v.as_bool() ? 1.0 : 0.0) : v.as_number();
     set(s, s.fields[i], labels, d);
   }
+  if (s.info_labels.empty()) return;
+  std::string info = labels, names;
+  for (const auto& name : s.info_labels) {
+    names += (names.empty() ? "" : ", ") + name;
+    int i = s.index_of(name);
+    if (i < 0 || r.values[i].is_null() || r.values[i].is_list() || r.values[i].is_object()) continue;
+    append_label(info, name, r.values[i]);
+  }
+  set_sample(s, prometheus_info_metric_name(s), "gauge",
+             fmt::format("1 per {} record, labelled with its identity fields and {}", s.name, names), info, 1);
 }
 
 void PrometheusStore::set_collector(std::string name, double interval_seconds) {

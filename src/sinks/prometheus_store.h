@@ -18,7 +18,8 @@ class PrometheusStore {
   void begin_round(const Schema& s);
   void end_round(const Schema& s);
   // Adds the record's measurements (the schema's Gauge/Counter fields; for a METRIC schema without declared
-  // measurements, every numeric field that is not an identity) labelled with its identity fields.
+  // measurements, every numeric field that is not an identity) labelled with its identity fields, and its info series
+  // when the schema declares info_labels.
   void add(const Record& r);
   std::string render() const;
   size_t series_count() const;
@@ -39,6 +40,8 @@ class PrometheusStore {
     std::map<std::string, std::pair<double, uint64_t>> samples;  // rendered labels -> (value, generation)
   };
   void set(const Schema& s, const FieldSpec& f, const std::string& labels, double v);
+  void set_sample(const Schema& s, const std::string& name, const char* type, const std::string& help,
+                  const std::string& labels, double v);
 
   struct Rounds {
     int64_t last_success = 0;  // 0: none yet (the series is left out rather than saying 1970)

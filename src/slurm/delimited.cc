@@ -110,7 +110,9 @@ const DelimitedRow* DelimitedParser::feed(std::string_view line) {
     have_header_ = true;
     return nullptr;
   }
-  if (fields_.size() != header_.size()) {
+  const bool lacks_only_optional =
+      fields_.size() < header_.size() && header_.size() - fields_.size() <= options_.optional_trailing_columns;
+  if (fields_.size() != header_.size() && !lacks_only_optional) {
     ++mismatched_;
     switch (options_.length_mismatch) {
       case RowLengthPolicy::Error:

@@ -48,6 +48,10 @@ struct DelimitedOptions {
   bool trim_values = true;           // strip blanks around every value and name (§1.8)
   bool trim_line = false;            // strip blanks at both ends of each line before splitting (sacct_publish)
   RowLengthPolicy length_mismatch = RowLengthPolicy::Error;
+  // How many of the last columns a row may lack without counting as mismatched (they read as absent): a column that
+  // newer versions append (squeue's LASTSCHEDEVAL), where a recorded or older output stops before it, as the
+  // reference's zip of row and names reads it.
+  size_t optional_trailing_columns = 0;
 };
 
 // Splits line on delimiter into out (cleared first); "" splits on runs of blanks and drops empty fields.

@@ -261,4 +261,16 @@ int64_t gpus_in_gres_list(std::string_view value) {
   return gpus;
 }
 
+std::optional<std::string> gres_detail_gpu_indices(const std::vector<std::string>& gres_detail) {
+  if (gres_detail.size() != 1) return std::nullopt;
+  std::vector<int> indices = gres_indices(parse_gres_list(gres_detail.front()), "gpu");
+  if (indices.empty()) return std::nullopt;
+  std::string out;
+  for (int i : indices) {
+    if (!out.empty()) out.push_back(',');
+    out += std::to_string(i);
+  }
+  return out;
+}
+
 }  // namespace gcm::slurm

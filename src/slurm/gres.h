@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,11 @@ std::vector<Gres> parse_gres_list(std::string_view text);
 int64_t gres_count(const std::vector<Gres>& list, std::string_view name = "gpu");
 // Every IDX index of entries named name, in order (a job's GPU indices on a node).
 std::vector<int> gres_indices(const std::vector<Gres>& list, std::string_view name = "gpu");
+
+// JobData GRES_GPU_INDICES (gcm-newer.md §1.6) from a job's gres_detail (slurmrestd: one GRES string per allocated
+// node): the GPU indices of its single node joined by ',' ("gpu:ampere:4(IDX:0-3)" -> "0,1,2,3"); nullopt for a
+// job on several nodes or none, or when the node's GRES names no GPU index. Throws ParseError for a malformed GRES.
+std::optional<std::string> gres_detail_gpu_indices(const std::vector<std::string>& gres_detail);
 
 // shelper's parseGRES (§4.1) on one value: the indices of "(IDX:...)" in order, [] when there is no
 // parenthesis. Non-numeric items are skipped as shelper does ("gpu:ampere:1(IDX:)" -> []).

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "slurm/parse_error.h"
@@ -17,5 +18,11 @@ namespace gcm::slurm {
 // design.md §5 fix: the K suffix is accepted (the reference raised ValueError on it, dropping the whole record).
 // Any other suffix (lower case included), an unparsable number or a result beyond int64 throws ParseError.
 int64_t convert_memory_to_mb(std::string_view value);
+
+// The newer reference's maybe_parse_memory_to_bytes (gcm-newer.md §1.6, JobData MIN_MEMORY): decimal bytes.
+// "", "N/A" and "(null)" -> nullopt (Slurm prints them for a job with no memory request). A number without a unit is
+// megabytes (squeue's unit), times 1e6. Otherwise the number before the suffix times K 1e3, M 1e6, G 1e9, T 1e12,
+// P 1e15, truncated toward zero ("0.125G" -> 125000000). Anything else, or a result beyond int64, throws ParseError.
+std::optional<int64_t> memory_to_bytes(std::string_view value);
 
 }  // namespace gcm::slurm

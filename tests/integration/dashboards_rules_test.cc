@@ -51,14 +51,18 @@ void write_script(const std::string& path, const std::string& body) {
   ::chmod(path.c_str(), 0755);
 }
 
-// Fake Slurm commands answering with the recorded 22.05 outputs (tests/fixtures/slurm-22.05/).
+// Fake Slurm commands answering with the recorded 22.05 outputs (tests/fixtures/slurm-22.05/), except that node1, the
+// agent's node with the lost GPU, is draining with gcm's reason ("gcm: check-nvidia-smi: GPU 7 is lost"), so that the
+// panels and the alert about nodes drained by gcm have their situation (node7 stays drained by the testbed's reason).
 std::string fake_slurm(const std::string& dir) {
   std::string bin = dir + "/slurm-bin", f = kSource + "/tests/fixtures/slurm-22.05/";
   fs::create_directories(bin);
-  write_script(bin + "/sinfo", "if [ \"$1\" = -V ]; then cat '" + f +
-                                   "sinfo-V.txt'; exit 0; fi\n"
-                                   "case \"$*\" in *%all*) cat '" +
-                                   f + "sinfo-all.txt' ;; *) cat '" + f + "sinfo-O-nodes.txt' ;; esac");
+  write_script(bin + "/sinfo",
+               "if [ \"$1\" = -V ]; then cat '" + f +
+                   "sinfo-V.txt'; exit 0; fi\n"
+                   "case \"$*\" in *%all*) sed '/|node1|/{s/|none |/|gcm: check-nvidia-smi: GPU 7 is lost "
+                   "|/;s/|mixed |/|draining |/}' '" +
+                   f + "sinfo-all.txt' ;; *) cat '" + f + "sinfo-O-nodes.txt' ;; esac");
   write_script(bin + "/sdiag", "cat '" + f + "sdiag.txt'");
   write_script(bin + "/sacct", "cat '" + f + "sacct-slurm-monitor-local.txt'");
   write_script(bin + "/squeue", "cat '" + f + "squeue-O.txt'");

@@ -174,6 +174,44 @@ TEST(SlurmJobMonitorCli, DaemonLogsFailuresAndKeepsGoing) {
   EXPECT_GE(errors, 2u) << r.out;
 }
 
+// --sinfo-format auto asks `sinfo -V`: Slurm 23.11 and later get the JSON source (GCM's 2026 one), older ones the
+// text; --sinfo-format json forces it (22.05's node records are read too).
+TEST(SlurmJobMonitorCli, SinfoFormatFollowsTheSlurmVersion) {
+  const std::string docs = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-docs/";
+  auto nodes_with = [&](const std::string& version, const std::string& json_file, std::vector<std::string> extra) {
+    FakeSlurm fake;
+    fake.add("sinfo", "case \"$*\" in\n  -V) echo '" + version + "' ;;\n  '--all -N --json') cat '" + json_file +
+                          "' ;;\n  '--all -N -o %all') cat '" + kOurs +
+                          "sinfo-all.txt' ;;\n  *) echo \"unexpected: $*\" >&2; exit 1 ;;\nesac");
+    fake.cat("squeue", kOurs + "squeue-O.txt");
+    std::vector<std::string> args = {"slurm_job_monitor", "--once",      "--cluster", "tb",
+                                     "--stdout",          "--log-level", "DEBUG"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = run_gcm(logged(args), std::chrono::seconds(30), fake.env());
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    return std::make_pair(with_key(records_of(r.out), "NODE_NAME"), r.out + r.err);
+  };
+  auto [json24, log24] = nodes_with("slurm 24.05.4", docs + "sinfo-all-N-json-24.05.json", {});
+  ASSERT_EQ(json24.size(), 9u) << log24;
+  EXPECT_EQ(json24[0]["PARTITION"], "gpu") << "the JSON source: no '*' on the default partition";
+  EXPECT_EQ(json24[7]["STATE"], "drained");
+  EXPECT_NE(log24.find("nodes from sinfo --json"), std::string::npos) << log24;
+
+  auto [text22, log22] = nodes_with("slurm-wlm 22.05.8", kOurs + "sinfo-all-N.json", {});
+  ASSERT_EQ(text22.size(), 9u) << log22;
+  EXPECT_EQ(text22[0]["PARTITION"], "gpu*") << "the text source";
+  EXPECT_NE(log22.find("nodes from sinfo -o %all"), std::string::npos) << log22;
+
+  auto [json22, log22json] = nodes_with("slurm-wlm 22.05.8", kOurs + "sinfo-all-N.json", {"--sinfo-format", "json"});
+  ASSERT_EQ(json22.size(), 9u) << log22json;
+  EXPECT_EQ(json22[0]["PARTITION"], "gpu");
+  EXPECT_EQ(json22[7]["CPUS_OTHER"], 4);
+
+  auto bad = run_gcm(logged({"slurm_job_monitor", "--once", "--sinfo-format", "xml"}));
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_NE((bad.out + bad.err).find("--sinfo-format"), std::string::npos) << bad.out << bad.err;
+}
+
 TEST(SlurmJobMonitorCli, HelpDescribesTheCollectorsAndTheTimeout) {
   for (const char* cmd : {"slurm_job_monitor", "scontrol", "scontrol_config"}) {
     auto r = run_gcm(logged({cmd, "--help"}));
@@ -288,6 +326,50 @@ TEST(SlurmJobMonitorTestbed, AgreesWithTheCluster) {
   auto squeue = run_command(s).out;
   size_t n = static_cast<size_t>(std::count(squeue.begin(), squeue.end(), '\n'));
   EXPECT_NEAR(static_cast<double>(jobs.size()), static_cast<double>(n), 3.0);
+}
+
+// The two node sources on the live cluster, one after the other: the same NodeData, field by field, except
+// PARTITION (the JSON does not mark the default partition) and FREE_MEM (slurmd's free memory moves between the two
+// calls). Both run with TZ=UTC, where sinfo's text TIMESTAMP and the JSON's UTC one are the same.
+TEST(SlurmJobMonitorTestbed, JsonNodeSourceAgreesWithTheText) {
+  REQUIRE_TESTBED();
+  Workload workload;
+  auto nodes = [](const char* format) {
+    auto r = run_gcm(logged({"slurm_job_monitor", "--once", "--sink", "stdout", "--stdout", "--sinfo-format", format}),
+                     std::chrono::seconds(60), {"TZ=UTC"});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    return with_key(records_of(r.out), "NODE_NAME");
+  };
+  // Keyed by node and partition: sinfo does not order a node's partitions the same way in both forms.
+  auto by_row = [](const std::vector<json>& records) {
+    std::map<std::string, json> out;
+    for (const auto& r : records) {
+      std::string p = r["PARTITION"].get<std::string>();
+      if (p.ends_with("*")) p.pop_back();
+      out[r["NODE_NAME"].get<std::string>() + "/" + p] = r;
+    }
+    return out;
+  };
+  auto text = by_row(nodes("text")), from_json = by_row(nodes("json"));
+  ASSERT_GE(text.size(), 9u);
+  ASSERT_EQ(from_json.size(), text.size());
+  for (const auto& [row, t] : text) {
+    ASSERT_TRUE(from_json.count(row)) << row;
+    const json& j = from_json.at(row);
+    for (const auto& [key, value] : t.items()) {
+      if (key == "collection_unixtime") continue;
+      if (key == "PARTITION") {
+        std::string p = value.get<std::string>();
+        if (p.ends_with("*")) p.pop_back();
+        EXPECT_EQ(j[key], p) << row;
+      } else if (key == "FREE_MEM") {
+        EXPECT_NEAR(j[key].get<double>(), value.get<double>(), 200.0) << row;
+      } else {
+        EXPECT_EQ(j[key], value) << row << " " << key;
+      }
+    }
+    EXPECT_EQ(j.size(), t.size()) << j << "\n" << t;
+  }
 }
 
 TEST(SlurmJobMonitorTestbed, ScontrolAndConfig) {

@@ -65,6 +65,54 @@ TEST(PrometheusStore, ARoundReplacesTheSchemasSeries) {
   EXPECT_NE(store.render().find("gcm_gpu_temperature_celsius{gpu=\"1\"} 50\n"), std::string::npos);
 }
 
+// A LOG schema with info_labels: one gcm_<prefix>_info series per record, labelled with its identities and those
+// attributes (a null one left out); a record whose reason changed replaces its old info series at the next round.
+TEST(PrometheusStore, InfoSeriesCarryTheDeclaredAttributesAsLabels) {
+  Schema s;
+  s.name = "NodeT";
+  s.metric_prefix = "slurm_node";
+  s.fields = {
+      {"NODE_NAME", FieldType::String, FieldRole::Identity}, {"CPUS", FieldType::Int, FieldRole::Gauge, "", "CPUs"},
+      {"STATE", FieldType::String, FieldRole::Attribute},    {"REASON", FieldType::String, FieldRole::Attribute},
+      {"COMMENT", FieldType::String, FieldRole::Attribute},
+  };
+  s.info_labels = {"STATE", "REASON"};
+  PrometheusStore store;
+  Record r(s);
+  store.begin_round(s);
+  r[0] = "n1";
+  r[1] = 4;
+  r[2] = "drained";
+  r[3] = "gcm: ecc: 1 \"error\"";
+  r[4] = "not a label";
+  store.add(r);
+  r[0] = "n2";
+  r[2] = "idle";
+  r[3] = Value();
+  store.add(r);
+  store.end_round(s);
+  EXPECT_EQ(store.render(),
+            "# HELP gcm_slurm_node_CPUS CPUs\n"
+            "# TYPE gcm_slurm_node_CPUS gauge\n"
+            "gcm_slurm_node_CPUS{NODE_NAME=\"n1\"} 4\n"
+            "gcm_slurm_node_CPUS{NODE_NAME=\"n2\"} 4\n"
+            "# HELP gcm_slurm_node_info 1 per NodeT record, labelled with its identity fields and STATE, REASON\n"
+            "# TYPE gcm_slurm_node_info gauge\n"
+            "gcm_slurm_node_info{NODE_NAME=\"n1\",STATE=\"drained\",REASON=\"gcm: ecc: 1 \\\"error\\\"\"} 1\n"
+            "gcm_slurm_node_info{NODE_NAME=\"n2\",STATE=\"idle\"} 1\n");
+
+  store.begin_round(s);
+  r[0] = "n1";
+  r[2] = "idle";
+  r[3] = "none";
+  store.add(r);
+  store.end_round(s);
+  std::string text = store.render();
+  EXPECT_NE(text.find("gcm_slurm_node_info{NODE_NAME=\"n1\",STATE=\"idle\",REASON=\"none\"} 1\n"), std::string::npos);
+  EXPECT_EQ(text.find("drained"), std::string::npos) << text;
+  EXPECT_EQ(text.find("n2"), std::string::npos) << text;
+}
+
 TEST(PrometheusStore, Values) {
   EXPECT_EQ(prometheus_value(3), "3");
   EXPECT_EQ(prometheus_value(0.25), "0.25");

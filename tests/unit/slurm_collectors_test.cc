@@ -62,13 +62,13 @@ std::vector<std::string> strings(const Value& v) {
 
 TEST(SlurmCollectors, SchemasMatchTheReferenceFieldLists) {
   EXPECT_EQ(node_data_schema().fields.size(), 19u);
-  EXPECT_EQ(job_data_schema().fields.size(), 42u);  // 38 from squeue + 4 added
+  EXPECT_EQ(job_data_schema().fields.size(), 44u);  // 38 from squeue + 4 added + GCM 2026's 2
   EXPECT_EQ(scontrol_schema().fields.size(), 19u);
   EXPECT_EQ(scontrol_config_schema().fields.size(), 223u);  // 221 + cluster + derived_cluster
   EXPECT_EQ(scontrol_config_schema().fields[scontrol_config_schema().index_of("JobCompPort")].type, FieldType::Int);
   EXPECT_EQ(node_data_schema().identifier, DataIdentifier::Node);
   EXPECT_EQ(job_data_schema().identifier, DataIdentifier::Job);
-  EXPECT_EQ(squeue_columns().size(), 34u);
+  EXPECT_EQ(squeue_columns().size(), 35u);  // the 2025 reference's 34 and LASTSCHEDEVAL
 }
 
 TEST(SlurmCollectors, MetricNamesAreSnakeCase) {
@@ -84,6 +84,7 @@ TEST(SlurmCollectors, MetricNamesAreSnakeCase) {
 
 TEST(SlurmCollectors, ExactArgv) {
   EXPECT_EQ(sinfo_all_nodes_argv(), (std::vector<std::string>{"sinfo", "--all", "-N", "-o", "%all"}));
+  EXPECT_EQ(sinfo_all_nodes_json_argv(), (std::vector<std::string>{"sinfo", "--all", "-N", "--json"}));
   const auto& sq = squeue_jobs_argv();
   ASSERT_EQ(sq.size(), 5u);
   EXPECT_EQ(sq[0], "squeue");
@@ -91,7 +92,7 @@ TEST(SlurmCollectors, ExactArgv) {
   EXPECT_EQ(sq[2], "-O");
   EXPECT_EQ(sq[4], "--noheader");
   EXPECT_TRUE(sq[3].starts_with("TRES-PER-NODE:|#,MINCPUS:|#,JOBARRAYID:|#,JOBID:|#,NAME:|#,"));
-  EXPECT_TRUE(sq[3].ends_with(",RESTARTCNT:|#,SCHEDNODES:|#"));
+  EXPECT_TRUE(sq[3].ends_with(",RESTARTCNT:|#,SCHEDNODES:|#,LASTSCHEDEVAL:|#"));
   EXPECT_NE(sq[3].find(",EXCNODES:|#,STARTTIME:|#,"), std::string::npos);
   EXPECT_EQ(scontrol_partitions_argv(), (std::vector<std::string>{"scontrol", "show", "partition", "-a", "-o"}));
   EXPECT_EQ(scontrol_config_argv(), (std::vector<std::string>{"scontrol", "show", "config"}));
@@ -154,7 +155,9 @@ TEST(SlurmCollectorsGolden, SqueueJobs) {
     EXPECT_GE(r.at("RESTARTCNT").as_int(), 1);
   }
   EXPECT_EQ(gpus, (std::vector<Value>{0, 1, 8, 0, 8}));
-  EXPECT_EQ(min_memory, (std::vector<Value>{0, 60000, 60000, 10500, 1000000}));
+  // GCM's 2026 unit: decimal bytes (gcm-newer.md §1.6); the 2025 reference's records said 0, 60000, ... MB.
+  EXPECT_EQ(min_memory, (std::vector<Value>{0, int64_t{60'000'000'000}, int64_t{60'000'000'000},
+                                            int64_t{10'500'000'000}, int64_t{1'000'000'000'000}}));
   EXPECT_EQ(tres_gpus, (std::vector<Value>{2, 1, 256, 0, 160}));
   EXPECT_EQ(out[0].at("PENDING_TIME"), Value(100));
   EXPECT_EQ(out[0].at("SUBMIT_TIME"), Value("2025-04-10T13:44:39+00:00"));
@@ -172,6 +175,11 @@ TEST(SlurmCollectorsGolden, SqueueJobs) {
   EXPECT_EQ(pending.at("START_TIME"), Value("N/A"));
   EXPECT_EQ(out[0].at("PENDING_RESOURCES"), Value("False"));  // running
   for (const auto& r : out.records) EXPECT_EQ(strings(r.at("SCHEDNODES")).empty(), false);
+  // The sample ends before LASTSCHEDEVAL (GCM's 2025 column list): null, as GCM's zip reads it.
+  for (const auto& r : out.records) {
+    EXPECT_TRUE(r.at("LAST_SCHED_EVAL").is_null());
+    EXPECT_TRUE(r.at("GRES_GPU_INDICES").is_null());
+  }
 }
 
 TEST(SlurmCollectorsGolden, ScontrolPartitions) {
@@ -265,10 +273,113 @@ TEST(SlurmCollectors2205, SqueueJobsWithEmptyExcnodes) {
   EXPECT_EQ(by_id.at("71")->at("PENDING_RESOURCES"), Value("False"));
   EXPECT_EQ(by_id.at("61")->at("REASON"), Value("QOSMaxJobsPerUserLimit"));
   EXPECT_EQ(by_id.at("61")->at("PENDING_TIME"), Value(90));
-  EXPECT_EQ(by_id.at("61")->at("MIN_MEMORY"), Value(500));
+  EXPECT_EQ(by_id.at("61")->at("MIN_MEMORY"), Value(int64_t{500'000'000}));  // "500M"
   EXPECT_EQ(strings(by_id.at("62")->at("NODELIST")), (std::vector<std::string>{"node1", "node2"}));
   EXPECT_EQ(by_id.at("63_2")->at("JOBID_RAW").as_string().empty(), false);
   EXPECT_EQ(by_id.at("59")->at("START_TIME"), Value("2026-11-29T18:55:28+00:00"));
+}
+
+// The 2026 column list (LASTSCHEDEVAL appended), recorded on 22.05: the evaluation time is written as the other
+// squeue times are, with the host's offset; a line with a field more or fewer than that is still an error.
+// GCM's 2026 node source on the same cluster: 22.05's `sinfo --all -N --json`, recorded with `sinfo-all.txt`, gives
+// the same NodeData field for field, except PARTITION, where the JSON does not mark the default partition.
+TEST(SlurmCollectors2205, NodesFromSinfoJsonAgreeWithTheText) {
+  CannedSlurmClient client;
+  client.set_output("sinfo_all_nodes", read_file(kOurs + "sinfo-all.txt"));
+  client.set_output("sinfo_all_nodes_json", read_file(kOurs + "sinfo-all-N.json"));
+  Captured text, json;
+  SlurmSnapshotOptions o = options();
+  EXPECT_EQ(collect_slurm_nodes(client, context(true), o, text), 9u);
+  o.sinfo_format = SinfoFormat::Json;
+  EXPECT_EQ(collect_slurm_nodes(client, context(true), o, json), 9u);
+  EXPECT_EQ(client.queries().back().argv, sinfo_all_nodes_json_argv());
+  ASSERT_EQ(json.size(), text.size());
+  const Schema& s = node_data_schema();
+  for (size_t i = 0; i < text.size(); ++i)
+    for (size_t f = 0; f < s.fields.size(); ++f) {
+      const std::string& name = s.fields[f].name;
+      if (name == "PARTITION") {
+        std::string p = text[i].at(name).as_string();
+        if (p.ends_with("*")) p.pop_back();
+        EXPECT_EQ(json[i].at(name), Value(p)) << "row " << i;
+        continue;
+      }
+      EXPECT_EQ(json[i].values[f], text[i].values[f])
+          << "row " << i << " field " << name << ": " << json[i].values[f].to_display_string() << " vs "
+          << text[i].values[f].to_display_string();
+    }
+}
+
+// Slurm 24.05's rows (written from Slurm's data_parser, tests/fixtures/slurm-docs/): the same cluster's NodeData.
+TEST(SlurmCollectors2205, NodesFromSlurm2405SinfoJson) {
+  CannedSlurmClient client;
+  client.set_output("sinfo_all_nodes_json", read_file(kOurs + "../slurm-docs/sinfo-all-N-json-24.05.json"));
+  Captured out;
+  SlurmSnapshotOptions o = options();
+  o.sinfo_format = SinfoFormat::Json;
+  EXPECT_EQ(collect_slurm_nodes(client, context(true), o, out), 9u);
+  ASSERT_EQ(out.size(), 9u);
+  for (const auto& r : out.records) {
+    EXPECT_EQ(r.at("num_rows"), Value(9));
+    EXPECT_EQ(r.at("NUM_GPUS"), Value(2));
+    EXPECT_EQ(r.at("MEMORY"), Value(4000));
+    EXPECT_EQ(r.at("ACTIVE_FEATURES"), Value("(null)"));
+  }
+  EXPECT_EQ(out[0].at("derived_cluster"), Value("c1.gpu"));
+  EXPECT_EQ(out[6].at("NODE_NAME"), Value("node6"));
+  EXPECT_EQ(out[6].at("derived_cluster"), Value("c1.debug"));
+  EXPECT_EQ(out[7].at("STATE"), Value("drained"));
+  EXPECT_EQ(out[7].at("CPUS_OTHER"), Value(4));
+  EXPECT_EQ(out[7].at("REASON"), Value("testbed: GPU fell off the bus (xid 79)"));
+  EXPECT_EQ(out[7].at("TIMESTAMP"), Value("2026-11-29T18:55:26"));
+  EXPECT_EQ(out[8].at("STATE"), Value("down"));
+
+  client.set_output("sinfo_all_nodes_json", "{\"sinfo\": [{\"partition\": {}}]}");
+  try {
+    collect_slurm_nodes(client, context(), o, out);
+    ADD_FAILURE() << "a row without partition.name was accepted";
+  } catch (const SlurmError& e) {
+    EXPECT_NE(std::string(e.what()).find("sinfo --all -N --json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("sinfo[0]: no \"partition.name\""), std::string::npos) << e.what();
+  }
+}
+
+TEST(SlurmCollectors2205, SqueueWithLastSchedEval) {
+  CannedSlurmClient client;
+  std::string text = read_file(kOurs + "squeue-O-lastschedeval.txt");
+  client.set_output("squeue_jobs", text);
+  Captured out;
+  EXPECT_EQ(collect_slurm_jobs(client, context(), options(), out), 14u);
+  EXPECT_EQ(client.queries().at(0).argv.at(3).ends_with(",SCHEDNODES:|#,LASTSCHEDEVAL:|#"), true);
+  std::map<std::string, const Record*> by_id;
+  for (const auto& r : out.records) {
+    by_id[r.at("JOBID").as_string()] = &r;
+    EXPECT_TRUE(r.at("LAST_SCHED_EVAL").as_string().ends_with("+00:00")) << r.at("LAST_SCHED_EVAL").as_string();
+    EXPECT_TRUE(r.at("GRES_GPU_INDICES").is_null()) << "squeue has no gres_detail";
+  }
+  EXPECT_EQ(by_id.at("58")->at("LAST_SCHED_EVAL"), Value("2026-12-01T16:15:50+00:00"));
+  EXPECT_EQ(by_id.at("56")->at("LAST_SCHED_EVAL"), Value("2026-12-01T16:14:19+00:00"));
+
+  // One field too many, or two too few (only the last, LASTSCHEDEVAL, may be missing): the line is named.
+  std::string first = text.substr(0, text.find('\n'));
+  std::vector<std::string> fields;
+  for (size_t at = 0, next; (next = first.find("|#", at)) != std::string::npos; at = next + 2)
+    fields.push_back(first.substr(at, next - at));
+  ASSERT_EQ(fields.size(), 35u);
+  std::string short_by_two;
+  for (size_t f = 0; f + 2 < fields.size(); ++f) short_by_two += fields[f] + "|#";
+  for (const std::string& bad : {first + "extra|#", short_by_two}) {
+    CannedSlurmClient c;
+    c.set_output("squeue_jobs", first + "\n" + bad + "\n");
+    Captured got;
+    try {
+      collect_slurm_jobs(c, context(), options(), got);
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const SlurmError& e) {
+      EXPECT_EQ(e.line(), 2u) << e.what();
+    }
+    EXPECT_EQ(got.size(), 1u);
+  }
 }
 
 TEST(SlurmCollectors2205, ScontrolPartitionsAndConfig) {

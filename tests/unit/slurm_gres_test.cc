@@ -132,5 +132,18 @@ TEST(SlurmGres, ShelperIndices) {
   EXPECT_EQ(shelper_gres_indices(""), Ints{});
 }
 
+// JobData GRES_GPU_INDICES from slurmrestd's gres_detail (gcm-newer.md §1.6): one node's GPU indices, else null.
+TEST(SlurmGres, GpuIndicesOfAOneNodeJobFromItsGresDetail) {
+  EXPECT_EQ(gres_detail_gpu_indices({"gpu:ampere:4(IDX:0-3)"}), "0,1,2,3");
+  EXPECT_EQ(gres_detail_gpu_indices({"gpu:a100:3(IDX:0,2,5-6)"}), "0,2,5,6");
+  EXPECT_EQ(gres_detail_gpu_indices({"nic:1,gpu:fake:2(IDX:0-1)"}), "0,1");
+  EXPECT_EQ(gres_detail_gpu_indices({"gpu:ampere:4(IDX:0-3)", "gpu:ampere:4(IDX:0-3)"}), std::nullopt)
+      << "a job on several nodes";
+  EXPECT_EQ(gres_detail_gpu_indices({}), std::nullopt);
+  EXPECT_EQ(gres_detail_gpu_indices({"gpu:2(IDX:N/A)"}), std::nullopt);
+  EXPECT_EQ(gres_detail_gpu_indices({"nic:1"}), std::nullopt);
+  EXPECT_THROW(gres_detail_gpu_indices({"gpu:2(IDX:0-x)"}), ParseError);
+}
+
 }  // namespace
 }  // namespace gcm::slurm

@@ -101,6 +101,22 @@ TEST(SlurmMemory, Errors) {
     EXPECT_THROW(convert_memory_to_mb(v), ParseError) << v;
 }
 
+// GCM's 2026 MIN_MEMORY (maybe_parse_memory_to_bytes): decimal bytes; a bare number is megabytes; no value is null.
+TEST(SlurmMemory, BytesAsTheNewerReferenceWritesThem) {
+  EXPECT_EQ(memory_to_bytes("500M"), int64_t{500'000'000});
+  EXPECT_EQ(memory_to_bytes("60G"), int64_t{60'000'000'000});
+  EXPECT_EQ(memory_to_bytes("10.5G"), int64_t{10'500'000'000});
+  EXPECT_EQ(memory_to_bytes("0.125G"), int64_t{125'000'000});
+  EXPECT_EQ(memory_to_bytes("1T"), int64_t{1'000'000'000'000});
+  EXPECT_EQ(memory_to_bytes("2P"), int64_t{2'000'000'000'000'000});
+  EXPECT_EQ(memory_to_bytes("1500K"), int64_t{1'500'000});
+  EXPECT_EQ(memory_to_bytes("4000"), int64_t{4'000'000'000}) << "a bare number is MB";
+  EXPECT_EQ(memory_to_bytes("0"), int64_t{0});
+  for (const char* none : {"", "N/A", "(null)"}) EXPECT_EQ(memory_to_bytes(none), std::nullopt) << none;
+  for (const char* v : {"16g", "16X", "G", "abcG", "1e400G", "99999P", "1.5"})
+    EXPECT_THROW(memory_to_bytes(v), ParseError) << v;
+}
+
 TEST(SlurmTres, ValueByKey) {
   const char* t = "cpu=5200,mem=32500000M,node=65,billing=17487,gres/gpu=520";
   EXPECT_EQ(tres_value(t, "cpu"), 5200);

@@ -1,0 +1,226 @@
+#include "slurm/sinfo_json.h"
+
+#include <algorithm>
+#include <ctime>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/json_limits.h"
+
+namespace gcm::slurm {
+
+namespace {
+
+using Json = nlohmann::json;
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return out;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// Reads one row (or node record), naming it and the key in every error.
+class Reader {
+ public:
+  Reader(const Json& j, std::string where) : j_(j), where_(std::move(where)) {}
+
+  const Json& at(std::initializer_list<const char*> path) const {
+    const Json* v = &j_;
+    std::string name;
+    for (const char* k : path) {
+      name += name.empty() ? k : fmt::format(".{}", k);
+      if (!v->is_object() || !v->contains(k)) throw ParseError(fmt::format("{}: no \"{}\"", where_, name));
+      v = &(*v)[k];
+    }
+    return *v;
+  }
+  bool has(const char* key) const { return j_.is_object() && j_.contains(key); }
+
+  std::string str(std::initializer_list<const char*> path) const {
+    const Json& v = at(path);
+    if (v.is_null()) return "";
+    if (!v.is_string()) throw ParseError(fmt::format("{}: {} is not a string", where_, join(path)));
+    return v.get<std::string>();
+  }
+  // A plain integer or Slurm's {set, infinite, number}: nullopt when unset, infinite or null.
+  std::optional<int64_t> number(std::initializer_list<const char*> path) const {
+    const Json& v = at(path);
+    if (v.is_null()) return std::nullopt;
+    if (v.is_number_integer()) return v.get<int64_t>();
+    if (v.is_object() && v.contains("number")) {
+      bool set = !v.contains("set") || (v["set"].is_boolean() && v["set"].get<bool>());
+      bool infinite = v.contains("infinite") && v["infinite"].is_boolean() && v["infinite"].get<bool>();
+      if (v["number"].is_number_integer())
+        return set && !infinite ? std::optional(v["number"].get<int64_t>()) : std::nullopt;
+    }
+    throw ParseError(fmt::format("{}: {} is not an integer", where_, join(path)));
+  }
+  int64_t integer(std::initializer_list<const char*> path) const {
+    auto n = number(path);
+    if (!n) throw ParseError(fmt::format("{}: {} is not set", where_, join(path)));
+    return *n;
+  }
+  std::vector<std::string> strings(std::initializer_list<const char*> path) const {
+    const Json& v = at(path);
+    if (!v.is_array()) throw ParseError(fmt::format("{}: {} is not a list", where_, join(path)));
+    std::vector<std::string> out;
+    for (const Json& e : v) {
+      if (!e.is_string())
+        throw ParseError(fmt::format("{}: {} holds a value that is not a string", where_, join(path)));
+      out.push_back(e.get<std::string>());
+    }
+    return out;
+  }
+
+ private:
+  static std::string join(std::initializer_list<const char*> path) {
+    std::string s;
+    for (const char* k : path) s += s.empty() ? k : fmt::format(".{}", k);
+    return s;
+  }
+  const Json& j_;
+  std::string where_;
+};
+
+// sinfo's TIMESTAMP of a reason: UTC, no offset, as GCM's JSON client writes it; "Unknown" when never set.
+std::string reason_time(int64_t unix_seconds) {
+  if (unix_seconds <= 0) return "Unknown";
+  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                     tm.tm_min, tm.tm_sec);
+}
+
+void set_reason(SinfoJsonNode& n, std::string reason, std::string user, int64_t when) {
+  n.reason = reason.empty() ? "none" : std::move(reason);
+  n.user = user.empty() ? "Unknown" : std::move(user);
+  n.timestamp = reason_time(when);
+}
+
+// Slurm 23.11+: rows of sinfo_data_t; with -N each holds one node, but a row of several is read node by node.
+void read_rows(const Json& rows, std::vector<SinfoJsonNode>& out) {
+  if (!rows.is_array()) throw ParseError("sinfo --json: \"sinfo\" is not a list");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Reader r(rows[i], fmt::format("sinfo --json: sinfo[{}]", i));
+    SinfoJsonNode n;
+    n.partition = r.str({"partition", "name"});
+    n.cpus_allocated = r.integer({"cpus", "allocated"});
+    n.cpus_idle = r.integer({"cpus", "idle"});
+    n.cpus_total = r.integer({"cpus", "total"});
+    // GCM's split: the other CPUs are what is neither allocated nor idle.
+    n.cpus_other = std::max<int64_t>(n.cpus_total - n.cpus_allocated - n.cpus_idle, 0);
+    n.free_mem = r.number({"memory", "free", "minimum"});
+    n.memory = r.integer({"memory", "minimum"});
+    n.gres = r.str({"gres", "total"});
+    int64_t when = r.number({"reason", "time"}).value_or(0);
+    set_reason(n, r.str({"reason", "description"}), r.str({"reason", "user"}), when);
+    n.active_features = r.str({"features", "active"});
+    n.state = sinfo_long_state(r.strings({"node", "state"}));
+    n.reservation = r.str({"reservation"});
+    for (auto& name : r.strings({"nodes", "nodes"})) {
+      n.name = std::move(name);
+      out.push_back(n);
+    }
+  }
+}
+
+// Slurm 22.05-23.02: node records. sinfo -N prints a row per partition, and counts every CPU of a node that is down,
+// drained or failed as "other" (the record's idle_cpus counts them as idle).
+void read_nodes(const Json& nodes, std::vector<SinfoJsonNode>& out) {
+  if (!nodes.is_array()) throw ParseError("sinfo --json: \"nodes\" is not a list");
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Reader r(nodes[i], fmt::format("sinfo --json: nodes[{}]", i));
+    SinfoJsonNode n;
+    n.name = r.str({"name"});
+    std::vector<std::string> words{r.str({"state"})};
+    for (auto& f : r.strings({"state_flags"})) words.push_back(std::move(f));
+    n.state = sinfo_long_state(words);
+    bool unusable = false;
+    for (const auto& w : words) {
+      std::string u = upper(w);
+      unusable = unusable || u == "DOWN" || u == "DRAIN" || u == "FAIL";
+    }
+    n.cpus_total = r.integer({"cpus"});
+    n.cpus_allocated = r.integer({"alloc_cpus"});
+    n.cpus_idle = unusable ? 0 : r.integer({"idle_cpus"});
+    n.cpus_other = std::max<int64_t>(n.cpus_total - n.cpus_allocated - n.cpus_idle, 0);
+    n.free_mem = r.number({"free_memory"});
+    n.memory = r.integer({"real_memory"});
+    n.gres = r.str({"gres"});
+    set_reason(n, r.str({"reason"}), r.str({"reason_set_by_user"}), r.number({"reason_changed_at"}).value_or(0));
+    n.active_features = r.str({"active_features"});
+    if (r.has("reservation")) n.reservation = r.str({"reservation"});
+    std::vector<std::string> partitions = r.strings({"partitions"});
+    if (partitions.empty()) partitions.emplace_back();  // sinfo -N lists a node in no partition once
+    for (auto& p : partitions) {
+      n.partition = std::move(p);
+      out.push_back(n);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<SinfoJsonNode> parse_sinfo_json(std::string_view text) {
+  if (auto deep = json_depth_error(text)) throw ParseError(fmt::format("sinfo --json output: {}", *deep));
+  Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw ParseError("sinfo --json output is not valid JSON");
+  if (!j.is_object()) throw ParseError("sinfo --json output is not a JSON object");
+  std::vector<SinfoJsonNode> out;
+  if (j.contains("sinfo"))
+    read_rows(j["sinfo"], out);
+  else if (j.contains("nodes"))
+    read_nodes(j["nodes"], out);
+  else
+    throw ParseError("sinfo --json output has neither \"sinfo\" (Slurm 23.11+) nor \"nodes\" (22.05-23.02)");
+  return out;
+}
+
+std::string sinfo_long_state(const std::vector<std::string>& words) {
+  if (words.empty()) throw ParseError("node state: an empty list of state words");
+  const std::string base = lower(words.front());
+  std::vector<std::string> flags;
+  for (size_t i = 1; i < words.size(); ++i) flags.push_back(upper(words[i]));
+  auto has = [&](std::string_view f) { return std::find(flags.begin(), flags.end(), f) != flags.end(); };
+  const bool completing = has("COMPLETING"), drain = has("DRAIN"), fail = has("FAIL"), maint = has("MAINTENANCE"),
+             reboot_requested = has("REBOOT_REQUESTED"), reboot_issued = has("REBOOT_ISSUED"),
+             no_respond = has("NOT_RESPONDING");
+  const bool allocated = base == "allocated", mixed = base == "mixed", down = base == "down";
+  // One symbol, by Slurm's priority.
+  const char* suffix = maint                  ? "$"
+                       : reboot_issued        ? "^"
+                       : reboot_requested     ? "@"
+                       : has("POWERING_UP")   ? "#"
+                       : has("POWERING_DOWN") ? "%"
+                       : has("POWERED_DOWN")  ? "~"
+                       : has("POWER_DOWN")    ? "!"
+                       : no_respond           ? "*"
+                                              : "";
+  const std::string s = suffix;
+  if (has("INVALID_REG")) return "inval";
+  if (maint && !(drain || allocated || down || mixed)) return no_respond ? "maint*" : "maint";
+  if ((reboot_requested || reboot_issued) && !(allocated || mixed))
+    return reboot_issued ? "reboot^" : no_respond ? "reboot*" : "reboot";
+  if (drain) return (completing || allocated || mixed ? "draining" : "drained") + s;
+  if (fail) return (completing || allocated ? "failing" : "fail") + s;
+  if (down) return "down" + s;
+  if (allocated) return s.empty() && completing ? "allocated+" : "allocated" + s;
+  if (completing) return "completing" + s;
+  if (base == "idle" && s.empty()) {
+    if (has("RESERVED")) return "reserved";
+    if (has("PLANNED")) return "planned";
+  }
+  return base + s;  // idle, mixed, future, unknown, error
+}
+
+}  // namespace gcm::slurm
