@@ -10,6 +10,7 @@
 #include "cli/command_registry.h"
 #include "cli/command_startup.h"
 #include "cli/option_binder.h"
+#include "collectors/slurm_backend.h"
 #include "core/config.h"
 
 namespace gcm {
@@ -107,7 +108,10 @@ int gcm_main(int argc, char** argv) {
     Invocation inv{cfg};
     if (config_path && *config_path != "/dev/null" && ::access(config_path->c_str(), F_OK) != 0)
       inv.warnings.push_back(fmt::format("config file '{}' does not exist; using defaults", *config_path));
-    apply_config(cfg, {}, root, sub_names, [&](const std::string& w) { inv.warnings.push_back(w); });
+    // [gcm] also holds the keys every Slurm collector takes from it (slurm_backend, ...): not unknown here.
+    apply_config(
+        cfg, {}, root, sub_names, [&](const std::string& w) { inv.warnings.push_back(w); },
+        slurm_backend_config_keys());
     inv.detach = detach_flag;
     return chosen->runner(inv);
   } catch (const ConfigError& e) {

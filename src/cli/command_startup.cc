@@ -38,7 +38,8 @@ int run_command(const Invocation& inv, const CommandStartup& s, const CommandBod
     std::function<void(const std::string&)> warn = [&](const std::string& w) { warnings.push_back(w); };
     std::function<void(const std::string&)> quiet = [](const std::string&) {};
     for (const ConfigTable& t : s.tables)
-      apply_config(inv.config, t.path, *t.binder, t.known_subtables, t.quiet ? quiet : warn);
+      apply_config(inv.config, t.path, *t.binder, t.known_subtables, t.quiet ? quiet : warn, t.shared_keys,
+                   t.only_shared);
     s.validate();
   } catch (const std::exception& e) {  // the config file or an option value: every failure here is one of usage
     return usage_error(e.what());

@@ -30,6 +30,9 @@ struct ConfigTable {
   // Keys of the table that are subcommand tables or the root's own keys, not unknown options.
   std::vector<std::string> known_subtables = {};
   bool quiet = false;  // its unknown keys are no warning (a parent table that holds keys for other commands)
+  // Keys of this table that are shared with subcommands (apply_config); with only_shared, the only ones applied.
+  std::vector<std::string> shared_keys = {};
+  bool only_shared = false;
 };
 
 struct CommandStartup {

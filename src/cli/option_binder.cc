@@ -24,13 +24,15 @@ void one_value_per_occurrence(CLI::App& app) {
 }
 
 void apply_config(const ConfigFile& cfg, const std::vector<std::string>& command_path, const OptionBinder& binder,
-                  const std::vector<std::string>& subcommand_names,
-                  const std::function<void(const std::string&)>& warn) {
+                  const std::vector<std::string>& subcommand_names, const std::function<void(const std::string&)>& warn,
+                  const std::vector<std::string>& shared_keys, bool only_shared) {
   const toml::table* table = cfg.table_for(command_path);
   if (!table) return;
   std::string table_name = cfg.table_name(command_path);
   for (const auto& [key_node, node] : *table) {
     std::string key(key_node.str());
+    bool shared = std::find(shared_keys.begin(), shared_keys.end(), key) != shared_keys.end();
+    if (only_shared && !shared) continue;  // another command's key
     // "file:line" of the key, so a bad value in a long config is found at once.
     std::string where =
         node.source().begin.line ? fmt::format("{}:{}", cfg.path(), node.source().begin.line) : cfg.path();
@@ -39,6 +41,7 @@ void apply_config(const ConfigFile& cfg, const std::vector<std::string>& command
       if (param == key) opt = o;
     }
     if (!opt) {
+      if (shared) continue;  // read by the subcommands, not by this binder
       bool is_sub = std::find(subcommand_names.begin(), subcommand_names.end(), key) != subcommand_names.end();
       if (!(is_sub && node.is_table()))
         warn(fmt::format("config {}: unknown key '{}' in [{}] (ignored)", cfg.path(), key, table_name));

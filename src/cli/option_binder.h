@@ -46,8 +46,10 @@ void one_value_per_occurrence(CLI::App& app);
 // Fills options not given on the command line from the command's config table. Warns (through `warn`) about keys
 // that are neither an option nor a subcommand table. Throws ConfigError naming the file, table and key when a value
 // does not convert.
+// shared_keys: keys of this table that its subcommands read (the [gcm] table's slurm_backend): no warning here, and,
+// when only_shared is set, the only keys applied (a subcommand taking its defaults from its parent's table).
 void apply_config(const ConfigFile& cfg, const std::vector<std::string>& command_path, const OptionBinder& binder,
-                  const std::vector<std::string>& subcommand_names,
-                  const std::function<void(const std::string&)>& warn);
+                  const std::vector<std::string>& subcommand_names, const std::function<void(const std::string&)>& warn,
+                  const std::vector<std::string>& shared_keys = {}, bool only_shared = false);
 
 }  // namespace gcm

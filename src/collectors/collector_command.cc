@@ -9,6 +9,7 @@
 #include "cli/option_binder.h"
 #include "collectors/collector.h"
 #include "collectors/loop.h"
+#include "collectors/slurm_backend.h"
 #include "collectors/shared_options.h"
 #include "health/check.h"
 #include "sinks/sink.h"
@@ -44,7 +45,10 @@ void resolve_cluster(const CollectorCommand& c, CollectorContext& ctx) {
 
 int run_collector(CollectorCommand& c, const Invocation& inv) {
   const CollectorSpec& spec = *c.spec;
-  CommandStartup startup{spec.name, {{{spec.name}, c.binder.get()}}};
+  // The command's own table first (it wins), then the [gcm] table's keys shared by the Slurm collectors.
+  CommandStartup startup{spec.name,
+                         {{{spec.name}, c.binder.get()},
+                          {{}, c.binder.get(), {}, false, slurm_backend_config_keys(), /*only_shared=*/true}}};
   startup.log = [&] {
     return LogSetup{spec.logger_name, spec.log_file_per_host ? health::node_hostname() : "", c.shared.log_folder,
                     c.shared.log_level, c.shared.log_stdout};

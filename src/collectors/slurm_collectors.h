@@ -43,6 +43,9 @@ struct SlurmSnapshotOptions {
   TimeZone zone;                    // squeue times: naive values are read in it and written with its offset (host zone)
   int64_t collection_unixtime = 0;  // NodeData/JobData collection_unixtime; 0: the time of the call
   SinfoFormat sinfo_format = SinfoFormat::Text;
+  // The squeue_jobs answer comes from slurmrestd (slurm/rest_render.h): each line has a 36th field, the job's
+  // gres_detail, which fills GRES_GPU_INDICES.
+  bool squeue_gres_detail = false;
 };
 
 // NodeData records, one per sinfo row (node and partition), from o.sinfo_format's source. sinfo's output is held in

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/option_binder.h"
+#include "collectors/slurm_backend.h"
 #include "collectors/slurm_collectors.h"
 #include "core/subprocess.h"
 #include "slurm/coerce.h"
@@ -236,6 +237,7 @@ enum SqueueColumn : size_t {
   cRestartCnt,
   cSchedNodes,
   cLastSchedEval,
+  cGresDetail,  // not an squeue column: the REST back end's gres_detail, after the 35 (slurm/rest_render.h)
   cColumnCount
 };
 
@@ -306,28 +308,35 @@ class SlurmJobMonitor : public Collector {
  public:
   explicit SlurmJobMonitor(OptionBinder& b) {
     add_slurm_timeout_option(b, timeout_s_);
+    add_slurm_backend_options(b, backend_);
     b.option("--sinfo-format", "sinfo_format", sinfo_format_,
              "Node source: `text` reads `sinfo --all -N -o %all` (GCM's 2025 source, every Slurm version), `json` "
              "reads `sinfo --all -N --json` (GCM's 2026 source; Slurm 22.05's node layout is read too), `auto` "
-             "uses json from Slurm 23.11 on (`sinfo -V`, asked once) and text before.")
+             "uses json from Slurm 23.11 on (`sinfo -V`, asked once) and text before, and json with "
+             "--slurm-backend rest (slurmrestd's nodes).")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "text", "json"}));
   }
 
-  std::vector<CollectorTask> tasks(const CollectorContext&) override {
+  std::vector<CollectorTask> tasks(const CollectorContext& ctx) override {
     opts_.timeout = slurm_timeout_ms(timeout_s_);
     opts_.zone = TimeZone::host();
+    slurm_.configure(backend_, opts_.timeout);
+    opts_.squeue_gres_detail = slurm_.rest();
+    if (slurm_.rest())
+      ctx.log->info("slurm_job_monitor: nodes and jobs from slurmrestd at {}; other queries run Slurm's commands",
+                    backend_.rest_url);
     return {
         {"nodes", &kNodeData,
          [this](const CollectorContext& c, RecordOut& o) {
            SlurmSnapshotOptions opts = opts_;
            opts.sinfo_format = node_source(c);
-           size_t n = collect_slurm_nodes(client_, c, opts, o);
+           size_t n = collect_slurm_nodes(slurm_.client(), c, opts, o);
            c.log->debug("slurm_job_monitor: {} node rows", n);
          }},
         {"jobs", &kJobData,
          [this](const CollectorContext& c, RecordOut& o) {
-           size_t n = collect_slurm_jobs(client_, c, opts_, o);
+           size_t n = collect_slurm_jobs(slurm_.client(), c, opts_, o);
            c.log->debug("slurm_job_monitor: {} jobs", n);
          }},
     };
@@ -337,9 +346,10 @@ class SlurmJobMonitor : public Collector {
   // `auto` asks `sinfo -V` until it answers once; while it does not, the text source (every version has it).
   SinfoFormat node_source(const CollectorContext& c) {
     if (sinfo_format_ != "auto") return sinfo_format_ == "json" ? SinfoFormat::Json : SinfoFormat::Text;
+    if (slurm_.rest()) return SinfoFormat::Json;  // slurmrestd's nodes are the JSON node records
     if (!auto_format_) {
       try {
-        auto version = parse_slurm_version(client_.output(make_query("sinfo_version", {"sinfo", "-V"}, opts_)));
+        auto version = parse_slurm_version(slurm_.client().output(make_query("sinfo_version", {"sinfo", "-V"}, opts_)));
         auto_format_ = version >= kSinfoJsonRowsSince ? SinfoFormat::Json : SinfoFormat::Text;
         c.log->debug("slurm_job_monitor: Slurm {}.{:02}: nodes from sinfo {}", version.first, version.second,
                      *auto_format_ == SinfoFormat::Json ? "--json" : "-o %all");
@@ -356,7 +366,8 @@ class SlurmJobMonitor : public Collector {
   std::string sinfo_format_ = "auto";
   std::optional<SinfoFormat> auto_format_;
   SlurmSnapshotOptions opts_;
-  CliSlurmClient client_;
+  SlurmBackendOptions backend_;
+  SlurmBackend slurm_;
 };
 
 const bool kRegistered = register_collector({
@@ -577,9 +588,11 @@ size_t collect_slurm_jobs(SlurmClient& client, const CollectorContext& ctx, cons
   dopts.delimiter = "|#";
   dopts.header = false;
   dopts.columns = kSqueueColumns;
+  if (o.squeue_gres_detail) dopts.columns.push_back("GRES_DETAIL");
   dopts.trailing_delimiter = true;
   dopts.length_mismatch = RowLengthPolicy::Error;  // a truncated or garbled line names its number
-  dopts.optional_trailing_columns = 1;             // LASTSCHEDEVAL: GCM's 2025 recordings end before it
+  // LASTSCHEDEVAL is missing from GCM's 2025 recordings; GRES_DETAIL may be, from a REST answer that falls back.
+  dopts.optional_trailing_columns = o.squeue_gres_detail ? 2 : 1;
   Record r(kJobData);
   // Partitions repeat: keep the last derived_cluster computed.
   std::string last_partition;
@@ -648,7 +661,22 @@ size_t collect_slurm_jobs(SlurmClient& client, const CollectorContext& ctx, cons
       time_field(kLastSchedEval, row[cLastSchedEval]);
     else
       r[kLastSchedEval] = Value();
-    r[kGresGpuIndices] = Value();  // squeue has no gres_detail (gcm-newer.md §1.6)
+    // squeue has no gres_detail (gcm-newer.md §1.6): only the REST back end's lines carry it.
+    std::optional<std::string> gpu_indices;
+    if (row.has(cGresDetail) && !row[cGresDetail].empty()) {
+      std::vector<std::string> per_node;
+      for (std::string_view rest = row[cGresDetail];;) {
+        size_t semi = rest.find(';');
+        per_node.emplace_back(rest.substr(0, semi));
+        if (semi == std::string_view::npos) break;
+        rest.remove_prefix(semi + 1);
+      }
+      gpu_indices = gres_detail_gpu_indices(per_node);
+    }
+    if (gpu_indices)
+      r[kGresGpuIndices].set_string(*gpu_indices);
+    else
+      r[kGresGpuIndices] = Value();
     out.emit(r);
   });
 }

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/option_binder.h"
+#include "collectors/slurm_backend.h"
 #include "collectors/slurm_collectors.h"
 #include "core/json_limits.h"
 #include "core/subprocess.h"
@@ -481,16 +482,18 @@ void collect(slurm::SlurmClient& slurm, slurm::SlurmClient& sacct, const Params&
              RecordOut* logs_out, Sdiag* sdiag_out) {
   const int64_t end = p.now, start = p.now - p.interval;
   std::vector<SinfoNode> nodes = read_sinfo(slurm, p.timeout, log);
-  std::pair<int, int> version = p.slurm_version ? *p.slurm_version : [&] {
-    auto q = version_query(p.timeout);
-    std::string text = slurm.output(q);
-    try {
-      return parse_slurm_version(text);
-    } catch (const ParseError& e) {
-      throw slurm::SlurmError(q.name, command_line(q.argv), 1, e.what());
-    }
+  bool json = p.sdiag_json || [&] {
+    std::pair<int, int> version = p.slurm_version ? *p.slurm_version : [&] {
+      auto q = version_query(p.timeout);
+      std::string text = slurm.output(q);
+      try {
+        return parse_slurm_version(text);
+      } catch (const ParseError& e) {
+        throw slurm::SlurmError(q.name, command_line(q.argv), 1, e.what());
+      }
+    }();
+    return version >= std::make_pair(23, 2);
   }();
-  bool json = version >= std::make_pair(23, 2);
   auto sq = sdiag_query(json, p.timeout);
   std::string sdiag_text = slurm.output(sq);
   Sdiag sdiag;
@@ -553,12 +556,15 @@ class SlurmMonitor : public Collector {
     b.flag("--sdiag-reset", "sdiag_reset", sdiag_reset_,
            "Run `sdiag --reset` after each scrape, so each Sdiag record counts one interval (GCM resets always; "
            "it needs root or SlurmUser, and a failed reset is only a warning).");
+
+    add_slurm_backend_options(b, backend_);
   }
 
   // Three tasks, so that each record type has its own sink round (the Prometheus sink retires a schema's series
   // that a round did not renew): the first queries Slurm and writes the account records, keeping the SLURMLog
   // records and the statistics, which the second and third write. A round whose scrape failed leaves both empty.
   std::vector<CollectorTask> tasks(const CollectorContext&) override {
+    slurm_.configure(backend_, slurm_timeout_ms(timeout_s_));
     return {{"slurm_monitor accounts", &kSlurmLogAccountMetrics,
              [this](const CollectorContext& ctx, RecordOut& out) { round(ctx, out); }},
             {"slurm_monitor", &kSlurmLog,
@@ -582,12 +588,13 @@ class SlurmMonitor : public Collector {
     p.interval = ctx.interval;
     p.now = static_cast<int64_t>(std::time(nullptr));
     p.timeout = slurm_timeout_ms(timeout_s_);
-    p.slurm_version = version_;  // asked once, on the first round that gets an answer
-    if (!version_) {
+    p.sdiag_json = slurm_.rest();  // slurmrestd's /diag is the JSON form, whatever the version
+    p.slurm_version = version_;    // asked once, on the first round that gets an answer
+    if (!version_ && !p.sdiag_json) {
       // As the reference, an unknown version means the text sdiag, which every Slurm version has.
       p.slurm_version = std::make_pair(0, 0);
       try {
-        version_ = parse_slurm_version(slurm_.output(version_query(p.timeout)));
+        version_ = parse_slurm_version(slurm_.client().output(version_query(p.timeout)));
         p.slurm_version = version_;
       } catch (const std::exception& e) {
         ctx.log->warn("slurm_monitor: the Slurm version is unknown (`sinfo -V`: {}); using `sdiag --all`", e.what());
@@ -602,7 +609,7 @@ class SlurmMonitor : public Collector {
       if (!sdiag.record.at("server_thread_count").is_null()) sdiag_ = sdiag;
     };
     try {
-      collect(slurm_, sacct_, p, out, ctx.log.get(), &logs_, &sdiag);
+      collect(slurm_.client(), sacct_, p, out, ctx.log.get(), &logs_, &sdiag);
     } catch (...) {
       keep_statistics();
       throw;
@@ -620,7 +627,9 @@ class SlurmMonitor : public Collector {
   Keep logs_;
   std::optional<Sdiag> sdiag_;
   std::optional<std::pair<int, int>> version_;
-  slurm::CliSlurmClient slurm_;
+  SlurmBackendOptions backend_;
+  SlurmBackend slurm_;  // sinfo and sdiag (slurmrestd with --slurm-backend rest)
+
   // sacct runs in UTC, so the window written without an offset means the same instants to it as to us, whatever
   // the host's zone (and no local time is ambiguous at a DST change).
   slurm::CliSlurmClient sacct_{slurm::CliSlurmClient::Options{{"TZ=UTC"}}};

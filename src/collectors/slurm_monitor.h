@@ -51,6 +51,8 @@ struct Params {
   TimeZone sacct_zone;
   // The Slurm version, (major, minor); nullopt: ask `sinfo -V` (23.02 and later have `sdiag --json`).
   std::optional<std::pair<int, int>> slurm_version;
+  // Read `sdiag --all --json` whatever the version (slurmrestd's /diag answers it); false: choose by the version.
+  bool sdiag_json = false;
   // Run `sdiag --reset` once sdiag was read (--sdiag-reset), so that its counters cover one round; a failed reset
   // (it needs root or SlurmUser) is a warning, not a failed round.
   bool sdiag_reset = false;

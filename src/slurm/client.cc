@@ -113,11 +113,16 @@ size_t CannedSlurmClient::stream_lines(const SlurmQuery& query, const LineHandle
   }
   if (!answer) throw SlurmError(query.name, describe(query), 0, "no canned output for query '" + query.name + "'");
   if (!answer->failure.empty()) throw SlurmError(query.name, describe(query), 0, answer->failure);
+  return deliver_lines(query, describe(query), answer->output, on_line);
+}
+
+size_t deliver_lines(const SlurmQuery& query, const std::string& command, std::string_view text,
+                     const LineHandler& on_line) {
   size_t number = 0;
   try {
-    for_each_line(answer->output, [&](std::string_view line) { handle_line(on_line, line, ++number); });
+    for_each_line(text, [&](std::string_view line) { handle_line(on_line, line, ++number); });
   } catch (const LineFailure& f) {
-    throw SlurmError(query.name, describe(query), f.line, f.message);
+    throw SlurmError(query.name, command, f.line, f.message);
   }
   return number;
 }

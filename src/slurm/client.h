@@ -56,6 +56,11 @@ class SlurmClient {
   size_t stream_records(const SlurmQuery& query, const RecordHandler& on_record);
 };
 
+// Delivers a whole answer's lines to on_line, for back ends that get the answer at once (canned outputs, slurmrestd):
+// an exception from on_line becomes a SlurmError naming `command` and the line. Returns the number of lines.
+size_t deliver_lines(const SlurmQuery& query, const std::string& command, std::string_view text,
+                     const LineHandler& on_line);
+
 // Runs the argv with the project's subprocess runner: no shell, the query's timeout kills the whole process group.
 class CliSlurmClient : public SlurmClient {
  public:

@@ -6,13 +6,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "core/json_limits.h"
+#include "slurm/json_reader.h"
 
 namespace gcm::slurm {
 
 namespace {
-
-using Json = nlohmann::json;
 
 std::string upper(std::string_view s) {
   std::string out(s);
@@ -27,69 +25,6 @@ std::string lower(std::string_view s) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
-
-// Reads one row (or node record), naming it and the key in every error.
-class Reader {
- public:
-  Reader(const Json& j, std::string where) : j_(j), where_(std::move(where)) {}
-
-  const Json& at(std::initializer_list<const char*> path) const {
-    const Json* v = &j_;
-    std::string name;
-    for (const char* k : path) {
-      name += name.empty() ? k : fmt::format(".{}", k);
-      if (!v->is_object() || !v->contains(k)) throw ParseError(fmt::format("{}: no \"{}\"", where_, name));
-      v = &(*v)[k];
-    }
-    return *v;
-  }
-  bool has(const char* key) const { return j_.is_object() && j_.contains(key); }
-
-  std::string str(std::initializer_list<const char*> path) const {
-    const Json& v = at(path);
-    if (v.is_null()) return "";
-    if (!v.is_string()) throw ParseError(fmt::format("{}: {} is not a string", where_, join(path)));
-    return v.get<std::string>();
-  }
-  // A plain integer or Slurm's {set, infinite, number}: nullopt when unset, infinite or null.
-  std::optional<int64_t> number(std::initializer_list<const char*> path) const {
-    const Json& v = at(path);
-    if (v.is_null()) return std::nullopt;
-    if (v.is_number_integer()) return v.get<int64_t>();
-    if (v.is_object() && v.contains("number")) {
-      bool set = !v.contains("set") || (v["set"].is_boolean() && v["set"].get<bool>());
-      bool infinite = v.contains("infinite") && v["infinite"].is_boolean() && v["infinite"].get<bool>();
-      if (v["number"].is_number_integer())
-        return set && !infinite ? std::optional(v["number"].get<int64_t>()) : std::nullopt;
-    }
-    throw ParseError(fmt::format("{}: {} is not an integer", where_, join(path)));
-  }
-  int64_t integer(std::initializer_list<const char*> path) const {
-    auto n = number(path);
-    if (!n) throw ParseError(fmt::format("{}: {} is not set", where_, join(path)));
-    return *n;
-  }
-  std::vector<std::string> strings(std::initializer_list<const char*> path) const {
-    const Json& v = at(path);
-    if (!v.is_array()) throw ParseError(fmt::format("{}: {} is not a list", where_, join(path)));
-    std::vector<std::string> out;
-    for (const Json& e : v) {
-      if (!e.is_string())
-        throw ParseError(fmt::format("{}: {} holds a value that is not a string", where_, join(path)));
-      out.push_back(e.get<std::string>());
-    }
-    return out;
-  }
-
- private:
-  static std::string join(std::initializer_list<const char*> path) {
-    std::string s;
-    for (const char* k : path) s += s.empty() ? k : fmt::format(".{}", k);
-    return s;
-  }
-  const Json& j_;
-  std::string where_;
-};
 
 // sinfo's TIMESTAMP of a reason: UTC, no offset, as GCM's JSON client writes it; "Unknown" when never set.
 std::string reason_time(int64_t unix_seconds) {
@@ -108,10 +43,10 @@ void set_reason(SinfoJsonNode& n, std::string reason, std::string user, int64_t 
 }
 
 // Slurm 23.11+: rows of sinfo_data_t; with -N each holds one node, but a row of several is read node by node.
-void read_rows(const Json& rows, std::vector<SinfoJsonNode>& out) {
+void read_rows(const nlohmann::json& rows, std::vector<SinfoJsonNode>& out) {
   if (!rows.is_array()) throw ParseError("sinfo --json: \"sinfo\" is not a list");
   for (size_t i = 0; i < rows.size(); ++i) {
-    Reader r(rows[i], fmt::format("sinfo --json: sinfo[{}]", i));
+    JsonReader r(rows[i], fmt::format("sinfo --json: sinfo[{}]", i));
     SinfoJsonNode n;
     n.partition = r.str({"partition", "name"});
     n.cpus_allocated = r.integer({"cpus", "allocated"});
@@ -122,10 +57,11 @@ void read_rows(const Json& rows, std::vector<SinfoJsonNode>& out) {
     n.free_mem = r.number({"memory", "free", "minimum"});
     n.memory = r.integer({"memory", "minimum"});
     n.gres = r.str({"gres", "total"});
+    n.gres_used = r.str({"gres", "used"});
     int64_t when = r.number({"reason", "time"}).value_or(0);
     set_reason(n, r.str({"reason", "description"}), r.str({"reason", "user"}), when);
     n.active_features = r.str({"features", "active"});
-    n.state = sinfo_long_state(r.strings({"node", "state"}));
+    n.state = sinfo_long_state(r.words({"node", "state"}));
     n.reservation = r.str({"reservation"});
     for (auto& name : r.strings({"nodes", "nodes"})) {
       n.name = std::move(name);
@@ -136,14 +72,16 @@ void read_rows(const Json& rows, std::vector<SinfoJsonNode>& out) {
 
 // Slurm 22.05-23.02: node records. sinfo -N prints a row per partition, and counts every CPU of a node that is down,
 // drained or failed as "other" (the record's idle_cpus counts them as idle).
-void read_nodes(const Json& nodes, std::vector<SinfoJsonNode>& out) {
+void read_nodes(const nlohmann::json& nodes, std::vector<SinfoJsonNode>& out) {
   if (!nodes.is_array()) throw ParseError("sinfo --json: \"nodes\" is not a list");
   for (size_t i = 0; i < nodes.size(); ++i) {
-    Reader r(nodes[i], fmt::format("sinfo --json: nodes[{}]", i));
+    JsonReader r(nodes[i], fmt::format("sinfo --json: nodes[{}]", i));
     SinfoJsonNode n;
     n.name = r.str({"name"});
-    std::vector<std::string> words{r.str({"state"})};
-    for (auto& f : r.strings({"state_flags"})) words.push_back(std::move(f));
+    // 22.05: "state": "idle" and "state_flags": ["DRAIN"]; slurmrestd 23.11+: "state": ["IDLE", "DRAIN"].
+    std::vector<std::string> words = r.words({"state"});
+    if (r.has("state_flags"))
+      for (auto& f : r.strings({"state_flags"})) words.push_back(std::move(f));
     n.state = sinfo_long_state(words);
     bool unusable = false;
     for (const auto& w : words) {
@@ -154,11 +92,12 @@ void read_nodes(const Json& nodes, std::vector<SinfoJsonNode>& out) {
     n.cpus_allocated = r.integer({"alloc_cpus"});
     n.cpus_idle = unusable ? 0 : r.integer({"idle_cpus"});
     n.cpus_other = std::max<int64_t>(n.cpus_total - n.cpus_allocated - n.cpus_idle, 0);
-    n.free_mem = r.number({"free_memory"});
+    n.free_mem = r.number({r.has("free_mem") ? "free_mem" : "free_memory"});
     n.memory = r.integer({"real_memory"});
     n.gres = r.str({"gres"});
+    n.gres_used = r.str({"gres_used"});
     set_reason(n, r.str({"reason"}), r.str({"reason_set_by_user"}), r.number({"reason_changed_at"}).value_or(0));
-    n.active_features = r.str({"active_features"});
+    n.active_features = r.joined({"active_features"});
     if (r.has("reservation")) n.reservation = r.str({"reservation"});
     std::vector<std::string> partitions = r.strings({"partitions"});
     if (partitions.empty()) partitions.emplace_back();  // sinfo -N lists a node in no partition once
@@ -172,10 +111,7 @@ void read_nodes(const Json& nodes, std::vector<SinfoJsonNode>& out) {
 }  // namespace
 
 std::vector<SinfoJsonNode> parse_sinfo_json(std::string_view text) {
-  if (auto deep = json_depth_error(text)) throw ParseError(fmt::format("sinfo --json output: {}", *deep));
-  Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw ParseError("sinfo --json output is not valid JSON");
-  if (!j.is_object()) throw ParseError("sinfo --json output is not a JSON object");
+  nlohmann::json j = parse_slurm_json(text, "sinfo --json output");
   std::vector<SinfoJsonNode> out;
   if (j.contains("sinfo"))
     read_rows(j["sinfo"], out);

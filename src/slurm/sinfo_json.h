@@ -24,6 +24,7 @@ struct SinfoJsonNode {
   std::optional<int64_t> free_mem;         // MB; null when slurmd has not reported it
   int64_t memory = 0;                      // configured (real) memory, MB
   std::string gres;                        // "gpu:ampere:8"; "" when none
+  std::string gres_used;                   // "gpu:ampere:2(IDX:0-1)"; "" when none
   std::string user;                        // who set the reason; "Unknown" when there is none (as sinfo prints it)
   std::string reason;                      // "none" when there is none
   std::string timestamp;                   // when the reason was set, UTC "YYYY-MM-DDTHH:MM:SS"; "Unknown" when never
@@ -32,7 +33,9 @@ struct SinfoJsonNode {
   std::optional<std::string> reservation;  // null where the layout has none (22.05, as its `-o %all`)
 };
 
-// Throws ParseError naming the row and the key that is missing or has the wrong type.
+// Throws ParseError naming the row and the key that is missing or has the wrong type. The node records of
+// slurmrestd's /slurm/v0.0.NN/nodes are the same as 22.05's `sinfo --json` (v0.0.38) or close to it (23.11+: the
+// state as a list of words, free_mem, features as lists), and are read too.
 std::vector<SinfoJsonNode> parse_sinfo_json(std::string_view text);
 
 // sinfo's long state (`%T`, `-o %all`'s last STATE column) from the JSON's state words: the base state first

@@ -1,0 +1,159 @@
+#include "slurm/rest_client.h"
+
+#include <ctime>
+#include <regex>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/endpoint_url.h"
+#include "core/http_client.h"
+#include "core/time_zone.h"
+#include "slurm/json_reader.h"
+#include "slurm/rest_render.h"
+
+namespace gcm::slurm {
+
+namespace {
+
+constexpr std::string_view kUnix = "unix:";
+
+// "v0.0.38" -> (0, 0, 38), for picking the newest version; nullopt for anything else.
+std::optional<std::tuple<int, int, int>> api_version_number(const std::string& v) {
+  static const std::regex re(R"(v(\d+)\.(\d+)\.(\d+))");
+  std::smatch m;
+  if (!std::regex_match(v, m, re)) return std::nullopt;
+  return std::make_tuple(std::stoi(m[1]), std::stoi(m[2]), std::stoi(m[3]));
+}
+
+// slurmrestd's own words for a failed request: the "errors" list of its answer, when it has one.
+std::string slurm_errors(const std::string& body) {
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("errors") || !j["errors"].is_array()) return "";
+  std::string out;
+  for (const auto& e : j["errors"]) {
+    std::string text;
+    for (const char* key : {"description", "error"})
+      if (e.is_object() && e.contains(key) && e[key].is_string() && !e[key].get<std::string>().empty()) {
+        if (!text.empty()) text += ": ";
+        text += e[key].get<std::string>();
+      }
+    if (!text.empty()) out += (out.empty() ? "" : "; ") + text;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> slurm_rest_url_problem(std::string_view url) {
+  if (url.empty()) return "empty; expected http(s)://HOST:PORT or unix:/PATH";
+  if (url.starts_with(kUnix)) {
+    std::string_view path = url.substr(kUnix.size());
+    if (path.empty() || path.front() != '/')
+      return "a unix socket needs an absolute path (unix:/run/slurmrestd.socket)";
+    return std::nullopt;
+  }
+  if (auto problem = http_url_problem(url)) return *problem;
+  return std::nullopt;
+}
+
+bool RestSlurmClient::serves(std::string_view query_name) {
+  return query_name == "sinfo_all_nodes_json" || query_name == "slurm_monitor_sinfo" || query_name == "squeue_jobs" ||
+         query_name == "sdiag_json";
+}
+
+RestSlurmClient::RestSlurmClient(SlurmRestOptions options, SlurmClient& fallback)
+    : options_(std::move(options)), fallback_(fallback), http_(std::make_unique<HttpClient>()) {
+  if (auto problem = slurm_rest_url_problem(options_.url))
+    throw std::invalid_argument(fmt::format("slurmrestd URL '{}': {}", options_.url, *problem));
+  if (options_.url.starts_with(kUnix)) {
+    http_->set_unix_socket(options_.url.substr(kUnix.size()));
+    base_ = "http://slurmrestd";  // the Host header; the socket is the address
+  } else {
+    base_ = options_.url;
+    while (!base_.empty() && base_.back() == '/') base_.pop_back();
+  }
+  http_->set_max_body_bytes(options_.max_response_bytes);
+}
+
+RestSlurmClient::~RestSlurmClient() = default;
+
+std::string RestSlurmClient::get(const SlurmQuery& query, const std::string& path) {
+  std::string url = base_ + path;
+  std::string where =
+      options_.url.starts_with(kUnix) ? fmt::format("GET {} on {}", path, options_.url) : fmt::format("GET {}", url);
+  std::vector<std::string> headers = {"Accept: application/json"};
+  // The token goes in a header only: it is never part of a URL, a log line or an error message.
+  if (!options_.token.empty()) headers.push_back("X-SLURM-USER-TOKEN: " + options_.token);
+  if (!options_.user.empty()) headers.push_back("X-SLURM-USER-NAME: " + options_.user);
+  HttpResponse res;
+  ++requests_;
+  try {
+    res = http_->get(url, std::chrono::duration_cast<std::chrono::milliseconds>(options_.timeout), headers);
+  } catch (const HttpTransportError& e) {
+    throw SlurmError(query.name, where, 0, fmt::format("slurmrestd did not answer: {}", e.what()));
+  }
+  if (res.status != 200) {
+    std::string slurm = slurm_errors(res.body);
+    std::string hint = res.status == 401 || res.status == 403
+                           ? " (check --slurm-rest-token, --slurm-rest-token-file or $SLURM_JWT)"
+                           : "";
+    throw SlurmError(query.name, where, 0,
+                     fmt::format("{}: HTTP {}{}{}", where, res.status, slurm.empty() ? "" : ": " + slurm, hint));
+  }
+  return std::move(res.body);
+}
+
+const std::string& RestSlurmClient::api_version() {
+  if (!version_.empty()) return version_;
+  if (!options_.api_version.empty()) return version_ = options_.api_version;
+  SlurmQuery q{"slurmrestd_openapi", {}, options_.timeout};
+  std::string body = get(q, "/openapi/v3");
+  std::optional<std::tuple<int, int, int>> best;
+  std::string best_name;
+  try {
+    nlohmann::json doc = parse_slurm_json(body, "slurmrestd /openapi/v3");
+    if (!doc.contains("paths") || !doc["paths"].is_object()) throw ParseError("slurmrestd /openapi/v3: no \"paths\"");
+    static const std::regex path_re(R"(^/slurm/(v\d+\.\d+\.\d+)/)");
+    for (const auto& [path, unused] : doc["paths"].items()) {
+      std::smatch m;
+      if (!std::regex_search(path, m, path_re)) continue;
+      std::string v = m[1];
+      auto n = api_version_number(v);
+      if (n && (!best || *n > *best)) {
+        best = n;
+        best_name = v;
+      }
+    }
+  } catch (const ParseError& e) {
+    throw SlurmError(q.name, "GET /openapi/v3", 0, e.what());
+  }
+  if (!best) throw SlurmError(q.name, "GET /openapi/v3", 0, "slurmrestd lists no /slurm/vX.Y.Z/ endpoint");
+  return version_ = best_name;
+}
+
+std::string RestSlurmClient::answer(const SlurmQuery& query) {
+  const std::string& v = api_version();
+  const std::string& name = query.name;
+  std::string path = name == "squeue_jobs"                                             ? "/slurm/" + v + "/jobs"
+                     : name == "sdiag_json"                                            ? "/slurm/" + v + "/diag"
+                     : name == "sinfo_all_nodes_json" || name == "slurm_monitor_sinfo" ? "/slurm/" + v + "/nodes"
+                                                                                       : "";
+  std::string body = get(query, path);
+  try {
+    if (name == "squeue_jobs")
+      return render_squeue_jobs(body, static_cast<int64_t>(std::time(nullptr)), TimeZone::host());
+    if (name == "slurm_monitor_sinfo") return render_sinfo_nodes(body);
+  } catch (const ParseError& e) {
+    throw SlurmError(name, "GET " + path, 0, fmt::format("GET {}: {}", path, e.what()));
+  }
+  return body;  // sinfo --json and sdiag --json are the REST answers themselves
+}
+
+size_t RestSlurmClient::stream_lines(const SlurmQuery& query, const LineHandler& on_line) {
+  if (!serves(query.name)) return fallback_.stream_lines(query, on_line);
+  std::string text = answer(query);
+  return deliver_lines(query, "GET /slurm/" + version_ + " (" + query.name + ")", text, on_line);
+}
+
+}  // namespace gcm::slurm

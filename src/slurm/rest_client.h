@@ -1,0 +1,62 @@
+// slurmrestd as a SlurmClient (gcm-newer.md §2): the queries it has an endpoint for are answered from Slurm's REST API
+// and written as the CLI output the collectors read (slurm/rest_render.h); every other query goes to the CLI client,
+// per call. So a collector does not know which back end answered, and both can be compared on one cluster.
+//
+// Served here: sinfo_all_nodes_json and slurm_monitor_sinfo (GET /slurm/vX/nodes), squeue_jobs (GET /slurm/vX/jobs)
+// and sdiag_json (GET /slurm/vX/diag). The API version is the newest /openapi/v3 lists (or --slurm-rest-api-version),
+// asked once. slurmrestd is a peer like any other: every request has a timeout, an answer is bounded in size, and a
+// status other than 200 is an error naming the URL and Slurm's own message.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "slurm/client.h"
+
+namespace gcm {
+class HttpClient;
+}
+
+namespace gcm::slurm {
+
+struct SlurmRestOptions {
+  // "http://host:6820", "https://host:6820" or "unix:/run/slurmrestd/slurmrestd.socket".
+  std::string url;
+  std::string token;        // X-SLURM-USER-TOKEN (a JWT); "" for none (rest_auth/local on a unix socket)
+  std::string user;         // X-SLURM-USER-NAME, with a token issued for another user; "" for none
+  std::string api_version;  // "v0.0.38"; "" to take the newest /openapi/v3 lists
+  std::chrono::milliseconds timeout{std::chrono::seconds(60)};
+  size_t max_response_bytes = size_t{512} << 20;
+};
+
+// Checks a --slurm-rest-url value: nullopt when usable, else what is wrong with it.
+std::optional<std::string> slurm_rest_url_problem(std::string_view url);
+
+class RestSlurmClient : public SlurmClient {
+ public:
+  RestSlurmClient(SlurmRestOptions options, SlurmClient& fallback);
+  ~RestSlurmClient() override;
+
+  size_t stream_lines(const SlurmQuery& query, const LineHandler& on_line) override;
+
+  // True for the query names this client answers itself.
+  static bool serves(std::string_view query_name);
+  // REST requests made so far (the API version negotiation included), for tests and figures.
+  size_t requests() const { return requests_; }
+  const std::string& api_version();
+
+ private:
+  std::string get(const SlurmQuery& query, const std::string& path);
+  std::string answer(const SlurmQuery& query);
+
+  SlurmRestOptions options_;
+  SlurmClient& fallback_;
+  std::unique_ptr<HttpClient> http_;
+  std::string base_;  // scheme://host[:port] for requests (a placeholder host on a unix socket)
+  std::string version_;
+  size_t requests_ = 0;
+};
+
+}  // namespace gcm::slurm

@@ -1,0 +1,204 @@
+// The slurmrestd back end against a scripted local HTTP server: the token and user headers, the API version taken
+// from /openapi/v3, the per-query fallback to the CLI, and every failure (HTTP errors with Slurm's message, a
+// refused connection, an answer too large, a bad URL) as a SlurmError that names the request and never the token.
+#include "slurm/rest_client.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "collectors/slurm_backend.h"
+#include "core/usage_error.h"
+#include "refused_port.h"
+#include "temp_dir.h"
+
+namespace gcm::slurm {
+namespace {
+
+const std::string kDir = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurmrestd-22.05/";
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class ScriptedSlurmrestd {
+ public:
+  ScriptedSlurmrestd() {
+    server_.Get(".*", [this](const httplib::Request& req, httplib::Response& res) {
+      {
+        std::lock_guard lock(mu_);
+        paths_.push_back(req.path);
+        token_ = req.get_header_value("X-SLURM-USER-TOKEN");
+        user_ = req.get_header_value("X-SLURM-USER-NAME");
+      }
+      if (req.path == "/openapi/v3") {
+        res.set_content(R"({"paths": {"/slurm/v0.0.38/jobs": {}, "/slurm/v0.0.40/jobs": {}, "/slurm/v0.0.39/diag": {},
+                           "/slurmdb/v0.0.41/jobs": {}, "/openapi/v3": {}}})",
+                        "application/json");
+      } else if (req.path == "/slurm/v0.0.40/jobs" && token_ == "good") {
+        res.set_content(read_file(kDir + "jobs.json"), "application/json");
+      } else if (req.path == "/slurm/v0.0.40/diag" && token_ == "good") {
+        res.set_content(big_ ? std::string(4096, ' ') + "{}" : read_file(kDir + "diag.json"), "application/json");
+      } else if (token_ != "good") {
+        res.status = 401;
+        res.set_content(R"({"errors": [{"error": "Authentication failure", "description": "token rejected"}]})",
+                        "application/json");
+      } else {
+        res.status = 404;
+        res.set_content("not found", "text/plain");
+      }
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~ScriptedSlurmrestd() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::vector<std::string> paths() {
+    std::lock_guard lock(mu_);
+    return paths_;
+  }
+  std::string token() {
+    std::lock_guard lock(mu_);
+    return token_;
+  }
+  std::string user() {
+    std::lock_guard lock(mu_);
+    return user_;
+  }
+  bool big_ = false;
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> paths_;
+  std::string token_, user_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+SlurmQuery query(const char* name) { return {name, {"squeue", "--all"}, std::chrono::seconds(5)}; }
+
+TEST(RestSlurmClient, AsksTheNewestApiVersionWithTheTokenAndRendersSqueueLines) {
+  ScriptedSlurmrestd server;
+  CannedSlurmClient cli;
+  SlurmRestOptions o;
+  o.url = server.url() + "/";
+  o.token = "good";
+  o.user = "gcm";
+  RestSlurmClient rest(o, cli);
+  std::string lines = rest.output(query("squeue_jobs"));
+  EXPECT_EQ(rest.api_version(), "v0.0.40") << "the newest /slurm/ version listed";
+  EXPECT_EQ(server.paths(), (std::vector<std::string>{"/openapi/v3", "/slurm/v0.0.40/jobs"}));
+  EXPECT_EQ(server.token(), "good");
+  EXPECT_EQ(server.user(), "gcm");
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n') + 1, 15) << lines;
+  EXPECT_NE(lines.find("|#big-pretrain|#"), std::string::npos);
+  EXPECT_EQ(rest.requests(), 2u);
+  EXPECT_TRUE(cli.queries().empty()) << "nothing went to the CLI";
+
+  // A query slurmrestd has no endpoint for runs its command (here: the canned CLI), per call.
+  cli.set_output("sacctmgr_qos", "Name|Priority\nnormal|0");
+  EXPECT_EQ(rest.output(query("sacctmgr_qos")), "Name|Priority\nnormal|0");
+  EXPECT_EQ(cli.queries().size(), 1u);
+  EXPECT_EQ(rest.requests(), 2u);
+  EXPECT_TRUE(RestSlurmClient::serves("sdiag_json"));
+  EXPECT_FALSE(RestSlurmClient::serves("sdiag"));
+}
+
+TEST(RestSlurmClient, FailuresNameTheRequestAndSlurmsWordsButNotTheToken) {
+  ScriptedSlurmrestd server;
+  CannedSlurmClient cli;
+  SlurmRestOptions o;
+  o.url = server.url();
+  o.token = "s3cret-token";
+  o.api_version = "v0.0.40";
+  RestSlurmClient rest(o, cli);
+  try {
+    rest.output(query("squeue_jobs"));
+    ADD_FAILURE() << "a 401 was accepted";
+  } catch (const SlurmError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("GET " + server.url() + "/slurm/v0.0.40/jobs: HTTP 401"), std::string::npos) << m;
+    EXPECT_NE(m.find("token rejected: Authentication failure"), std::string::npos) << m;
+    EXPECT_NE(m.find("--slurm-rest-token-file"), std::string::npos) << m;
+    EXPECT_EQ(m.find("s3cret"), std::string::npos) << m;
+  }
+  EXPECT_EQ(server.paths(), std::vector<std::string>{"/slurm/v0.0.40/jobs"}) << "a set version is not negotiated";
+
+  o.token = "good";
+  o.max_response_bytes = 1024;
+  server.big_ = true;
+  RestSlurmClient small(o, cli);
+  try {
+    small.output(query("sdiag_json"));
+    ADD_FAILURE() << "an answer over the limit was accepted";
+  } catch (const SlurmError& e) {
+    EXPECT_NE(std::string(e.what()).find("larger than 1024 bytes"), std::string::npos) << e.what();
+  }
+
+  gcm::testing::RefusedPort refused;
+  o.url = refused.url();
+  RestSlurmClient away(o, cli);
+  try {
+    away.output(query("squeue_jobs"));
+    ADD_FAILURE() << "a refused connection was accepted";
+  } catch (const SlurmError& e) {
+    EXPECT_NE(std::string(e.what()).find("slurmrestd did not answer"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RestSlurmClient, UrlsAreCheckedWhereTheyAreGiven) {
+  EXPECT_EQ(slurm_rest_url_problem("unix:/run/slurmrestd.socket"), std::nullopt);
+  EXPECT_EQ(slurm_rest_url_problem("http://ctl:6820"), std::nullopt);
+  EXPECT_TRUE(slurm_rest_url_problem("unix:relative.sock"));
+  EXPECT_TRUE(slurm_rest_url_problem("ftp://ctl"));
+  EXPECT_TRUE(slurm_rest_url_problem(""));
+}
+
+TEST(SlurmBackend, TokenFromTheOptionTheFileOrSlurmJwt) {
+  ScriptedSlurmrestd server;
+  gcm::testing::TempDir dir;
+  std::string file = dir.path() + "/token";
+  std::ofstream(file) << "  good\n";
+  auto jobs_with = [&](SlurmBackendOptions o) {
+    SlurmBackend b;
+    b.configure(o, std::chrono::seconds(5));
+    EXPECT_TRUE(b.rest());
+    return b.client().output(query("squeue_jobs")).size();
+  };
+  SlurmBackendOptions o;
+  o.backend = "rest";
+  o.rest_url = server.url();
+  o.rest_token_file = file;
+  EXPECT_GT(jobs_with(o), 1000u);
+  EXPECT_EQ(server.token(), "good");
+
+  o.rest_token_file.clear();
+  ::setenv("SLURM_JWT", "good", 1);
+  EXPECT_GT(jobs_with(o), 1000u);
+  ::unsetenv("SLURM_JWT");
+
+  SlurmBackend b;
+  o.rest_url.clear();
+  EXPECT_THROW(b.configure(o, std::chrono::seconds(5)), UsageError);
+  o.rest_url = server.url();
+  o.rest_token_file = dir.path() + "/missing";
+  EXPECT_THROW(b.configure(o, std::chrono::seconds(5)), UsageError);
+  o.backend = "cli";
+  b.configure(o, std::chrono::seconds(5));
+  EXPECT_FALSE(b.rest());
+}
+
+}  // namespace
+}  // namespace gcm::slurm
