@@ -233,6 +233,16 @@ section "gcm slurm_job_monitor --once --sink file  (NodeData and JobData records
 echo "first node record: $(head -1 "$WORK/nodes.jsonl" | cut -c1-300)..."
 echo "first job record:  $(head -1 "$WORK/jobs.jsonl" | cut -c1-300)..."
 
+section "gcm slurm_job_monitor --slurm-backend rest  (the same records from slurmrestd on its unix socket)"
+"$GCM" slurm_job_monitor --once "${SLURM_COMMON[@]}" --sink stdout --slurm-backend rest \
+  --slurm-rest-url "unix:$GCM_TESTBED_REST_SOCKET" | node -e '
+  let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{
+    const recs=s.split("\n").filter(l=>l.startsWith("[")).flatMap(l=>JSON.parse(l));
+    const jobs=recs.filter(r=>"JOBID_RAW" in r), gpus=jobs.filter(r=>r.GRES_GPU_INDICES);
+    console.log(`${recs.length-jobs.length} node row(s), ${jobs.length} job(s) from slurmrestd; ` +
+                `${gpus.length} with their GPU indices (${gpus.slice(0,3).map(j=>j.JOBID+": "+j.GRES_GPU_INDICES).join(", ")})`);
+  });'
+
 section "gcm sacct_running --once --sink stdout  (running jobs and steps from sacct, Sacct records)"
 "$GCM" sacct_running --once "${SLURM_COMMON[@]}" --sink stdout | node -e '
   let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{

@@ -10,16 +10,12 @@
 
 #include "agent/agent_options.h"
 #include "agent/status_text.h"
+#include "temp_dir.h"
 
 namespace gcm::agent {
 namespace {
 
-std::string fresh_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / ("gcm-agent-state-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d.string();
-}
+using gcm::testing::TempDir;
 
 AgentState two_gpus(Health second, int64_t written_ms) {
   AgentState s;
@@ -44,8 +40,8 @@ AgentState two_gpus(Health second, int64_t written_ms) {
 }
 
 TEST(AgentState, WrittenAtomicallyReadBackAndReadableByOthers) {
-  auto d = fresh_dir("rw");
-  std::string path = d + "/run/agent-state.json";
+  TempDir dir;
+  std::string path = dir.file("run/agent-state.json");
   write_agent_state(path, two_gpus(Health::Failed, 5000));
   struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
@@ -58,18 +54,16 @@ TEST(AgentState, WrittenAtomicallyReadBackAndReadableByOthers) {
   EXPECT_EQ(back->gpus[1].active_xids, std::vector<int>{79});
   EXPECT_EQ(back->gpus[1].job_id, "1234");
   // No temporary file is left beside it.
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(d + "/run"), {}), 1);
-  std::filesystem::remove_all(d);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.file("run")), {}), 1);
 }
 
 TEST(AgentState, MissingFileIsNulloptAndAWritableByOthersFileIsRefused) {
-  auto d = fresh_dir("trust");
-  EXPECT_FALSE(read_agent_state(d + "/none.json"));
-  std::string path = d + "/agent-state.json";
+  TempDir dir;
+  EXPECT_FALSE(read_agent_state(dir.file("none.json")));
+  std::string path = dir.file("agent-state.json");
   write_agent_state(path, two_gpus(Health::Ok, 1));
   ::chmod(path.c_str(), 0666);
   EXPECT_THROW(read_agent_state(path), std::runtime_error);
-  std::filesystem::remove_all(d);
 }
 
 TEST(AgentState, GarbageNamesTheFile) {

@@ -21,10 +21,12 @@
 #include "jobstats/sacct_jobs.h"
 #include "jobstats/usage.h"
 #include "refused_port.h"
+#include "temp_dir.h"
 
 namespace gcm::jobstats {
 namespace {
 
+using gcm::testing::TempDir;
 using nlohmann::json;
 
 // --- Prometheus API ---
@@ -143,17 +145,12 @@ std::string write_script(const std::string& dir, const std::string& name, const 
   return path;
 }
 
-std::string temp_dir() {
-  char tmpl[] = "/tmp/gcm-jobstats-unit-XXXXXX";
-  return mkdtemp(tmpl);
-}
-
 TEST(JobstatsSacct, RunsSacctAndReportsAJobItDoesNotKnow) {
-  std::string dir = temp_dir();
+  TempDir dir;
   // The stand-in logs its argv and answers job 7 only, as sacct does: a header and no row for other ids.
-  std::string sacct = write_script(dir, "sacct",
-                                   "echo \"$@\" >> " + dir +
-                                       "/argv\n"
+  std::string sacct = write_script(dir.path(), "sacct",
+                                   "echo \"$@\" >> " + dir.file("argv") +
+                                       "\n"
                                        "printf '%s' '" +
                                        std::string(kSacctHeader) +
                                        "'\n"
@@ -166,7 +163,7 @@ TEST(JobstatsSacct, RunsSacctAndReportsAJobItDoesNotKnow) {
   auto j = sacct_job(o, "7");
   EXPECT_EQ(j.gpus, 2);
   std::string argv;
-  std::getline(std::ifstream(dir + "/argv"), argv);
+  std::getline(std::ifstream(dir.file("argv")), argv);
   EXPECT_EQ(argv,
             "-j 7 -X -P --delimiter=|# --format=JobIDRaw,JobID,JobName,User,Account,Partition,Cluster,State,"
             "Start,End,NodeList,AllocTRES");
@@ -176,14 +173,13 @@ TEST(JobstatsSacct, RunsSacctAndReportsAJobItDoesNotKnow) {
   } catch (const SacctError& e) {
     EXPECT_NE(std::string(e.what()).find("job 8 does not exist"), std::string::npos) << e.what();
   }
-  o.sacct = write_script(dir, "failing", "echo 'sacct: error: Problem talking to the database' >&2; exit 1\n");
+  o.sacct = write_script(dir.path(), "failing", "echo 'sacct: error: Problem talking to the database' >&2; exit 1\n");
   try {
     sacct_job(o, "7");
     FAIL();
   } catch (const SacctError& e) {
     EXPECT_NE(std::string(e.what()).find("Problem talking to the database"), std::string::npos) << e.what();
   }
-  std::filesystem::remove_all(dir);
 }
 
 // --- the report ---
@@ -532,23 +528,20 @@ class JobstatsCommand : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!std::filesystem::exists(GCM_BINARY)) GTEST_SKIP() << GCM_BINARY << " is not built in this tree";
-    dir = temp_dir();
-    write_script(dir, "sacct",
+    write_script(dir.path(), "sacct",
                  "printf '%s' '" + std::string(kSacctHeader) +
                      "'\n"
                      "case \"$*\" in *'-j 42 '*) echo '42|#42|#train|#alice|#ml|#gpu|#tb|#COMPLETED|#"
                      "2025-12-01T10:00:00|#2025-12-01T11:00:00|#node[1-2]|#gres/gpu=4' ;; esac\n");
   }
-  void TearDown() override {
-    if (!dir.empty()) std::filesystem::remove_all(dir);
-  }
-  std::string dir;
+  TempDir dir;
 };
 
 TEST_F(JobstatsCommand, JsonAndHtmlFromSacctAndPrometheus) {
   ScriptedPrometheus prom(answer_for);
-  auto r = gcm({"jobstats", "42", "--prometheus-url", prom.url(), "--json", "--html", dir + "/42.html", "--step", "60"},
-               dir);
+  auto r =
+      gcm({"jobstats", "42", "--prometheus-url", prom.url(), "--json", "--html", dir.file("42.html"), "--step", "60"},
+          dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   auto j = json::parse(r.out);
   EXPECT_EQ(j["job"]["user"], "alice");
@@ -557,7 +550,7 @@ TEST_F(JobstatsCommand, JsonAndHtmlFromSacctAndPrometheus) {
   EXPECT_EQ(j["gpus"].size(), 4u);
   EXPECT_NEAR(j["totals"]["gpu_hours_used"].get<double>(), 2, 1e-9);
   EXPECT_EQ(j["gpus"][1]["slow"]["cause"], "hw_slowdown");
-  EXPECT_NE(std::ifstream(dir + "/42.html").peek(), EOF);
+  EXPECT_NE(std::ifstream(dir.file("42.html")).peek(), EOF);
   // Every device series came through the job_info join.
   for (const auto& q : prom.queries) EXPECT_NE(q.find("gcm_gpu_job_info{job_id=\"42\"}"), std::string::npos) << q;
   EXPECT_EQ(prom.queries.size(), 11u);
@@ -565,26 +558,26 @@ TEST_F(JobstatsCommand, JsonAndHtmlFromSacctAndPrometheus) {
 
 TEST_F(JobstatsCommand, UnknownJobAndSilentPrometheusAreClearErrors) {
   ScriptedPrometheus prom(answer_for);
-  auto r = gcm({"jobstats", "43", "--prometheus-url", prom.url()}, dir);
+  auto r = gcm({"jobstats", "43", "--prometheus-url", prom.url()}, dir.path());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("job 43 does not exist"), std::string::npos) << r.err;
   EXPECT_TRUE(prom.queries.empty());
   gcm::testing::RefusedPort refused;  // a port nothing listens on
   std::string dead = refused.url();
-  r = gcm({"jobstats", "42", "--prometheus-url", dead, "--prometheus-timeout", "5"}, dir);
+  r = gcm({"jobstats", "42", "--prometheus-url", dead, "--prometheus-timeout", "5"}, dir.path());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("Prometheus at " + dead + " does not answer"), std::string::npos) << r.err;
-  r = gcm({"jobstats", "4x2", "--prometheus-url", prom.url()}, dir);
+  r = gcm({"jobstats", "4x2", "--prometheus-url", prom.url()}, dir.path());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("invalid job id '4x2'"), std::string::npos) << r.err;
-  r = gcm({"usage", "--since", "2025-12-01", "--by", "qos"}, dir);
+  r = gcm({"usage", "--since", "2025-12-01", "--by", "qos"}, dir.path());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--by 'qos': expected account, user or partition"), std::string::npos) << r.err;
 }
 
 TEST_F(JobstatsCommand, TextReportOfAJobWithoutSeries) {
   ScriptedPrometheus prom([](const std::string&) { return matrix({}); });
-  auto r = gcm({"jobstats", "42", "--prometheus-url", prom.url()}, dir);
+  auto r = gcm({"jobstats", "42", "--prometheus-url", prom.url()}, dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("Prometheus has no GPU series for job 42"), std::string::npos) << r.out;
   EXPECT_EQ(prom.queries.size(), 1u);  // nothing more asked once the job has no GPUs in Prometheus

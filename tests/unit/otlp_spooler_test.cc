@@ -14,12 +14,14 @@
 #include "core/logging.h"
 #include "metrics_service.pb.h"
 #include "refused_port.h"
+#include "temp_dir.h"
 
 namespace gcm::agent {
 namespace {
 
 using namespace std::chrono_literals;
 namespace pb_metrics = opentelemetry::proto::collector::metrics::v1;
+using gcm::testing::TempDir;
 
 class Receiver {
  public:
@@ -74,12 +76,6 @@ otlp::ExporterConfig config_for(int port) {
   return cfg;
 }
 
-std::string fresh_dir() {
-  std::string tmpl = "/tmp/gcm-spooler-XXXXXX";
-  if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp");
-  return tmpl + "/spool";
-}
-
 bool eventually(const std::function<bool()>& pred, std::chrono::seconds deadline = 10s) {
   auto end = std::chrono::steady_clock::now() + deadline;
   while (std::chrono::steady_clock::now() < end) {
@@ -92,8 +88,9 @@ bool eventually(const std::function<bool()>& pred, std::chrono::seconds deadline
 const SpoolerOptions kFast{20ms, 100ms};
 
 TEST(OtlpSpooler, DeliversInOrderAndEmptiesTheSpool) {
+  TempDir dir;
   Receiver rx;
-  OtlpSpooler sp(config_for(rx.port()), Spool::open(fresh_dir(), 1 << 20), stderr_logger("test"), kFast);
+  OtlpSpooler sp(config_for(rx.port()), Spool::open(dir.file("spool"), 1 << 20), stderr_logger("test"), kFast);
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(sp.enqueue(SpoolKind::Metrics, 3, window(i)));
   ASSERT_TRUE(sp.flush(10s));
   EXPECT_EQ(rx.windows(), (std::vector<int>{0, 1, 2, 3, 4}));
@@ -106,8 +103,9 @@ TEST(OtlpSpooler, DeliversInOrderAndEmptiesTheSpool) {
 }
 
 TEST(OtlpSpooler, ATransientFailureRetriesTheSameEntryBeforeTheNext) {
+  TempDir dir;
   Receiver rx({503, 502, 200});
-  OtlpSpooler sp(config_for(rx.port()), Spool::open(fresh_dir(), 1 << 20), stderr_logger("test"), kFast);
+  OtlpSpooler sp(config_for(rx.port()), Spool::open(dir.file("spool"), 1 << 20), stderr_logger("test"), kFast);
   sp.enqueue(SpoolKind::Metrics, 1, window(0));
   sp.enqueue(SpoolKind::Metrics, 1, window(1));
   ASSERT_TRUE(sp.flush(10s));
@@ -119,8 +117,9 @@ TEST(OtlpSpooler, ATransientFailureRetriesTheSameEntryBeforeTheNext) {
 }
 
 TEST(OtlpSpooler, ARefusedEntryIsDroppedAndCountedWithoutHoldingTheQueue) {
+  TempDir dir;
   Receiver rx({400});
-  OtlpSpooler sp(config_for(rx.port()), Spool::open(fresh_dir(), 1 << 20), stderr_logger("test"), kFast);
+  OtlpSpooler sp(config_for(rx.port()), Spool::open(dir.file("spool"), 1 << 20), stderr_logger("test"), kFast);
   sp.enqueue(SpoolKind::Metrics, 8, window(0));
   sp.enqueue(SpoolKind::Metrics, 8, window(1));
   ASSERT_TRUE(sp.flush(10s));
@@ -134,8 +133,9 @@ TEST(OtlpSpooler, ARefusedEntryIsDroppedAndCountedWithoutHoldingTheQueue) {
 }
 
 TEST(OtlpSpooler, BytesThatAreNotARequestAreDroppedNotSentForever) {
+  TempDir dir;
   Receiver rx;
-  OtlpSpooler sp(config_for(rx.port()), Spool::open(fresh_dir(), 1 << 20), stderr_logger("test"), kFast);
+  OtlpSpooler sp(config_for(rx.port()), Spool::open(dir.file("spool"), 1 << 20), stderr_logger("test"), kFast);
   sp.enqueue(SpoolKind::Metrics, 2, "\xff\xff\xff not protobuf");
   sp.enqueue(SpoolKind::Metrics, 1, window(7));
   ASSERT_TRUE(sp.flush(10s));
@@ -144,10 +144,10 @@ TEST(OtlpSpooler, BytesThatAreNotARequestAreDroppedNotSentForever) {
 }
 
 TEST(OtlpSpooler, AFlushThatTimesOutLeavesTheRestOnDiskForTheNextStart) {
-  auto dir = fresh_dir();
+  TempDir dir;
   {
     gcm::testing::RefusedPort refused;
-    OtlpSpooler sp(config_for(refused.port()), Spool::open(dir, 1 << 20), stderr_logger("test"), kFast);
+    OtlpSpooler sp(config_for(refused.port()), Spool::open(dir.file("spool"), 1 << 20), stderr_logger("test"), kFast);
     for (int i = 0; i < 3; ++i) sp.enqueue(SpoolKind::Metrics, 1, window(i));
     EXPECT_FALSE(sp.flush(300ms));
     auto st = sp.stats();
@@ -158,15 +158,16 @@ TEST(OtlpSpooler, AFlushThatTimesOutLeavesTheRestOnDiskForTheNextStart) {
   // The spool directory carries what is left; the receiver of the next start may listen anywhere (asking for the
   // same port again could lose it to another process).
   Receiver rx;
-  OtlpSpooler sp(config_for(rx.port()), Spool::open(dir, 1 << 20), stderr_logger("test"), kFast);
+  OtlpSpooler sp(config_for(rx.port()), Spool::open(dir.file("spool"), 1 << 20), stderr_logger("test"), kFast);
   ASSERT_TRUE(sp.flush(10s));
   EXPECT_EQ(rx.windows(), (std::vector<int>{0, 1, 2}));
 }
 
 TEST(OtlpSpooler, ANewWindowWakesTheSenderOutOfItsBackoff) {
+  TempDir dir;
   Receiver rx({503});
   // A backoff far longer than the test: only the new window can make the sender try again in time.
-  OtlpSpooler sp(config_for(rx.port()), Spool::open(fresh_dir(), 1 << 20), stderr_logger("test"), {60s, 60s});
+  OtlpSpooler sp(config_for(rx.port()), Spool::open(dir.file("spool"), 1 << 20), stderr_logger("test"), {60s, 60s});
   sp.enqueue(SpoolKind::Metrics, 1, window(0));
   ASSERT_TRUE(eventually([&] { return sp.stats().send_failures == 1; }));
   sp.enqueue(SpoolKind::Metrics, 1, window(1));

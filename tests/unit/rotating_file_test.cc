@@ -10,18 +10,16 @@
 #include <map>
 #include <set>
 
+#include "temp_dir.h"
+
 namespace gcm {
 namespace {
 
-std::string temp_dir() {
-  char dir[] = "/tmp/gcm-rotate-XXXXXX";
-  if (!mkdtemp(dir)) throw std::runtime_error("mkdtemp");
-  return dir;
-}
+using gcm::testing::TempDir;
 
 TEST(RotatingFile, RotatesBetweenLinesAndKeepsBackups) {
-  std::string dir = temp_dir();
-  std::string path = dir + "/data.jsonl";
+  TempDir dir;
+  std::string path = dir.file("data.jsonl");
   RotatingFile f(path, 100, 2);
   std::string line(39, 'a');
   line += '\n';  // 40 bytes: two lines fit in 100, a third does not
@@ -35,8 +33,8 @@ TEST(RotatingFile, RotatesBetweenLinesAndKeepsBackups) {
 // Two processes append numbered lines to the same file with aggressive rotation and enough backups to keep every
 // line: each line must appear exactly once, whole.
 TEST(RotatingFile, TwoWriterProcessesLoseAndCorruptNothing) {
-  std::string dir = temp_dir();
-  std::string path = dir + "/shared.jsonl";
+  TempDir dir;  // the children _exit, so only this process removes it
+  std::string path = dir.file("shared.jsonl");
   const int kLines = 3000;
   const int kBackups = 1000;
   pid_t pids[2];
@@ -65,7 +63,7 @@ TEST(RotatingFile, TwoWriterProcessesLoseAndCorruptNothing) {
   }
   std::map<int, std::set<int>> seen;
   size_t lines = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
     if (e.path().filename().string().find(".lock") != std::string::npos) continue;
     std::ifstream in(e.path());
     std::string line;

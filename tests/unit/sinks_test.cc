@@ -20,19 +20,15 @@
 #include "tls_certs.h"
 #include "fixture_records.h"
 #include "refused_port.h"
+#include "temp_dir.h"
 
 namespace gcm {
 namespace {
 
 using namespace std::chrono_literals;
 
-std::string make_temp_dir(const std::string& name) {
-  std::string tmpl = "/tmp/gcm-sinks-" + name + "-XXXXXX";
-  if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp");
-  return tmpl;
-}
-
 using gcm::testing::slurp;
+using gcm::testing::TempDir;
 
 const Schema& log_schema() {
   static const Schema s = make_schema("TestLog", "a test record", "test", DataType::Log,
@@ -190,14 +186,13 @@ TEST(WebhookSink, NoTokenNoAuthorizationHeader) {
 }
 
 TEST(WebhookSink, TokenFromAFileFirstLineOnly) {
-  std::string dir = make_temp_dir("token");
-  std::ofstream(dir + "/token") << "s3cret\nsecond line\n";
+  TempDir dir;
+  std::ofstream(dir.file("token")) << "s3cret\nsecond line\n";
   Receiver rx;
-  auto sink = make_sink("webhook", {"url=" + rx.url(), "bearer_token_file=" + dir + "/token"}, quick_retries(0));
+  auto sink = make_sink("webhook", {"url=" + rx.url(), "bearer_token_file=" + dir.file("token")}, quick_retries(0));
   send(*sink, {rec(log_schema(), "c1", 1)});
   ASSERT_EQ(rx.requests().size(), 1u);
   EXPECT_EQ(rx.requests()[0].header("authorization"), "Bearer s3cret");
-  std::filesystem::remove_all(dir);
 }
 
 TEST(WebhookSink, RetryableAnswersAreRetriedThroughTheCommonPolicy) {
@@ -305,15 +300,13 @@ TEST(WebhookSink, BadOptionsAreUsageErrorsNamingThem) {
 class WebhookTls : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = make_temp_dir("webhook-tls");
-    pki_ = testing::make_test_pki(dir_);
-    std::ofstream(dir_ + "/web.yml") << "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n";
+    pki_ = testing::make_test_pki(dir_.path());
+    std::ofstream(dir_.file("web.yml")) << "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n";
     HttpListenerOptions o;
-    apply_web_config(o, load_web_config(dir_ + "/web.yml"));
+    apply_web_config(o, load_web_config(dir_.file("web.yml")));
     rx_ = std::make_unique<Receiver>(std::deque<Answer>{}, o.tls);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
+  TempDir dir_;  // declared first: removed after the receiver that serves its certificates
   testing::TestPki pki_;
   std::unique_ptr<Receiver> rx_;
 };
@@ -445,10 +438,8 @@ TEST(Csv, CellsAreWrittenAsPythonsCsvModuleWritesThem) {
 
 class CsvFiles : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = make_temp_dir("csv"); }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
-  std::string dir_;
+  std::string path(const std::string& name) const { return dir_.file(name); }
+  TempDir dir_;
 };
 
 TEST_F(CsvFiles, FileSinkFlattensAndSortsTheColumnUnionOfTheBatch) {

@@ -12,17 +12,13 @@
 #include <vector>
 
 #include "agent/spool_format.h"
+#include "temp_dir.h"
 
 namespace gcm::agent {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string fresh_dir() {
-  std::string tmpl = "/tmp/gcm-spool-XXXXXX";
-  if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp");
-  return tmpl + "/spool";  // not there yet: open() creates it
-}
+using gcm::testing::TempDir;
 
 std::string payload(int i, size_t size = 100) {
   std::string p = "entry-" + std::to_string(i) + ":";
@@ -60,7 +56,8 @@ void flip_byte(const fs::path& file, uint64_t offset) {
 constexpr uint64_t kFrame = kFrameHeaderBytes + 100;  // one entry of payload(i)
 
 TEST(Spool, EntriesComeBackInOrderAcrossReopenAndPopsAreKept) {
-  auto dir = fresh_dir();
+  TempDir tmp;
+  std::string dir = tmp.file("spool");  // not there yet: open() creates it
   {
     auto s = Spool::open(dir, 1 << 20);
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(s->append(SpoolKind::Metrics, 10 + i, payload(i)));
@@ -85,7 +82,8 @@ TEST(Spool, EntriesComeBackInOrderAcrossReopenAndPopsAreKept) {
 }
 
 TEST(Spool, NothingIsReplayedTwiceAfterAPopAndAReopen) {
-  auto dir = fresh_dir();
+  TempDir tmp;
+  std::string dir = tmp.file("spool");
   uint64_t last_seq = 0;
   {
     auto s = Spool::open(dir, 1 << 20);
@@ -110,7 +108,8 @@ TEST(Spool, NothingIsReplayedTwiceAfterAPopAndAReopen) {
 }
 
 TEST(Spool, ATornTailIsCutOffCountedAndAppendingGoesOn) {
-  auto dir = fresh_dir();
+  TempDir tmp;
+  std::string dir = tmp.file("spool");
   {
     auto s = Spool::open(dir, 1 << 20);
     for (int i = 0; i < 3; ++i) s->append(SpoolKind::Metrics, 1, payload(i));
@@ -131,7 +130,8 @@ TEST(Spool, ATornTailIsCutOffCountedAndAppendingGoesOn) {
 }
 
 TEST(Spool, ACorruptCrcStopsItsSegmentThereAndIsCounted) {
-  auto dir = fresh_dir();
+  TempDir tmp;
+  std::string dir = tmp.file("spool");
   {
     auto s = Spool::open(dir, 1 << 20);
     for (int i = 0; i < 3; ++i) s->append(SpoolKind::Metrics, 1, payload(i));
@@ -145,7 +145,8 @@ TEST(Spool, ACorruptCrcStopsItsSegmentThereAndIsCounted) {
 }
 
 TEST(Spool, ACorruptEntryDoesNotCostTheSegmentsAfterIt) {
-  auto dir = fresh_dir();
+  TempDir tmp;
+  std::string dir = tmp.file("spool");
   // max_bytes / 16 is smaller than one entry: one entry per segment.
   uint64_t max = 10 * kFrame;
   {
@@ -161,7 +162,8 @@ TEST(Spool, ACorruptEntryDoesNotCostTheSegmentsAfterIt) {
 }
 
 TEST(Spool, WhenFullTheOldestAreDroppedAndTheirPointsCounted) {
-  auto dir = fresh_dir();
+  TempDir tmp;
+  std::string dir = tmp.file("spool");
   uint64_t max = 5 * kFrame;  // five entries, one per segment
   auto s = Spool::open(dir, max);
   for (int i = 0; i < 8; ++i) ASSERT_TRUE(s->append(SpoolKind::Metrics, static_cast<uint64_t>(i + 1), payload(i)));
@@ -177,7 +179,8 @@ TEST(Spool, WhenFullTheOldestAreDroppedAndTheirPointsCounted) {
 }
 
 TEST(Spool, AnEntryLargerThanTheWholeSpoolIsRefusedAndCounted) {
-  auto dir = fresh_dir();
+  TempDir tmp;
+  std::string dir = tmp.file("spool");
   auto s = Spool::open(dir, 4 * kFrame);
   s->append(SpoolKind::Logs, 1, payload(0));
   EXPECT_FALSE(s->append(SpoolKind::Logs, 42, std::string(4 * kFrame, 'x')));
@@ -189,7 +192,8 @@ TEST(Spool, AnEntryLargerThanTheWholeSpoolIsRefusedAndCounted) {
 }
 
 TEST(Spool, APopOfAnEntryDroppedMeanwhileAcknowledgesNothing) {
-  auto dir = fresh_dir();
+  TempDir tmp;
+  std::string dir = tmp.file("spool");
   auto s = Spool::open(dir, 3 * kFrame);
   for (int i = 0; i < 3; ++i) s->append(SpoolKind::Metrics, 1, payload(i));
   auto sending = s->front();
@@ -200,7 +204,8 @@ TEST(Spool, APopOfAnEntryDroppedMeanwhileAcknowledgesNothing) {
 }
 
 TEST(Spool, TheOldestEntrysAppendTimeGivesTheAge) {
-  auto dir = fresh_dir();
+  TempDir tmp;
+  std::string dir = tmp.file("spool");
   auto s = Spool::open(dir, 1 << 20);
   EXPECT_EQ(s->stats().oldest_unix_ms, 0);
   auto before =
@@ -217,7 +222,8 @@ TEST(Spool, TheOldestEntrysAppendTimeGivesTheAge) {
 }
 
 TEST(Spool, ANewDirectoryIs0700AndItsFiles0600) {
-  auto dir = fresh_dir();
+  TempDir tmp;
+  std::string dir = tmp.file("spool");
   auto s = Spool::open(dir, 1 << 20);
   s->append(SpoolKind::Metrics, 1, payload(0));
   EXPECT_EQ(fs::status(dir).permissions() & fs::perms::all, fs::perms::owner_all);
@@ -227,7 +233,8 @@ TEST(Spool, ANewDirectoryIs0700AndItsFiles0600) {
 }
 
 TEST(Spool, UntrustedDirectoriesAreRefused) {
-  auto dir = fresh_dir();
+  TempDir tmp;
+  std::string dir = tmp.file("spool");
   Spool::open(dir, 1 << 20).reset();
   ::chmod(dir.c_str(), 0777);
   EXPECT_THROW(Spool::open(dir, 1 << 20), SpoolError) << "world-writable";
@@ -251,7 +258,8 @@ TEST(Spool, UntrustedDirectoriesAreRefused) {
 }
 
 TEST(Spool, AnotherProcessCannotOpenTheSameSpool) {
-  auto dir = fresh_dir();
+  TempDir tmp;
+  std::string dir = tmp.file("spool");
   auto s = Spool::open(dir, 1 << 20);
   EXPECT_THROW(Spool::open(dir, 1 << 20), SpoolError);  // flock is per open file description: same process too
   s.reset();
@@ -259,7 +267,8 @@ TEST(Spool, AnotherProcessCannotOpenTheSameSpool) {
 }
 
 TEST(Spool, ALowerMaxBytesOnReopenDropsTheOldest) {
-  auto dir = fresh_dir();
+  TempDir tmp;
+  std::string dir = tmp.file("spool");
   {
     auto s = Spool::open(dir, 16 * kFrame);  // one entry per segment
     for (int i = 0; i < 6; ++i) s->append(SpoolKind::Metrics, 2, payload(i));

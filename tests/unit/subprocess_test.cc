@@ -9,13 +9,15 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <stdexcept>
 #include <thread>
+
+#include "temp_dir.h"
 
 namespace gcm {
 namespace {
 
 using namespace std::chrono_literals;
+using gcm::testing::TempDir;
 
 TEST(Subprocess, CapturesOutputAndExitCode) {
   auto r = run_command({{"/bin/sh", "-c", "echo out; echo err >&2; exit 3"}});
@@ -42,9 +44,8 @@ TEST(Subprocess, MissingExecutableNamesItAndPath) {
 }
 
 TEST(Subprocess, TimeoutKillsTheWholeProcessGroupIncludingGrandchildren) {
-  char tmpl[] = "/tmp/gcm-subprocess-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  std::string pidfile = std::string(tmpl) + "/grandchild.pid";
+  TempDir dir;
+  std::string pidfile = dir.file("grandchild.pid");
   CommandSpec spec;
   // The grandchild holds stdout open and would keep a naive reader waiting forever.
   spec.argv = {"/bin/sh", "-c", "sleep 30 & echo $! > " + pidfile + "; wait"};
@@ -135,25 +136,18 @@ TEST(Subprocess, ABareKeyRemovesAVariableFromTheChildOnly) {
   ::unsetenv("GCM_TEST_UNSET");
 }
 
-// A temporary directory of its own for a test.
-std::string fresh_dir() {
-  char tmpl[] = "/tmp/gcm-subprocess-XXXXXX";
-  if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-  return tmpl;
-}
-
 std::string read_all(const std::string& path) {
   std::ifstream in(path);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 TEST(Subprocess, StreamsCanComeFromAndGoToTheCallersFiles) {
-  std::string dir = fresh_dir();
-  std::ofstream(dir + "/in") << "from a file\n";
+  TempDir dir;
+  std::ofstream(dir.file("in")) << "from a file\n";
   // O_CLOEXEC, as the callers' files are: the child must still get them as its streams.
-  int in = ::open((dir + "/in").c_str(), O_RDONLY | O_CLOEXEC);
-  int out = ::open((dir + "/out").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-  int err = ::open((dir + "/err").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  int in = ::open(dir.file("in").c_str(), O_RDONLY | O_CLOEXEC);
+  int out = ::open(dir.file("out").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  int err = ::open(dir.file("err").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   CommandSpec spec;
   spec.argv = {"/bin/sh", "-c", "cat; echo oops >&2; exit 4"};
   spec.stdin_from = in;
@@ -164,8 +158,8 @@ TEST(Subprocess, StreamsCanComeFromAndGoToTheCallersFiles) {
   EXPECT_EQ(r.exit_code, 4);
   EXPECT_EQ(r.out, "");  // not captured: it went to the file
   EXPECT_EQ(r.err, "");
-  EXPECT_EQ(read_all(dir + "/out"), "from a file\n");
-  EXPECT_EQ(read_all(dir + "/err"), "oops\n");
+  EXPECT_EQ(read_all(dir.file("out")), "from a file\n");
+  EXPECT_EQ(read_all(dir.file("err")), "oops\n");
 }
 
 TEST(Subprocess, StreamingHandsOverChunksAndReturnsTheStatus) {
@@ -202,9 +196,9 @@ TEST(Subprocess, AGroupOfItsOwnOrTheCallersGroup) {
 }
 
 TEST(Subprocess, AGraceLetsTheCommandCleanUpAfterSigterm) {
-  std::string dir = fresh_dir();
+  TempDir dir;
   CommandSpec spec;
-  spec.argv = {"/bin/sh", "-c", "trap 'echo cleaned > " + dir + "/bye; exit 0' TERM; sleep 30 & wait"};
+  spec.argv = {"/bin/sh", "-c", "trap 'echo cleaned > " + dir.file("bye") + "; exit 0' TERM; sleep 30 & wait"};
   spec.stdout_to = ::open("/dev/null", O_WRONLY | O_CLOEXEC);  // nothing piped: the wait for the exit times out
   spec.timeout = 1500ms;  // long enough for sh to install its trap on a loaded machine
   spec.term_grace = 5s;
@@ -213,7 +207,7 @@ TEST(Subprocess, AGraceLetsTheCommandCleanUpAfterSigterm) {
   ::close(*spec.stdout_to);
   EXPECT_TRUE(r.timed_out);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);  // it exited on SIGTERM, before the grace ran out
-  EXPECT_EQ(read_all(dir + "/bye"), "cleaned\n");
+  EXPECT_EQ(read_all(dir.file("bye")), "cleaned\n");
 }
 
 TEST(Subprocess, AStopEndsTheCommandWhetherItsOutputIsPipedOrNot) {

@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 
 #include "core/http_auth.h"
@@ -17,6 +16,7 @@
 #include "core/http_listener.h"
 #include "core/subprocess.h"
 #include "core/tls.h"
+#include "temp_dir.h"
 #include "tls_certs.h"
 
 namespace gcm {
@@ -25,12 +25,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::kAliceHash;
 using testing::kAlicePassword;
-
-std::string temp_dir(const std::string& name) {
-  std::string d = (std::filesystem::temp_directory_path() / ("gcm-webcfg-" + name + "-XXXXXX")).string();
-  if (!::mkdtemp(d.data())) throw std::runtime_error("mkdtemp");
-  return d;
-}
+using testing::TempDir;
 
 std::string error_of(const std::string& yaml, const std::string& base = "/nonexistent") {
   try {
@@ -63,18 +58,18 @@ TEST(WebConfig, EmptyFileMeansPlainHttpWithoutAuthentication) {
 }
 
 TEST(WebConfig, ReadsUsersHeadersAndTlsRelativeToTheFile) {
-  auto dir = temp_dir("ok");
-  auto pki = testing::make_test_pki(dir);
-  std::ofstream(dir + "/web.yml") << "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
-                                  << "  client_ca_file: ca.crt\n  min_version: TLS13\n"
-                                  << "  curve_preferences: [X25519, CurveP256]\n"
-                                  << "http_server_config:\n  http2: false\n  headers:\n"
-                                  << "    Strict-Transport-Security: max-age=3600\n"
-                                  << "basic_auth_users:\n  alice: '" << kAliceHash << "'\n";
-  auto c = load_web_config(dir + "/web.yml");
+  TempDir dir;
+  auto pki = testing::make_test_pki(dir.path());
+  std::ofstream(dir.file("web.yml")) << "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
+                                     << "  client_ca_file: ca.crt\n  min_version: TLS13\n"
+                                     << "  curve_preferences: [X25519, CurveP256]\n"
+                                     << "http_server_config:\n  http2: false\n  headers:\n"
+                                     << "    Strict-Transport-Security: max-age=3600\n"
+                                     << "basic_auth_users:\n  alice: '" << kAliceHash << "'\n";
+  auto c = load_web_config(dir.file("web.yml"));
   ASSERT_TRUE(c.tls);
   EXPECT_NE(c.tls->cert_pem.find("BEGIN CERTIFICATE"), std::string::npos);
-  EXPECT_EQ(c.tls->cert_source, dir + "/server.crt");
+  EXPECT_EQ(c.tls->cert_source, dir.file("server.crt"));
   EXPECT_NE(c.tls->key_pem.find("PRIVATE KEY"), std::string::npos);
   // A client CA without client_auth_type: the clients are verified (exporter-toolkit's default).
   EXPECT_EQ(c.tls->client_auth, ClientAuth::RequireAndVerifyClientCert);
@@ -131,25 +126,25 @@ TEST(WebConfig, UnreadableFileAndCertificateProblemsAreNamed) {
   } catch (const WebConfigError& e) {
     EXPECT_STREQ(e.what(), "cannot read the web config '/nonexistent/web.yml': No such file or directory");
   }
-  auto dir = temp_dir("mismatch");
-  auto pki = testing::make_test_pki(dir);
+  TempDir dir;
+  auto pki = testing::make_test_pki(dir.path());
   // The client's key with the server's certificate.
-  std::ofstream(dir + "/web.yml") << "tls_server_config:\n  cert_file: server.crt\n  key_file: client.key\n";
-  auto c = load_web_config(dir + "/web.yml");
+  std::ofstream(dir.file("web.yml")) << "tls_server_config:\n  cert_file: server.crt\n  key_file: client.key\n";
+  auto c = load_web_config(dir.file("web.yml"));
   try {
     TlsServerContext::create(*c.tls, c.path);
     FAIL();
   } catch (const TlsError& e) {
-    EXPECT_NE(std::string(e.what()).find(dir + "/web.yml: the private key of " + dir +
-                                         "/client.key does not match "
+    EXPECT_NE(std::string(e.what()).find(dir.file("web.yml") + ": the private key of " + dir.file("client.key") +
+                                         " does not match "
                                          "the certificate of " +
-                                         dir + "/server.crt"),
+                                         dir.file("server.crt")),
               std::string::npos)
         << e.what();
   }
-  std::ofstream(dir + "/garbage.crt") << "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n";
-  std::ofstream(dir + "/web.yml") << "tls_server_config:\n  cert_file: garbage.crt\n  key_file: server.key\n";
-  c = load_web_config(dir + "/web.yml");
+  std::ofstream(dir.file("garbage.crt")) << "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n";
+  std::ofstream(dir.file("web.yml")) << "tls_server_config:\n  cert_file: garbage.crt\n  key_file: server.key\n";
+  c = load_web_config(dir.file("web.yml"));
   EXPECT_THROW(TlsServerContext::create(*c.tls, c.path), TlsError);
 }
 
@@ -191,22 +186,20 @@ TEST(HttpAuth, BearerToken) {
 
 class TlsListener : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = temp_dir("listener");
-    pki_ = testing::make_test_pki(dir_);
-  }
+  void SetUp() override { pki_ = testing::make_test_pki(dir_.path()); }
   void start(const std::string& yaml, int workers = 0) {
-    std::ofstream(dir_ + "/web.yml") << yaml;
+    std::ofstream(dir_.file("web.yml")) << yaml;
     HttpListenerOptions o;
     o.workers = workers;
-    apply_web_config(o, load_web_config(dir_ + "/web.yml"));
+    apply_web_config(o, load_web_config(dir_.file("web.yml")));
     server_ = std::make_unique<HttpListener>(o, [](const HttpRequest& r) {
       return HttpReply{200, "text/plain", "hello " + r.path + "\n", ""};
     });
     server_->start();
     url_ = "https://127.0.0.1:" + std::to_string(server_->port()) + "/metrics";
   }
-  std::string dir_, url_;
+  TempDir dir_;  // declared first: removed after the server that reads its certificates
+  std::string url_;
   testing::TestPki pki_;
   std::unique_ptr<HttpListener> server_;
 };
@@ -286,11 +279,11 @@ TEST_F(TlsListener, BasicAuthOverTls) {
 }
 
 TEST_F(TlsListener, AStalledHandshakeIsCutAtTheHeadDeadline) {
-  std::ofstream(dir_ + "/web.yml") << "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n";
+  std::ofstream(dir_.file("web.yml")) << "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n";
   HttpListenerOptions o;
   o.workers = 0;
   o.head_timeout = 300ms;
-  apply_web_config(o, load_web_config(dir_ + "/web.yml"));
+  apply_web_config(o, load_web_config(dir_.file("web.yml")));
   HttpListener server(o, [](const HttpRequest&) { return HttpReply{}; });
   server.start();
   int s = ::socket(AF_INET, SOCK_STREAM, 0);
