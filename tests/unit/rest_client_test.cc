@@ -15,18 +15,14 @@
 #include "core/usage_error.h"
 #include "refused_port.h"
 #include "temp_dir.h"
+#include "text_file.h"
 
 namespace gcm::slurm {
 namespace {
 
 const std::string kDir = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurmrestd-22.05/";
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gcm::testing::read_file;
 
 class ScriptedSlurmrestd {
  public:

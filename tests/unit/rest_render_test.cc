@@ -5,31 +5,24 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
+#include "collectors/slurm_collectors.h"
 #include "slurm/coerce.h"
 #include "slurm/delimited.h"
+#include "text_file.h"
 
 namespace gcm::slurm {
 namespace {
 
+using gcm::squeue_columns;
+
 const std::string kDir = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurmrestd-22.05/";
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gcm::testing::read_file;
 
-const std::vector<std::string> kColumns = {
-    "TRES-PER-NODE", "MINCPUS",     "JOBARRAYID", "JOBID",     "NAME",       "TIMELIMIT",  "MINMEMORY",
-    "COMMAND",       "PRIORITY",    "STATE",      "USERNAME",  "NUMCPUS",    "NUMNODES",   "TIMELEFT",
-    "TIMEUSED",      "NODELIST",    "DEPENDENCY", "EXCNODES",  "STARTTIME",  "SUBMITTIME", "ELIGIBLETIME",
-    "ACCRUETIME",    "PENDINGTIME", "COMMENT",    "PARTITION", "ACCOUNT",    "QOS",        "REASON",
-    "TRES-ALLOC",    "RESERVATION", "REQUEUE",    "FEATURE",   "RESTARTCNT", "SCHEDNODES", "LASTSCHEDEVAL"};
+// slurm_job_monitor's squeue columns, in argv order.
+const std::vector<std::string>& kColumns = squeue_columns();
 
 // JOBARRAYID -> column -> value.
 std::map<std::string, std::map<std::string, std::string>> rows(const std::string& text, size_t fields) {

@@ -3,20 +3,14 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
+#include "text_file.h"
 
 namespace gcm::slurm {
 namespace {
 
 const std::string kFixtures = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/";
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gcm::testing::read_file;
 
 // Slurm's node_state_string, lower case: the base, the one flag symbol by priority, and the words that replace it.
 TEST(SinfoLongState, FollowsSlurmsRules) {

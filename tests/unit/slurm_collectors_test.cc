@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "slurm/parse_error.h"
+#include "text_file.h"
 
 namespace gcm {
 namespace {
@@ -20,12 +21,7 @@ using slurm::SlurmError;
 const std::string kReference = std::string(GCM_SOURCE_DIR) + "/../shared/fixtures/gcm/";
 const std::string kOurs = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-22.05/";
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gcm::testing::read_file;
 
 #define REQUIRE_REFERENCE(name)                                                                   \
   if (!std::filesystem::exists(kReference + (name)))                                              \
