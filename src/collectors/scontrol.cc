@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "collectors/slurm_backend.h"
 #include "collectors/slurm_collectors.h"
 #include "core/subprocess.h"
 #include "slurm/coerce.h"
@@ -102,18 +103,24 @@ int64_t billing_weight(std::string_view weights, std::string_view key) {
 
 class ScontrolCollector : public Collector {
  public:
-  explicit ScontrolCollector(OptionBinder& b) { add_slurm_timeout_option(b, timeout_s_); }
+  explicit ScontrolCollector(OptionBinder& b) {
+    add_slurm_timeout_option(b, timeout_s_);
+    add_slurm_backend_options(b, backend_);
+  }
 
   std::vector<CollectorTask> tasks(const CollectorContext&) override {
     opts_.timeout = slurm_timeout_ms(timeout_s_);
-    return {{"partitions", &kScontrol,
-             [this](const CollectorContext& c, RecordOut& o) { collect_scontrol_partitions(client_, c, opts_, o); }}};
+    slurm_.configure(backend_, opts_.timeout);
+    return {{"partitions", &kScontrol, [this](const CollectorContext& c, RecordOut& o) {
+               collect_scontrol_partitions(slurm_.client(), c, opts_, o);
+             }}};
   }
 
  private:
   double timeout_s_ = 60;
   SlurmSnapshotOptions opts_;
-  CliSlurmClient client_;
+  SlurmBackendOptions backend_;
+  SlurmBackend slurm_;
 };
 
 const bool kRegistered = register_collector({

@@ -135,7 +135,8 @@ const std::string& RestSlurmClient::api_version() {
 std::string RestSlurmClient::answer(const SlurmQuery& query) {
   const std::string& v = api_version();
   const std::string& name = query.name;
-  std::string path = name == "squeue_jobs"                                             ? "/slurm/" + v + "/jobs"
+  std::string path = name == "scontrol_partitions"                                     ? "/slurm/" + v + "/partitions"
+                     : name == "squeue_jobs"                                           ? "/slurm/" + v + "/jobs"
                      : name == "sdiag_json"                                            ? "/slurm/" + v + "/diag"
                      : name == "sinfo_all_nodes_json" || name == "slurm_monitor_sinfo" ? "/slurm/" + v + "/nodes"
                                                                                        : "";
@@ -144,6 +145,7 @@ std::string RestSlurmClient::answer(const SlurmQuery& query) {
     if (name == "squeue_jobs")
       return render_squeue_jobs(body, static_cast<int64_t>(std::time(nullptr)), TimeZone::host());
     if (name == "slurm_monitor_sinfo") return render_sinfo_nodes(body);
+    if (name == "scontrol_partitions") return render_scontrol_partitions(body);
   } catch (const ParseError& e) {
     throw SlurmError(name, "GET " + path, 0, fmt::format("GET {}: {}", path, e.what()));
   }

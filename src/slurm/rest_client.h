@@ -2,8 +2,8 @@
 // and written as the CLI output the collectors read (slurm/rest_render.h); every other query goes to the CLI client,
 // per call. So a collector does not know which back end answered, and both can be compared on one cluster.
 //
-// Served here: sinfo_all_nodes_json and slurm_monitor_sinfo (GET /slurm/vX/nodes), squeue_jobs (GET /slurm/vX/jobs)
-// and sdiag_json (GET /slurm/vX/diag). The API version is the newest /openapi/v3 lists (or --slurm-rest-api-version),
+// Served here: sinfo_all_nodes_json and slurm_monitor_sinfo (GET /slurm/vX/nodes), squeue_jobs (GET /slurm/vX/jobs),
+// sdiag_json (GET /slurm/vX/diag) and scontrol_partitions (GET /slurm/vX/partitions). The API version is the newest /openapi/v3 lists (or --slurm-rest-api-version),
 // asked once. slurmrestd is a peer like any other: every request has a timeout, an answer is bounded in size, and a
 // status other than 200 is an error naming the URL and Slurm's own message.
 #pragma once

@@ -150,4 +150,48 @@ std::string render_sinfo_nodes(std::string_view nodes_json) {
   return out;
 }
 
+std::string render_scontrol_partitions(std::string_view partitions_json) {
+  nlohmann::json doc = parse_slurm_json(partitions_json, "slurmrestd partitions");
+  if (!doc.contains("partitions") || !doc["partitions"].is_array())
+    throw ParseError("slurmrestd partitions: no \"partitions\" list");
+  std::string out;
+  const nlohmann::json& parts = doc["partitions"];
+  for (size_t i = 0; i < parts.size(); ++i) {
+    JsonReader r(parts[i], fmt::format("slurmrestd partitions: partitions[{}]", i));
+    const bool flat = r.has("maximum_nodes_per_job");  // v0.0.36-v0.0.39
+    // -1 (the flat records) or unset/infinite (the nested ones): unlimited.
+    const int64_t max_nodes =
+        (flat ? r.number({"maximum_nodes_per_job"}) : r.number({"maximums", "nodes"})).value_or(-1);
+    std::string qos = flat ? r.str({"qos"}) : r.str({"qos", "assigned"});
+    std::string weights = flat ? r.str({"billing_weights"}) : r.str({"tres", "billing_weights"});
+    out +=
+        fmt::format("PartitionName={} QoS={} MaxNodes={} Nodes={} PriorityJobFactor={} PriorityTier={}",
+                    r.str({"name"}), qos.empty() ? "N/A" : qos, max_nodes < 0 ? "UNLIMITED" : std::to_string(max_nodes),
+                    flat ? r.str({"nodes"}) : r.str({"nodes", "configured"}),
+                    r.integer(flat ? std::initializer_list<const char*>{"priority_job_factor"}
+                                   : std::initializer_list<const char*>{"priority", "job_factor"}),
+                    r.integer(flat ? std::initializer_list<const char*>{"priority_tier"}
+                                   : std::initializer_list<const char*>{"priority", "tier"}));
+    if (flat) {
+      // scontrol's words for the preemption modes slurmrestd lists ("disabled" is OFF).
+      std::string mode;
+      for (const auto& w : r.words({"preemption_mode"})) {
+        std::string word = w == "disabled" ? "OFF" : w;
+        for (auto& c : word) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        mode += (mode.empty() ? "" : ",") + word;
+      }
+      out += " PreemptMode=" + (mode.empty() ? std::string("OFF") : mode);
+    }
+    out += fmt::format(" TotalCPUs={} TotalNodes={} TRES={}",
+                       r.integer(flat ? std::initializer_list<const char*>{"total_cpus"}
+                                      : std::initializer_list<const char*>{"cpus", "total"}),
+                       r.integer(flat ? std::initializer_list<const char*>{"total_nodes"}
+                                      : std::initializer_list<const char*>{"nodes", "total"}),
+                       flat ? r.str({"tres"}) : r.str({"tres", "configured"}));
+    if (!weights.empty()) out += " TRESBillingWeights=" + weights;
+    out.push_back('\n');
+  }
+  return out;
+}
+
 }  // namespace gcm::slurm

@@ -26,6 +26,12 @@ std::string render_squeue_jobs(std::string_view jobs_json, int64_t now, const Ti
 // cpusstate:256|,statelong:256|,partitionname:256 --noheader`: a line per node and partition. Throws ParseError.
 std::string render_sinfo_nodes(std::string_view nodes_json);
 
+// GET /slurm/vX/partitions as `scontrol show partition -a -o`: one line per partition with the keys the scontrol
+// collector reads (PartitionName, QoS, MaxNodes, Nodes, PriorityJobFactor, PriorityTier, PreemptMode, TotalCPUs,
+// TotalNodes, TRES, TRESBillingWeights when set), from the flat partition records of v0.0.36-v0.0.39 or the nested
+// ones of v0.0.40 and later (where PreemptMode is not given: the field is then null). Throws ParseError.
+std::string render_scontrol_partitions(std::string_view partitions_json);
+
 // Slurm's time formats: secs2time_str ("M:SS", "H:MM:SS", "D-HH:MM:SS") and mins2time_str of a time limit
 // ("UNLIMITED" for none).
 std::string slurm_duration(int64_t seconds);

@@ -147,6 +147,17 @@ TEST(SlurmRestBackendTestbed, ConfigChoosesTheBackendAndFailuresAreClear) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(SlurmRestBackendTestbed, ScontrolPartitionsAgreeWithTheCli) {
+  REQUIRE_TESTBED();
+  std::string dir = temp_dir("rest-scontrol");
+  Collected cli = run(dir, {"scontrol", "--heterogeneous-cluster-v1"});
+  Collected rest =
+      run(dir, {"scontrol", "--heterogeneous-cluster-v1", "--slurm-backend", "rest", "--slurm-rest-url", rest_url()});
+  ASSERT_EQ(cli.records.size(), 2u) << cli.log;
+  EXPECT_EQ(rest.records, cli.records) << rest.log;
+  std::filesystem::remove_all(dir);
+}
+
 // slurm_monitor: the node aggregates from slurmrestd's nodes equal those from sinfo, and the Sdiag record comes
 // from /diag (v0.0.38 has fewer statistics than the text: the others are null).
 TEST(SlurmRestBackendTestbed, SlurmMonitorNodesAndSdiag) {

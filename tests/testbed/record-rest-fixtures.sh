@@ -36,6 +36,8 @@ sinfo --all -N --json >"$OUT/sinfo-all-N.json"
 rest /slurm/v0.0.38/nodes >"$OUT/nodes.json"
 sinfo --all -N -O 'nodelist:256|,gres:256|,gresused:256|,cpus:256|,cpusstate:256|,statelong:256|,partitionname:256' \
   --noheader >"$OUT/sinfo-O-nodes.txt"
+scontrol show partition -a -o >"$OUT/scontrol-partition.txt"
+rest /slurm/v0.0.38/partitions >"$OUT/partitions.json"
 sdiag --all >"$OUT/sdiag.txt"
 rest /slurm/v0.0.38/diag >"$OUT/diag.json"
 rest /openapi/v3 | head -c 2000000 >/dev/null # answers (not kept: 1 MB of schema)
@@ -52,6 +54,8 @@ the testbed in \`workload.sh\`'s state; slurmrestd runs with \`rest_auth/local\`
 - \`sinfo-all-N.json\`: \`sinfo --all -N --json\`
 - \`nodes.json\`: \`GET /slurm/v0.0.38/nodes\`
 - \`sinfo-O-nodes.txt\`: slurm_monitor's \`sinfo --all -N -O nodelist:256|,gres:256|,... --noheader\`
+- \`scontrol-partition.txt\`: \`scontrol show partition -a -o\` (the scontrol collector)
+- \`partitions.json\`: \`GET /slurm/v0.0.38/partitions\`
 - \`sdiag.txt\`: \`sdiag --all\`
 - \`diag.json\`: \`GET /slurm/v0.0.38/diag\`
 EOM

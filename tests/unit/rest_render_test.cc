@@ -4,6 +4,7 @@
 #include "slurm/rest_render.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/logger.h>
 
 #include <map>
 
@@ -15,6 +16,13 @@
 namespace gcm::slurm {
 namespace {
 
+using gcm::collect_scontrol_partitions;
+using gcm::CollectorContext;
+using gcm::Record;
+using gcm::RecordOut;
+using gcm::Schema;
+using gcm::scontrol_schema;
+using gcm::SlurmSnapshotOptions;
 using gcm::squeue_columns;
 
 const std::string kDir = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurmrestd-22.05/";
@@ -81,6 +89,35 @@ TEST(RestRender, NodesAsSlurmMonitorsSinfo) {
   auto rest = lines(render_sinfo_nodes(read_file(kDir + "nodes.json")));
   ASSERT_EQ(cli.size(), 9u);
   EXPECT_EQ(rest, cli);
+}
+
+// The scontrol collector's records from slurmrestd's partitions equal those from `scontrol show partition -a -o`.
+TEST(RestRender, PartitionsGiveTheScontrolCollectorTheSameRecords) {
+  struct Keep : RecordOut {
+    std::vector<Record> records;
+    void emit(const Record& r) override { records.push_back(r); }
+  };
+  CollectorContext ctx;
+  ctx.cluster = "testbed";
+  ctx.heterogeneous_cluster_v1 = true;
+  ctx.log = std::make_shared<spdlog::logger>("test");
+  auto collect = [&](const std::string& text) {
+    CannedSlurmClient client;
+    client.set_output("scontrol_partitions", text);
+    Keep out;
+    collect_scontrol_partitions(client, ctx, SlurmSnapshotOptions{}, out);
+    return out.records;
+  };
+  auto cli = collect(read_file(kDir + "scontrol-partition.txt"));
+  auto rest = collect(render_scontrol_partitions(read_file(kDir + "partitions.json")));
+  ASSERT_EQ(cli.size(), 2u);
+  ASSERT_EQ(rest.size(), cli.size());
+  const Schema& s = scontrol_schema();
+  for (size_t i = 0; i < cli.size(); ++i)
+    for (size_t f = 0; f < s.fields.size(); ++f)
+      EXPECT_EQ(rest[i].values[f], cli[i].values[f])
+          << i << " " << s.fields[f].name << ": " << rest[i].values[f].to_display_string() << " vs "
+          << cli[i].values[f].to_display_string();
 }
 
 TEST(RestRender, SlurmTimeFormats) {
