@@ -70,6 +70,9 @@ int gcm_main(int argc, char** argv) {
     sub_names.push_back(name);
     if (!build_all && name != named) continue;
     CLI::App* sub = app.add_subcommand(name, spec.help);
+    // No command named (--help, --version, no words) or an unknown one: nothing will run, and the root's help lists
+    // each command by name and description only, so their options are not built (most of `gcm --help`'s time).
+    if (build_all) continue;
     if (spec.run_words) {
       sub->prefix_command();
       sub->allow_extras();
