@@ -1,0 +1,25 @@
+// libFuzzer: Slurm's JSON as sinfo --json and slurmrestd print it (node records and rows, jobs, partitions) never
+// crashes the readers that turn it into the CLI's lines; bad input is a ParseError naming where it is.
+#include <cstdint>
+#include <string_view>
+
+#include "core/time_zone.h"
+#include "slurm/rest_render.h"
+#include "slurm/sinfo_json.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace gcm::slurm;
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  static const gcm::TimeZone utc;
+  auto tolerate = [](auto&& f) {
+    try {
+      f();
+    } catch (const ParseError&) {
+    }
+  };
+  tolerate([&] { (void)parse_sinfo_json(text); });
+  tolerate([&] { (void)render_sinfo_nodes(text); });
+  tolerate([&] { (void)render_squeue_jobs(text, 1796189123, utc); });
+  tolerate([&] { (void)render_scontrol_partitions(text); });
+  return 0;
+}
