@@ -189,11 +189,6 @@ bool is_numeric_user(std::string_view u) {
   return !u.empty() && std::all_of(u.begin(), u.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-std::string naive_time(int64_t unix_seconds, const TimeZone& zone) {
-  slurm::Timestamp t{unix_seconds, 0, 0};
-  return slurm::format_iso(slurm::in_zone(t, zone)).substr(0, 19);  // "YYYY-MM-DDTHH:MM:SS", offset dropped
-}
-
 int64_t column(const slurm::DelimitedHeader& h, std::string_view name) {
   auto i = h.first(name);
   if (!i) throw ParseError(fmt::format("sacct header has no column '{}'", name));
@@ -228,8 +223,8 @@ slurm::SlurmQuery sacct_query(int64_t start, int64_t end, const TimeZone& zone, 
   // The reference passed "-S <start>" as one argv element with a leading space and a -07:00 offset; Slurm 22.05
   // then returns no jobs. The window is written here as naive wall-clock time in the zone sacct runs in.
   slurm::SlurmQuery q{"slurm_monitor_sacct",
-                      {"sacct", "-a", "-D", "-X", "-P", "--noconvert", "-S", naive_time(start, zone), "-E",
-                       naive_time(end, zone), kSacctFormat},
+                      {"sacct", "-a", "-D", "-X", "-P", "--noconvert", "-S", slurm::format_naive(start, zone), "-E",
+                       slurm::format_naive(end, zone), kSacctFormat},
                       timeout};
   if (!partition.empty()) {
     q.argv.push_back("--partition");

@@ -1,13 +1,13 @@
 #include "slurm/rest_render.h"
 
 #include <algorithm>
-#include <ctime>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "slurm/json_reader.h"
 #include "slurm/sinfo_json.h"
+#include "slurm/timestamp.h"
 
 namespace gcm::slurm {
 
@@ -16,11 +16,7 @@ namespace {
 // squeue's naive local time ("2026-12-02T05:23:42"); "N/A" for an unset one.
 std::string naive_local(std::optional<int64_t> unix_seconds, const TimeZone& zone) {
   if (!unix_seconds || *unix_seconds <= 0) return "N/A";
-  std::time_t t = static_cast<std::time_t>(*unix_seconds + zone.offset_at(*unix_seconds));
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                     tm.tm_min, tm.tm_sec);
+  return format_naive(*unix_seconds, zone);
 }
 
 // squeue prints "(null)" for an unset string field.

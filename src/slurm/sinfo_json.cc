@@ -1,12 +1,12 @@
 #include "slurm/sinfo_json.h"
 
 #include <algorithm>
-#include <ctime>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "slurm/json_reader.h"
+#include "slurm/timestamp.h"
 
 namespace gcm::slurm {
 
@@ -28,12 +28,7 @@ std::string lower(std::string_view s) {
 
 // sinfo's TIMESTAMP of a reason: UTC, no offset, as GCM's JSON client writes it; "Unknown" when never set.
 std::string reason_time(int64_t unix_seconds) {
-  if (unix_seconds <= 0) return "Unknown";
-  std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                     tm.tm_min, tm.tm_sec);
+  return unix_seconds <= 0 ? "Unknown" : format_naive(unix_seconds, TimeZone());
 }
 
 void set_reason(SinfoJsonNode& n, std::string reason, std::string user, int64_t when) {

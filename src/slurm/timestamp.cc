@@ -191,6 +191,10 @@ std::string format_iso(const Timestamp& t) {
   return out;
 }
 
+std::string format_naive(int64_t unix_seconds, const TimeZone& zone) {
+  return format_iso(in_zone(Timestamp{unix_seconds, 0, 0}, zone)).substr(0, 19);  // the offset dropped
+}
+
 std::string format_date(const Timestamp& t) {
   std::string out;
   append_date(out, civil_from_local_seconds(t.unix_seconds + t.offset_seconds));

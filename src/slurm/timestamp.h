@@ -37,6 +37,8 @@ Timestamp in_zone(const Timestamp& t, const TimeZone& zone);
 std::string format_iso(const Timestamp& t);
 // "YYYY-MM-DD" of the local date (the reference's ds / end_ds).
 std::string format_date(const Timestamp& t);
+// The instant as naive wall-clock time in zone, "YYYY-MM-DDTHH:MM:SS": how Slurm's commands print times.
+std::string format_naive(int64_t unix_seconds, const TimeZone& zone);
 
 // time_to_time_aware(text, tz): is_unset_time values unchanged, otherwise parse (naive values in naive_zone, the
 // host zone in the reference), convert to target and format. Throws ParseError.
