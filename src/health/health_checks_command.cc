@@ -4,6 +4,7 @@
 // check's own table does not) and the killswitch file of --features-config.
 #include <iostream>
 #include <map>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -72,8 +73,9 @@ void add_common_options(CheckCommand& c) {
 }
 
 // The one check the command line names ("check-syslogs xid ..." or "check-nccl ..."), so that only its options are
-// built: building every check's options costs more than running most checks. nullptr (build the whole tree) when
-// the line names none, e.g. for --help or a typo, so that help and errors still list everything.
+// built: building every check's options costs more than running most checks. nullptr when the line names none
+// (--help, --version, a group's help or a typo): then every group and check is built without its options, which
+// is all that the root's and the groups' help and CLI11's errors show.
 const HealthCheckSpec* named_check(int argc, char** argv) {
   std::vector<std::string_view> words;
   for (int i = 1; i < argc; ++i) {
@@ -146,8 +148,10 @@ struct HealthChecksCli {
       }
       c->app = parent->add_subcommand(spec.path.back(), spec.help);
       c->binder = std::make_unique<OptionBinder>(*c->app);
-      add_common_options(*c);
-      c->check = spec.setup(*c->binder);
+      if (only) {
+        add_common_options(*c);
+        c->check = spec.setup(*c->binder);
+      }
       commands.push_back(std::move(c));
     }
     for (auto& [name, g] : group_apps) g->require_subcommand(1);
@@ -165,7 +169,12 @@ struct HealthChecksCli {
 
   CheckCommand* parsed_check() const {
     for (const auto& c : commands)
-      if (c->app->parsed()) return c.get();
+      if (c->app->parsed()) {
+        // CLI11 reaches a check only through the words named_check() reads, so a tree built without options
+        // never parses one; if that ever changed, running a check whose options were not bound would be wrong.
+        if (!c->check) throw std::logic_error("health_checks: a check was parsed from a tree built without options");
+        return c.get();
+      }
     return nullptr;
   }
 };

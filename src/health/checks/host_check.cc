@@ -7,7 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -113,9 +113,14 @@ std::vector<std::string> split_lines(std::string_view s) {
 }
 
 std::vector<std::string> split_ws(std::string_view s) {
+  // What `istream >> std::string` splits on (isspace in the C locale), without a stream per call.
+  constexpr std::string_view kBlank = " \t\n\v\f\r";
   std::vector<std::string> v;
-  std::istringstream in{std::string(s)};
-  for (std::string w; in >> w;) v.push_back(w);
+  for (size_t b = s.find_first_not_of(kBlank); b != std::string_view::npos; b = s.find_first_not_of(kBlank, b)) {
+    size_t e = std::min(s.find_first_of(kBlank, b), s.size());
+    v.emplace_back(s.substr(b, e - b));
+    b = e;
+  }
   return v;
 }
 

@@ -11,6 +11,24 @@
 
 namespace gcm::health {
 
+namespace {
+
+// The next blank-separated word of `s`, which is advanced past it; empty at the end.
+std::string_view next_word(std::string_view& s) {
+  size_t b = s.find_first_not_of(" \t\n");
+  if (b == std::string_view::npos) {
+    s = {};
+    return {};
+  }
+  size_t e = s.find_first_of(" \t\n", b);
+  if (e == std::string_view::npos) e = s.size();
+  std::string_view w = s.substr(b, e - b);
+  s.remove_prefix(e);
+  return w;
+}
+
+}  // namespace
+
 std::optional<ProcInfo> parse_proc_stat(std::string_view stat, double uptime_s, long ticks_per_s) {
   // "pid (comm) S ppid ..." where comm may itself hold spaces and parentheses: it ends at the LAST ')'.
   size_t open = stat.find('(');
@@ -21,11 +39,19 @@ std::optional<ProcInfo> parse_proc_stat(std::string_view stat, double uptime_s, 
   if (!pid) return std::nullopt;
   p.pid = static_cast<int>(*pid);
   p.comm = std::string(stat.substr(open + 1, close - open - 1));
-  auto rest = split_ws(stat.substr(close + 1));
-  // rest[0] is field 3 (state); starttime is field 22, i.e. rest[19].
-  if (rest.size() < 20 || rest[0].size() != 1) return std::nullopt;
-  p.state = rest[0][0];
-  auto start = parse_int(rest[19]);
+  // After the comm: field 3 (state) ... field 22 (starttime), the 20th word. Words are found in place: this runs
+  // for every process on the node, and splitting each line into strings was most of check-zombie's own time.
+  std::string_view rest = stat.substr(close + 1);
+  std::string_view word;
+  std::string_view state;
+  for (int n = 0; n < 20; ++n) {
+    word = next_word(rest);
+    if (word.empty()) return std::nullopt;
+    if (n == 0) state = word;
+  }
+  if (state.size() != 1) return std::nullopt;
+  p.state = state[0];
+  auto start = parse_int(word);
   if (!start || ticks_per_s <= 0) return std::nullopt;
   p.elapsed_s = uptime_s - static_cast<double>(*start) / static_cast<double>(ticks_per_s);
   if (p.elapsed_s < 0) p.elapsed_s = 0;
@@ -55,14 +81,6 @@ std::vector<ProcInfo> read_process_table(const std::string& procfs, bool with_cm
     if (!stat) continue;  // exited meanwhile
     auto p = parse_proc_stat(*stat, uptime, ticks);
     if (!p) continue;
-    if (auto status = read_file(dir + "/status")) {
-      size_t at = status->find("\nUid:");
-      if (at != std::string::npos) {
-        auto f = split_ws(std::string_view(*status).substr(at + 5, 40));
-        if (!f.empty())
-          if (auto uid = parse_int(f[0])) p->uid = static_cast<uint32_t>(*uid);
-      }
-    }
     if (with_cmdline) {
       auto cmd = read_file(dir + "/cmdline");
       std::string c = cmd ? *cmd : "";

@@ -10,10 +10,9 @@ namespace gcm::health {
 
 struct ProcInfo {
   int pid = 0;
-  char state = '?';     // R, S, D, Z, T, I, ...
-  std::string comm;     // the process name (what pgrep matches)
-  std::string cmdline;  // arguments joined by spaces; "[comm]" for kernel threads (as ps prints them)
-  uint32_t uid = 0;
+  char state = '?';      // R, S, D, Z, T, I, ...
+  std::string comm;      // the process name (what pgrep matches)
+  std::string cmdline;   // arguments joined by spaces; "[comm]" for kernel threads (as ps prints them)
   double elapsed_s = 0;  // seconds since it started (ps's etimes)
 };
 
