@@ -603,8 +603,9 @@ struct Agent::Impl {
   void publish_verdicts(const std::vector<detector::GpuVerdict>& verdicts) {
     std::vector<Record> metrics;
     detector::append_health_metrics(verdicts, metrics);
-    std::map<const Schema*, std::vector<Record>> by_schema = {
-        {&detector::kGpuHealthState, {}}, {&detector::kGpuHealthReason, {}}, {&detector::kGpuPeerDeviation, {}}};
+    std::map<const Schema*, std::vector<Record>> by_schema = {{&detector::kGpuHealthState.get(), {}},
+                                                              {&detector::kGpuHealthReason.get(), {}},
+                                                              {&detector::kGpuPeerDeviation.get(), {}}};
     for (auto& r : metrics) by_schema[r.schema].push_back(std::move(r));
     for (const auto& [schema, records] : by_schema) publish(*schema, records);
     std::vector<Record> events;
@@ -736,7 +737,7 @@ struct Agent::Impl {
 
   void publish_xids(double now) {
     std::vector<Record> errors, active;
-    for (auto& r : xids->records(now)) (r.schema == &kGpuXidActive ? active : errors).push_back(std::move(r));
+    for (auto& r : xids->records(now)) (r.schema == &kGpuXidActive.get() ? active : errors).push_back(std::move(r));
     publish(kGpuXidErrors, errors);
     publish(kGpuXidActive, active);
     for (auto& r : xids->take_log_records())
@@ -760,7 +761,8 @@ struct Agent::Impl {
 
   void publish_kernel_events() {
     std::vector<Record> events, sxids;
-    for (auto& r : kernel_events.records()) (r.schema == &kNvswitchSxidErrors ? sxids : events).push_back(std::move(r));
+    for (auto& r : kernel_events.records())
+      (r.schema == &kNvswitchSxidErrors.get() ? sxids : events).push_back(std::move(r));
     publish(kNodeKernelEvents, events);
     publish(kNvswitchSxidErrors, sxids);
     // Each event is a log line too, as an XID is; a boot's worth of corrected errors replayed at start is not

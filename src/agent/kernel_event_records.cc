@@ -56,9 +56,9 @@ Schema make_event() {
 
 }  // namespace
 
-const Schema kNodeKernelEvents = make_events();
-const Schema kNvswitchSxidErrors = make_sxid();
-const Schema kNodeKernelEvent = make_event();
+constinit const LazySchema kNodeKernelEvents{make_events};
+constinit const LazySchema kNvswitchSxidErrors{make_sxid};
+constinit const LazySchema kNodeKernelEvent{make_event};
 
 static const bool kRegistered =
     register_schema(&kNodeKernelEvents) && register_schema(&kNvswitchSxidErrors) && register_schema(&kNodeKernelEvent);

@@ -11,8 +11,8 @@
 
 namespace gcm::agent {
 
-extern const Schema kNodeKernelEvents;    // METRIC {kind,class,device}: events (counter), last_timestamp (gauge)
-extern const Schema kNvswitchSxidErrors;  // METRIC {nvswitch,pci_bus_id,sxid}: errors (counter), last_timestamp
-extern const Schema kNodeKernelEvent;     // LOG: one event with its severity, likely cause and action
+extern const LazySchema kNodeKernelEvents;    // METRIC {kind,class,device}: events (counter), last_timestamp (gauge)
+extern const LazySchema kNvswitchSxidErrors;  // METRIC {nvswitch,pci_bus_id,sxid}: errors (counter), last_timestamp
+extern const LazySchema kNodeKernelEvent;     // LOG: one event with its severity, likely cause and action
 
 }  // namespace gcm::agent

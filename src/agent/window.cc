@@ -51,7 +51,7 @@ void GpuWindowAccumulator::reset() {
   samples_ = answered_ = 0;
   last_ok_.reset();
   last_state_record_.reset();
-  fields_.assign(kIndexedDeviceMetrics.fields.size(), Stat{});
+  fields_.assign(kIndexedDeviceMetrics->fields.size(), Stat{});
   sm_clock_ = max_sm_clock_ = power_ = power_limit_ = gpu_util_ = mem_util_ = temperature_ = Stat{};
   gpm_sm_activity_ = gpm_sm_occupancy_ = gpm_tensor_activity_ = gpm_dram_activity_ = Stat{};
   hw_slowdown_ = hw_thermal_ = power_brake_ = sw_thermal_ = sw_power_cap_ = reasons_seen_ = 0;
@@ -81,7 +81,7 @@ void GpuWindowAccumulator::add(const DeviceResult& r, const Record& metrics) {
   ++answered_;
   last_ok_ = metrics;
   for (size_t i = 0; i < metrics.values.size() && i < fields_.size(); ++i)
-    if (kIndexedDeviceMetrics.is_measurement(i) && metrics.values[i].is_number())
+    if (kIndexedDeviceMetrics->is_measurement(i) && metrics.values[i].is_number())
       fields_[i].add(metrics.values[i].as_number());
 
   const GpuSample& s = r.sample;
@@ -184,9 +184,9 @@ GpuWindowAccumulator::Closed GpuWindowAccumulator::close(int64_t end_unix_ms, do
     c.metrics = *last_state_record_;
   } else if (last_ok_) {
     c.metrics = *last_ok_;
-    const auto& fields = kIndexedDeviceMetrics.fields;
+    const auto& fields = kIndexedDeviceMetrics->fields;
     for (size_t i = 0; i < fields.size() && i < c.metrics.values.size(); ++i) {
-      if (!kIndexedDeviceMetrics.is_measurement(i) || fields_[i].n == 0) continue;
+      if (!kIndexedDeviceMetrics->is_measurement(i) || fields_[i].n == 0) continue;
       if (window_aggregation(fields[i]) != Aggregation::Mean) continue;
       double mean = fields_[i].sum / fields_[i].n;
       c.metrics.values[i] =

@@ -63,9 +63,9 @@ Schema make_event() {
 
 }  // namespace
 
-const Schema kGpuXidErrors = make_errors();
-const Schema kGpuXidActive = make_active();
-const Schema kGpuXidEvent = make_event();
+constinit const LazySchema kGpuXidErrors{make_errors};
+constinit const LazySchema kGpuXidActive{make_active};
+constinit const LazySchema kGpuXidEvent{make_event};
 
 static const bool kRegistered =
     register_schema(&kGpuXidErrors) && register_schema(&kGpuXidActive) && register_schema(&kGpuXidEvent);

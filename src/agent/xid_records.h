@@ -6,8 +6,8 @@
 
 namespace gcm::agent {
 
-extern const Schema kGpuXidErrors;  // METRIC {gpu,uuid,xid}: errors (counter), last_timestamp (gauge, seconds)
-extern const Schema kGpuXidActive;  // METRIC {gpu,uuid,xid,action}: active (gauge, 1 or 0)
-extern const Schema kGpuXidEvent;   // LOG: one counted XID with the catalogue's causes and actions
+extern const LazySchema kGpuXidErrors;  // METRIC {gpu,uuid,xid}: errors (counter), last_timestamp (gauge, seconds)
+extern const LazySchema kGpuXidActive;  // METRIC {gpu,uuid,xid,action}: active (gauge, 1 or 0)
+extern const LazySchema kGpuXidEvent;   // LOG: one counted XID with the catalogue's causes and actions
 
 }  // namespace gcm::agent

@@ -105,13 +105,13 @@ class NvmlMonitor : public Collector {
                   sampler_->driver_version().empty() ? "unknown" : sampler_->driver_version(), lib->path());
     for (const auto& m : lib->missing_symbols()) ctx.log->debug("nvml_monitor: the library has no {}", m);
     return {
-        {"device_plus_job", &kDevicePlusJobMetrics,
+        {"device_plus_job", &kDevicePlusJobMetrics.get(),
          [this](const CollectorContext& c, RecordOut& out) { sample_window(c, out); }},
-        {"device_metrics", &kIndexedDeviceMetrics,
+        {"device_metrics", &kIndexedDeviceMetrics.get(),
          [this](const CollectorContext&, RecordOut& out) {
            for (const auto& r : window_) out.emit(r.metrics);
          }},
-        {"host_metrics", &kHostMetrics,
+        {"host_metrics", &kHostMetrics.get(),
          [this](const CollectorContext& c, RecordOut& out) {
            if (!window_valid_) return;
            std::vector<Record> devices;
@@ -119,7 +119,7 @@ class NvmlMonitor : public Collector {
            out.emit(host_metrics_record(devices, read_ram_util(attribution_.procfs)));
            (void)c;
          }},
-        {"job_info", &kGpuJobInfo,
+        {"job_info", &kGpuJobInfo.get(),
          [this](const CollectorContext&, RecordOut& out) {
            for (const auto& r : window_)
              for (const auto& j : r.jobs) {

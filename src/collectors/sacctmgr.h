@@ -14,8 +14,8 @@
 
 namespace gcm::sacctmgr {
 
-extern const Schema kSacctmgrQosPayload;
-extern const Schema kSacctmgrUserPayload;
+extern const LazySchema kSacctmgrQosPayload;
+extern const LazySchema kSacctmgrUserPayload;
 
 struct Params {
   std::string cluster;

@@ -15,7 +15,7 @@
 
 namespace gcm::sacctmgr {
 
-const Schema kSacctmgrQosPayload = [] {
+constinit const LazySchema kSacctmgrQosPayload{[] {
   Schema s;
   s.name = "SacctmgrQosPayload";
   s.description = "One Slurm QOS as `sacctmgr show qos -P` prints it.";
@@ -31,7 +31,7 @@ const Schema kSacctmgrQosPayload = [] {
        "{column: value} of the QOS row (Name, Priority, GraceTime, Preempt, ..., MinTRES), values as printed"},
   };
   return s;
-}();
+}};
 
 std::string pacific_date(int64_t unix_seconds) {
   static const TimeZone pacific = TimeZone::load("America/Los_Angeles");
@@ -112,7 +112,7 @@ class SacctmgrQos : public Collector {
                              "Seconds `sacctmgr show qos` may run before it is killed and the round fails.");
   }
   std::vector<CollectorTask> tasks(const CollectorContext&) override {
-    return {{"sacctmgr_qos", &kSacctmgrQosPayload, [this](const CollectorContext& ctx, RecordOut& out) {
+    return {{"sacctmgr_qos", &kSacctmgrQosPayload.get(), [this](const CollectorContext& ctx, RecordOut& out) {
                Params p{ctx.cluster, ctx.heterogeneous_cluster_v1, static_cast<int64_t>(std::time(nullptr)),
                         slurm_timeout_ms(timeout_s_)};
                collect_qos(slurm_, p, out, ctx.log.get());

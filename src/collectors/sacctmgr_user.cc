@@ -16,7 +16,7 @@
 
 namespace gcm::sacctmgr {
 
-const Schema kSacctmgrUserPayload = [] {
+constinit const LazySchema kSacctmgrUserPayload{[] {
   Schema s;
   s.name = "SacctmgrUserPayload";
   s.description = "One association of a Slurm user (user, default account, account, default QOS, QOS list).";
@@ -32,7 +32,7 @@ const Schema kSacctmgrUserPayload = [] {
        "QOS} on Slurm 22.05, DefaultAccount/DefaultQOS where sacctmgr prints those"},
   };
   return s;
-}();
+}};
 
 slurm::SlurmQuery user_list_query(std::chrono::milliseconds timeout) {
   return {"sacctmgr_users", {"sacctmgr", "show", "user", "format=User", "-nP"}, timeout};
@@ -77,7 +77,7 @@ class SacctmgrUser : public Collector {
                              "Seconds each sacctmgr command may run before it is killed and the round fails.");
   }
   std::vector<CollectorTask> tasks(const CollectorContext&) override {
-    return {{"sacctmgr_user", &kSacctmgrUserPayload, [this](const CollectorContext& ctx, RecordOut& out) {
+    return {{"sacctmgr_user", &kSacctmgrUserPayload.get(), [this](const CollectorContext& ctx, RecordOut& out) {
                Params p{ctx.cluster, ctx.heterogeneous_cluster_v1, static_cast<int64_t>(std::time(nullptr)),
                         slurm_timeout_ms(timeout_s_)};
                collect_users(slurm_, p, out, ctx.log.get());

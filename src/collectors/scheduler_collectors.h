@@ -19,9 +19,9 @@
 
 namespace gcm::scheduler {
 
-extern const Schema kSprioPayload;
-extern const Schema kSsharePayload;
-extern const Schema kScontrolTopology;
+extern const LazySchema kSprioPayload;
+extern const LazySchema kSsharePayload;
+extern const LazySchema kScontrolTopology;
 
 struct Params {
   std::string cluster;

@@ -40,7 +40,7 @@ enum Field : size_t {
   kFieldCount
 };
 
-const Schema kScontrol = [] {
+constinit const LazySchema kScontrol{[] {
   Schema s;
   s.name = "Scontrol";
   s.description = "One Slurm partition, from `scontrol show partition -a -o`.";
@@ -72,7 +72,7 @@ const Schema kScontrol = [] {
   };
   snake_case_metric_names(s);
   return s;
-}();
+}};
 
 // A TRESBillingWeights item. The reference matched keys exactly and read values with int(), so Slurm's usual
 // spelling ("CPU=1.0,Mem=0.25G,GRES/gpu=4.0") gave 0 for every weight (or would have raised on "cpu=1.0"). Here keys
@@ -111,7 +111,7 @@ class ScontrolCollector : public Collector {
   std::vector<CollectorTask> tasks(const CollectorContext&) override {
     opts_.timeout = slurm_timeout_ms(timeout_s_);
     slurm_.configure(backend_, opts_.timeout);
-    return {{"partitions", &kScontrol, [this](const CollectorContext& c, RecordOut& o) {
+    return {{"partitions", &kScontrol.get(), [this](const CollectorContext& c, RecordOut& o) {
                collect_scontrol_partitions(slurm_.client(), c, opts_, o);
              }}};
   }

@@ -241,7 +241,7 @@ const char* const kStringFields[] = {
     "X11Parameters",
 };
 
-const Schema kScontrolConfig = [] {
+constinit const LazySchema kScontrolConfig{[] {
   Schema s;
   s.name = "ScontrolConfig";
   s.description = "Slurm's configuration, from `scontrol show config` (one record per round).";
@@ -261,7 +261,7 @@ const Schema kScontrolConfig = [] {
   for (const char* f : kStringFields) s.fields.push_back({f, FieldType::String, FieldRole::Attribute, "", f});
   snake_case_metric_names(s);
   return s;
-}();
+}};
 
 class ScontrolConfigCollector : public Collector {
  public:
@@ -269,7 +269,7 @@ class ScontrolConfigCollector : public Collector {
 
   std::vector<CollectorTask> tasks(const CollectorContext&) override {
     opts_.timeout = slurm_timeout_ms(timeout_s_);
-    return {{"config", &kScontrolConfig,
+    return {{"config", &kScontrolConfig.get(),
              [this](const CollectorContext& c, RecordOut& o) { collect_scontrol_config(client_, c, opts_, o); }}};
   }
 
@@ -302,7 +302,7 @@ void collect_scontrol_config(SlurmClient& client, const CollectorContext& ctx, c
                              RecordOut& out) {
   static const std::unordered_map<std::string_view, size_t> index = [] {
     std::unordered_map<std::string_view, size_t> m;
-    for (size_t i = 2; i < kScontrolConfig.fields.size(); ++i) m.emplace(kScontrolConfig.fields[i].name, i);
+    for (size_t i = 2; i < kScontrolConfig->fields.size(); ++i) m.emplace(kScontrolConfig->fields[i].name, i);
     return m;
   }();
   SlurmQuery q;
@@ -318,7 +318,7 @@ void collect_scontrol_config(SlurmClient& client, const CollectorContext& ctx, c
     auto it = index.find(kv->key);
     if (it == index.end()) return;  // keys the schema does not know are dropped, as in the reference
     size_t f = it->second;
-    if (kScontrolConfig.fields[f].type == FieldType::Int) {
+    if (kScontrolConfig->fields[f].type == FieldType::Int) {
       auto v = maybe_int(kv->value);
       r[f] = v ? Value(*v) : Value();
     } else {

@@ -27,7 +27,7 @@ enum Field : size_t {
 };
 }  // namespace
 
-const Schema kScontrolTopology = [] {
+constinit const LazySchema kScontrolTopology{[] {
   Schema s;
   s.name = "ScontrolTopology";
   s.description = "One switch (topology/tree) or block (topology/block) of `scontrol show topo`.";
@@ -51,7 +51,7 @@ const Schema kScontrolTopology = [] {
       {"node_count", FieldType::Int, FieldRole::Gauge, "", "number of nodes of the Nodes hostlist"},
   };
   return s;
-}();
+}};
 
 slurm::SlurmQuery scontrol_topology_query(std::chrono::milliseconds timeout) {
   return {"scontrol_topology", {"scontrol", "show", "topo"}, timeout};

@@ -56,7 +56,7 @@ enum NodeField : size_t {
   kNodeFieldCount
 };
 
-const Schema kNodeData = [] {
+constinit const LazySchema kNodeData{[] {
   Schema s;
   s.name = "NodeData";
   s.description = "One row of `sinfo --all -N -o %all`: a node in one partition.";
@@ -88,7 +88,7 @@ const Schema kNodeData = [] {
   s.info_labels = {"STATE", "REASON", "USER", "TIMESTAMP"};
   snake_case_metric_names(s);
   return s;
-}();
+}};
 
 enum JobField : size_t {
   kJobTime,
@@ -138,7 +138,7 @@ enum JobField : size_t {
   kJobFieldCount
 };
 
-const Schema kJobData = [] {
+constinit const LazySchema kJobData{[] {
   Schema s;
   s.name = "JobData";
   s.description = "One job of `squeue --all -O ...` (pending and running jobs).";
@@ -198,7 +198,7 @@ const Schema kJobData = [] {
   s.info_labels = {"STATE", "REASON", "USER", "PARTITION", "ACCOUNT", "QOS"};
   snake_case_metric_names(s);
   return s;
-}();
+}};
 
 // squeue column positions in the argv.
 enum SqueueColumn : size_t {
@@ -327,14 +327,14 @@ class SlurmJobMonitor : public Collector {
       ctx.log->info("slurm_job_monitor: nodes and jobs from slurmrestd at {}; other queries run Slurm's commands",
                     backend_.rest_url);
     return {
-        {"nodes", &kNodeData,
+        {"nodes", &kNodeData.get(),
          [this](const CollectorContext& c, RecordOut& o) {
            SlurmSnapshotOptions opts = opts_;
            opts.sinfo_format = node_source(c);
            size_t n = collect_slurm_nodes(slurm_.client(), c, opts, o);
            c.log->debug("slurm_job_monitor: {} node rows", n);
          }},
-        {"jobs", &kJobData,
+        {"jobs", &kJobData.get(),
          [this](const CollectorContext& c, RecordOut& o) {
            size_t n = collect_slurm_jobs(slurm_.client(), c, opts_, o);
            c.log->debug("slurm_job_monitor: {} jobs", n);
@@ -482,7 +482,7 @@ size_t collect_nodes_from_text(SlurmClient& client, const CollectorContext& ctx,
         col[kNodeReservation] = h.reference_index("RESERVATION");
         for (size_t f : {kNodePartition, kCpusAllocated, kFreeMem, kMemory, kNumGpus, kNodeUser, kReason, kTimestamp,
                          kActiveFeatures, kNodeState, kNodeReservation})
-          if (!col[f]) ctx.log->warn("sinfo -o %all: no column for {}; it is null", kNodeData.fields[f].name);
+          if (!col[f]) ctx.log->warn("sinfo -o %all: no column for {}; it is null", kNodeData->fields[f].name);
         columns_known = true;
       }
       try {

@@ -76,7 +76,7 @@ const std::vector<std::string> kNodeStateFields = {"allocated",
 
 }  // namespace
 
-const Schema kSlurmLog = [] {
+constinit const LazySchema kSlurmLog{[] {
   Schema s;
   s.name = "SLURMLog";
   s.description =
@@ -132,9 +132,9 @@ const Schema kSlurmLog = [] {
   // Every Sdiag statistic, as newer GCM copies them into SLURMLog (its first five were the only ones before).
   for (const FieldSpec& f : sdiag_statistic_fields()) s.fields.push_back(f);
   return s;
-}();
+}};
 
-const Schema kSlurmLogAccountMetrics = [] {
+constinit const LazySchema kSlurmLogAccountMetrics{[] {
   Schema s;
   s.name = "SLURMLogAccountMetrics";
   s.description = "Aggregates of one account's running jobs in the slurm_monitor window.";
@@ -156,7 +156,7 @@ const Schema kSlurmLogAccountMetrics = [] {
       gauge("jobs_dist_training_percent", D, "fraction (0..1) of the account's running jobs on several nodes"),
   };
   return s;
-}();
+}};
 
 namespace {
 
@@ -362,8 +362,8 @@ void emit_scope(const std::string& cluster, const std::string& derived, const st
   if (!order.empty())  // with no nodes every nodes_* field stays null
     for (const auto& st : kNodeStateFields) r.at("nodes_" + st) = states[st];
 
-  static const size_t first_sdiag = static_cast<size_t>(kSlurmLog.index_of("server_thread_count"));
-  const size_t stats = kSdiag.fields.size() - kSdiagFirstStatistic;
+  static const size_t first_sdiag = static_cast<size_t>(kSlurmLog->index_of("server_thread_count"));
+  const size_t stats = kSdiag->fields.size() - kSdiagFirstStatistic;
   for (size_t i = 0; i < stats; ++i) r[first_sdiag + i] = sdiag.record[kSdiagFirstStatistic + i];
 
   // --- jobs: null when sacct reported none ---
@@ -560,14 +560,14 @@ class SlurmMonitor : public Collector {
   // records and the statistics, which the second and third write. A round whose scrape failed leaves both empty.
   std::vector<CollectorTask> tasks(const CollectorContext&) override {
     slurm_.configure(backend_, slurm_timeout_ms(timeout_s_));
-    return {{"slurm_monitor accounts", &kSlurmLogAccountMetrics,
+    return {{"slurm_monitor accounts", &kSlurmLogAccountMetrics.get(),
              [this](const CollectorContext& ctx, RecordOut& out) { round(ctx, out); }},
-            {"slurm_monitor", &kSlurmLog,
+            {"slurm_monitor", &kSlurmLog.get(),
              [this](const CollectorContext&, RecordOut& out) {
                for (const auto& r : logs_.records) out.emit(r);
                logs_.records.clear();
              }},
-            {"sdiag", &kSdiag, [this](const CollectorContext& ctx, RecordOut& out) {
+            {"sdiag", &kSdiag.get(), [this](const CollectorContext& ctx, RecordOut& out) {
                if (!sdiag_) return;
                sdiag_->record.at("cluster") = ctx.cluster;
                out.emit(sdiag_->record);

@@ -19,8 +19,8 @@
 
 namespace gcm::slurm_monitor {
 
-extern const Schema kSlurmLog;
-extern const Schema kSlurmLogAccountMetrics;
+extern const LazySchema kSlurmLog;
+extern const LazySchema kSlurmLogAccountMetrics;
 
 // One row of `sinfo -N -O nodelist,gres,gresused,cpus,cpusstate,statelong,partitionname`.
 struct SinfoNode {

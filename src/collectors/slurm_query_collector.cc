@@ -16,7 +16,7 @@ class SlurmQueryCollector : public Collector {
     add_slurm_timeout_option(b, timeout_s_, spec_->timeout_help);
   }
   std::vector<CollectorTask> tasks(const CollectorContext&) override {
-    return {{spec_->name, spec_->schema, [this](const CollectorContext& ctx, RecordOut& out) {
+    return {{spec_->name, &spec_->schema->get(), [this](const CollectorContext& ctx, RecordOut& out) {
                Params p{ctx.cluster, ctx.heterogeneous_cluster_v1, static_cast<int64_t>(std::time(nullptr)),
                         slurm_timeout_ms(timeout_s_)};
                spec_->collect(slurm_, p, out);

@@ -16,7 +16,7 @@ struct SlurmQueryCollectorSpec {
   std::string name;          // the subcommand, its task and its logger
   std::string help;          // one paragraph for --help
   int64_t default_interval;  // seconds
-  const Schema* schema;      // what it emits (registered too)
+  const LazySchema* schema;  // what it emits (registered too)
   const char* timeout_help;  // --slurm-timeout's help: the command it bounds
   size_t (*collect)(slurm::SlurmClient& slurm, const Params& params, RecordOut& out);
 };

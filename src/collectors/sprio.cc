@@ -12,7 +12,7 @@
 
 namespace gcm::scheduler {
 
-const Schema kSprioPayload = [] {
+constinit const LazySchema kSprioPayload{[] {
   Schema s;
   s.name = "SprioPayload";
   s.description = "The priority factors of one pending job in one partition, from `sprio -o`.";
@@ -30,7 +30,7 @@ const Schema kSprioPayload = [] {
        "QOSNAME, QOS, NICE; the numbers as floats (null when sprio printed no number)"},
   };
   return s;
-}();
+}};
 
 const std::vector<SprioColumn>& sprio_columns() {
   static const std::vector<SprioColumn> columns = {

@@ -10,7 +10,7 @@
 
 namespace gcm::scheduler {
 
-const Schema kSsharePayload = [] {
+constinit const LazySchema kSsharePayload{[] {
   Schema s;
   s.name = "SsharePayload";
   s.description = "One association of the fair-share tree, from `sshare -a -P`.";
@@ -27,7 +27,7 @@ const Schema kSsharePayload = [] {
        "TRESRunMins as printed (strings; null for a column sshare did not print)"},
   };
   return s;
-}();
+}};
 
 const std::vector<std::string>& sshare_keys() {
   static const std::vector<std::string> keys = {"Account",   "User",         "RawShares", "NormShares",  "RawUsage",

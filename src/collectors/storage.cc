@@ -24,7 +24,7 @@
 namespace gcm {
 namespace {
 
-const Schema kStatvfs = [] {
+constinit const LazySchema kStatvfs{[] {
   Schema s;
   s.name = "Statvfs";
   s.description = "statvfs(2) of one mounted filesystem whose mount point matches the cluster's pattern.";
@@ -48,9 +48,9 @@ const Schema kStatvfs = [] {
       {"f_namemax", FieldType::Int, FieldRole::Attribute, "", "maximum filename length"},
   };
   return s;
-}();
+}};
 
-const Schema kPureInfo = [] {
+constinit const LazySchema kPureInfo{[] {
   Schema s;
   s.name = "PureInfo";
   s.description = "Per-user usage of a Pure storage directory, from a JSON-lines usage file.";
@@ -66,7 +66,7 @@ const Schema kPureInfo = [] {
       {"username", FieldType::String, FieldRole::Identity, "", "user name, null when the uid is unknown"},
   };
   return s;
-}();
+}};
 
 // PurePosixPath(p) as a string: no duplicate slashes, no "." components, no trailing slash; ".." kept.
 std::string normalise_posix(std::string_view p) {
@@ -144,10 +144,12 @@ class StorageCollector : public Collector {
       } catch (const std::regex_error& e) {
         throw UsageError(fmt::format("--statvfs-patterns regex '{}' is invalid: {}", it->second, e.what()));
       }
-      out.push_back({"statvfs", &kStatvfs, [this](const CollectorContext& c, RecordOut& o) { collect_statvfs(c, o); }});
+      out.push_back(
+          {"statvfs", &kStatvfs.get(), [this](const CollectorContext& c, RecordOut& o) { collect_statvfs(c, o); }});
     }
     if (!pure_files_.empty())
-      out.push_back({"pure", &kPureInfo, [this](const CollectorContext& c, RecordOut& o) { collect_pure(c, o); }});
+      out.push_back(
+          {"pure", &kPureInfo.get(), [this](const CollectorContext& c, RecordOut& o) { collect_pure(c, o); }});
     if (out.empty())
       throw UsageError("nothing to collect: give --statvfs-patterns CLUSTER=REGEX and/or --pure-json-file-path FILE");
     return out;

@@ -144,17 +144,21 @@ std::string schema_markdown(const Schema& s) {
 }
 
 namespace {
-std::vector<const Schema*>& schemas() {
-  static std::vector<const Schema*> r;
+std::vector<const LazySchema*>& schemas() {
+  static std::vector<const LazySchema*> r;
   return r;
 }
 }  // namespace
 
-bool register_schema(const Schema* schema) {
+bool register_schema(const LazySchema* schema) {
   schemas().push_back(schema);
   return true;
 }
 
-const std::vector<const Schema*>& schema_registry() { return schemas(); }
+std::vector<const Schema*> schema_registry() {
+  std::vector<const Schema*> out;
+  for (const LazySchema* s : schemas()) out.push_back(&s->get());
+  return out;
+}
 
 }  // namespace gcm

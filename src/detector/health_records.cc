@@ -76,10 +76,10 @@ Schema make_event() {
 
 }  // namespace
 
-const Schema kGpuHealthState = make_state();
-const Schema kGpuHealthReason = make_reason();
-const Schema kGpuPeerDeviation = make_deviation();
-const Schema kGpuHealthEvent = make_event();
+constinit const LazySchema kGpuHealthState{make_state};
+constinit const LazySchema kGpuHealthReason{make_reason};
+constinit const LazySchema kGpuPeerDeviation{make_deviation};
+constinit const LazySchema kGpuHealthEvent{make_event};
 
 static const bool kRegistered = register_schema(&kGpuHealthState) && register_schema(&kGpuHealthReason) &&
                                 register_schema(&kGpuPeerDeviation) && register_schema(&kGpuHealthEvent);

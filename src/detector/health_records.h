@@ -15,10 +15,10 @@
 
 namespace gcm::detector {
 
-extern const Schema kGpuHealthState;
-extern const Schema kGpuHealthReason;
-extern const Schema kGpuPeerDeviation;
-extern const Schema kGpuHealthEvent;
+extern const LazySchema kGpuHealthState;
+extern const LazySchema kGpuHealthReason;
+extern const LazySchema kGpuPeerDeviation;
+extern const LazySchema kGpuHealthEvent;
 
 // Appends one round's METRIC records: per GPU one state record, one record per reason of the vocabulary, and one
 // per compared signal. Reasons are emitted as 0 too, so an alert on `== 1` resolves when the reason clears and a

@@ -213,10 +213,10 @@ Value opt_u(const std::optional<uint64_t>& v) { return v ? Value(static_cast<int
 
 }  // namespace
 
-const Schema kDevicePlusJobMetrics = make_device_plus_job();
-const Schema kIndexedDeviceMetrics = make_indexed_device();
-const Schema kHostMetrics = make_host_metrics();
-const Schema kGpuJobInfo = make_job_info();
+constinit const LazySchema kDevicePlusJobMetrics{make_device_plus_job};
+constinit const LazySchema kIndexedDeviceMetrics{make_indexed_device};
+constinit const LazySchema kHostMetrics{make_host_metrics};
+constinit const LazySchema kGpuJobInfo{make_job_info};
 
 static const bool kRegistered = register_schema(&kDevicePlusJobMetrics) && register_schema(&kIndexedDeviceMetrics) &&
                                 register_schema(&kHostMetrics) && register_schema(&kGpuJobInfo);

@@ -11,10 +11,10 @@
 
 namespace gcm {
 
-extern const Schema kDevicePlusJobMetrics;
-extern const Schema kIndexedDeviceMetrics;
-extern const Schema kHostMetrics;
-extern const Schema kGpuJobInfo;
+extern const LazySchema kDevicePlusJobMetrics;
+extern const LazySchema kIndexedDeviceMetrics;
+extern const LazySchema kHostMetrics;
+extern const LazySchema kGpuJobInfo;
 
 // One GPU's METRIC record from a sample; a GPU that is not Ok gets `up` 0, its state and nothing else measured.
 // `uuid` is the GPU's UUID from an earlier sample when this one has none (a lost GPU keeps its identity).

@@ -99,7 +99,7 @@ void CheckRun::send_telemetry(const std::string& health_check, const CheckOutcom
   try {
     BatchInfo info;
     info.ts = static_cast<int64_t>(r.end_time);
-    info.schema = &kHealthCheckLog;
+    info.schema = &kHealthCheckLog.get();
     info.data_type = DataType::Log;
     info.heterogeneous_cluster_v1 = heterogeneous_cluster_v1;
     sink->begin_round(info);

@@ -14,7 +14,7 @@
 
 namespace gcm::health {
 
-const Schema kHealthCheckLog = [] {
+constinit const LazySchema kHealthCheckLog{[] {
   Schema s;
   s.name = "HealthCheckLog";
   s.description = "One health check's verdict (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN) on one node.";
@@ -34,7 +34,7 @@ const Schema kHealthCheckLog = [] {
       {"end_time", FieldType::Double, FieldRole::Attribute, "seconds", "unix time the check ended"},
   };
   return s;
-}();
+}};
 
 static const bool kRegistered = register_schema(&kHealthCheckLog);
 

@@ -9,7 +9,7 @@
 
 namespace gcm::health {
 
-extern const Schema kHealthCheckLog;
+extern const LazySchema kHealthCheckLog;
 
 struct HealthCheckResult {
   std::string node, cluster, derived_cluster, health_check, type, msg;

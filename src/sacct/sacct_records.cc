@@ -127,7 +127,7 @@ const Column kColumns[] = {
 };
 constexpr size_t kColumnCount = sizeof(kColumns) / sizeof(kColumns[0]);
 
-const Schema kSacct = [] {
+constinit const LazySchema kSacct{[] {
   Schema s;
   s.name = "Sacct";
   s.description = "One row of `sacct -P -o all` (a job or a job step) as sacct_running reports it.";
@@ -163,9 +163,9 @@ const Schema kSacct = [] {
   s.fields.push_back({"derived_cluster", FieldType::String, FieldRole::Identity, "",
                       "<cluster>.<partition> with --heterogeneous-cluster-v1, else the cluster"});
   return s;
-}();
+}};
 
-const Schema kSacctPayload = [] {
+constinit const LazySchema kSacctPayload{[] {
   Schema s;
   s.name = "SacctPayload";
   s.description = "One row of sacct -P output (any column set) as sacct_publish reports it.";
@@ -182,7 +182,7 @@ const Schema kSacctPayload = [] {
        "the row: header name -> value (strings; Eligible/Start/Submit/End with the sacct time zone's offset)"},
   };
   return s;
-}();
+}};
 
 const bool kRegistered = register_schema(&kSacct) && register_schema(&kSacctPayload);
 

@@ -96,7 +96,7 @@ constexpr size_t kStatCount = sizeof kStats / sizeof kStats[0];
 constexpr size_t kRequired = 5;  // the controller-load values every sdiag version prints
 
 size_t index_of(std::string_view field) {
-  int i = kSdiag.index_of(field);
+  int i = kSdiag->index_of(field);
   if (i < 0) throw std::out_of_range(fmt::format("Sdiag has no field '{}'", field));
   return static_cast<size_t>(i);
 }
@@ -115,7 +115,7 @@ const std::vector<FieldSpec>& sdiag_statistic_fields() {
   return fields;
 }
 
-const Schema kSdiag = [] {
+constinit const LazySchema kSdiag{[] {
   Schema s;
   s.name = "Sdiag";
   s.description = "slurmctld's scheduler, backfill, job and RPC statistics (`sdiag`), one record per round.";
@@ -127,7 +127,7 @@ const Schema kSdiag = [] {
   s.fields.push_back({"cluster", FieldType::String, FieldRole::Identity, "", "cluster name"});
   for (const FieldSpec& f : sdiag_statistic_fields()) s.fields.push_back(f);
   return s;
-}();
+}};
 
 // The record is registered by slurm_monitor, which writes it (collectors/sdiag_record.cc).
 

@@ -15,7 +15,7 @@
 namespace gcm::slurm {
 
 // The Sdiag record: cluster, then every statistic (ints unless noted), null where the source has no such value.
-extern const Schema kSdiag;
+extern const LazySchema kSdiag;
 
 struct Sdiag {
   Sdiag();

@@ -113,7 +113,7 @@ TEST(AgentWindow, ClosingStartsAnEmptyWindow) {
 }
 
 TEST(AgentWindow, AggregationFollowsTheFieldsUnitAndRole) {
-  for (const auto& f : kIndexedDeviceMetrics.fields) {
+  for (const auto& f : kIndexedDeviceMetrics->fields) {
     if (f.name == "temperature" || f.name == "gpu_util" || f.name == "power_watts" || f.name == "clock_sm_hertz") {
       EXPECT_EQ(window_aggregation(f), Aggregation::Mean) << f.name;
     }

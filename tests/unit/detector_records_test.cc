@@ -13,9 +13,11 @@ std::string render(const std::vector<GpuVerdict>& verdicts) {
   std::vector<Record> recs;
   append_health_metrics(verdicts, recs);
   PrometheusStore store;
-  for (const Schema* s : {&kGpuHealthState, &kGpuHealthReason, &kGpuPeerDeviation}) store.begin_round(*s);
+  for (const Schema* s : {&kGpuHealthState.get(), &kGpuHealthReason.get(), &kGpuPeerDeviation.get()})
+    store.begin_round(*s);
   for (const auto& r : recs) store.add(r);
-  for (const Schema* s : {&kGpuHealthState, &kGpuHealthReason, &kGpuPeerDeviation}) store.end_round(*s);
+  for (const Schema* s : {&kGpuHealthState.get(), &kGpuHealthReason.get(), &kGpuPeerDeviation.get()})
+    store.end_round(*s);
   return store.render();
 }
 
@@ -62,7 +64,7 @@ TEST(DetectorRecords, EveryReasonOfEveryGpuIsASeries) {
   PrometheusStore store;
   store.begin_round(kGpuHealthReason);
   for (const auto& r : recs) {
-    if (r.schema == &kGpuHealthReason) store.add(r);
+    if (r.schema == &kGpuHealthReason.get()) store.add(r);
   }
   store.end_round(kGpuHealthReason);
   EXPECT_EQ(store.series_count(), 8u * kReasonCount);

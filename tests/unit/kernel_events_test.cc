@@ -60,7 +60,7 @@ TEST(KernelEventTracker, EachEventIsOneLogRecordWithItsCauseAndAction) {
   auto logs = t.take_log_records();
   ASSERT_EQ(logs.size(), 2u);
   const Record& s = logs[0];
-  EXPECT_EQ(s.schema, &kNodeKernelEvent);
+  EXPECT_EQ(s.schema, &kNodeKernelEvent.get());
   EXPECT_EQ(s.at("kind").as_string(), "sxid");
   EXPECT_EQ(s.at("class").as_string(), "non_fatal");
   EXPECT_EQ(s.at("device").as_string(), "0000:a6:00.0");

@@ -110,7 +110,7 @@ TEST(Gpm, TwoSamplesGiveMetricsAsRatiosAndBytesPerSecond) {
   Record rec = device_metrics_record(DeviceResult{0, GpuState::Ok, "", second}, "host", "", std::nullopt);
   EXPECT_DOUBLE_EQ(rec.at("gpm_sm_activity").as_number(), 0.80);
   const FieldSpec* f = nullptr;
-  for (const auto& spec : kIndexedDeviceMetrics.fields)
+  for (const auto& spec : kIndexedDeviceMetrics->fields)
     if (spec.name == "gpm_sm_activity") f = &spec;
   ASSERT_TRUE(f);
   EXPECT_EQ(prometheus_metric_name(kIndexedDeviceMetrics, *f), "gcm_gpu_gpm_sm_activity_ratio");
@@ -259,7 +259,7 @@ TEST(GpuSampler, CountsNvmlCallsPerSampleAndTheFieldBatchSavesCallsWithoutChangi
   Record a = device_metrics_record(batched, "h", "", std::nullopt);
   Record b = device_metrics_record(unbatched, "h", "", std::nullopt);
   for (size_t i = 0; i < a.values.size(); ++i) {
-    const std::string& name = kIndexedDeviceMetrics.fields[i].name;
+    const std::string& name = kIndexedDeviceMetrics->fields[i].name;
     // The recovery action is a field only: without nvmlDeviceGetFieldValues it is null on both paths.
     if (name != "nvml_calls" && name != "recovery_action" && name != "recovery_action_name") {
       EXPECT_EQ(a.values[i], b.values[i]) << name;

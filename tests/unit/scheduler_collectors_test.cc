@@ -44,7 +44,7 @@ TEST(Sprio, ExactArgvWithGcmsCodesInOrder) {
   EXPECT_EQ(
       sprio_query(std::chrono::seconds(1)).argv,
       (std::vector<std::string>{"sprio", "-h", "--sort=r,-y", "-o", "%i|%r|%u|%o|%Y|%S|%a|%A|%F|%J|%P|%n|%Q|%N"}));
-  EXPECT_EQ(kSprioPayload.data_type, DataType::Log);
+  EXPECT_EQ(kSprioPayload->data_type, DataType::Log);
 }
 
 TEST(Sprio, Recorded2205RowsLackAccountAndQosName) {

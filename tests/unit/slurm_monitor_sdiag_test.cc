@@ -19,8 +19,8 @@ using testing::params_2205;
 // Moved from Sdiag.SchemaHasGcmsFieldsInOrder, which now tests slurm/sdiag alone.
 TEST(SlurmMonitorSdiag, SlurmLogCarriesEveryStatisticInSdiagsOrder) {
   // SLURMLog carries every statistic as well, in the same order after its own fields.
-  for (size_t i = slurm::kSdiagFirstStatistic; i < slurm::kSdiag.fields.size(); ++i)
-    EXPECT_GE(kSlurmLog.index_of(slurm::kSdiag.fields[i].name), 0) << slurm::kSdiag.fields[i].name;
+  for (size_t i = slurm::kSdiagFirstStatistic; i < slurm::kSdiag->fields.size(); ++i)
+    EXPECT_GE(kSlurmLog->index_of(slurm::kSdiag->fields[i].name), 0) << slurm::kSdiag->fields[i].name;
 }
 
 using gcm::testing::Collect;

@@ -32,7 +32,7 @@ TEST(SlurmMonitor, Golden2205ClusterWide) {
   collect(c, c, params_2205(), out);
   ASSERT_EQ(out.records.size(), 5u);  // 4 accounts with running jobs, then SLURMLog
   const Record& r = out.records.back();
-  ASSERT_EQ(r.schema, &kSlurmLog);
+  ASSERT_EQ(r.schema, &kSlurmLog.get());
   EXPECT_EQ(r.at("cluster").as_string(), "testbed");
   EXPECT_EQ(r.at("derived_cluster").as_string(), "testbed");
   // sinfo: node6 is listed in gpu and debug but counted once.
@@ -88,7 +88,7 @@ TEST(SlurmMonitor, Golden2205ClusterWide) {
          dist[] = {0, 0, 0.5, 0};
   for (int i = 0; i < 4; ++i) {
     const Record& a = out.records[static_cast<size_t>(i)];
-    ASSERT_EQ(a.schema, &kSlurmLogAccountMetrics);
+    ASSERT_EQ(a.schema, &kSlurmLogAccountMetrics.get());
     EXPECT_EQ(a.at("account").as_string(), accounts[i]);
     EXPECT_EQ(a.at("prefix").as_string(), std::string("gcm.") + accounts[i] + ".");
     EXPECT_EQ(a.at("derived_cluster").as_string(), "testbed");
@@ -125,7 +125,7 @@ TEST(SlurmMonitor, PerPartitionWithHeterogeneousFlag) {
   collect(c, c, p, out);
   std::vector<const Record*> logs;
   for (const auto& r : out.records)
-    if (r.schema == &kSlurmLog) logs.push_back(&r);
+    if (r.schema == &kSlurmLog.get()) logs.push_back(&r);
   ASSERT_EQ(logs.size(), 3u);
   EXPECT_EQ(logs[0]->at("derived_cluster").as_string(), "testbed.gpu");
   EXPECT_EQ(num(*logs[0], "nodes_total"), 6);
@@ -234,7 +234,7 @@ TEST(SlurmMonitor, FailedPartitionSacctStillEmitsTheOtherScopes) {
   EXPECT_THROW(collect(c, f, p, out), std::runtime_error);
   std::vector<std::string> derived;
   for (const auto& r : out.records)
-    if (r.schema == &kSlurmLog) derived.push_back(r.at("derived_cluster").as_string());
+    if (r.schema == &kSlurmLog.get()) derived.push_back(r.at("derived_cluster").as_string());
   EXPECT_EQ(derived, (std::vector<std::string>{"testbed.gpu", "testbed"}));
 }
 

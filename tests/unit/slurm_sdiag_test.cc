@@ -28,15 +28,15 @@ int64_t num(const Sdiag& s, const char* f) {
 }
 
 TEST(Sdiag, SchemaHasGcmsFieldsInOrder) {
-  EXPECT_EQ(kSdiag.name, "Sdiag");
-  EXPECT_EQ(kSdiag.identifier, DataIdentifier::Generic);  // no graph_api sink here, see sdiag.cc
-  EXPECT_EQ(kSdiag.data_type, DataType::Log);
-  EXPECT_EQ(kSdiag.fields.size(), 63u);  // cluster + the 62 statistics of gcm-newer.md §1.6
-  EXPECT_EQ(kSdiag.fields.front().name, "cluster");
-  EXPECT_EQ(kSdiag.fields[1].name, "server_thread_count");
-  EXPECT_EQ(kSdiag.fields.back().name, "rpcs_by_user_json");
-  EXPECT_EQ(kSdiag.fields[kSdiag.index_of("bf_active")].type, FieldType::Bool);
-  EXPECT_EQ(kSdiag.fields[kSdiag.index_of("rpcs_by_message_type_json")].type, FieldType::String);
+  EXPECT_EQ(kSdiag->name, "Sdiag");
+  EXPECT_EQ(kSdiag->identifier, DataIdentifier::Generic);  // no graph_api sink here, see sdiag.cc
+  EXPECT_EQ(kSdiag->data_type, DataType::Log);
+  EXPECT_EQ(kSdiag->fields.size(), 63u);  // cluster + the 62 statistics of gcm-newer.md §1.6
+  EXPECT_EQ(kSdiag->fields.front().name, "cluster");
+  EXPECT_EQ(kSdiag->fields[1].name, "server_thread_count");
+  EXPECT_EQ(kSdiag->fields.back().name, "rpcs_by_user_json");
+  EXPECT_EQ(kSdiag->fields[kSdiag->index_of("bf_active")].type, FieldType::Bool);
+  EXPECT_EQ(kSdiag->fields[kSdiag->index_of("rpcs_by_message_type_json")].type, FieldType::String);
   // That SLURMLog carries every statistic as well: slurm_monitor_sdiag_test.cc.
 }
 

@@ -165,7 +165,7 @@ TEST(XidTracker, EachCountedXidIsOneLogRecordWithTheCatalogueText) {
   auto logs = t.take_log_records();
   ASSERT_EQ(logs.size(), 1u);
   const Record& r = logs[0];
-  EXPECT_EQ(r.schema, &kGpuXidEvent);
+  EXPECT_EQ(r.schema, &kGpuXidEvent.get());
   EXPECT_EQ(r.at("gpu").as_int(), 0);
   EXPECT_EQ(r.at("uuid").as_string(), "GPU-aaa");
   EXPECT_EQ(r.at("xid").as_int(), 48);
@@ -207,7 +207,7 @@ TEST(XidTracker, MetricsRenderTheContractNamesInPrometheus) {
        })
     EXPECT_NE(text.find(line), std::string::npos) << "missing: " << line << "in:\n" << text;
   EXPECT_EQ(store.series_count(), 6u) << text;
-  EXPECT_EQ(prometheus_metric_name(kGpuXidErrors, kGpuXidErrors.fields[3]), "gcm_gpu_xid_errors_total");
+  EXPECT_EQ(prometheus_metric_name(kGpuXidErrors, kGpuXidErrors->fields[3]), "gcm_gpu_xid_errors_total");
 }
 
 TEST(XidTracker, CountsEventsFromTwoThreadsWhileAThirdReads) {
