@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "collectors/collector.h"
 #include "collectors/shared_options.h"
@@ -54,6 +55,29 @@ struct LoopStats {
   uint64_t rounds = 0;
   uint64_t records = 0;
   uint64_t failures = 0;  // task or sink failures
+};
+
+// One collector's rounds: its tasks and its sink, built once; run_round() runs every task once (what the loop below
+// does every --interval seconds, and `gcm collect` on its own schedule). Throws UsageError for a bad option
+// (--chunk-size, the collector's own) and SinkUsageError for the sink's.
+class CollectionRounds {
+ public:
+  CollectionRounds(std::string command, const SharedOptions& opts, Collector& collector, CollectorContext ctx);
+  // Every task once; failures are logged and counted. False when a task or a write failed.
+  bool run_round();
+  // Flushes and shuts the sink down; false (logged) when the rest could not be delivered.
+  bool shutdown_sink();
+  const LoopStats& stats() const { return stats_; }
+  const CollectorContext& context() const { return ctx_; }
+
+ private:
+  std::string command_;
+  const SharedOptions& opts_;
+  CollectorContext ctx_;  // the cluster name may still change (retry_cluster)
+  int64_t chunk_size_ = 0;
+  std::vector<CollectorTask> tasks_;
+  std::unique_ptr<Sink> sink_;
+  LoopStats stats_;
 };
 
 // Runs the loop; returns the process exit code (0 ok, 1 runtime failure with --once, 2 usage error).

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/subprocess.h"
+#include "slurm/snapshot.h"
 
 namespace gcm::slurm {
 
@@ -34,6 +35,11 @@ SlurmError::SlurmError(std::string query, std::string command, size_t line, cons
       query_(std::move(query)),
       command_(std::move(command)),
       line_(line) {}
+
+size_t SlurmClient::stream_lines(const SlurmQuery& query, const LineHandler& on_line) {
+  if (SnapshotRound* round = SnapshotRound::current()) return round->stream_lines(*this, query, on_line);
+  return fetch_lines(query, on_line);
+}
 
 std::string SlurmClient::output(const SlurmQuery& query) {
   std::string out;
@@ -75,7 +81,13 @@ size_t SlurmClient::stream_records(const SlurmQuery& query, const RecordHandler&
   return n;
 }
 
-size_t CliSlurmClient::stream_lines(const SlurmQuery& query, const LineHandler& on_line) {
+std::string CliSlurmClient::answerer(const SlurmQuery&) const {
+  std::string who = "cli";
+  for (const auto& e : options_.extra_env) who += " " + e;
+  return who;
+}
+
+size_t CliSlurmClient::fetch_lines(const SlurmQuery& query, const LineHandler& on_line) {
   CommandSpec spec;
   spec.argv = query.argv;
   spec.timeout = query.timeout;
@@ -105,7 +117,7 @@ void CannedSlurmClient::set_failure(std::string query_name, std::string message)
   answers_.push_back({std::move(query_name), {}, std::move(message)});
 }
 
-size_t CannedSlurmClient::stream_lines(const SlurmQuery& query, const LineHandler& on_line) {
+size_t CannedSlurmClient::fetch_lines(const SlurmQuery& query, const LineHandler& on_line) {
   queries_.push_back(query);
   const Answer* answer = nullptr;
   for (const auto& a : answers_) {

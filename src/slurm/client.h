@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -45,8 +46,16 @@ class SlurmClient {
 
   // Streams the output lines (without '\n') to on_line as they arrive; returns their number. Throws SlurmError.
   // An exception from on_line stops the query (the command is killed) and comes back as a SlurmError naming the
-  // command and the line.
-  virtual size_t stream_lines(const SlurmQuery& query, const LineHandler& on_line) = 0;
+  // command and the line. Inside a snapshot cycle (slurm/snapshot.h: `gcm collect`), the answer comes from the
+  // cycle's snapshot: a query that another collector asked in the same cycle is not asked again.
+  size_t stream_lines(const SlurmQuery& query, const LineHandler& on_line);
+
+  // Asks Slurm, whatever the snapshot holds: what stream_lines does outside a snapshot cycle. Each back end
+  // implements it.
+  virtual size_t fetch_lines(const SlurmQuery& query, const LineHandler& on_line) = 0;
+  // Who answers `query`, for the snapshot's key: two clients whose answerers are equal print the same output for the
+  // same argv (the CLI client's environment, slurmrestd's URL and user are part of it).
+  virtual std::string answerer(const SlurmQuery& query) const = 0;
 
   // The whole output, lines joined by '\n'.
   std::string output(const SlurmQuery& query);
@@ -70,7 +79,8 @@ class CliSlurmClient : public SlurmClient {
   CliSlurmClient() = default;
   explicit CliSlurmClient(Options options) : options_(std::move(options)) {}
 
-  size_t stream_lines(const SlurmQuery& query, const LineHandler& on_line) override;
+  size_t fetch_lines(const SlurmQuery& query, const LineHandler& on_line) override;
+  std::string answerer(const SlurmQuery& query) const override;
 
  private:
   Options options_;
@@ -83,7 +93,10 @@ class CannedSlurmClient : public SlurmClient {
   void set_failure(std::string query_name, std::string message);
   const std::vector<SlurmQuery>& queries() const { return queries_; }
 
-  size_t stream_lines(const SlurmQuery& query, const LineHandler& on_line) override;
+  size_t fetch_lines(const SlurmQuery& query, const LineHandler& on_line) override;
+  std::string answerer(const SlurmQuery&) const override {
+    return "canned " + std::to_string(reinterpret_cast<uintptr_t>(this));
+  }
 
  private:
   struct Answer {

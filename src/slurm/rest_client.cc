@@ -152,8 +152,13 @@ std::string RestSlurmClient::answer(const SlurmQuery& query) {
   return body;  // sinfo --json and sdiag --json are the REST answers themselves
 }
 
-size_t RestSlurmClient::stream_lines(const SlurmQuery& query, const LineHandler& on_line) {
-  if (!serves(query.name)) return fallback_.stream_lines(query, on_line);
+std::string RestSlurmClient::answerer(const SlurmQuery& query) const {
+  if (!serves(query.name)) return fallback_.answerer(query);
+  return "rest " + options_.url + " " + options_.user + " " + options_.api_version;
+}
+
+size_t RestSlurmClient::fetch_lines(const SlurmQuery& query, const LineHandler& on_line) {
+  if (!serves(query.name)) return fallback_.fetch_lines(query, on_line);
   std::string text = answer(query);
   return deliver_lines(query, "GET /slurm/" + version_ + " (" + query.name + ")", text, on_line);
 }

@@ -3,9 +3,10 @@
 // per call. So a collector does not know which back end answered, and both can be compared on one cluster.
 //
 // Served here: sinfo_all_nodes_json and slurm_monitor_sinfo (GET /slurm/vX/nodes), squeue_jobs (GET /slurm/vX/jobs),
-// sdiag_json (GET /slurm/vX/diag) and scontrol_partitions (GET /slurm/vX/partitions). The API version is the newest /openapi/v3 lists (or --slurm-rest-api-version),
-// asked once. slurmrestd is a peer like any other: every request has a timeout, an answer is bounded in size, and a
-// status other than 200 is an error naming the URL and Slurm's own message.
+// sdiag_json (GET /slurm/vX/diag) and scontrol_partitions (GET /slurm/vX/partitions). The API version is the newest
+// /openapi/v3 lists (or --slurm-rest-api-version), asked once. slurmrestd is a peer like any other: every request has a
+// timeout, an answer is bounded in size, and a status other than 200 is an error naming the URL and Slurm's own
+// message.
 #pragma once
 
 #include <chrono>
@@ -39,7 +40,8 @@ class RestSlurmClient : public SlurmClient {
   RestSlurmClient(SlurmRestOptions options, SlurmClient& fallback);
   ~RestSlurmClient() override;
 
-  size_t stream_lines(const SlurmQuery& query, const LineHandler& on_line) override;
+  size_t fetch_lines(const SlurmQuery& query, const LineHandler& on_line) override;
+  std::string answerer(const SlurmQuery& query) const override;
 
   // True for the query names this client answers itself.
   static bool serves(std::string_view query_name);

@@ -160,9 +160,9 @@ TEST(SacctmgrUser, ReferenceCorpus) {
 
 // Answers the per-user query from the recorded file of that user.
 struct PerUser : slurm::CannedSlurmClient {
-  size_t stream_lines(const slurm::SlurmQuery& q, const slurm::LineHandler& h) override {
+  size_t fetch_lines(const slurm::SlurmQuery& q, const slurm::LineHandler& h) override {
     if (q.name == "sacctmgr_user_assoc") set_output(q.name, slurp(k2205 + "sacctmgr-user-" + q.argv[3] + ".txt"));
-    return CannedSlurmClient::stream_lines(q, h);
+    return CannedSlurmClient::fetch_lines(q, h);
   }
 };
 

@@ -220,9 +220,9 @@ TEST(SlurmMonitor, GarbageSacctRowNamesLine) {
 
 TEST(SlurmMonitor, FailedPartitionSacctStillEmitsTheOtherScopes) {
   struct Failing : slurm::CannedSlurmClient {
-    size_t stream_lines(const slurm::SlurmQuery& q, const slurm::LineHandler& h) override {
+    size_t fetch_lines(const slurm::SlurmQuery& q, const slurm::LineHandler& h) override {
       if (q.argv.back() == "debug") throw slurm::SlurmError(q.name, "sacct", 0, "sacct failed for debug");
-      return CannedSlurmClient::stream_lines(q, h);
+      return CannedSlurmClient::fetch_lines(q, h);
     }
   };
   Failing f;
