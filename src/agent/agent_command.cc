@@ -134,7 +134,7 @@ int run_agent(AgentCommand& c, const Invocation& inv) {
   });
 }
 
-const bool kRegistered = register_app_command({
+const bool kAgentCommandRegistered = register_app_command({
     "agent",
     "The node agent: samples every GPU each --collect-interval (per-GPU workers with call timeouts), summarises "
     "windows, follows the kernel log and NVML events for XIDs, attributes GPUs to Slurm jobs, judges each GPU "

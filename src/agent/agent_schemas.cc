@@ -101,8 +101,8 @@ constinit const LazySchema kAgentDrain{[] {
                        });
 }};
 
-static const bool kRegistered = register_schema(&kAgentSelf) && register_schema(&kAgentSource) &&
-                                register_schema(&kAgentExport) && register_schema(&kGpuAllocatedIdle) &&
-                                register_schema(&kHealthCheckStatus) && register_schema(&kAgentDrain);
+static const bool kAgentSchemasRegistered = register_schema(&kAgentSelf) && register_schema(&kAgentSource) &&
+                                            register_schema(&kAgentExport) && register_schema(&kGpuAllocatedIdle) &&
+                                            register_schema(&kHealthCheckStatus) && register_schema(&kAgentDrain);
 
 }  // namespace gcm::agent

@@ -53,7 +53,7 @@ class AgentVerdict : public HealthCheck {
   double stale_windows_ = 3;
 };
 
-const bool kRegistered = register_health_check({
+const bool kAgentVerdictCheckRegistered = register_health_check({
     {"agent-verdict"},
     "The verdict of `gcm agent` on this node's GPUs, from its state file: CRITICAL when a GPU is failed or "
     "degraded (with the agent's reasons), WARNING when the agent is not running (state file missing or stale), "

@@ -14,7 +14,7 @@ namespace gcm::agent {
 
 namespace {
 
-int64_t unix_now() { return static_cast<int64_t>(std::time(nullptr)); }
+int64_t unix_seconds_now() { return static_cast<int64_t>(std::time(nullptr)); }
 
 bool bad(const detector::GpuVerdict& v) { return v.state >= detector::HealthState::Degraded; }
 
@@ -105,7 +105,7 @@ DrainControl::TaskResult DrainControl::drain_task(std::string evidence) {
   TaskResult r;
   suite::DrainOutcome o;
   try {
-    o = suite::drain_for_detector(scontrol(), opts_.node, evidence, opts_.limits, !opts_.drain, unix_now());
+    o = suite::drain_for_detector(scontrol(), opts_.node, evidence, opts_.limits, !opts_.drain, unix_seconds_now());
   } catch (const std::exception& e) {
     o.action = suite::DrainAction::Failed;
     o.message = e.what();

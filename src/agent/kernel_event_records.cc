@@ -60,7 +60,7 @@ constinit const LazySchema kNodeKernelEvents{make_events};
 constinit const LazySchema kNvswitchSxidErrors{make_sxid};
 constinit const LazySchema kNodeKernelEvent{make_event};
 
-static const bool kRegistered =
+static const bool kKernelEventRecordsRegistered =
     register_schema(&kNodeKernelEvents) && register_schema(&kNvswitchSxidErrors) && register_schema(&kNodeKernelEvent);
 
 }  // namespace gcm::agent

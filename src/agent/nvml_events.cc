@@ -13,7 +13,9 @@ std::string describe(const nvml::Api& api, nvml::Return r) {
   return *name ? name : fmt::format("NVML error {}", r);
 }
 
-double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+double wall_clock_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 }  // namespace
 
@@ -129,7 +131,7 @@ void NvmlEventWatcher::run() {
     if (!(ev.event_type & nvml::kEventTypeXidCriticalError)) continue;
     NvmlXid x;
     x.xid = ev.event_data;
-    x.unix_s = unix_now();
+    x.unix_s = wall_clock_now();
     bool found = false;
     for (size_t i = 0; i < handles.size() && !found; ++i)
       if (handles[i] && handles[i] == ev.device) {

@@ -67,7 +67,7 @@ constinit const LazySchema kGpuXidErrors{make_errors};
 constinit const LazySchema kGpuXidActive{make_active};
 constinit const LazySchema kGpuXidEvent{make_event};
 
-static const bool kRegistered =
+static const bool kXidRecordsRegistered =
     register_schema(&kGpuXidErrors) && register_schema(&kGpuXidActive) && register_schema(&kGpuXidEvent);
 
 }  // namespace gcm::agent

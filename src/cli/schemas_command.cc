@@ -7,7 +7,7 @@
 namespace gcm {
 namespace {
 
-const bool kRegistered = register_app_command({
+const bool kSchemasCommandRegistered = register_app_command({
     "schemas",
     "Print every record schema (fields, types, roles, units, Prometheus names) as Markdown.",
     [](CLI::App&) -> CommandRunner {

@@ -323,7 +323,7 @@ int run(CollectCommand& c, const Invocation& inv) {
   });
 }
 
-const bool kRegistered = register_app_command({
+const bool kCollectCommandRegistered = register_app_command({
     "collect",
     "Runs several collectors in one daemon (collectors = [...] in [gcm.collect], or --collector), each configured "
     "by its own [gcm.<name>] table with its own sink and interval. The rounds due at the same moment share one Slurm "

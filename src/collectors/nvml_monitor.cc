@@ -209,7 +209,7 @@ class NvmlMonitor : public Collector {
   bool window_valid_ = false;
 };
 
-const bool kRegistered = register_collector({
+const bool kNvmlMonitorRegistered = register_collector({
     "nvml_monitor",
     "Sample every GPU through NVML (utilisation, memory, temperature, power, clocks, throttling, PCIe, NVLink, ECC, "
     "retired pages, remapped rows, processes, MIG) and attribute each GPU to its Slurm job. Each NVML call has a "

@@ -124,14 +124,14 @@ class SacctmgrQos : public Collector {
   slurm::CliSlurmClient slurm_;
 };
 
-const bool kRegistered = register_collector({
+const bool kSacctmgrQosRegistered = register_collector({
     "sacctmgr_qos",
     "The QOS table of `sacctmgr show qos -P`, one SacctmgrQosPayload LOG record per QOS (daily by default).",
     86400,
     "sacctmgr_qos",
     [](OptionBinder& b) -> std::unique_ptr<Collector> { return std::make_unique<SacctmgrQos>(b); },
 });
-const bool kSchemasRegistered = register_schema(&kSacctmgrQosPayload);
+const bool kSacctmgrQosSchemasRegistered = register_schema(&kSacctmgrQosPayload);
 
 }  // namespace
 }  // namespace gcm::sacctmgr

@@ -89,7 +89,7 @@ class SacctmgrUser : public Collector {
   slurm::CliSlurmClient slurm_;
 };
 
-const bool kRegistered = register_collector({
+const bool kSacctmgrUserRegistered = register_collector({
     "sacctmgr_user",
     "Every Slurm user's associations (`sacctmgr show user <user> withassoc`), one SacctmgrUserPayload LOG record "
     "per association (daily by default).",
@@ -97,7 +97,7 @@ const bool kRegistered = register_collector({
     "sacctmgr_user",
     [](OptionBinder& b) -> std::unique_ptr<Collector> { return std::make_unique<SacctmgrUser>(b); },
 });
-const bool kSchemasRegistered = register_schema(&kSacctmgrUserPayload);
+const bool kSacctmgrUserSchemasRegistered = register_schema(&kSacctmgrUserPayload);
 
 }  // namespace
 }  // namespace gcm::sacctmgr

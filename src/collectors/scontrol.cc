@@ -123,7 +123,7 @@ class ScontrolCollector : public Collector {
   SlurmBackend slurm_;
 };
 
-const bool kRegistered = register_collector({
+const bool kScontrolRegistered = register_collector({
     "scontrol",
     "Slurm partitions (LOG): one Scontrol record per partition of `scontrol show partition -a -o` (limits, TRES, "
     "billing weights, priority, node list).",
@@ -131,7 +131,7 @@ const bool kRegistered = register_collector({
     "scontrol",
     [](OptionBinder& b) { return std::make_unique<ScontrolCollector>(b); },
 });
-const bool kSchemasRegistered = register_schema(&kScontrol);
+const bool kScontrolSchemasRegistered = register_schema(&kScontrol);
 
 }  // namespace
 

@@ -279,7 +279,7 @@ class ScontrolConfigCollector : public Collector {
   CliSlurmClient client_;
 };
 
-const bool kRegistered = register_collector({
+const bool kScontrolConfigRegistered = register_collector({
     "scontrol_config",
     "Slurm's configuration (LOG): one ScontrolConfig record per round from `scontrol show config`, with the 221 "
     "keys GCM knows (ClusterName, SlurmctldPort, SchedulerType, PriorityWeight*, ...).",
@@ -287,7 +287,7 @@ const bool kRegistered = register_collector({
     "scontrol_config",
     [](OptionBinder& b) { return std::make_unique<ScontrolConfigCollector>(b); },
 });
-const bool kSchemasRegistered = register_schema(&kScontrolConfig);
+const bool kScontrolConfigSchemasRegistered = register_schema(&kScontrolConfig);
 
 }  // namespace
 

@@ -138,7 +138,7 @@ size_t collect_scontrol_topology(slurm::SlurmClient& slurm, const Params& p, Rec
 }
 
 namespace {
-const bool kRegistered = register_slurm_query_collector(
+const bool kScontrolTopologyRegistered = register_slurm_query_collector(
     {"scontrol_topology",
      "The network topology slurmctld schedules on (`scontrol show topo`): one ScontrolTopology LOG record per switch "
      "(topology/tree) or block (topology/block), with its nodes expanded (at most 10000) and counted.",

@@ -370,7 +370,7 @@ class SlurmJobMonitor : public Collector {
   SlurmBackend slurm_;
 };
 
-const bool kRegistered = register_collector({
+const bool kSlurmJobMonitorRegistered = register_collector({
     "slurm_job_monitor",
     "Snapshots of Slurm's nodes and jobs (LOG): a NodeData record per row of `sinfo --all -N -o %all` (identifier "
     "NODE) and a JobData record per pending or running job of `squeue --all -O ...` (identifier JOB).",
@@ -378,7 +378,7 @@ const bool kRegistered = register_collector({
     "slurm_job_monitor",
     [](OptionBinder& b) { return std::make_unique<SlurmJobMonitor>(b); },
 });
-const bool kSchemasRegistered = register_schema(&kNodeData) && register_schema(&kJobData);
+const bool kSlurmJobMonitorSchemasRegistered = register_schema(&kNodeData) && register_schema(&kJobData);
 
 }  // namespace
 

@@ -160,7 +160,7 @@ constinit const LazySchema kSlurmLogAccountMetrics{[] {
 
 namespace {
 
-const bool kSchemasRegistered = register_schema(&kSlurmLog) && register_schema(&kSlurmLogAccountMetrics);
+const bool kSlurmMonitorSchemasRegistered = register_schema(&kSlurmLog) && register_schema(&kSlurmLogAccountMetrics);
 
 constexpr const char* kSacctFormat =
     "--format=jobid,user,alloccpus,alloctres,reqnodes,reqtres,submit,start,end,state,allocnodes,elapsed,suspended,"
@@ -630,7 +630,7 @@ class SlurmMonitor : public Collector {
   slurm::CliSlurmClient sacct_{slurm::CliSlurmClient::Options{{"TZ=UTC"}}};
 };
 
-const bool kRegistered = register_collector({
+const bool kSlurmMonitorRegistered = register_collector({
     "slurm_monitor",
     "Cluster aggregates every --interval seconds (METRIC): node states and CPU/GPU totals from sinfo, controller "
     "load from sdiag, and statistics of the jobs sacct reports in the last interval (running, pending, failed, "

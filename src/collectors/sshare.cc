@@ -75,7 +75,7 @@ size_t collect_sshare(slurm::SlurmClient& slurm, const Params& p, RecordOut& out
 }
 
 namespace {
-const bool kRegistered = register_slurm_query_collector(
+const bool kSshareRegistered = register_slurm_query_collector(
     {"sshare",
      "The fair-share tree of `sshare -a -P` (shares, usage, fair-share factor), one SsharePayload LOG record per "
      "association.",

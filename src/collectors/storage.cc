@@ -280,14 +280,14 @@ class StorageCollector : public Collector {
   std::map<int64_t, Value> users_;
 };
 
-const bool kRegistered = register_collector({
+const bool kStorageRegistered = register_collector({
     "storage",
     "Filesystem capacity (statvfs) of the mounts matching a per-cluster pattern, and Pure storage usage files.",
     86400,
     "storage",
     [](OptionBinder& b) { return std::make_unique<StorageCollector>(b); },
 });
-const bool kSchemasRegistered = register_schema(&kStatvfs) && register_schema(&kPureInfo);
+const bool kStorageSchemasRegistered = register_schema(&kStatvfs) && register_schema(&kPureInfo);
 
 }  // namespace
 

@@ -81,8 +81,8 @@ constinit const LazySchema kGpuHealthReason{make_reason};
 constinit const LazySchema kGpuPeerDeviation{make_deviation};
 constinit const LazySchema kGpuHealthEvent{make_event};
 
-static const bool kRegistered = register_schema(&kGpuHealthState) && register_schema(&kGpuHealthReason) &&
-                                register_schema(&kGpuPeerDeviation) && register_schema(&kGpuHealthEvent);
+static const bool kHealthRecordsRegistered = register_schema(&kGpuHealthState) && register_schema(&kGpuHealthReason) &&
+                                             register_schema(&kGpuPeerDeviation) && register_schema(&kGpuHealthEvent);
 
 void append_health_metrics(const std::vector<GpuVerdict>& verdicts, std::vector<Record>& out) {
   for (const auto& v : verdicts) {

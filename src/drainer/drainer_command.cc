@@ -92,7 +92,7 @@ int run(DrainerCommand& c, const Invocation& inv) {
   });
 }
 
-const bool kRegistered = register_app_command({
+const bool kDrainerCommandRegistered = register_app_command({
     "drainer",
     "Receives Alertmanager's webhook (POST /alertmanager) and drains the node of each firing alert labelled "
     "gcm_action=\"drain\" (e.g. GcmPeerSlowNode from deploy/prometheus/rules/gcm-peer-node.yml) with "

@@ -218,8 +218,9 @@ constinit const LazySchema kIndexedDeviceMetrics{make_indexed_device};
 constinit const LazySchema kHostMetrics{make_host_metrics};
 constinit const LazySchema kGpuJobInfo{make_job_info};
 
-static const bool kRegistered = register_schema(&kDevicePlusJobMetrics) && register_schema(&kIndexedDeviceMetrics) &&
-                                register_schema(&kHostMetrics) && register_schema(&kGpuJobInfo);
+static const bool kGpuRecordsRegistered = register_schema(&kDevicePlusJobMetrics) &&
+                                          register_schema(&kIndexedDeviceMetrics) && register_schema(&kHostMetrics) &&
+                                          register_schema(&kGpuJobInfo);
 
 Record device_metrics_record(const DeviceResult& r, const std::string& hostname, const std::string& driver_version,
                              const std::optional<std::string>& known_uuid) {

@@ -26,7 +26,7 @@ std::string string_of(const json& v) {
   return v.dump();
 }
 
-std::string trim(std::string_view s) {
+std::string trim_blanks(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return std::string(s);
@@ -183,7 +183,7 @@ DcgmiVerdict evaluate_dcgmi_nvlink_errors(std::string_view text, const NvlinkThr
     if (children == node.end() || !children->is_object()) continue;
     for (const auto& [name, entry] : children->items()) {
       if (!entry.is_object() || !entry.contains("value")) continue;
-      std::string value = trim(string_of(entry["value"]));
+      std::string value = trim_blanks(string_of(entry["value"]));
       if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) continue;  // "Not Supported"
       int64_t v = 0;
       try {
@@ -214,7 +214,7 @@ DcgmiVerdict evaluate_dcgmi_nvlink_status(std::string_view text) {
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
     if (line.find("gpuId") != std::string_view::npos || line.find("GPUID") != std::string_view::npos ||
         line.find("gpuid") != std::string_view::npos) {
-      current = trim(line);
+      current = trim_blanks(line);
       if (!current.empty() && current.back() == ':') current.pop_back();
       expect_links = true;
       continue;

@@ -289,7 +289,7 @@ int health_checks_main(int argc, char** argv) {
 
 namespace {
 
-const bool kRegistered =
+const bool kHealthChecksCommandRegistered =
     register_app_command({"health_checks", "The health checks (same as the `health_checks` command).", nullptr,
                           [](std::vector<std::string> words, bool detach) {
                             std::vector<std::string> line = {"health_checks"};

@@ -36,7 +36,7 @@ constinit const LazySchema kHealthCheckLog{[] {
   return s;
 }};
 
-static const bool kRegistered = register_schema(&kHealthCheckLog);
+static const bool kHealthRecordRegistered = register_schema(&kHealthCheckLog);
 
 Record health_check_record(const HealthCheckResult& r) {
   Record rec(kHealthCheckLog);

@@ -7,8 +7,6 @@ namespace {
 constexpr uint64_t kStatusUc = uint64_t{1} << 61;   // the error was not corrected
 constexpr uint64_t kStatusPcc = uint64_t{1} << 57;  // the processor's context is corrupt: it cannot go on
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 // Reads decimal digits at the start of s (at most 9: a CPU or bank number), removing them.
 std::optional<int> take_decimal(std::string_view& s) {
   size_t n = 0;
@@ -49,14 +47,14 @@ std::optional<int> cpu_before(std::string_view line, size_t end) {
 // "Machine Check[ Exception]: <mcgstatus> Bank <n>: <status>" from after "Machine Check".
 std::optional<MceLine> parse_bank(std::string_view line, size_t at) {
   std::string_view s = line.substr(at + 13);
-  if (starts_with(s, " Exception")) s.remove_prefix(10);
-  if (!starts_with(s, ": ")) return std::nullopt;
+  if (s.starts_with(" Exception")) s.remove_prefix(10);
+  if (!s.starts_with(": ")) return std::nullopt;
   s.remove_prefix(2);
-  if (!take_hex(s) || !starts_with(s, " Bank ")) return std::nullopt;
+  if (!take_hex(s) || !s.starts_with(" Bank ")) return std::nullopt;
   s.remove_prefix(6);
   MceLine m;
   m.bank = take_decimal(s);
-  if (!m.bank || !starts_with(s, ": ")) return std::nullopt;
+  if (!m.bank || !s.starts_with(": ")) return std::nullopt;
   s.remove_prefix(2);
   m.status = take_hex(s);
   if (!m.status) return std::nullopt;

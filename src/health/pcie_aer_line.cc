@@ -2,11 +2,7 @@
 
 namespace gcm::health {
 
-namespace {
-
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
-}  // namespace
+namespace {}  // namespace
 
 const char* to_string(AerClass c) {
   switch (c) {
@@ -26,11 +22,11 @@ std::optional<AerLine> parse_pcie_aer_line(std::string_view line) {
   if (at == std::string_view::npos) return std::nullopt;
   std::string_view sev = line.substr(at + kMarker.size());
   AerLine a;
-  if (starts_with(sev, "Corrected") || starts_with(sev, "Correctable"))
+  if (sev.starts_with("Corrected") || sev.starts_with("Correctable"))
     a.cls = AerClass::Corrected;
-  else if (starts_with(sev, "Uncorrected (Non-Fatal)") || starts_with(sev, "Uncorrectable (Non-Fatal)"))
+  else if (sev.starts_with("Uncorrected (Non-Fatal)") || sev.starts_with("Uncorrectable (Non-Fatal)"))
     a.cls = AerClass::NonFatal;
-  else if (starts_with(sev, "Uncorrected (Fatal)") || starts_with(sev, "Uncorrectable (Fatal)"))
+  else if (sev.starts_with("Uncorrected (Fatal)") || sev.starts_with("Uncorrectable (Fatal)"))
     a.cls = AerClass::Fatal;
   else
     return std::nullopt;

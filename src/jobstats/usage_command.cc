@@ -78,7 +78,7 @@ int run(UsageCommand& c, const Invocation& inv) {
   });
 }
 
-const bool kRegistered = register_app_command({
+const bool kUsageCommandRegistered = register_app_command({
     "usage",
     "GPU-hours allocated (sacct) and used (utilisation-weighted, Prometheus through gcm_gpu_job_info) per account, "
     "user or partition over a period, for budget reports. Running jobs count up to --until.",

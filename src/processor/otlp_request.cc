@@ -16,9 +16,9 @@ namespace gcm::processor {
 
 namespace {
 
-namespace pbl = opentelemetry::proto::collector::logs::v1;
-namespace pbm = opentelemetry::proto::collector::metrics::v1;
-namespace pbt = opentelemetry::proto::collector::trace::v1;
+namespace pbcl = opentelemetry::proto::collector::logs::v1;
+namespace pbcm = opentelemetry::proto::collector::metrics::v1;
+namespace pbct = opentelemetry::proto::collector::trace::v1;
 
 std::string_view media_type(std::string_view ct) {
   ct = ct.substr(0, ct.find(';'));
@@ -213,13 +213,13 @@ RequestResult process_request(Signal signal, std::string_view content_type, std:
   bool fell_back = !json && decoder == Decoder::Wire;
   switch (signal) {
     case Signal::Metrics:
-      r = decode_enrich_encode<pbm::ExportMetricsServiceRequest>(body, json, "ExportMetricsServiceRequest", lookup);
+      r = decode_enrich_encode<pbcm::ExportMetricsServiceRequest>(body, json, "ExportMetricsServiceRequest", lookup);
       break;
     case Signal::Logs:
-      r = decode_enrich_encode<pbl::ExportLogsServiceRequest>(body, json, "ExportLogsServiceRequest", lookup);
+      r = decode_enrich_encode<pbcl::ExportLogsServiceRequest>(body, json, "ExportLogsServiceRequest", lookup);
       break;
     case Signal::Traces:
-      r = decode_enrich_encode<pbt::ExportTraceServiceRequest>(body, json, "ExportTraceServiceRequest", lookup);
+      r = decode_enrich_encode<pbct::ExportTraceServiceRequest>(body, json, "ExportTraceServiceRequest", lookup);
       break;
   }
   r.message_path = fell_back;
@@ -239,21 +239,21 @@ std::string success_body(Signal signal, bool json, int64_t rejected, const std::
   if (rejected == 0 && message.empty()) return out;
   switch (signal) {
     case Signal::Metrics: {
-      pbm::ExportMetricsServiceResponse r;
+      pbcm::ExportMetricsServiceResponse r;
       r.mutable_partial_success()->set_rejected_data_points(rejected);
       r.mutable_partial_success()->set_error_message(message);
       r.SerializeToString(&out);
       break;
     }
     case Signal::Logs: {
-      pbl::ExportLogsServiceResponse r;
+      pbcl::ExportLogsServiceResponse r;
       r.mutable_partial_success()->set_rejected_log_records(rejected);
       r.mutable_partial_success()->set_error_message(message);
       r.SerializeToString(&out);
       break;
     }
     case Signal::Traces: {
-      pbt::ExportTraceServiceResponse r;
+      pbct::ExportTraceServiceResponse r;
       r.mutable_partial_success()->set_rejected_spans(rejected);
       r.mutable_partial_success()->set_error_message(message);
       r.SerializeToString(&out);

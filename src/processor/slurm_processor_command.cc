@@ -372,10 +372,11 @@ int run(SlurmProcessorCommand& c, const Invocation& inv) {
   return run_command(inv, startup, [&](const std::shared_ptr<spdlog::logger>& log) { return serve(*o, log); });
 }
 
-const bool kRegistered = register_app_command({"slurm_processor", kHelp, [](CLI::App& sub) -> CommandRunner {
-                                                 auto c = add_options(sub);
-                                                 return [c](const Invocation& inv) { return run(*c, inv); };
-                                               }});
+const bool kSlurmProcessorCommandRegistered =
+    register_app_command({"slurm_processor", kHelp, [](CLI::App& sub) -> CommandRunner {
+                            auto c = add_options(sub);
+                            return [c](const Invocation& inv) { return run(*c, inv); };
+                          }});
 
 }  // namespace
 }  // namespace gcm

@@ -7,7 +7,7 @@
 namespace gcm::sacct {
 namespace {
 
-const bool kRegistered = register_app_command({
+const bool kFsacctCommandRegistered = register_app_command({
     "fsacct",
     "Time-bound-strict sacct wrapper: with -P, -S/-E and terminal states only, prints only the rows whose End "
     "lies in the window (see `gcm fsacct --wrapper-help`); other command lines run sacct unchanged.",

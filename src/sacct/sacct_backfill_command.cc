@@ -53,11 +53,6 @@ struct BackfillCommand {
   int backfill(BackfillOptions& o, spdlog::logger& log);
 };
 
-int usage(const std::string& msg) {
-  std::cerr << "Error: " << msg << "\n";
-  return 2;
-}
-
 std::string self_exe() {
   char buf[PATH_MAX];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -118,7 +113,7 @@ int BackfillCommand::backfill(BackfillOptions& o, spdlog::logger& log) {
   try {
     state = state_path.empty() ? std::make_unique<BackfillState>() : std::make_unique<BackfillState>(state_path);
   } catch (const std::exception& e) {
-    return usage(e.what());
+    return usage_error(e.what());
   }
   std::string intervals_text;
   if (!is_new) {
@@ -126,7 +121,7 @@ int BackfillCommand::backfill(BackfillOptions& o, spdlog::logger& log) {
       intervals_text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     } else {
       std::ifstream in(intervals);
-      if (!in) return usage(fmt::format("Invalid value for '--intervals': cannot read '{}'", intervals));
+      if (!in) return usage_error(fmt::format("Invalid value for '--intervals': cannot read '{}'", intervals));
       intervals_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
   }
@@ -144,9 +139,9 @@ int BackfillCommand::backfill(BackfillOptions& o, spdlog::logger& log) {
         chunks = read_intervals(intervals_text, now, o.zone);
       }
     } catch (const slurm::ParseError& e) {
-      return usage(e.what());
+      return usage_error(e.what());
     } catch (const std::invalid_argument& e) {
-      return usage(e.what());
+      return usage_error(e.what());
     }
     log.info("sacct_backfill: {} chunk(s) for cluster {}, publishing with: {}", chunks.size(), o.cluster,
              fmt::join(o.publish_cmd, " "));
@@ -164,7 +159,7 @@ int BackfillCommand::backfill(BackfillOptions& o, spdlog::logger& log) {
   return any_failed ? 1 : 0;
 }
 
-const bool kRegistered = register_app_command({
+const bool kSacctBackfillCommandRegistered = register_app_command({
     "sacct_backfill",
     "Publish finished jobs of a past time range: runs `gcm fsacct` per chunk of the range and pipes each chunk "
     "into the publish command given after `--`; a state file makes a restart skip published chunks.",

@@ -45,11 +45,6 @@ struct PublishCommand {
   int publish(const std::shared_ptr<spdlog::logger>& log);
 };
 
-int usage(const std::string& msg) {
-  std::cerr << "Error: " << msg << "\n";
-  return 2;
-}
-
 int PublishCommand::run(const Invocation& inv) {
   CommandStartup startup{"sacct_publish", {{{"sacct_publish"}, binder.get()}}};
   startup.log = [&] { return LogSetup{"sacct_publish", "", shared.log_folder, shared.log_level, shared.log_stdout}; };
@@ -62,21 +57,22 @@ int PublishCommand::publish(const std::shared_ptr<spdlog::logger>& log) {
   try {
     chunk_size = parse_si_size(shared.chunk_size);
   } catch (const SiSizeError& e) {
-    return usage(fmt::format("Invalid value for '--chunk-size': {}", e.what()));
+    return usage_error(fmt::format("Invalid value for '--chunk-size': {}", e.what()));
   }
   try {
     o.io_errors = parse_utf8_errors(io_errors);
   } catch (const std::invalid_argument& e) {
-    return usage(fmt::format("Invalid value for '--sacct-output-io-errors': {}", e.what()));
+    return usage_error(fmt::format("Invalid value for '--sacct-output-io-errors': {}", e.what()));
   }
-  if (delimiter.empty()) return usage("Invalid value for '--delimiter': it must not be empty");
+  if (delimiter.empty()) return usage_error("Invalid value for '--delimiter': it must not be empty");
   o.delimiter = delimiter;
   o.ignore_line_errors = ignore_line_errors;
   o.naive_zone = TimeZone::host();
   try {
     o.sacct_zone = sacct_timezone ? TimeZone::load(*sacct_timezone) : o.naive_zone;
   } catch (const TimeZoneError&) {
-    return usage(fmt::format("Invalid value for '--sacct-timezone': '{}' is not a valid timezone", *sacct_timezone));
+    return usage_error(
+        fmt::format("Invalid value for '--sacct-timezone': '{}' is not a valid timezone", *sacct_timezone));
   }
   try {
     o.end_ds_zone = TimeZone::load("America/Los_Angeles");
@@ -91,7 +87,8 @@ int PublishCommand::publish(const std::shared_ptr<spdlog::logger>& log) {
   int fd = 0;
   if (input != "-") {
     fd = ::open(input.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return usage(fmt::format("Invalid value for '[SACCT_OUTPUT]': '{}': {}", input, std::strerror(errno)));
+    if (fd < 0)
+      return usage_error(fmt::format("Invalid value for '[SACCT_OUTPUT]': '{}': {}", input, std::strerror(errno)));
   }
   struct Closer {
     int fd;
@@ -109,7 +106,7 @@ int PublishCommand::publish(const std::shared_ptr<spdlog::logger>& log) {
     o.heterogeneous_cluster_v1 = shared.heterogeneous_cluster_v1;
     sink = make_sink_for("sacct_publish", shared, log);
   } catch (const SinkUsageError& e) {
-    return usage(e.what());
+    return usage_error(e.what());
   }
   ::signal(SIGPIPE, SIG_IGN);  // a closed stdout is a write error to report
 
@@ -172,7 +169,7 @@ int PublishCommand::publish(const std::shared_ptr<spdlog::logger>& log) {
   return 0;
 }
 
-const bool kRegistered = register_app_command({
+const bool kSacctPublishCommandRegistered = register_app_command({
     "sacct_publish",
     "Turn sacct parsable output (`sacct -P ...`, from a file or stdin) into SacctPayload records, once.",
     [](CLI::App& sub) -> CommandRunner {

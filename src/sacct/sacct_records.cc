@@ -184,7 +184,7 @@ constinit const LazySchema kSacctPayload{[] {
   return s;
 }};
 
-const bool kRegistered = register_schema(&kSacct) && register_schema(&kSacctPayload);
+const bool kSacctRecordsRegistered = register_schema(&kSacct) && register_schema(&kSacctPayload);
 
 }  // namespace
 

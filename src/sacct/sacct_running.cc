@@ -195,7 +195,7 @@ class SacctRunning : public Collector {
   CliSlurmClient client_;
 };
 
-const bool kRegistered = register_collector({
+const bool kSacctRunningRegistered = register_collector({
     "sacct_running",
     "Running jobs and steps from `sacct -P -s running,r --delimiter '|#' -a -o all --duplicates --noconvert` "
     "(LOG): one Sacct record per row, records broken across lines by a newline in a field joined back.",

@@ -9,7 +9,7 @@ class DoNothingSink : public Sink {
   void write(const Record&) override {}
 };
 
-const bool kRegistered = register_sink({
+const bool kDoNothingSinkRegistered = register_sink({
     "do_nothing",
     "Discards every record.",
     {},

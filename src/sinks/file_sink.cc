@@ -127,7 +127,7 @@ class FileSink : public Sink {
   std::vector<std::vector<std::pair<std::string, std::string>>> flat_;  // the chunk's records (csv)
 };
 
-const bool kRegistered = register_sink({
+const bool kFileSinkRegistered = register_sink({
     "file",
     "Appends records to files chosen by record kind, as JSON lines or CSV, with rotation.",
     {

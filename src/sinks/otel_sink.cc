@@ -91,7 +91,7 @@ class OtelSink : public Sink {
   size_t max_request_bytes_ = 20 << 20;
 };
 
-const bool kRegistered = register_sink({
+const bool kOtelSinkRegistered = register_sink({
     "otel",
     "OTLP over HTTP (protobuf or JSON) or gRPC: LOG records as log records, METRIC records as gauges/sums with "
     "attributes.",

@@ -115,7 +115,7 @@ class PrometheusSink : public Sink {
   std::unique_ptr<HttpListener> server_;
 };
 
-const bool kRegistered = register_sink({
+const bool kPrometheusSinkRegistered = register_sink({
     "prometheus",
     "Latest value of every measurement, served on /metrics and/or written to a textfile (format 0.0.4).",
     {

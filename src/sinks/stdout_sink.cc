@@ -37,7 +37,7 @@ class StdoutSink : public Sink {
   bool first_ = true;
 };
 
-const bool kRegistered = register_sink({
+const bool kStdoutSinkRegistered = register_sink({
     "stdout",
     "Prints each chunk as one line: a JSON list of records (the reference's stdout form).",
     {},

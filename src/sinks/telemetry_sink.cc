@@ -79,7 +79,7 @@ class TelemetrySink : public Sink {
   std::vector<std::vector<std::string>> rows_;
 };
 
-const bool kRegistered = register_sink({
+const bool kTelemetrySinkRegistered = register_sink({
     "telemetry",
     "Appends every record to one local file for offline analysis: NDJSON (all fields) or CSV (header once per file).",
     {

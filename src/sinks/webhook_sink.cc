@@ -176,7 +176,7 @@ class WebhookSink : public Sink {
   bool metric_ = false;
 };
 
-const bool kRegistered = register_sink({
+const bool kWebhookSinkRegistered = register_sink({
     "webhook",
     "POSTs each chunk as one JSON array (the stdout sink's form) to a URL, with retries.",
     {

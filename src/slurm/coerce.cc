@@ -3,12 +3,11 @@
 #include <charconv>
 #include <cmath>
 
+#include "core/ascii.h"
+
 namespace gcm::slurm {
 
 namespace {
-
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // Python allows one '_' between two digits ("1_000"); returns the text without them, or nullopt when an '_' is
 // misplaced.
@@ -17,7 +16,7 @@ std::optional<std::string> without_digit_separators(std::string_view s) {
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '_') {
-      if (i == 0 || i + 1 == s.size() || !is_digit(s[i - 1]) || !is_digit(s[i + 1])) return std::nullopt;
+      if (i == 0 || i + 1 == s.size() || !is_ascii_digit(s[i - 1]) || !is_ascii_digit(s[i + 1])) return std::nullopt;
       continue;
     }
     out.push_back(s[i]);
@@ -46,8 +45,8 @@ std::optional<bool> number_body(std::string_view& text, std::string& storage) {
 }  // namespace
 
 std::string_view trim(std::string_view value) {
-  while (!value.empty() && is_blank(value.front())) value.remove_prefix(1);
-  while (!value.empty() && is_blank(value.back())) value.remove_suffix(1);
+  while (!value.empty() && is_ascii_space(value.front())) value.remove_prefix(1);
+  while (!value.empty() && is_ascii_space(value.back())) value.remove_suffix(1);
   return value;
 }
 
@@ -59,7 +58,7 @@ bool is_null_like(std::string_view value) {
 std::optional<int64_t> python_int(std::string_view text) {
   std::string cleaned;
   std::optional<bool> negative = number_body(text, cleaned);
-  if (!negative || text.empty() || !is_digit(text.front())) return std::nullopt;
+  if (!negative || text.empty() || !is_ascii_digit(text.front())) return std::nullopt;
   uint64_t magnitude = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), magnitude);
   if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
@@ -105,7 +104,7 @@ int64_t non_negative_int(std::string_view text) {
 int64_t parse_scontrol_maxnodes(std::string_view text) {
   if (text.empty()) return -1;
   for (char c : text) {
-    if (!is_digit(c)) return -1;
+    if (!is_ascii_digit(c)) return -1;
   }
   return strict_int(text);
 }
@@ -155,7 +154,7 @@ double parse_abbreviated_float(std::string_view text) {
       scale = 1e9;
       break;
     default:
-      if (!is_digit(text.back()))
+      if (!is_ascii_digit(text.back()))
         throw ParseError(describe_bad_value("abbreviated number", text, "expected a K, M or G suffix or a digit"));
   }
   if (scale != 1) number.remove_suffix(1);

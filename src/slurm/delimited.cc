@@ -2,15 +2,10 @@
 
 #include <cstring>
 
+#include "core/ascii.h"
 #include "slurm/coerce.h"
 
 namespace gcm::slurm {
-
-namespace {
-
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
-}  // namespace
 
 DelimitedError::DelimitedError(size_t line, const std::string& reason)
     : ParseError("line " + std::to_string(line) + ": " + reason), line_(line), reason_(reason) {}
@@ -20,10 +15,10 @@ void split_fields(std::string_view line, std::string_view delimiter, std::vector
   if (delimiter.empty()) {
     size_t i = 0;
     while (true) {
-      while (i < line.size() && is_blank(line[i])) ++i;
+      while (i < line.size() && is_ascii_space(line[i])) ++i;
       if (i == line.size()) return;
       size_t start = i;
-      while (i < line.size() && !is_blank(line[i])) ++i;
+      while (i < line.size() && !is_ascii_space(line[i])) ++i;
       out.push_back(line.substr(start, i - start));
     }
   }

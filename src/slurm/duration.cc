@@ -1,12 +1,11 @@
 #include "slurm/duration.h"
 
+#include "core/ascii.h"
 #include "slurm/coerce.h"
 
 namespace gcm::slurm {
 
 namespace {
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 bool equals_ignoring_case(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -49,7 +48,7 @@ int64_t parse_clock(std::string_view text, bool allow_fraction) {
       if (frac.empty()) bad_duration(text, "empty fraction");
       int64_t scale = 100;
       for (char c : frac) {
-        if (!is_digit(c)) bad_duration(text, "fraction is not digits");
+        if (!is_ascii_digit(c)) bad_duration(text, "fraction is not digits");
         fraction_ms += (c - '0') * scale;
         scale /= 10;  // digits beyond milliseconds add nothing
       }
@@ -57,7 +56,7 @@ int64_t parse_clock(std::string_view text, bool allow_fraction) {
     }
     if (f.empty()) bad_duration(text, "empty field");
     for (char c : f) {
-      if (!is_digit(c)) bad_duration(text, "fields must be digits");
+      if (!is_ascii_digit(c)) bad_duration(text, "fields must be digits");
     }
     auto v = python_int(f);
     int64_t unit = kUnitMs[first_unit + i];

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "core/ascii.h"
 #include "slurm/coerce.h"
 
 namespace gcm::slurm {
@@ -10,15 +11,14 @@ namespace {
 
 constexpr int kMaxIndexRange = 1 << 16;  // far above any node's device count; bounds memory on garbage input
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_alnum(char c) { return is_alpha(c) || is_digit(c); }
+bool is_alnum(char c) { return is_alpha(c) || is_ascii_digit(c); }
 bool is_field_char(char c) { return is_alnum(c) || c == '_' || c == '.' || c == '-'; }
 
 bool all_digits(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
-    if (!is_digit(c)) return false;
+    if (!is_ascii_digit(c)) return false;
   }
   return true;
 }
@@ -35,7 +35,7 @@ std::string_view drop_gres_prefix(std::string_view s) {
 std::optional<int> small_int(std::string_view s) {
   int v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty() || !is_digit(s.front())) return std::nullopt;
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty() || !is_ascii_digit(s.front())) return std::nullopt;
   return v;
 }
 
@@ -212,7 +212,7 @@ int64_t gres_gpu_count(std::string_view value) {
   for (size_t i = starts.size(); i-- > 0;) {
     size_t begin = starts[i];
     size_t end = begin;
-    while (end < s.size() && is_digit(s[end])) ++end;
+    while (end < s.size() && is_ascii_digit(s[end])) ++end;
     if (end > begin) {
       auto n = python_int(s.substr(begin, end - begin));
       if (!n) bad_gres(value, "count out of range");
@@ -227,7 +227,7 @@ int64_t tres_per_node_gpu_count(std::string_view value) {
   std::string_view s = drop_gres_prefix(value);
   if (s.starts_with("gpu:")) {
     size_t end = 4;
-    while (end < s.size() && is_digit(s[end])) ++end;
+    while (end < s.size() && is_ascii_digit(s[end])) ++end;
     if (end > 4) {
       if (auto n = python_int(s.substr(4, end - 4))) return *n;
     }

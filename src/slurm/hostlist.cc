@@ -3,19 +3,17 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/ascii.h"
+
 namespace gcm::slurm {
 
 namespace {
 
 constexpr size_t kMaxDigits = 18;  // every 18-digit number fits in uint64_t with room for +1
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
 bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '-' || c == '.' || c == '_';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_ascii_digit(c) || c == '-' || c == '.' || c == '_';
 }
-
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 uint64_t digits_value(std::string_view digits) {
   uint64_t v = 0;
@@ -70,7 +68,7 @@ class Parser {
     std::vector<Hostlist::Item> items;
     total = 0;
     size_t first = 0;
-    while (first < s_.size() && is_blank(s_[first])) ++first;
+    while (first < s_.size() && is_ascii_space(s_[first])) ++first;
     if (first == s_.size()) fail(0, "empty hostlist");
     while (true) {
       skip_blanks();
@@ -100,7 +98,7 @@ class Parser {
   }
 
   void skip_blanks() {
-    while (pos_ < s_.size() && is_blank(s_[pos_])) ++pos_;
+    while (pos_ < s_.size() && is_ascii_space(s_[pos_])) ++pos_;
   }
 
   Hostlist::Item parse_item() {
@@ -116,7 +114,7 @@ class Parser {
         text_start = pos_;
       } else if (c == ']') {
         fail(pos_, "']' without a matching '['");
-      } else if (c == ',' || is_blank(c)) {
+      } else if (c == ',' || is_ascii_space(c)) {
         break;
       } else {
         fail(pos_, std::string("unexpected character '") + c + "'");
@@ -155,7 +153,7 @@ class Parser {
 
   std::string_view read_number(size_t open) {
     size_t start = pos_;
-    while (pos_ < s_.size() && is_digit(s_[pos_])) ++pos_;
+    while (pos_ < s_.size() && is_ascii_digit(s_[pos_])) ++pos_;
     if (pos_ == start) {
       if (pos_ == s_.size()) fail(open, "unbalanced '['");
       fail(pos_, std::string("expected a number, found '") + s_[pos_] + "'");
@@ -236,7 +234,7 @@ bool match_from(std::string_view hostlist, const Hostlist::Item& item, size_t le
   pos += text.size();
   if (level == item.groups.size()) return pos == host.size();
   size_t end = pos;
-  while (end < host.size() && is_digit(host[end]) && end - pos < kMaxDigits) ++end;
+  while (end < host.size() && is_ascii_digit(host[end]) && end - pos < kMaxDigits) ++end;
   // The digit run may continue into the following text ("n[1-2]0"), so try every length.
   for (size_t len = 1; pos + len <= end; ++len) {
     uint64_t v = digits_value(host.substr(pos, len));
@@ -259,9 +257,9 @@ struct SplitName {
 SplitName split_name(std::string_view name) {
   SplitName s;
   size_t end = name.size();
-  while (end > 0 && !is_digit(name[end - 1])) --end;
+  while (end > 0 && !is_ascii_digit(name[end - 1])) --end;
   size_t start = end;
-  while (start > 0 && is_digit(name[start - 1])) --start;
+  while (start > 0 && is_ascii_digit(name[start - 1])) --start;
   if (end == start || end - start > kMaxDigits) {  // no number we can range over: the name stays as it is
     s.prefix = name;
     return s;

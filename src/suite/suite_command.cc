@@ -100,9 +100,9 @@ bool register_suite_command(suite::Profile p) {
        }});
 }
 
-const bool kRegistered = register_suite_command(suite::Profile::Prolog) &&
-                               register_suite_command(suite::Profile::Epilog) &&
-                               register_suite_command(suite::Profile::HealthCheck);
+const bool kSuiteCommandRegistered = register_suite_command(suite::Profile::Prolog) &&
+                                     register_suite_command(suite::Profile::Epilog) &&
+                                     register_suite_command(suite::Profile::HealthCheck);
 
 }  // namespace
 

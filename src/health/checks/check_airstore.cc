@@ -10,7 +10,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroupRegistered = register_health_group("check-airstore", "Credential store checks.");
+const bool kCheckAirstoreGroupRegistered = register_health_group("check-airstore", "Credential store checks.");
 
 struct CredOpts {
   HostRoots roots;

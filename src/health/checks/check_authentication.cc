@@ -7,7 +7,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroupRegistered = register_health_group(
+const bool kCheckAuthenticationGroupRegistered = register_health_group(
     "check-authentication", "Authentication checks: account password status, path access by a user.");
 
 struct PassOpts {

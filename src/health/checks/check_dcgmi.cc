@@ -12,7 +12,8 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroupRegistered = register_health_group("check-dcgmi", "DCGM checks through dcgmi: diag, nvlink.");
+const bool kCheckDcgmiGroupRegistered =
+    register_health_group("check-dcgmi", "DCGM checks through dcgmi: diag, nvlink.");
 
 std::string failed_to_run(const char* what, const CommandResult& r) {
   return fmt::format("{} command FAILED to execute. error_code: {} output: {}.", what, r.exit_code, r.out);
@@ -121,7 +122,7 @@ class CheckDcgmiNvlink : public HealthCheck {
   std::string dcgmi_ = "dcgmi";
 };
 
-const bool kRegistered = [] {
+const bool kCheckDcgmiRegistered = [] {
   register_health_check(
       {{"check-dcgmi", "diag"},
        "Run `dcgmi diag -r LEVEL -j`: a failed DCGM test is CRITICAL, a warning WARNING.",

@@ -16,7 +16,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroupRegistered = register_health_group(
+const bool kCheckIbGroupRegistered = register_health_group(
     "check-ib",
     "InfiniBand checks: port states, interfaces, links, port counters, and the fabric (ibdiagnet, mlxlink, "
     "mlxcables, the subnet manager, UFM).");
@@ -127,7 +127,7 @@ enum IbIssue {
   CRITERION_OK = 1000,
 };
 
-const char* issue_name(int i) {
+const char* ib_issue_name(int i) {
   switch (i) {
     case MISBIND:
       return "MISBIND";
@@ -247,7 +247,7 @@ const bool kIblink = register_simple_check<IblinkOpts>(
         std::vector<std::string> texts;
         for (const auto& [code, text] : issues) {
           worst = std::min(worst, code);
-          texts.push_back(fmt::format("{}: {}", issue_name(code), text));
+          texts.push_back(fmt::format("{}: {}", ib_issue_name(code), text));
         }
         lines.push_back(fmt::format("{}", fmt::join(texts, "; ")));
       }

@@ -11,7 +11,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroupRegistered = register_health_group("check-ipmitool", "BMC checks through ipmitool.");
+const bool kCheckIpmitoolGroupRegistered = register_health_group("check-ipmitool", "BMC checks through ipmitool.");
 
 struct SelOpts {
   long long clear_threshold = 40;

@@ -132,7 +132,7 @@ class CheckNccl : public HealthCheck {
   std::optional<double> critical_, warn_;
 };
 
-const bool kRegistered = register_health_check({
+const bool kCheckNcclRegistered = register_health_check({
     {"check-nccl"},
     "NCCL bandwidth: nccl-tests through mpirun on single hosts or host pairs, judged by Avg bus bandwidth.",
     true,

@@ -9,7 +9,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroupRegistered =
+const bool kCheckNodeGroupRegistered =
     register_health_group("check-node", "Node checks: recently booted, kernel modules loaded, package repositories.");
 
 struct UptimeOpts {

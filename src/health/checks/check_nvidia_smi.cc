@@ -561,7 +561,7 @@ std::string check_option_help() {
   return help;
 }
 
-const bool kRegistered = register_health_check({
+const bool kCheckNvidiaSmiRegistered = register_health_check({
     {"check-nvidia-smi"},
     check_help(),
     false,

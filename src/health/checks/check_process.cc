@@ -16,7 +16,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroupRegistered = register_health_group(
+const bool kCheckProcessGroupRegistered = register_health_group(
     "check-process", "Process checks: zombies, processes stuck in uninterruptible sleep, required processes.");
 
 struct ZombieOpts {

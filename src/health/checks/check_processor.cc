@@ -16,7 +16,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroupRegistered = register_health_group(
+const bool kCheckProcessorGroupRegistered = register_health_group(
     "check-processor",
     "Processor and memory checks: CPU frequency and governor, clock source, DIMMs, memory fragmentation.");
 

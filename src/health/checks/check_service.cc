@@ -13,7 +13,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroupRegistered = register_health_group(
+const bool kCheckServiceGroupRegistered = register_health_group(
     "check-service", "Service checks: systemd units, package versions, Slurm daemons and node states, ssh.");
 
 struct ServiceOpts {

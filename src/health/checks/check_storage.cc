@@ -21,7 +21,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroupRegistered = register_health_group(
+const bool kCheckStorageGroupRegistered = register_health_group(
     "check-storage", "Storage checks: disk usage and size, mounts, files and directories that must (not) exist.");
 
 struct statvfs stat_volume(const HostRoots& roots, const std::string& volume, int64_t timeout_s) {

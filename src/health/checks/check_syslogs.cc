@@ -18,7 +18,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroupRegistered = register_health_group(
+const bool kCheckSyslogsGroupRegistered = register_health_group(
     "check-syslogs",
     "Kernel-log and syslog checks: link-flaps, xid (GPU XIDs with NVIDIA's catalogue), io-errors, mce, pcie-aer.");
 
@@ -202,7 +202,7 @@ class CheckLinkFlaps : public HealthCheck {
   std::string syslog_file_ = "/var/log/syslog";
 };
 
-const bool kRegistered = [] {
+const bool kCheckSyslogsRegistered = [] {
   register_health_check(
       {{"check-syslogs", "xid"},
        "GPU XIDs (and NVSwitch SXids) in the kernel log, each named once with its causes, "

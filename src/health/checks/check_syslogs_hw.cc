@@ -82,7 +82,7 @@ class CheckKernelSeverity : public HealthCheck {
   std::string none_, what_;
 };
 
-const bool kRegistered = [] {
+const bool kCheckSyslogsHwRegistered = [] {
   register_health_check({{"check-syslogs", "mce"},
                          "Machine Check Exception lines of the kernel log (\"mce:\", \"Machine Check\"), classified "
                          "by GCM's table: CRITICAL for [Hardware Error], processor context corrupt, uncorrected or "

@@ -35,7 +35,7 @@ class CheckTelemetry : public HealthCheck {
   int64_t job_id_ = 0;
 };
 
-const bool kRegistered = register_health_check({
+const bool kCheckTelemetryRegistered = register_health_check({
     {"check-telemetry"},
     "Send one telemetry record with a given verdict (no check is run); always exits 0.",
     false,

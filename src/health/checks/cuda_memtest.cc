@@ -13,7 +13,7 @@
 namespace gcm::health {
 namespace {
 
-const bool kGroupRegistered = register_health_group("cuda", "CUDA checks: memtest.");
+const bool kCudaMemtestGroupRegistered = register_health_group("cuda", "CUDA checks: memtest.");
 
 class CudaMemtest : public HealthCheck {
  public:
@@ -78,7 +78,7 @@ class CudaMemtest : public HealthCheck {
   std::vector<unsigned> devices_;
 };
 
-const bool kRegistered = register_health_check({
+const bool kCudaMemtestRegistered = register_health_check({
     {"cuda", "memtest"},
     "Allocate and test --size GB on each GPU with the CUDA memory test program, GPUs in parallel.",
     true,
