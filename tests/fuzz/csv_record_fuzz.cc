@@ -6,8 +6,11 @@
 #include <string>
 
 #include "sinks/csv_table.h"
+#include "fuzz_target.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   std::string line(reinterpret_cast<const char*>(data), size);
   bool ok = false;
   auto fields = gcm::parse_csv_record(line, ok);
@@ -18,3 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (gcm::parse_csv_record(written, again_ok) != fields || !again_ok) std::abort();
   return 0;
 }
+
+const bool kCsvRecordFuzzRegistered = gcm::fuzz::register_target("csv_record_fuzz", fuzz_one);
+
+}  // namespace

@@ -5,8 +5,11 @@
 #include <string_view>
 
 #include "health/dcgmi_output.h"
+#include "fuzz_target.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   using gcm::health::ExitCode;
   auto check = [](const gcm::health::DcgmiVerdict& v) {
@@ -17,3 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check(gcm::health::evaluate_dcgmi_nvlink_status(text));
   return 0;
 }
+
+const bool kDcgmiOutputFuzzRegistered = gcm::fuzz::register_target("dcgmi_output_fuzz", fuzz_one);
+
+}  // namespace

@@ -4,8 +4,11 @@
 
 #include "core/dotlist.h"
 #include "core/json.h"
+#include "fuzz_target.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   std::string item(reinterpret_cast<const char*>(data), size);
   try {
     gcm::Value v = gcm::parse_dotlist({item});
@@ -14,3 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+const bool kDotlistFuzzRegistered = gcm::fuzz::register_target("dotlist_fuzz", fuzz_one);
+
+}  // namespace

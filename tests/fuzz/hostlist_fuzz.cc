@@ -6,8 +6,11 @@
 #include <vector>
 
 #include "slurm/hostlist.h"
+#include "fuzz_target.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   try {
     gcm::slurm::Hostlist h = gcm::slurm::Hostlist::parse(text, 1u << 16);
@@ -25,3 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+const bool kHostlistFuzzRegistered = gcm::fuzz::register_target("hostlist_fuzz", fuzz_one);
+
+}  // namespace

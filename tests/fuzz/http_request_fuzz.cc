@@ -5,8 +5,11 @@
 #include <string_view>
 
 #include "core/http_request_head.h"
+#include "fuzz_target.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   std::string_view in(reinterpret_cast<const char*>(data), size);
   size_t end = in.find("\r\n\r\n");
   gcm::HttpRequest req;
@@ -25,3 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+const bool kHttpRequestFuzzRegistered = gcm::fuzz::register_target("http_request_fuzz", fuzz_one);
+
+}  // namespace

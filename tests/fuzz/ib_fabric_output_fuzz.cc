@@ -7,8 +7,11 @@
 
 #include "health/ib_fabric_output.h"
 #include "health/nmcli_device.h"
+#include "fuzz_target.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   using gcm::health::ExitCode;
   auto check = [](const gcm::health::FabricVerdict& v) {
@@ -29,3 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (cfg->at("HWADDR").empty()) std::abort();
   return 0;
 }
+
+const bool kIbFabricOutputFuzzRegistered = gcm::fuzz::register_target("ib_fabric_output_fuzz", fuzz_one);
+
+}  // namespace

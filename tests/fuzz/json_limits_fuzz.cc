@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/json_limits.h"
+#include "fuzz_target.h"
 
 namespace {
 
@@ -21,7 +22,9 @@ size_t depth_of(const nlohmann::json& j) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   gcm::JsonLimits limits;
   limits.max_depth = 1 + data[0] % 16;
@@ -41,3 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (gcm::parse_json_limited(text, nullptr, deflt).is_discarded()) __builtin_trap();
   return 0;
 }
+
+const bool kJsonLimitsFuzzRegistered = gcm::fuzz::register_target("json_limits_fuzz", fuzz_one);
+
+}  // namespace

@@ -7,8 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json.h"
+#include "fuzz_target.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   std::string s(reinterpret_cast<const char*>(data), size);
   gcm::Schema schema;
   schema.name = "F";
@@ -26,3 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+const bool kJsonStringFuzzRegistered = gcm::fuzz::register_target("json_string_fuzz", fuzz_one);
+
+}  // namespace

@@ -6,8 +6,11 @@
 
 #include "health/kernel_event.h"
 #include "health/kernel_log.h"
+#include "fuzz_target.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   gcm::health::KernelLog::from_text(text).for_each([](const gcm::health::KernelLogLine& l) {
     auto e = gcm::health::classify_kernel_event(l.message);
@@ -19,3 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   });
   return 0;
 }
+
+const bool kKernelEventFuzzRegistered = gcm::fuzz::register_target("kernel_event_fuzz", fuzz_one);
+
+}  // namespace

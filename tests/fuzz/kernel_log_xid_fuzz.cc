@@ -9,8 +9,11 @@
 #include "health/kernel_log.h"
 #include "health/syslog_severity.h"
 #include "health/xid_line.h"
+#include "fuzz_target.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   gcm::health::XidScanner scanner;
   gcm::health::SeverityTally mce, aer;
@@ -34,3 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+const bool kKernelLogXidFuzzRegistered = gcm::fuzz::register_target("kernel_log_xid_fuzz", fuzz_one);
+
+}  // namespace

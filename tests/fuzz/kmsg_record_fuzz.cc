@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "agent/kmsg_record.h"
+#include "fuzz_target.h"
 
 namespace {
 
@@ -15,7 +16,9 @@ bool inside(std::string_view part, std::string_view whole) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   std::string error;
   auto r = gcm::agent::parse_kmsg_record(text, &error);
@@ -31,3 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+const bool kKmsgRecordFuzzRegistered = gcm::fuzz::register_target("kmsg_record_fuzz", fuzz_one);
+
+}  // namespace

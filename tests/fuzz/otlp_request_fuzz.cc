@@ -8,8 +8,11 @@
 #include <string_view>
 
 #include "processor/otlp_request.h"
+#include "fuzz_target.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   using namespace gcm::processor;
   static const auto jobs = [] {
     gcm::JobInfo j;
@@ -31,3 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+const bool kOtlpRequestFuzzRegistered = gcm::fuzz::register_target("otlp_request_fuzz", fuzz_one);
+
+}  // namespace

@@ -14,6 +14,7 @@
 #include "processor/enrich.h"
 #include "processor/otlp_request.h"
 #include "processor/wire_enrich.h"
+#include "fuzz_target.h"
 
 namespace {
 
@@ -65,7 +66,9 @@ namespace pbcm = opentelemetry::proto::collector::metrics::v1;
 namespace pbcl = opentelemetry::proto::collector::logs::v1;
 namespace pbct = opentelemetry::proto::collector::trace::v1;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view body(reinterpret_cast<const char*>(data + 1), size - 1);
   Signal signal = static_cast<Signal>(data[0] % 3);
@@ -87,3 +90,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!same) __builtin_trap();
   return 0;
 }
+
+const bool kOtlpWireFuzzRegistered = gcm::fuzz::register_target("otlp_wire_fuzz", fuzz_one);
+
+}  // namespace

@@ -13,6 +13,7 @@
 #include "sacct/publish.h"
 #include "sacct/sacct_records.h"
 #include "slurm/delimited.h"
+#include "fuzz_target.h"
 
 namespace {
 
@@ -27,7 +28,9 @@ struct CheckingOut : gcm::RecordOut {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   using namespace gcm::sacct;
   if (size == 0) return 0;
   const uint8_t mode = data[0];
@@ -80,3 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+const bool kSacctReaderFuzzRegistered = gcm::fuzz::register_target("sacct_reader_fuzz", fuzz_one);
+
+}  // namespace

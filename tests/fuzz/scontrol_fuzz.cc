@@ -8,6 +8,7 @@
 
 #include "slurm/delimited.h"
 #include "slurm/scontrol.h"
+#include "fuzz_target.h"
 
 namespace {
 
@@ -22,7 +23,9 @@ Owned owned(const gcm::slurm::ScontrolRecord& r) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   using namespace gcm::slurm;
   std::string_view text(reinterpret_cast<const char*>(data), size);
   std::vector<Owned> whole;
@@ -40,3 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)parse_scontrol_config(text);
   return 0;
 }
+
+const bool kScontrolFuzzRegistered = gcm::fuzz::register_target("scontrol_fuzz", fuzz_one);
+
+}  // namespace

@@ -6,8 +6,11 @@
 
 #include "slurm/delimited.h"
 #include "slurm/sacct_lines.h"
+#include "fuzz_target.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   using namespace gcm::slurm;
   if (size == 0) return 0;
   const uint8_t mode = data[0];
@@ -41,3 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+const bool kSlurmDelimitedFuzzRegistered = gcm::fuzz::register_target("slurm_delimited_fuzz", fuzz_one);
+
+}  // namespace

@@ -6,8 +6,11 @@
 #include "core/time_zone.h"
 #include "slurm/rest_render.h"
 #include "slurm/sinfo_json.h"
+#include "fuzz_target.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   using namespace gcm::slurm;
   std::string_view text(reinterpret_cast<const char*>(data), size);
   static const gcm::TimeZone utc;
@@ -23,3 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tolerate([&] { (void)render_scontrol_partitions(text); });
   return 0;
 }
+
+const bool kSlurmJsonFuzzRegistered = gcm::fuzz::register_target("slurm_json_fuzz", fuzz_one);
+
+}  // namespace

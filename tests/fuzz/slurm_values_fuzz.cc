@@ -11,6 +11,7 @@
 #include "slurm/node_state.h"
 #include "slurm/timestamp.h"
 #include "slurm/tres.h"
+#include "fuzz_target.h"
 
 namespace {
 
@@ -35,7 +36,9 @@ const gcm::TimeZone& zone() {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   using namespace gcm::slurm;
   std::string_view s(reinterpret_cast<const char*>(data), size);
   (void)is_null_like(s);
@@ -80,3 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tolerate_parse_errors([&] { (void)time_to_time_aware(s, zone(), zone()); });
   return 0;
 }
+
+const bool kSlurmValuesFuzzRegistered = gcm::fuzz::register_target("slurm_values_fuzz", fuzz_one);
+
+}  // namespace

@@ -4,8 +4,11 @@
 #include <string_view>
 
 #include "core/time_zone.h"
+#include "fuzz_target.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
   for (bool as_rule : {false, true}) {
     try {
@@ -18,3 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+const bool kTimeZoneFuzzRegistered = gcm::fuzz::register_target("time_zone_fuzz", fuzz_one);
+
+}  // namespace

@@ -4,8 +4,11 @@
 #include <string>
 
 #include "core/web_config.h"
+#include "fuzz_target.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+int fuzz_one(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   try {
     (void)gcm::parse_web_config(text, "fuzz.yml", "/nonexistent");
@@ -13,3 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+const bool kWebConfigFuzzRegistered = gcm::fuzz::register_target("web_config_fuzz", fuzz_one);
+
+}  // namespace

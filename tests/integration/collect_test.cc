@@ -24,11 +24,6 @@ using namespace std::chrono_literals;
 
 const std::string k2205 = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-22.05/";
 
-void write_script(const std::string& path, const std::string& body) {
-  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
-  ::chmod(path.c_str(), 0755);
-}
-
 // Fake Slurm commands answering with the 22.05 fixtures; each invocation appends "command args" to <dir>/calls.
 struct FakeSlurm {
   std::string dir = temp_dir("collect");
@@ -84,13 +79,6 @@ struct FakeSlurm {
     return v;
   }
 };
-
-std::vector<json> with_key(const std::vector<json>& records, const std::string& key) {
-  std::vector<json> out;
-  for (const auto& r : records)
-    if (r.contains(key)) out.push_back(r);
-  return out;
-}
 
 TEST(Collect, OneSinfoAndOneClusterLookupServeBothCollectors) {
   FakeSlurm f;

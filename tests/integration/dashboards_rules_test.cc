@@ -46,11 +46,6 @@ std::string url_encode(const std::string& s) {
   return out;
 }
 
-void write_script(const std::string& path, const std::string& body) {
-  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
-  ::chmod(path.c_str(), 0755);
-}
-
 // Fake Slurm commands answering with the recorded 22.05 outputs (tests/fixtures/slurm-22.05/), except that node1, the
 // agent's node with the lost GPU, is draining with gcm's reason ("gcm: check-nvidia-smi: GPU 7 is lost"), so that the
 // panels and the alert about nodes drained by gcm have their situation (node7 stays drained by the testbed's reason).

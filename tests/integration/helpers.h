@@ -4,6 +4,7 @@
 
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -143,6 +144,20 @@ inline std::vector<nlohmann::json> records_of(const std::string& out) {
     if (line.starts_with("[{"))
       for (auto& r : nlohmann::json::parse(line)) records.push_back(r);
   return records;
+}
+
+// The records that have `key` (a collector's records of one type, out of records_of's mixed list).
+inline std::vector<nlohmann::json> with_key(const std::vector<nlohmann::json>& records, const std::string& key) {
+  std::vector<nlohmann::json> out;
+  for (const auto& r : records)
+    if (r.contains(key)) out.push_back(r);
+  return out;
+}
+
+// An executable /bin/sh script at path: a fake command for PATH.
+inline void write_script(const std::string& path, const std::string& body) {
+  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+  ::chmod(path.c_str(), 0755);
 }
 
 }  // namespace gcm::testing

@@ -21,11 +21,6 @@ using nlohmann::json;
 
 const std::string k2205 = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-22.05/";
 
-void write_script(const std::string& path, const std::string& body) {
-  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
-  ::chmod(path.c_str(), 0755);
-}
-
 // A directory of fake Slurm commands answering with the 22.05 fixtures. sdiag fails while <dir>/sdiag.fail exists.
 struct FakeSlurm {
   std::string dir = temp_dir("fake-slurm");

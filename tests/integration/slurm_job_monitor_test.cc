@@ -61,13 +61,6 @@ class FakeSlurm {
 };
 
 // Every record of the stdout sink's output (one JSON list per line; log lines are skipped).
-std::vector<json> with_key(const std::vector<json>& records, const std::string& key) {
-  std::vector<json> out;
-  for (const auto& r : records)
-    if (r.contains(key)) out.push_back(r);
-  return out;
-}
-
 TEST(SlurmJobMonitorCli, OnceWithFakeCommandsWritesNodesAndJobs) {
   FakeSlurm fake;
   fake.cat("sinfo", kOurs + "sinfo-all.txt");
