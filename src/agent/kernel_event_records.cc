@@ -38,7 +38,7 @@ Schema make_sxid() {
         "nvswitch_sxid_last_timestamp"}});
 }
 
-Schema make_event() {
+Schema make_kernel_event_schema() {
   return make_schema("NodeKernelEvent",
                      "One hardware event of the kernel log (not a GPU XID) with what it likely means.",
                      "node_kernel_event", DataType::Log,
@@ -58,7 +58,7 @@ Schema make_event() {
 
 constinit const LazySchema kNodeKernelEvents{make_events};
 constinit const LazySchema kNvswitchSxidErrors{make_sxid};
-constinit const LazySchema kNodeKernelEvent{make_event};
+constinit const LazySchema kNodeKernelEvent{make_kernel_event_schema};
 
 static const bool kKernelEventRecordsRegistered =
     register_schema(&kNodeKernelEvents) && register_schema(&kNvswitchSxidErrors) && register_schema(&kNodeKernelEvent);

@@ -41,7 +41,7 @@ Schema make_active() {
                   {"critical", FT::Bool, FR::Attribute, "", "the catalogue's severity is critical"}}));
 }
 
-Schema make_event() {
+Schema make_xid_event_schema() {
   std::vector<FieldSpec> fields = key_fields({
 
       {"pci_bus_id", FT::String, FR::Attribute, "", "PCI bus id (domain:bus:device)"},
@@ -65,7 +65,7 @@ Schema make_event() {
 
 constinit const LazySchema kGpuXidErrors{make_errors};
 constinit const LazySchema kGpuXidActive{make_active};
-constinit const LazySchema kGpuXidEvent{make_event};
+constinit const LazySchema kGpuXidEvent{make_xid_event_schema};
 
 static const bool kXidRecordsRegistered =
     register_schema(&kGpuXidErrors) && register_schema(&kGpuXidActive) && register_schema(&kGpuXidEvent);

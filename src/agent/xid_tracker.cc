@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "core/ascii.h"
+
 namespace gcm::agent {
 
 namespace {
@@ -12,19 +14,11 @@ constexpr const char* kUnknownUuid = "unknown";
 // De-duplication keeps at most this many recent events: a replay of the kernel log since boot can bring thousands.
 constexpr size_t kMaxRecent = 1024;
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 bool all_hex(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s)
     if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
   return true;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 }  // namespace
@@ -45,7 +39,7 @@ const char* to_string(XidClearing c) {
 
 XidClearing clearing_rule(std::string_view action) {
   // NVIDIA's workflows for these end in a GPU reset: a DBE's row remap, NVLink errors.
-  if (action == "RESET_GPU" || starts_with(action, "WORKFLOW_XID_48") || starts_with(action, "WORKFLOW_NVLINK"))
+  if (action == "RESET_GPU" || action.starts_with("WORKFLOW_XID_48") || action.starts_with("WORKFLOW_NVLINK"))
     return XidClearing::GpuReset;
   // Hardware that needs a person or a reboot: nothing within this boot clears it.
   if (action == "RESTART_BM" || action == "RESTART_VM" || action == "CONTACT_SUPPORT" || action == "CHECK_MECHANICALS")
@@ -54,9 +48,9 @@ XidClearing clearing_rule(std::string_view action) {
 }
 
 std::string normalize_pci_bus_id(std::string_view id) {
-  std::string s = lower(id);
+  std::string s = ascii_lower(id);
   std::string_view v(s);
-  if (starts_with(v, "pci:")) v.remove_prefix(4);
+  if (v.starts_with("pci:")) v.remove_prefix(4);
   size_t c1 = v.find(':');
   size_t c2 = c1 == std::string_view::npos ? c1 : v.find(':', c1 + 1);
   if (c2 == std::string_view::npos) return std::string(v);

@@ -6,7 +6,7 @@
 namespace gcm {
 
 namespace {
-std::map<std::string, AppCommandSpec>& registry() {
+std::map<std::string, AppCommandSpec>& commands() {
   static std::map<std::string, AppCommandSpec> r;
   return r;
 }
@@ -14,13 +14,13 @@ std::map<std::string, AppCommandSpec>& registry() {
 
 bool register_app_command(AppCommandSpec spec) {
   std::string name = spec.name;
-  if (!registry().emplace(name, std::move(spec)).second) {
+  if (!commands().emplace(name, std::move(spec)).second) {
     std::fprintf(stderr, "gcm: command '%s' registered twice\n", name.c_str());
     std::abort();
   }
   return true;
 }
 
-const std::map<std::string, AppCommandSpec>& app_command_registry() { return registry(); }
+const std::map<std::string, AppCommandSpec>& app_command_registry() { return commands(); }
 
 }  // namespace gcm

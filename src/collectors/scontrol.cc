@@ -13,7 +13,20 @@
 
 namespace gcm {
 
-using namespace gcm::slurm;
+// Named one by one: a using-directive here would reach the files compiled after this one in a unity batch.
+using slurm::convert_memory_to_mb;
+using slurm::derived_cluster;
+using slurm::describe_bad_value;
+using slurm::maybe_int;
+using slurm::parse_scontrol_maxnodes;
+using slurm::parse_tres_entries;
+using slurm::ParseError;
+using slurm::python_float;
+using slurm::ScontrolRecord;
+using slurm::SlurmClient;
+using slurm::SlurmQuery;
+using slurm::tres_value;
+using slurm::TresEntry;
 
 namespace {
 

@@ -9,7 +9,14 @@
 
 namespace gcm {
 
-using namespace gcm::slurm;
+// Named one by one: a using-directive here would reach the files compiled after this one in a unity batch.
+using slurm::CliSlurmClient;
+using slurm::derived_cluster;
+using slurm::maybe_int;
+using slurm::parse_config_line;
+using slurm::SlurmClient;
+using slurm::SlurmError;
+using slurm::SlurmQuery;
 
 namespace {
 

@@ -22,7 +22,41 @@
 
 namespace gcm {
 
-using namespace gcm::slurm;
+// Named one by one: a using-directive here would reach the files compiled after this one in a unity batch.
+using slurm::CpuStates;
+using slurm::DelimitedError;
+using slurm::DelimitedHeader;
+using slurm::DelimitedOptions;
+using slurm::DelimitedParser;
+using slurm::DelimitedRow;
+using slurm::derived_cluster;
+using slurm::for_each_line;
+using slurm::format_iso;
+using slurm::gres_count;
+using slurm::gres_detail_gpu_indices;
+using slurm::gres_gpu_count;
+using slurm::gres_or_tres_gpu_count;
+using slurm::in_zone;
+using slurm::is_pending_on_resources;
+using slurm::is_unset_time;
+using slurm::maybe_float;
+using slurm::maybe_int;
+using slurm::memory_to_bytes;
+using slurm::nodelist_or_null;
+using slurm::parse_cpu_states;
+using slurm::parse_gres_list;
+using slurm::parse_sinfo_json;
+using slurm::parse_slurm_version;
+using slurm::parse_timestamp;
+using slurm::ParseError;
+using slurm::RowLengthPolicy;
+using slurm::SinfoJsonNode;
+using slurm::SlurmClient;
+using slurm::SlurmError;
+using slurm::SlurmQuery;
+using slurm::split_fields;
+using slurm::strict_int;
+using slurm::tres_value;
 
 namespace {
 

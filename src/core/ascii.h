@@ -1,11 +1,22 @@
-// Character classes of the C locale, without <cctype>'s locale lookup and its undefined behaviour for negative chars:
-// the parsers of Slurm's output classify bytes, not letters.
+// Character classes and case of the C locale, without <cctype>'s locale lookup and its undefined behaviour for
+// negative chars: the parsers of tools' output classify bytes, not letters.
 #pragma once
+
+#include <string>
+#include <string_view>
 
 namespace gcm {
 
 inline bool is_ascii_digit(char c) { return c >= '0' && c <= '9'; }
 // What isspace() accepts in the C locale.
 inline bool is_ascii_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+// s with A-Z turned to a-z, other bytes unchanged (what tolower() does in the C locale).
+inline std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
 
 }  // namespace gcm

@@ -5,22 +5,16 @@
 
 #include <fmt/format.h>
 
+#include "core/ascii.h"
+
 namespace gcm {
 
-namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::optional<std::string> http_url_problem(std::string_view url) {
   size_t sep = url.find("://");
   if (sep == std::string_view::npos) return "no scheme: expected http://HOST[:PORT]";
-  std::string scheme = lower(url.substr(0, sep));
+  std::string scheme = ascii_lower(url.substr(0, sep));
   if (scheme != "http" && scheme != "https") return fmt::format("scheme '{}' is not http or https", scheme);
   std::string_view rest = url.substr(sep + 3);
   std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));

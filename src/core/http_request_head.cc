@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "core/ascii.h"
+
 namespace gcm {
 
 namespace {
@@ -35,19 +37,13 @@ std::string_view trim_ows(std::string_view s) {
   return s;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Calls f(token) for each comma-separated element of a list field, trimmed and lower-cased, empty ones skipped.
 template <typename F>
 void for_each_list_element(std::string_view value, F f) {
   while (!value.empty()) {
     size_t comma = value.find(',');
     std::string_view e = trim_ows(value.substr(0, comma));
-    if (!e.empty()) f(lower(e));
+    if (!e.empty()) f(ascii_lower(e));
     if (comma == std::string_view::npos) break;
     value.remove_prefix(comma + 1);
   }
@@ -87,7 +83,7 @@ std::optional<HeadError> add_field(std::string_view line, HttpRequest& req, int&
   if (!is_token(name)) return bad(fmt::format("bad header name '{}'", name.substr(0, 64)));
   std::string_view value = trim_ows(line.substr(colon + 1));
   if (!valid_field_value(value)) return bad("a header value holds control characters");
-  std::string key = lower(name);
+  std::string key = ascii_lower(name);
   if (key == "content-length") ++content_lengths;
   if (key == "host" && req.headers.count(key)) return bad("two Host headers");
   auto [it, inserted] = req.headers.emplace(key, value);
@@ -133,7 +129,7 @@ std::optional<HeadError> decide_framing(const HttpRequest& req, int content_leng
     });
   framing.close = framing.http10 ? !keep_alive : close_token;
   if (auto e = req.headers.find("expect"); e != req.headers.end())
-    framing.expect_continue = lower(e->second) == "100-continue";
+    framing.expect_continue = ascii_lower(e->second) == "100-continue";
   return std::nullopt;
 }
 

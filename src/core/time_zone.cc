@@ -12,7 +12,7 @@ namespace gcm {
 
 namespace {
 
-std::string read_file(const std::string& path) {
+std::string read_zone_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return {};
   std::ostringstream ss;
@@ -172,7 +172,7 @@ TimeZone TimeZone::from_tzif(std::string_view name, std::string_view data) {
 TimeZone TimeZone::load(std::string_view name) {
   if (name.empty() || name.front() == '/' || name.find("..") != std::string_view::npos)
     throw TimeZoneError("'" + std::string(name) + "' is not a valid time zone name");
-  std::string data = read_file(zoneinfo_dir() + "/" + std::string(name));
+  std::string data = read_zone_file(zoneinfo_dir() + "/" + std::string(name));
   if (data.empty()) throw TimeZoneError("'" + std::string(name) + "' is not a valid timezone");
   return from_tzif(name, data);
 }
@@ -193,7 +193,7 @@ TimeZone TimeZone::host() {
     std::string_view v(tz);
     if (v.front() == ':') v.remove_prefix(1);
     try {
-      if (!v.empty() && v.front() == '/') return from_tzif(v, read_file(std::string(v)));
+      if (!v.empty() && v.front() == '/') return from_tzif(v, read_zone_file(std::string(v)));
       return load(v);
     } catch (const TimeZoneError&) {
     }
@@ -203,7 +203,7 @@ TimeZone TimeZone::host() {
     }
     return TimeZone();
   }
-  std::string data = read_file("/etc/localtime");
+  std::string data = read_zone_file("/etc/localtime");
   if (data.empty()) return TimeZone();
   std::string name = "localtime";
   char target[4096];

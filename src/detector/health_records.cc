@@ -42,7 +42,7 @@ Schema make_deviation() {
        {"peer_zscore", FT::Double, FR::Gauge, "", "robust z-score against the peers (MAD with a floor)"}});
 }
 
-Schema make_event() {
+Schema make_health_event_schema() {
   Schema s;
   s.name = "GpuHealthEvent";
   s.description = "A GPU's health state changed (zombie-GPU detector), with the evidence.";
@@ -79,7 +79,7 @@ Schema make_event() {
 constinit const LazySchema kGpuHealthState{make_state};
 constinit const LazySchema kGpuHealthReason{make_reason};
 constinit const LazySchema kGpuPeerDeviation{make_deviation};
-constinit const LazySchema kGpuHealthEvent{make_event};
+constinit const LazySchema kGpuHealthEvent{make_health_event_schema};
 
 static const bool kHealthRecordsRegistered = register_schema(&kGpuHealthState) && register_schema(&kGpuHealthReason) &&
                                              register_schema(&kGpuPeerDeviation) && register_schema(&kGpuHealthEvent);

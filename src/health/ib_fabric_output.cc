@@ -34,8 +34,6 @@ std::vector<std::string_view> lines_of(std::string_view text) {
   return v;
 }
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 // Python's repr of a float for the values mlxlink prints ("49" -> "49.0", "9.21" -> "9.21").
 std::string py_float(double v) {
   std::string s = fmt::format("{}", v);
@@ -55,7 +53,7 @@ std::optional<double> to_double(std::string_view s) {
 
 std::optional<uint64_t> hex_value(std::string_view s) {
   s = strip(s);
-  if (starts_with(s, "0x") || starts_with(s, "0X")) s.remove_prefix(2);
+  if (s.starts_with("0x") || s.starts_with("0X")) s.remove_prefix(2);
   if (s.empty() || s.size() > 16) return std::nullopt;
   uint64_t v = 0;
   for (char c : s) {
@@ -73,7 +71,7 @@ std::optional<uint64_t> hex_value(std::string_view s) {
 std::map<std::string, std::string> switch_names(std::string_view discover) {
   std::map<std::string, std::string> names;
   for (std::string_view l : lines_of(discover)) {
-    if (!starts_with(l, "Switch")) continue;
+    if (!l.starts_with("Switch")) continue;
     std::string_view r = l.substr(6);
     size_t n = 0;
     while (n < r.size() && is_space(r[n])) ++n;
@@ -83,14 +81,14 @@ std::map<std::string, std::string> switch_names(std::string_view discover) {
     while (n < r.size() && std::isdigit(static_cast<unsigned char>(r[n]))) ++n;
     if (n == 0) continue;
     r = strip(r.substr(n));
-    if (!starts_with(r, "\"S-")) continue;
+    if (!r.starts_with("\"S-")) continue;
     size_t close = r.find('"', 3);
     if (close == std::string_view::npos || close == 3) continue;
     std::string guid(r.substr(3, close - 3));
     r = strip(r.substr(close + 1));
-    if (!starts_with(r, "#")) continue;
+    if (!r.starts_with("#")) continue;
     r = strip(r.substr(1));
-    if (!starts_with(r, "\"")) continue;
+    if (!r.starts_with("\"")) continue;
     r.remove_prefix(1);
     size_t end = 0;
     while (end < r.size() && r[end] != '"' && !is_space(r[end])) ++end;
@@ -122,7 +120,7 @@ std::string port_label(std::string_view header, const std::map<std::string, std:
     if (slash == std::string_view::npos) break;
     p = slash + 1;
   }
-  if (seg.size() >= 3 && starts_with(seg[0], "S") && starts_with(seg[1], "N")) {
+  if (seg.size() >= 3 && seg[0].starts_with("S") && seg[1].starts_with("N")) {
     std::string guid(seg[0].substr(1));
     auto it = names.find(guid);
     std::string host = it != names.end() ? it->second : fmt::format("Unknown[{}]", guid);
@@ -167,7 +165,7 @@ FabricVerdict evaluate_ibdiagnet_pm(std::string_view pm, std::string_view ibnetd
   auto lines = lines_of(pm);
   for (size_t i = 0; i < lines.size(); ++i) {
     std::string_view raw = lines[i];
-    if (starts_with(raw, "Port=")) {  // a block starts at a line beginning with Port=
+    if (raw.starts_with("Port=")) {  // a block starts at a line beginning with Port=
       any_block = true;
       label = port_label(strip(raw), names);
       continue;
@@ -214,17 +212,17 @@ namespace {
 // line is not this field. bracket: "" for fields whose only suffix is " [per lane]", "*" for DDM fields, whose
 // suffix is any bracketed unit ("[C]", "[mA]").
 std::optional<std::string_view> field_value(std::string_view line, std::string_view name, bool any_bracket) {
-  if (!starts_with(line, name)) return std::nullopt;
+  if (!line.starts_with(name)) return std::nullopt;
   std::string_view r = line.substr(name.size());
-  if (!any_bracket && starts_with(r, " [per lane]")) {
+  if (!any_bracket && r.starts_with(" [per lane]")) {
     r.remove_prefix(11);
-  } else if (any_bracket && starts_with(r, " [")) {
+  } else if (any_bracket && r.starts_with(" [")) {
     size_t close = r.find(']');
     if (close == std::string_view::npos || close == 2) return std::nullopt;
     r.remove_prefix(close + 1);
   }
   while (!r.empty() && is_space(r.front())) r.remove_prefix(1);
-  if (!starts_with(r, ":")) return std::nullopt;
+  if (!r.starts_with(":")) return std::nullopt;
   r.remove_prefix(1);
   while (!r.empty() && is_space(r.front())) r.remove_prefix(1);
   if (r.empty()) return std::nullopt;
@@ -385,7 +383,7 @@ FabricVerdict evaluate_ufm_unhealthy_ports(std::string_view dump) {
   std::string_view content = strip(dump);
   std::vector<std::string_view> ports;
   for (auto l : lines_of(content))
-    if (!strip(l).empty() && !starts_with(l, "#")) ports.push_back(l);
+    if (!strip(l).empty() && !l.starts_with("#")) ports.push_back(l);
   if (ports.empty()) return {ExitCode::OK, "No unhealthy ports reported by UFM."};
   constexpr size_t kShown = 20;
   std::string msg = fmt::format("{} unhealthy port(s) reported by UFM:", ports.size());

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/ascii.h"
 #include "health/link_flap_line.h"
 #include "health/mce_line.h"
 #include "health/pcie_aer_line.h"
@@ -52,12 +53,6 @@ constexpr KernelEventClass kClasses[] = {
     {K::PcieAer, "fatal", S::Critical, "the PCIe link failed: the device is unreachable until it is reset",
      "drain the node; reset or reboot, and service the slot or device if it repeats"},
 };
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 KernelEvent make(K kind, std::string_view cls, std::string device, std::string_view message) {
   KernelEvent e;
@@ -108,7 +103,8 @@ std::optional<KernelEvent> classify_host_event(std::string_view message) {
     return make(l->change == LinkChange::Down ? K::LinkDown : K::LinkUp, to_string(l->kind), l->interface, message);
   if (auto m = parse_mce_line(message))
     return make(K::Mce, to_string(m->cls), m->cpu ? fmt::format("cpu{}", *m->cpu) : "", message);
-  if (auto a = parse_pcie_aer_line(message)) return make(K::PcieAer, to_string(a->cls), lower(a->device), message);
+  if (auto a = parse_pcie_aer_line(message))
+    return make(K::PcieAer, to_string(a->cls), ascii_lower(a->device), message);
   return std::nullopt;
 }
 
@@ -116,7 +112,7 @@ std::optional<KernelEvent> sxid_event(const XidLine& line, std::string_view mess
   if (line.kind != XidKind::SXid || !line.code) return std::nullopt;
   std::string_view dev = line.device;
   if (dev.substr(0, 4) == "PCI:") dev.remove_prefix(4);
-  KernelEvent e = make(K::SXid, line.fatal_hint ? "fatal" : "non_fatal", lower(dev), message);
+  KernelEvent e = make(K::SXid, line.fatal_hint ? "fatal" : "non_fatal", ascii_lower(dev), message);
   e.code = line.code;
   size_t at = message.find("SXid");
   e.nvswitch = nvswitch_before(message, at == std::string_view::npos ? message.size() : at);

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "core/ascii.h"
 #include "core/subprocess.h"
 #include "sacct/date_expr.h"
 #include "sacct/publish.h"
@@ -41,11 +42,6 @@ void append_list(std::vector<std::string>& out, std::string_view value) {
   split_into(value, ",", parts);
   for (auto p : parts)
     if (!p.empty()) out.emplace_back(p);
-}
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 std::string join(const std::vector<std::string>& v, const char* sep) {
@@ -125,7 +121,7 @@ bool fsacct_patches(const FsacctArgs& a) {
   if (a.states.empty()) return false;
   const auto& terminal = terminal_job_state_names();
   for (const auto& s : a.states)
-    if (std::find(terminal.begin(), terminal.end(), lower(s)) == terminal.end()) return false;
+    if (std::find(terminal.begin(), terminal.end(), ascii_lower(s)) == terminal.end()) return false;
   bool parsable = false;
   for (const auto& p : a.passthrough) {
     if (p == "-h" || p == "--help") return false;

@@ -15,7 +15,23 @@
 
 namespace gcm::sacct {
 
-using namespace gcm::slurm;
+// Named one by one: a using-directive here would reach the files compiled after this one in a unity batch.
+using slurm::CliSlurmClient;
+using slurm::DelimitedHeader;
+using slurm::DelimitedOptions;
+using slurm::DelimitedParser;
+using slurm::DelimitedRow;
+using slurm::derived_cluster;
+using slurm::maybe_float;
+using slurm::maybe_int;
+using slurm::nodelist_or_null;
+using slurm::ParseError;
+using slurm::RowLengthPolicy;
+using slurm::SacctLineRepair;
+using slurm::SlurmClient;
+using slurm::SlurmError;
+using slurm::SlurmQuery;
+using slurm::time_to_time_aware;
 
 namespace {
 

@@ -9,7 +9,7 @@
 namespace gcm {
 
 namespace {
-std::map<std::string, SinkFactory>& registry() {
+std::map<std::string, SinkFactory>& sinks() {
   static std::map<std::string, SinkFactory> r;
   return r;
 }
@@ -58,7 +58,7 @@ class ShutdownOnce final : public Sink {
 }  // namespace
 
 bool register_sink(SinkFactory factory) {
-  auto& r = registry();
+  auto& r = sinks();
   if (r.count(factory.name)) {
     std::fprintf(stderr, "sink '%s' is registered twice\n", factory.name.c_str());
     std::abort();
@@ -68,7 +68,7 @@ bool register_sink(SinkFactory factory) {
   return true;
 }
 
-const std::map<std::string, SinkFactory>& sink_registry() { return registry(); }
+const std::map<std::string, SinkFactory>& sink_registry() { return sinks(); }
 
 void SinkOptions::bad_type(const std::string& key, const char* expected) const {
   throw SinkUsageError(
@@ -114,7 +114,7 @@ Object SinkOptions::get_dict(const std::string& key) const {
 
 std::unique_ptr<Sink> make_sink(const std::string& name, const std::vector<std::string>& sink_opts,
                                 const SinkContext& ctx) {
-  const auto& r = registry();
+  const auto& r = sinks();
   auto it = r.find(name);
   if (it == r.end()) {
     std::vector<std::string> names;
@@ -148,7 +148,7 @@ std::unique_ptr<Sink> make_sink(const std::string& name, const std::vector<std::
 
 std::string sink_names() {
   std::vector<std::string> names;
-  for (const auto& [name, f] : registry()) names.push_back(name);
+  for (const auto& [name, f] : sinks()) names.push_back(name);
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
@@ -156,7 +156,7 @@ std::string sinks_help() {
   std::string out =
       "Sinks (--sink NAME, options with -o key=value; values are YAML-typed: 30, 1.5, true, null,\n"
       "[a, b], {'k': 'v'}; dotted keys nest; the last occurrence wins):\n";
-  for (const auto& [name, f] : registry()) {
+  for (const auto& [name, f] : sinks()) {
     out += fmt::format("  {:<11} {}\n", name, f.summary);
     for (const auto& o : f.options) {
       out += fmt::format("      {}=<{}>  {}{}\n", o.name, o.type, o.help,

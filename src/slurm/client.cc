@@ -7,6 +7,8 @@
 
 namespace gcm::slurm {
 
+std::string describe_query(const SlurmQuery& q) { return q.argv.empty() ? q.name : command_line(q.argv); }
+
 namespace {
 
 // Thrown out of a line callback so that the runner stops (and kills the command); carries what went wrong.
@@ -25,8 +27,6 @@ void handle_line(const LineHandler& on_line, std::string_view line, size_t numbe
     throw LineFailure{number, e.what()};
   }
 }
-
-std::string describe(const SlurmQuery& q) { return q.argv.empty() ? q.name : command_line(q.argv); }
 
 }  // namespace
 
@@ -76,7 +76,7 @@ size_t SlurmClient::stream_records(const SlurmQuery& query, const RecordHandler&
     });
     if (const ScontrolRecord* r = parser.finish()) deliver(*r);  // complete only once the output ended
   } catch (const LineFailure& f) {
-    throw SlurmError(query.name, describe(query), f.line, f.message);
+    throw SlurmError(query.name, describe_query(query), f.line, f.message);
   }
   return n;
 }
@@ -102,10 +102,10 @@ size_t CliSlurmClient::fetch_lines(const SlurmQuery& query, const LineHandler& o
   try {
     return stream_command_lines(spec, [&](std::string_view line) { handle_line(on_line, line, ++number); });
   } catch (const LineFailure& f) {
-    throw SlurmError(query.name, describe(query), f.line, f.message);
+    throw SlurmError(query.name, describe_query(query), f.line, f.message);
   } catch (const CommandError& e) {
     // The runner's message already names the command line and says why (missing, exit status, timeout, stderr).
-    throw SlurmError(query.name, describe(query), 0, e.what());
+    throw SlurmError(query.name, describe_query(query), 0, e.what());
   }
 }
 
@@ -123,9 +123,10 @@ size_t CannedSlurmClient::fetch_lines(const SlurmQuery& query, const LineHandler
   for (const auto& a : answers_) {
     if (a.name == query.name) answer = &a;  // the latest answer for a name wins
   }
-  if (!answer) throw SlurmError(query.name, describe(query), 0, "no canned output for query '" + query.name + "'");
-  if (!answer->failure.empty()) throw SlurmError(query.name, describe(query), 0, answer->failure);
-  return deliver_lines(query, describe(query), answer->output, on_line);
+  if (!answer)
+    throw SlurmError(query.name, describe_query(query), 0, "no canned output for query '" + query.name + "'");
+  if (!answer->failure.empty()) throw SlurmError(query.name, describe_query(query), 0, answer->failure);
+  return deliver_lines(query, describe_query(query), answer->output, on_line);
 }
 
 size_t deliver_lines(const SlurmQuery& query, const std::string& command, std::string_view text,

@@ -36,6 +36,9 @@ struct SlurmQuery {
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
 };
 
+// How an error message names the query: its command line, or its name when it has none (a REST query).
+std::string describe_query(const SlurmQuery& q);
+
 using LineHandler = std::function<void(std::string_view line)>;
 using RowHandler = std::function<void(const DelimitedHeader& header, const DelimitedRow& row)>;
 using RecordHandler = std::function<void(const ScontrolRecord& record)>;

@@ -2,19 +2,12 @@
 
 #include <algorithm>
 
+#include "core/ascii.h"
 #include "slurm/coerce.h"
 
 namespace gcm::slurm {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 bool in(std::string_view word, std::initializer_list<std::string_view> set) {
   return std::find(set.begin(), set.end(), word) != set.end();
@@ -37,14 +30,14 @@ JobState parse_job_state(std::string_view text) {
 
 bool is_terminal_job_state(std::string_view state) {
   std::string_view s = trim(state);
-  std::string word = lower(s.substr(0, s.find(' ')));
+  std::string word = ascii_lower(s.substr(0, s.find(' ')));
   return in(word, {"boot_fail", "bf", "cancelled", "ca", "completed",     "cd",  "deadline",  "dl",
                    "failed",    "f",  "node_fail", "nf", "out_of_memory", "oom", "preempted", "pr",
                    "requeued",  "rq", "resizing",  "rs", "revoked",       "rv",  "timeout",   "to"});
 }
 
 bool is_failed_job_state(std::string_view state) {
-  std::string s = lower(state);
+  std::string s = ascii_lower(state);
   for (std::string_view prefix : {"boot_fail", "bf", "cancelled", "ca", "deadline", "dl", "failed", "f", "node_fail",
                                   "nf", "out_of_memory", "oom", "preempted", "pr", "timeout", "to"}) {
     if (s.starts_with(prefix)) return true;
@@ -53,10 +46,10 @@ bool is_failed_job_state(std::string_view state) {
 }
 
 bool is_pending_job_state(std::string_view state) {
-  return in(lower(state), {"pending", "pd", "requeued", "rq", "suspended", "s"});
+  return in(ascii_lower(state), {"pending", "pd", "requeued", "rq", "suspended", "s"});
 }
 
-bool is_running_job_state(std::string_view state) { return in(lower(state), {"running", "r"}); }
+bool is_running_job_state(std::string_view state) { return in(ascii_lower(state), {"running", "r"}); }
 
 bool is_pending_on_resources(std::string_view state, std::string_view reason) {
   return state == "PENDING" && (reason == "Resources" || reason == "Priority");

@@ -203,8 +203,6 @@ const Label kLabels[] = {
     {Section::BackfillExit, "Timeout (bf_max_time):", "bf_exit_max_time"},
 };
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 // "Tue Dec 01 16:08:52 2026 (1796141332)" -> 1796141332; "N/A" -> null.
 Value unix_in_parentheses(std::string_view what, std::string_view v) {
   if (v == "N/A" || v.empty()) return Value();
@@ -251,26 +249,26 @@ Sdiag parse_sdiag_text(std::string_view text) {
   for_each_line(text, [&](std::string_view raw) {
     ++number;
     std::string_view l = trim(raw);  // values are indented by tabs under their section
-    if (l.empty() || starts_with(l, "****")) return;
+    if (l.empty() || l.starts_with("****")) return;
     try {
-      if (starts_with(l, "sdiag output at")) {
+      if (l.starts_with("sdiag output at")) {
         r[index_of("req_time")] = unix_in_parentheses("sdiag output at", l.substr(15));
         return;
       }
-      if (starts_with(l, "Data since")) {
+      if (l.starts_with("Data since")) {
         r[index_of("req_time_start")] = unix_in_parentheses("Data since", trim(l.substr(10)));
         return;
       }
-      if (starts_with(l, "Main schedule statistics")) return void(section = Section::Main);
-      if (starts_with(l, "Main scheduler exit")) return void(section = Section::MainExit);
-      if (starts_with(l, "Backfilling stats")) {
+      if (l.starts_with("Main schedule statistics")) return void(section = Section::Main);
+      if (l.starts_with("Main scheduler exit")) return void(section = Section::MainExit);
+      if (l.starts_with("Backfilling stats")) {
         section = Section::Backfill;
         // Slurm adds "(WARNING: data obtained in the middle of backfilling execution.)" while a cycle runs.
         r[index_of("bf_active")] = l.find("WARNING") != std::string_view::npos;
         return;
       }
-      if (starts_with(l, "Backfill exit")) return void(section = Section::BackfillExit);
-      if (starts_with(l, "Latency for 1000 calls to gettimeofday():")) {
+      if (l.starts_with("Backfill exit")) return void(section = Section::BackfillExit);
+      if (l.starts_with("Latency for 1000 calls to gettimeofday():")) {
         section = Section::Other;
         std::vector<std::string_view> words;
         split_fields(l.substr(41), "", words);
@@ -279,9 +277,9 @@ Sdiag parse_sdiag_text(std::string_view text) {
         r[index_of("gettimeofday_latency")] = *n;
         return;
       }
-      if (starts_with(l, "Remote Procedure Call statistics by message type")) return void(section = Section::RpcByType);
-      if (starts_with(l, "Remote Procedure Call statistics by user")) return void(section = Section::RpcByUser);
-      if (starts_with(l, "Pending RPC statistics")) return void(section = Section::Other);
+      if (l.starts_with("Remote Procedure Call statistics by message type")) return void(section = Section::RpcByType);
+      if (l.starts_with("Remote Procedure Call statistics by user")) return void(section = Section::RpcByUser);
+      if (l.starts_with("Pending RPC statistics")) return void(section = Section::Other);
       if (section == Section::RpcByType || section == Section::RpcByUser) {
         (section == Section::RpcByType ? by_type : by_user).push_back(rpc_entry(l, section == Section::RpcByUser));
         return;
@@ -289,7 +287,7 @@ Sdiag parse_sdiag_text(std::string_view text) {
       // The longest label that matches wins: "Last depth cycle (try sched):" over "Last depth cycle:".
       const Label* best = nullptr;
       for (const Label& lab : kLabels)
-        if (lab.section == section && starts_with(l, lab.label) && (!best || lab.label.size() > best->label.size()))
+        if (lab.section == section && l.starts_with(lab.label) && (!best || lab.label.size() > best->label.size()))
           best = &lab;
       if (!best) return;  // a line this version adds, or one the record has no field for
       std::string_view v = trim(l.substr(best->label.size()));

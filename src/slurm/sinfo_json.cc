@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/ascii.h"
 #include "slurm/json_reader.h"
 #include "slurm/timestamp.h"
 
@@ -16,13 +17,6 @@ std::string upper(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return out;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
@@ -119,7 +113,7 @@ std::vector<SinfoJsonNode> parse_sinfo_json(std::string_view text) {
 
 std::string sinfo_long_state(const std::vector<std::string>& words) {
   if (words.empty()) throw ParseError("node state: an empty list of state words");
-  const std::string base = lower(words.front());
+  const std::string base = ascii_lower(words.front());
   std::vector<std::string> flags;
   for (size_t i = 1; i < words.size(); ++i) flags.push_back(upper(words[i]));
   auto has = [&](std::string_view f) { return std::find(flags.begin(), flags.end(), f) != flags.end(); };

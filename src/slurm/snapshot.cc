@@ -11,8 +11,6 @@ namespace {
 
 thread_local SnapshotRound* t_round = nullptr;
 
-std::string describe(const SlurmQuery& q) { return q.argv.empty() ? q.name : command_line(q.argv); }
-
 // The whole output, each line ended by '\n'.
 std::shared_ptr<const std::string> fetch_text(SlurmClient& client, const SlurmQuery& query) {
   std::string text;
@@ -84,8 +82,8 @@ Snapshot::Answer Snapshot::answer(SlurmClient& client, const SlurmQuery& query, 
   try {
     return std::make_shared<const std::string>(d->render(*text));
   } catch (const std::exception& e) {
-    throw SlurmError(query.name, describe(source), 0,
-                     fmt::format("`{}` (read for {}): {}", describe(source), query.name, e.what()));
+    throw SlurmError(query.name, describe_query(source), 0,
+                     fmt::format("`{}` (read for {}): {}", describe_query(source), query.name, e.what()));
   }
 }
 
@@ -117,7 +115,7 @@ SnapshotRound* SnapshotRound::current() { return t_round; }
 
 size_t SnapshotRound::stream_lines(SlurmClient& client, const SlurmQuery& query, const LineHandler& on_line) {
   std::shared_ptr<const std::string> text = snapshot_.answer(client, query, cycle_, counters_);
-  return deliver_lines(query, describe(query), *text, on_line);  // for_each_line: a final '\n' ends the last line
+  return deliver_lines(query, describe_query(query), *text, on_line);  // for_each_line: a final '\n' ends the last line
 }
 
 }  // namespace gcm::slurm

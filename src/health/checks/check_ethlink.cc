@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/option_binder.h"
+#include "core/ascii.h"
 #include "core/json_limits.h"
 #include "health/checks/host_check.h"
 #include "health/checks/manifest.h"
@@ -22,11 +23,6 @@ struct EthOpts {
 };
 
 constexpr int64_t kEthTimeoutS = 30;
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // KEY=VALUE lines, values unquoted.
 std::map<std::string, std::string> parse_ifcfg(const std::string& text) {
@@ -69,13 +65,13 @@ CheckOutcome check_ethlink(const EthOpts& o) {
       }
       cfg = std::move(*from_nm);
     }
-    std::string want = lower(cfg["HWADDR"]);
+    std::string want = ascii_lower(cfg["HWADDR"]);
     auto t = run_tool({"ethtool", "-P", e.netdev}, kEthTimeoutS);
     if (!t.ok()) {
       v.add(ExitCode::WARN, fmt::format("{}: {}", label(e), t.failure()));
       continue;
     }
-    std::string mac = lower(trim(t.out.substr(t.out.find(':') == std::string::npos ? 0 : t.out.find(':') + 1)));
+    std::string mac = ascii_lower(trim(t.out.substr(t.out.find(':') == std::string::npos ? 0 : t.out.find(':') + 1)));
     if (want != mac)
       v.add(ExitCode::CRITICAL, fmt::format("{} has bad cfg (expect: {}, actual: {})!", label(e), want, mac));
   }

@@ -21,7 +21,7 @@ const bool kCheckProcessorGroupRegistered = register_health_group(
     "Processor and memory checks: CPU frequency and governor, clock source, DIMMs, memory fragmentation.");
 
 // "/proc/x" under --path.procfs, "/sys/x" under --path.sysfs, anything else as given.
-std::string host_path(const HostRoots& r, const std::string& p) {
+std::string proc_or_sys_path(const HostRoots& r, const std::string& p) {
   if (p.rfind("/proc/", 0) == 0) return r.proc(p.substr(6));
   if (p.rfind("/sys/", 0) == 0) return r.sys(p.substr(5));
   return p;
@@ -84,7 +84,7 @@ const bool kGov = register_simple_check<GovOpts>(
       add_sysfs_option(b, o.roots);
     },
     [](CheckRun&, const GovOpts& o) -> CheckOutcome {
-      std::string pattern = host_path(o.roots, o.file);
+      std::string pattern = proc_or_sys_path(o.roots, o.file);
       glob_t g{};
       int rc = ::glob(pattern.c_str(), 0, nullptr, &g);
       std::vector<std::string> files(g.gl_pathv, g.gl_pathv + (rc == 0 ? g.gl_pathc : 0));
@@ -189,7 +189,7 @@ const bool kBuddy = register_simple_check<BuddyOpts>(
       add_sysfs_option(b, o.roots);
     },
     [](CheckRun&, const BuddyOpts& o) -> CheckOutcome {
-      std::string path = host_path(o.roots, o.path);
+      std::string path = proc_or_sys_path(o.roots, o.path);
       auto text = read_file(path);
       if (!text) return {ExitCode::WARN, fmt::format("cannot read {}", path)};
       static const std::regex re(R"(^\s*Node\s+(\d+).*zone\s+(\w+)\s+([\d ]+\s*$))");
@@ -232,7 +232,7 @@ const bool kClock = register_simple_check<ClockOpts>(
       add_sysfs_option(b, o.roots);
     },
     [](CheckRun&, const ClockOpts& o) -> CheckOutcome {
-      std::string path = host_path(o.roots, o.file);
+      std::string path = proc_or_sys_path(o.roots, o.file);
       auto v = read_trimmed(path);
       if (!v) return {ExitCode::WARN, fmt::format("cannot read {}", path)};
       if (*v != o.expected)

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/option_binder.h"
+#include "core/ascii.h"
 #include "health/checks/host_check.h"
 
 namespace gcm::health {
@@ -14,11 +15,6 @@ struct SensorOpts {
   bool sudo = true;
   std::string sdr_cache = "/var/cache/ipmimonitoringsdrcache/sdr.cache";
 };
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 // "'OK' 'Device Removed'" -> {"OK", "Device Removed"}
 std::vector<std::string> quoted_words(const std::string& s) {
@@ -65,7 +61,7 @@ const bool kSensors = register_simple_check<SensorOpts>(
           pos = c + 1;
         }
         if (f.size() < 5) continue;
-        std::string name = f[1], type = lower(f[2]), lname = lower(f[1]);
+        std::string name = f[1], type = ascii_lower(f[2]), lname = ascii_lower(f[1]);
         auto statuses = quoted_words(line.substr(pos));
         std::string expected;
         ExitCode level = ExitCode::CRITICAL;
@@ -85,7 +81,7 @@ const bool kSensors = register_simple_check<SensorOpts>(
         if (expected.empty()) continue;
         std::vector<std::string> others;
         for (const auto& s : statuses)
-          if (lower(s) != lower(expected)) others.push_back("'" + s + "'");
+          if (ascii_lower(s) != ascii_lower(expected)) others.push_back("'" + s + "'");
         if (others.empty() && !statuses.empty()) {
           v.add(ExitCode::OK, "");
           continue;
