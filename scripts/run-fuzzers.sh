@@ -7,6 +7,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$1"
 SECONDS_EACH="${2:-60}"
 JOBS="${3:-$(nproc)}"
+# A failing input is kept here (not in the working directory, libFuzzer's default), named after its target.
+ARTIFACTS="$BUILD/fuzz-artifacts"
+mkdir -p "$ARTIFACTS"
 
 # One target: prints its one-line verdict (and the end of its log on failure); exit status 1 on failure.
 fuzz_one() {
@@ -16,10 +19,11 @@ fuzz_one() {
   work="$(mktemp -d)"
   [ -d "$corpus_seed" ] && cp -r "$corpus_seed"/. "$work"/
   local rc=0
-  if "$bin" -max_total_time="$SECONDS_EACH" -max_len=4096 -print_final_stats=0 "$work" >"$work.log" 2>&1; then
+  if "$bin" -max_total_time="$SECONDS_EACH" -max_len=4096 -print_final_stats=0 -artifact_prefix="$ARTIFACTS/$name-" \
+    "$work" >"$work.log" 2>&1; then
     echo "fuzz $name: ok ($(grep -c '' "$work.log") log lines, ${SECONDS_EACH}s)"
   else
-    { echo "fuzz $name: FAILED"; tail -40 "$work.log"; } ; rc=1
+    { echo "fuzz $name: FAILED (the input: $(grep -o "Test unit written to .*" "$work.log" | cut -d' ' -f5-))"; tail -40 "$work.log"; } ; rc=1
   fi
   rm -rf "$work" "$work.log"
   return "$rc"

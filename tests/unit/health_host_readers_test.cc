@@ -1,5 +1,6 @@
 // The readers under the host checks: the node manifest (coercions, errors naming the key), smartctl's JSON, and
 // /proc/<pid>/stat lines.
+#include <climits>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -60,6 +61,13 @@ TEST(HostManifest, BadValuesNameTheFileAndKey) {
   EXPECT_NE(err("1e999999").find("m.json: not valid JSON"), std::string::npos);
   EXPECT_NE(err(R"({"disks": {"a": {"size": 9e99999}}})").find("m.json: not valid JSON"), std::string::npos);
   EXPECT_EQ(err("[]"), "m.json: (top level): expected an object, got []");
+  // A whole number outside long long's range is no integer, rather than an undefined conversion (a fuzzer finding).
+  EXPECT_EQ(err(R"({"pci": {"a": {"link_width": 2.2e102}}})"),
+            "m.json: pci.a.link_width: expected an integer, got 2.2e+102");
+  EXPECT_EQ(err(R"({"pci": {"a": {"link_width": 18446744073709551615}}})"),
+            "m.json: pci.a.link_width: expected an integer, got 18446744073709551615");
+  EXPECT_EQ(parse_manifest(R"({"pci": {"a": {"link_width": -9.223372036854775808e18}}})", "m").pci[0].link_width,
+            LLONG_MIN);
   Manifest m = parse_manifest(R"({"pci": {"a": {"link_width": 4.0, "link_speed": "8 GT/s"}}})", "m");
   EXPECT_EQ(m.pci[0].link_width, 4);
   EXPECT_EQ(m.pci[0].link_speed, std::vector<std::string>{"8 GT/s"});

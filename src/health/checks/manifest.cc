@@ -1,5 +1,7 @@
 #include "health/checks/manifest.h"
 
+#include <climits>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -31,10 +33,13 @@ struct Ctx {
     fail(key, "a string", j);
   }
   long long integer(const Json& j, const std::string& key) const {
+    if (j.is_number_unsigned() && j.get<unsigned long long>() > static_cast<unsigned long long>(LLONG_MAX))
+      fail(key, "an integer", j);
     if (j.is_number_integer()) return j.get<long long>();
     if (j.is_number_float()) {
+      // A whole number within long long's range: converting one outside it is undefined (a fuzzer finding: 2e102).
       double d = j.get<double>();
-      if (d == static_cast<double>(static_cast<long long>(d))) return static_cast<long long>(d);
+      if (d >= -0x1p63 && d < 0x1p63 && d == std::trunc(d)) return static_cast<long long>(d);
     }
     if (j.is_string()) {
       const std::string& s = j.get_ref<const std::string&>();
