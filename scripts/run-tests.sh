@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: unit + golden + integration on the normal build, and, in the background meanwhile, the unit tests
-# under ASan/UBSan (clang 14) and a short run of every fuzz target on its seed corpus. Prints one closing summary line.
+# Runs every test: unit + golden + integration on the normal build, then the unit tests under ASan/UBSan (clang 14);
+# the sanitizer build and a short run of every fuzz target on its seed corpus go on in the background meanwhile.
+# Prints one closing summary line.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:-build}"
