@@ -303,14 +303,8 @@ SacctJobs read_sacct(slurm::SlurmClient& slurm, const slurm::SlurmQuery& query, 
   return jobs;
 }
 
-void emit_scope(const std::string& cluster, const std::string& derived, const std::vector<SinfoNode>& nodes,
-                const SacctJobs& jobs, const Sdiag& sdiag, int64_t window_start, int64_t window_end, RecordOut& out,
-                RecordOut* logs_out) {
-  Record r(kSlurmLog);
-  r.at("cluster") = cluster;
-  r.at("derived_cluster") = derived;
-
-  // --- nodes: unique by name, the last row wins ---
+// The node fields of a scope's SlurmLog record: nodes unique by name (the last row wins), counted by state.
+void fill_node_fields(Record& r, const std::vector<SinfoNode>& nodes) {
   std::unordered_map<std::string_view, size_t> last;
   std::vector<size_t> order;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -361,115 +355,132 @@ void emit_scope(const std::string& cluster, const std::string& derived, const st
   r.at("total_gpus_down") = gpus_down;
   if (!order.empty())  // with no nodes every nodes_* field stays null
     for (const auto& st : kNodeStateFields) r.at("nodes_" + st) = states[st];
+}
+
+// The job fields of a scope's SlurmLog record; returns the running jobs, which the per-account records summarise.
+std::vector<const SacctJob*> fill_job_fields(Record& r, const SacctJobs& jobs, int64_t window_start,
+                                             int64_t window_end) {
+  int64_t pending = 0, gpus_pending = 0, nodes_pending = 0, failed = 0, without_user = 0;
+  std::set<std::string_view> rp_users;
+  std::vector<const SacctJob*> running;
+  for (const auto& j : jobs) {
+    bool is_pending = slurm::is_pending_job_state(j.state);
+    bool is_running = slurm::is_running_job_state(j.state);
+    if (is_pending) {
+      ++pending;
+      gpus_pending += j.req_gpus;
+      nodes_pending += j.req_nodes;
+    }
+    if (slurm::is_failed_job_state(j.state)) ++failed;
+    if (is_numeric_user(j.user)) ++without_user;
+    if (is_pending || is_running) rp_users.insert(j.user);
+    if (is_running) running.push_back(&j);
+  }
+  r.at("jobs_pending") = pending;
+  r.at("gpus_pending") = gpus_pending;
+  r.at("nodes_pending") = nodes_pending;
+  r.at("jobs_failed") = failed;
+  r.at("jobs_without_user") = without_user;
+  r.at("running_and_pending_users") = static_cast<int64_t>(rp_users.size());
+  r.at("jobs_running") = static_cast<int64_t>(running.size());
+
+  // Time-weighted allocation over the window.
+  if (window_end > window_start) {
+    double weight = 0, cpus = 0, gpus = 0;
+    for (const SacctJob* j : running) {
+      if (!j->start || !j->end) continue;
+      double overlap = static_cast<double>(std::min(*j->end, window_end) - std::max(*j->start, window_start));
+      weight += overlap;
+      cpus += overlap * static_cast<double>(j->alloc_cpus);
+      gpus += overlap * static_cast<double>(j->alloc_gpus);
+    }
+    r.at("avg_cpus_alloc_per_job") = weight > 0 ? cpus / weight : 0.0;
+    r.at("avg_gpus_alloc_per_job") = weight > 0 ? gpus / weight : 0.0;
+  }
+  std::vector<double> wait, runtime, suspended;
+  std::map<std::string_view, int64_t> per_user;
+  int64_t multi_node = 0;
+  for (const SacctJob* j : running) {
+    if (j->start && j->submit) wait.push_back(static_cast<double>(*j->start - *j->submit));
+    runtime.push_back(static_cast<double>(j->runtime_s));
+    suspended.push_back(static_cast<double>(j->suspended_s));
+    ++per_user[j->user];
+    if (j->alloc_nodes > 1) ++multi_node;
+  }
+  std::vector<double> jobs_per_user;
+  for (const auto& [u, n] : per_user) jobs_per_user.push_back(static_cast<double>(n));
+  Stats s = stats_of(jobs_per_user);
+  r.at("jobs_per_user_mean") = opt(s.mean);
+  r.at("jobs_per_user_variance") = opt(s.variance);
+  s = stats_of(runtime);
+  r.at("job_runtime_mean") = opt(s.mean);
+  r.at("job_runtime_variance") = opt(s.variance);
+  s = stats_of(suspended);
+  r.at("job_suspended_mean") = opt(s.mean);
+  r.at("job_suspended_variance") = opt(s.variance);
+  s = stats_of(wait);
+  r.at("job_wait_time_mean") = opt(s.mean);
+  r.at("job_wait_time_variance") = opt(s.variance);
+  r.at("active_users") = static_cast<int64_t>(per_user.size());
+  if (!running.empty())
+    r.at("jobs_dist_training_percent") = static_cast<double>(multi_node) / static_cast<double>(running.size());
+
+  return running;
+}
+
+// One SlurmLogAccountMetrics record per account of the running jobs, in order of first appearance.
+void emit_account_metrics(const std::vector<const SacctJob*>& running, const std::string& derived, RecordOut& out) {
+  std::vector<std::string_view> accounts;
+  std::map<std::string_view, std::vector<const SacctJob*>> by_account;
+  for (const SacctJob* j : running) {
+    if (j->account.empty()) continue;
+    auto& v = by_account[j->account];
+    if (v.empty()) accounts.push_back(j->account);
+    v.push_back(j);
+  }
+  Record a(kSlurmLogAccountMetrics);
+  for (std::string_view acct : accounts) {
+    const auto& v = by_account[acct];
+    int64_t g = 0, c = 0, n = 0, multi = 0;
+    std::vector<double> rt;
+    std::set<std::string_view> users;
+    for (const SacctJob* j : v) {
+      g += j->alloc_gpus;
+      c += j->alloc_cpus;
+      n += j->alloc_nodes;
+      if (j->alloc_nodes > 1) ++multi;
+      rt.push_back(static_cast<double>(j->runtime_s));
+      users.insert(j->user);
+    }
+    Stats rs = stats_of(rt);
+    a[0] = fmt::format("gcm.{}.", acct);
+    a[1] = acct;
+    a[2] = derived;
+    a[3] = g;
+    a[4] = c;
+    a[5] = n;
+    a[6] = opt(rs.mean);
+    a[7] = opt(rs.variance);
+    a[8] = static_cast<int64_t>(users.size());
+    a[9] = static_cast<double>(multi) / static_cast<double>(v.size());
+    out.emit(a);
+  }
+}
+
+void emit_scope(const std::string& cluster, const std::string& derived, const std::vector<SinfoNode>& nodes,
+                const SacctJobs& jobs, const Sdiag& sdiag, int64_t window_start, int64_t window_end, RecordOut& out,
+                RecordOut* logs_out) {
+  Record r(kSlurmLog);
+  r.at("cluster") = cluster;
+  r.at("derived_cluster") = derived;
+  fill_node_fields(r, nodes);
 
   static const size_t first_sdiag = static_cast<size_t>(kSlurmLog->index_of("server_thread_count"));
   const size_t stats = kSdiag->fields.size() - kSdiagFirstStatistic;
   for (size_t i = 0; i < stats; ++i) r[first_sdiag + i] = sdiag.record[kSdiagFirstStatistic + i];
 
-  // --- jobs: null when sacct reported none ---
-  if (!jobs.empty()) {
-    int64_t pending = 0, gpus_pending = 0, nodes_pending = 0, failed = 0, without_user = 0;
-    std::set<std::string_view> rp_users;
-    std::vector<const SacctJob*> running;
-    for (const auto& j : jobs) {
-      bool is_pending = slurm::is_pending_job_state(j.state);
-      bool is_running = slurm::is_running_job_state(j.state);
-      if (is_pending) {
-        ++pending;
-        gpus_pending += j.req_gpus;
-        nodes_pending += j.req_nodes;
-      }
-      if (slurm::is_failed_job_state(j.state)) ++failed;
-      if (is_numeric_user(j.user)) ++without_user;
-      if (is_pending || is_running) rp_users.insert(j.user);
-      if (is_running) running.push_back(&j);
-    }
-    r.at("jobs_pending") = pending;
-    r.at("gpus_pending") = gpus_pending;
-    r.at("nodes_pending") = nodes_pending;
-    r.at("jobs_failed") = failed;
-    r.at("jobs_without_user") = without_user;
-    r.at("running_and_pending_users") = static_cast<int64_t>(rp_users.size());
-    r.at("jobs_running") = static_cast<int64_t>(running.size());
-
-    // Time-weighted allocation over the window.
-    if (window_end > window_start) {
-      double weight = 0, cpus = 0, gpus = 0;
-      for (const SacctJob* j : running) {
-        if (!j->start || !j->end) continue;
-        double overlap = static_cast<double>(std::min(*j->end, window_end) - std::max(*j->start, window_start));
-        weight += overlap;
-        cpus += overlap * static_cast<double>(j->alloc_cpus);
-        gpus += overlap * static_cast<double>(j->alloc_gpus);
-      }
-      r.at("avg_cpus_alloc_per_job") = weight > 0 ? cpus / weight : 0.0;
-      r.at("avg_gpus_alloc_per_job") = weight > 0 ? gpus / weight : 0.0;
-    }
-    std::vector<double> wait, runtime, suspended;
-    std::map<std::string_view, int64_t> per_user;
-    int64_t multi_node = 0;
-    for (const SacctJob* j : running) {
-      if (j->start && j->submit) wait.push_back(static_cast<double>(*j->start - *j->submit));
-      runtime.push_back(static_cast<double>(j->runtime_s));
-      suspended.push_back(static_cast<double>(j->suspended_s));
-      ++per_user[j->user];
-      if (j->alloc_nodes > 1) ++multi_node;
-    }
-    std::vector<double> jobs_per_user;
-    for (const auto& [u, n] : per_user) jobs_per_user.push_back(static_cast<double>(n));
-    Stats s = stats_of(jobs_per_user);
-    r.at("jobs_per_user_mean") = opt(s.mean);
-    r.at("jobs_per_user_variance") = opt(s.variance);
-    s = stats_of(runtime);
-    r.at("job_runtime_mean") = opt(s.mean);
-    r.at("job_runtime_variance") = opt(s.variance);
-    s = stats_of(suspended);
-    r.at("job_suspended_mean") = opt(s.mean);
-    r.at("job_suspended_variance") = opt(s.variance);
-    s = stats_of(wait);
-    r.at("job_wait_time_mean") = opt(s.mean);
-    r.at("job_wait_time_variance") = opt(s.variance);
-    r.at("active_users") = static_cast<int64_t>(per_user.size());
-    if (!running.empty())
-      r.at("jobs_dist_training_percent") = static_cast<double>(multi_node) / static_cast<double>(running.size());
-
-    // --- per account, in order of first appearance ---
-    std::vector<std::string_view> accounts;
-    std::map<std::string_view, std::vector<const SacctJob*>> by_account;
-    for (const SacctJob* j : running) {
-      if (j->account.empty()) continue;
-      auto& v = by_account[j->account];
-      if (v.empty()) accounts.push_back(j->account);
-      v.push_back(j);
-    }
-    Record a(kSlurmLogAccountMetrics);
-    for (std::string_view acct : accounts) {
-      const auto& v = by_account[acct];
-      int64_t g = 0, c = 0, n = 0, multi = 0;
-      std::vector<double> rt;
-      std::set<std::string_view> users;
-      for (const SacctJob* j : v) {
-        g += j->alloc_gpus;
-        c += j->alloc_cpus;
-        n += j->alloc_nodes;
-        if (j->alloc_nodes > 1) ++multi;
-        rt.push_back(static_cast<double>(j->runtime_s));
-        users.insert(j->user);
-      }
-      Stats rs = stats_of(rt);
-      a[0] = fmt::format("gcm.{}.", acct);
-      a[1] = acct;
-      a[2] = derived;
-      a[3] = g;
-      a[4] = c;
-      a[5] = n;
-      a[6] = opt(rs.mean);
-      a[7] = opt(rs.variance);
-      a[8] = static_cast<int64_t>(users.size());
-      a[9] = static_cast<double>(multi) / static_cast<double>(v.size());
-      out.emit(a);
-    }
-  }
+  // The job fields stay null when sacct reported none.
+  if (!jobs.empty()) emit_account_metrics(fill_job_fields(r, jobs, window_start, window_end), derived, out);
   (logs_out ? *logs_out : out).emit(r);
 }
 

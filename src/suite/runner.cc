@@ -26,6 +26,7 @@
 #include "suite/gpu_job_mapping.h"
 #include "suite/prepared_check.h"
 #include "suite/supervisor.h"
+#include "suite/verdict.h"
 
 namespace gcm::suite {
 
@@ -145,90 +146,6 @@ int run_builtin(const Context& ctx, Prepared& p, int log_fd, int res_fd) {
   std::cerr.flush();
   std::fflush(nullptr);
   ::_exit(0);
-}
-
-struct Verdict {
-  std::string name;
-  ExitCode code = ExitCode::UNKNOWN;
-  bool timed_out = false;
-  bool failed = false;  // the node must not run jobs because of this check
-  std::string msg;
-  double start = 0, end = 0;
-};
-
-std::string last_line(const std::string& text) {
-  std::istringstream in(text);
-  std::string last;
-  for (std::string l; std::getline(in, l);) {
-    size_t b = l.find_first_not_of(" \t\r");
-    if (b != std::string::npos) last = l.substr(b);
-  }
-  if (last.size() > 300) last = last.substr(0, 300) + "...";
-  return last;
-}
-
-std::string seconds_text(double s) { return s == std::floor(s) ? fmt::format("{}", s) : fmt::format("{:.1f}", s); }
-
-Verdict judge(const Context& ctx, const ProfileSpec& spec, const CheckEntry& e, const JobOutcome& o) {
-  Verdict v;
-  v.name = e.name;
-  v.start = o.start;
-  v.end = o.end > 0 ? o.end : o.start;
-  std::optional<std::string> msg, usage_error, error, start_error;
-  std::istringstream in(o.results);
-  for (std::string line; std::getline(in, line);) {
-    auto j = parse_json_limited(line);
-    if (!j.is_object()) continue;
-    if (j.contains("msg")) msg = j.value("msg", "");
-    if (j.contains("usage_error")) usage_error = j.value("usage_error", "");
-    if (j.contains("error")) error = j.value("error", "");
-    if (j.contains("start_error")) start_error = j.value("start_error", "");
-  }
-  bool builtin = !e.check.empty();
-  if (!o.started) {
-    v.code = ExitCode::UNKNOWN;
-    v.msg = "could not start: " + o.start_error;
-  } else if (o.timed_out) {
-    v.code = ExitCode::CRITICAL;
-    v.timed_out = true;
-    v.msg = fmt::format("timed out: killed after its {} s timeout", seconds_text(e.timeout_s));
-  } else if (o.budget_exhausted) {
-    v.code = ExitCode::CRITICAL;
-    v.timed_out = true;
-    v.msg = fmt::format("timed out: killed when the {} budget of {} s ran out", to_string(ctx.profile),
-                        seconds_text(spec.budget_s));
-  } else if (o.term_signal) {
-    v.code = ExitCode::CRITICAL;
-    v.msg =
-        fmt::format("{} by signal {} ({})", builtin ? "crashed" : "killed", o.term_signal, ::strsignal(o.term_signal));
-  } else if (start_error) {
-    v.code = ExitCode::UNKNOWN;
-    v.msg = *start_error;
-  } else if (usage_error) {
-    v.code = ExitCode::UNKNOWN;  // a misconfigured entry: reported loudly, but it says nothing about the node
-    v.msg = "usage error: " + *usage_error;
-  } else if (error) {
-    v.code = ExitCode::WARN;  // the reference's "check did not exit normally"
-    v.msg = "check did not exit normally: " + *error;
-  } else if (builtin || e.nagios_exit_codes) {
-    v.code = o.exit_code >= 0 && o.exit_code <= 3 ? static_cast<ExitCode>(o.exit_code)
-                                                  : (builtin ? ExitCode::UNKNOWN : ExitCode::CRITICAL);
-    v.msg = msg ? *msg : last_line(o.output);
-    if (!builtin && o.exit_code > 3) v.msg = fmt::format("exit {}: {}", o.exit_code, v.msg);
-  } else {
-    v.code = o.exit_code == 0 ? ExitCode::OK : ExitCode::CRITICAL;
-    v.msg = o.exit_code == 0 ? last_line(o.output) : fmt::format("exit {}: {}", o.exit_code, last_line(o.output));
-  }
-  bool bad = v.code == ExitCode::CRITICAL || (e.fail_on_warning && v.code == ExitCode::WARN);
-  v.failed = e.severity == Severity::Drain && bad;
-  return v;
-}
-
-std::string verdict_line(const Verdict& v) {
-  std::string word = v.timed_out ? "TIMEOUT" : health::status_word(v.code);
-  std::string line = fmt::format("{} - {} [{:.2f} s]", word, v.name, std::max(0.0, v.end - v.start));
-  if (!v.msg.empty()) line += ". " + v.msg.substr(0, v.msg.find('\n'));
-  return line;
 }
 
 std::string with_node(std::string value, const std::string& node) {
@@ -447,6 +364,104 @@ std::string failure_marker_path(const std::string& state_dir, const std::string&
   return fmt::format("{}/{}.failed", state_dir, node);
 }
 
+namespace {
+
+void print_plan(const RunnerOptions& opts, const ProfileSpec& spec) {
+  std::cout << fmt::format("{}: {} checks, budget {} s, drain {}\n", to_string(opts.profile), spec.checks.size(),
+                           seconds_text(spec.budget_s), opts.drain.value_or(spec.drain));
+  for (const auto& e : spec.checks) {
+    std::string what = e.check.empty() ? fmt::format("command {}", fmt::join(e.command, " "))
+                                       : fmt::format("{} {}", fmt::join(e.check, " "), fmt::join(e.args, " "));
+    std::cout << fmt::format("  {}: {} [timeout {} s, severity {}{}]\n", e.name, what, seconds_text(e.timeout_s),
+                             e.severity == Severity::Drain  ? "drain"
+                             : e.severity == Severity::Warn ? "warn"
+                                                            : "ignore",
+                             e.fail_on_warning ? ", fails on WARNING" : "");
+  }
+}
+
+// The suite's killswitch file. Returns false (after saying why on stderr) when the file is a mistake of the suite's
+// setup; a file that cannot be parsed leaves every check enabled and is said in the log and in each record.
+bool load_killswitches(const SuiteFile& suite, Context& ctx, spdlog::logger& log) {
+  if (!suite.features_config) return true;
+  try {
+    std::vector<std::string> warnings;
+    ctx.killswitches = health::Killswitches::load(*suite.features_config, &warnings);
+    for (const auto& w : warnings) log.warn("{}", w);
+    if (auto failure = ctx.killswitches.load_failure()) std::cerr << "Warning: " << *failure << "\n";
+  } catch (const health::KillswitchFileError& e) {
+    // A directory or an unreadable file is a mistake in the suite's setup, like a bad suite file.
+    std::cerr << "Error: suite " << suite.path << ": [suite] features_config: " << e.what() << "\n";
+    return false;
+  } catch (const std::exception& e) {
+    log.error("features_config {}: {} (no killswitch applies)", *suite.features_config, e.what());
+  }
+  return true;
+}
+
+// One verdict per check, each printed and logged at the level its status deserves.
+std::vector<Verdict> judge_all(const Context& ctx, const ProfileSpec& spec, const std::vector<JobOutcome>& outcomes,
+                               spdlog::logger& log) {
+  std::vector<Verdict> verdicts;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const Verdict& v = verdicts.emplace_back(judge(ctx.profile, spec.budget_s, spec.checks[i], outcomes[i]));
+    std::string line = verdict_line(v);
+    std::cout << line << "\n";
+    if (v.failed)
+      log.error("{}", line);
+    else if (v.code == ExitCode::OK)
+      log.info("{}", line);
+    else
+      log.warn("{}", line);
+    if (!outcomes[i].output.empty()) log.debug("{} output:\n{}", v.name, outcomes[i].output);
+  }
+  return verdicts;
+}
+
+// Telemetry: one record per check, one for the suite. A sink failure is logged, never changes the verdict.
+void send_suite_telemetry(const Context& ctx, const std::vector<Verdict>& verdicts, const SuiteSummary& summary,
+                          double start, std::optional<int64_t> job_id, const std::shared_ptr<spdlog::logger>& log) {
+  const SuiteFile& suite = *ctx.suite;
+  const char* profile_name = to_string(ctx.profile);
+  health::CheckRun tele;
+  tele.cluster = ctx.cluster;
+  tele.type = check_type(ctx.profile);
+  tele.log = log;
+  // The suite sends every record (the checks only report verdicts): a killswitch file that fell back to "every
+  // check enabled" is said in each of them.
+  if (auto failure = ctx.killswitches.load_failure()) tele.telemetry_warnings.push_back(*failure);
+  try {
+    SinkContext sctx;
+    sctx.command = std::string("gcm ") + profile_name;
+    sctx.log = log;
+    sctx.retry.retries = 0;  // a prolog must not wait for a telemetry backend
+    tele.sink = make_sink(suite.sink, suite.sink_opts, sctx);
+  } catch (const std::exception& e) {
+    log->error("telemetry sink '{}': {} (no records sent)", suite.sink, e.what());
+  }
+  if (!tele.sink) return;
+  for (const auto& v : verdicts) tele.send_telemetry(v.name, {v.code, v.msg}, v.start, job_id, ctx.node);
+  tele.send_telemetry(fmt::format("gcm {}", profile_name),
+                      {summary.failed ? ExitCode::CRITICAL : ExitCode::OK, summary.line}, start, job_id, ctx.node);
+}
+
+// A passed prolog writes the job's GPU mapping files (which the GPU monitors read to attribute GPUs to jobs).
+void write_job_mapping(const SuiteFile& suite, std::optional<int64_t> job_id, const std::vector<unsigned>& gpus,
+                       spdlog::logger& log) {
+  if (!job_id) {
+    log.warn("SLURM_JOB_ID is not set: no GPU mapping files written");
+    return;
+  }
+  try {
+    write_mapping_files(suite.gpu_job_mapping_dir, *job_id, gpus);
+    log.info("job {}: wrote mapping files for GPUs {} in {}", *job_id, fmt::join(gpus, ","), suite.gpu_job_mapping_dir);
+  } catch (const std::exception& e) {
+    log.error("job {}: {}", *job_id, e.what());
+  }
+}
+
+}  // namespace
+
 int run_profile(const RunnerOptions& opts) {
   const char* profile_name = to_string(opts.profile);
   SuiteFile suite;
@@ -464,17 +479,7 @@ int run_profile(const RunnerOptions& opts) {
     return kExitUsage;
   }
   if (opts.validate_only) {
-    std::cout << fmt::format("{}: {} checks, budget {} s, drain {}\n", profile_name, spec->checks.size(),
-                             seconds_text(spec->budget_s), opts.drain.value_or(spec->drain));
-    for (const auto& e : spec->checks) {
-      std::string what = e.check.empty() ? fmt::format("command {}", fmt::join(e.command, " "))
-                                         : fmt::format("{} {}", fmt::join(e.check, " "), fmt::join(e.args, " "));
-      std::cout << fmt::format("  {}: {} [timeout {} s, severity {}{}]\n", e.name, what, seconds_text(e.timeout_s),
-                               e.severity == Severity::Drain  ? "drain"
-                               : e.severity == Severity::Warn ? "warn"
-                                                              : "ignore",
-                               e.fail_on_warning ? ", fails on WARNING" : "");
-    }
+    print_plan(opts, *spec);
     return kExitPass;
   }
 
@@ -494,20 +499,7 @@ int run_profile(const RunnerOptions& opts) {
     std::cerr << "Error: suite " << suite.path << ": [suite] log_level: " << e.what() << "\n";
     return kExitUsage;
   }
-  if (suite.features_config) {
-    try {
-      std::vector<std::string> warnings;
-      ctx.killswitches = health::Killswitches::load(*suite.features_config, &warnings);
-      for (const auto& w : warnings) log->warn("{}", w);
-      if (auto failure = ctx.killswitches.load_failure()) std::cerr << "Warning: " << *failure << "\n";
-    } catch (const health::KillswitchFileError& e) {
-      // A directory or an unreadable file is a mistake in the suite's setup, like a bad suite file.
-      std::cerr << "Error: suite " << suite.path << ": [suite] features_config: " << e.what() << "\n";
-      return kExitUsage;
-    } catch (const std::exception& e) {
-      log->error("features_config {}: {} (no killswitch applies)", *suite.features_config, e.what());
-    }
-  }
+  if (!load_killswitches(suite, ctx, *log)) return kExitUsage;
 
   auto job_id = env_job_id();
   auto gpus = job_gpus_from_environment();
@@ -519,102 +511,34 @@ int run_profile(const RunnerOptions& opts) {
   double t0 = health::CheckRun::now();
   std::vector<JobOutcome> outcomes = run_checks(ctx, prepared, spec->budget_s, *log);
   double elapsed = health::CheckRun::now() - t0;
-
-  std::vector<Verdict> verdicts;
-  for (size_t i = 0; i < outcomes.size(); ++i) {
-    verdicts.push_back(judge(ctx, *spec, spec->checks[i], outcomes[i]));
-    const Verdict& v = verdicts.back();
-    std::string line = verdict_line(v);
-    std::cout << line << "\n";
-    if (v.failed)
-      log->error("{}", line);
-    else if (v.code == ExitCode::OK)
-      log->info("{}", line);
-    else
-      log->warn("{}", line);
-    if (!outcomes[i].output.empty()) log->debug("{} output:\n{}", v.name, outcomes[i].output);
-  }
-  std::vector<std::string> failed_names, warned_names, unknown_names;
-  const Verdict* first_failure = nullptr;
-  for (const auto& v : verdicts) {
-    if (v.failed) {
-      failed_names.push_back(v.name);
-      if (!first_failure) first_failure = &v;
-    } else if (v.code == ExitCode::WARN || v.code == ExitCode::CRITICAL) {
-      warned_names.push_back(v.name);
-    } else if (v.code == ExitCode::UNKNOWN) {
-      unknown_names.push_back(v.name);
-    }
-  }
-  bool failed = first_failure != nullptr;
-  std::string summary =
-      fmt::format("gcm {} {}: {} - {} checks", profile_name, ctx.node, failed ? "FAIL" : "PASS", verdicts.size());
-  if (failed) summary += fmt::format(", {} failed ({})", failed_names.size(), fmt::join(failed_names, ", "));
-  if (!warned_names.empty())
-    summary += fmt::format(", {} not OK without draining ({})", warned_names.size(), fmt::join(warned_names, ", "));
-  if (!unknown_names.empty())
-    summary += fmt::format(", {} unknown ({})", unknown_names.size(), fmt::join(unknown_names, ", "));
-  summary += fmt::format(" in {:.2f} s (budget {} s)", elapsed, seconds_text(spec->budget_s));
-  std::cout << summary << std::endl;
-  if (failed)
-    log->error("{}", summary);
+  std::vector<Verdict> verdicts = judge_all(ctx, *spec, outcomes, *log);
+  SuiteSummary summary = summarize(verdicts, profile_name, ctx.node, elapsed, spec->budget_s);
+  std::cout << summary.line << std::endl;
+  if (summary.failed)
+    log->error("{}", summary.line);
   else
-    log->info("{}", summary);
+    log->info("{}", summary.line);
+  send_suite_telemetry(ctx, verdicts, summary, t0, job_id, log);
 
-  // Telemetry: one record per check, one for the suite. A sink failure is logged, never changes the verdict.
-  {
-    health::CheckRun tele;
-    tele.cluster = ctx.cluster;
-    tele.type = check_type(opts.profile);
-    tele.log = log;
-    // The suite sends every record (the checks only report verdicts): a killswitch file that fell back to "every
-    // check enabled" is said in each of them.
-    if (auto failure = ctx.killswitches.load_failure()) tele.telemetry_warnings.push_back(*failure);
-    try {
-      SinkContext sctx;
-      sctx.command = std::string("gcm ") + profile_name;
-      sctx.log = log;
-      sctx.retry.retries = 0;  // a prolog must not wait for a telemetry backend
-      tele.sink = make_sink(suite.sink, suite.sink_opts, sctx);
-    } catch (const std::exception& e) {
-      log->error("telemetry sink '{}': {} (no records sent)", suite.sink, e.what());
-    }
-    if (tele.sink) {
-      for (const auto& v : verdicts) tele.send_telemetry(v.name, {v.code, v.msg}, v.start, job_id, ctx.node);
-      tele.send_telemetry(fmt::format("gcm {}", profile_name), {failed ? ExitCode::CRITICAL : ExitCode::OK, summary},
-                          t0, job_id, ctx.node);
-    }
-  }
-
+  const Verdict* first_failure = summary.first_failure;
   std::string reason =
       first_failure ? drain_reason(first_failure->name, first_failure->msg, suite.reason_max_length) : "";
   if (opts.profile != Profile::HealthCheck) {
     std::error_code ec;
-    if (failed)
+    if (summary.failed)
       write_marker(suite.state_dir, ctx.node, opts.profile, *log);
     else if (opts.profile == Profile::Prolog)
       std::filesystem::remove(failure_marker_path(suite.state_dir, ctx.node), ec);
   }
   if (opts.drain.value_or(spec->drain))
-    settle_node(opts, suite, ctx, failed, reason, *log);
-  else if (failed)
+    settle_node(opts, suite, ctx, summary.failed, reason, *log);
+  else if (summary.failed)
     log->info("not calling scontrol from the {} (drain = false): the exit code drains node {}", profile_name, ctx.node);
 
-  if (!failed && opts.profile == Profile::Prolog && !suite.gpu_job_mapping_dir.empty()) {
-    if (!job_id) {
-      log->warn("SLURM_JOB_ID is not set: no GPU mapping files written");
-    } else {
-      try {
-        write_mapping_files(suite.gpu_job_mapping_dir, *job_id, gpus);
-        log->info("job {}: wrote mapping files for GPUs {} in {}", *job_id, fmt::join(gpus, ","),
-                  suite.gpu_job_mapping_dir);
-      } catch (const std::exception& e) {
-        log->error("job {}: {}", *job_id, e.what());
-      }
-    }
-  }
+  if (!summary.failed && opts.profile == Profile::Prolog && !suite.gpu_job_mapping_dir.empty())
+    write_job_mapping(suite, job_id, gpus, *log);
   log->flush();
-  return failed ? kExitFail : kExitPass;
+  return summary.failed ? kExitFail : kExitPass;
 }
 
 }  // namespace gcm::suite
