@@ -151,29 +151,32 @@ void sample_mig(Caller& c, const nvml::Api& a, nvml::Device d, GpuSample& out) {
   }
 }
 
-}  // namespace
+// A getter for BatchedValues::get: the single call that answers a field when the batched query did not.
+template <class Value, class Fn, class... Args>
+auto single_call(Caller& c, const char* name, Fn fn, Args... args) {
+  return [&c, name, fn, args...]() -> std::optional<uint64_t> {
+    Value v = 0;
+    if (c.call(name, fn, args..., &v)) return v;
+    return std::nullopt;
+  };
+}
 
-void sample_device(const NvmlLibrary& lib, nvml::Device d, CallWatch& watch, const SampleScope& scope, GpuSample& out,
-                   GpmState* gpm) {
-  const nvml::Api& a = lib.api();
-  Caller c(lib, watch, out);
-  unsigned u = 0, u2 = 0;
-  unsigned long long ull = 0;
-
-  if (scope.static_info) {
-    out.name = read_string(c, "nvmlDeviceGetName", a.DeviceGetName, d, nvml::kDeviceNameBuffer);
-    out.uuid = read_string(c, "nvmlDeviceGetUUID", a.DeviceGetUUID, d, nvml::kUuidBuffer);
-    out.serial = read_string(c, "nvmlDeviceGetSerial", a.DeviceGetSerial, d, nvml::kSerialBuffer);
-    out.vbios_version = read_string(c, "nvmlDeviceGetVbiosVersion", a.DeviceGetVbiosVersion, d, nvml::kVbiosBuffer);
-    nvml::PciInfo pci{};
-    if (c.call("nvmlDeviceGetPciInfo_v3", a.DeviceGetPciInfo, d, &pci)) {
-      pci.bus_id[sizeof(pci.bus_id) - 1] = '\0';
-      out.pci_bus_id = std::string(pci.bus_id);
-    }
-    out.minor_number = c.uint_value("nvmlDeviceGetMinorNumber", a.DeviceGetMinorNumber, d);
+// What never changes while the driver is loaded: names, UUID, serial, VBIOS, PCI address, minor number.
+void sample_static_info(Caller& c, const nvml::Api& a, nvml::Device d, GpuSample& out) {
+  out.name = read_string(c, "nvmlDeviceGetName", a.DeviceGetName, d, nvml::kDeviceNameBuffer);
+  out.uuid = read_string(c, "nvmlDeviceGetUUID", a.DeviceGetUUID, d, nvml::kUuidBuffer);
+  out.serial = read_string(c, "nvmlDeviceGetSerial", a.DeviceGetSerial, d, nvml::kSerialBuffer);
+  out.vbios_version = read_string(c, "nvmlDeviceGetVbiosVersion", a.DeviceGetVbiosVersion, d, nvml::kVbiosBuffer);
+  nvml::PciInfo pci{};
+  if (c.call("nvmlDeviceGetPciInfo_v3", a.DeviceGetPciInfo, d, &pci)) {
+    pci.bus_id[sizeof(pci.bus_id) - 1] = '\0';
+    out.pci_bus_id = std::string(pci.bus_id);
   }
+  out.minor_number = c.uint_value("nvmlDeviceGetMinorNumber", a.DeviceGetMinorNumber, d);
+}
 
-  // The reference's DeviceMetrics, in its order.
+// Utilisation, memory, temperature and power: the reference's DeviceMetrics, in its order.
+void sample_device_metrics(Caller& c, const nvml::Api& a, nvml::Device d, GpuSample& out) {
   nvml::Utilization util{};
   if (c.call("nvmlDeviceGetUtilizationRates", a.DeviceGetUtilizationRates, d, &util)) {
     out.gpu_util = util.gpu;
@@ -194,27 +197,13 @@ void sample_device(const NvmlLibrary& lib, nvml::Device d, CallWatch& watch, con
         static_cast<int64_t>(static_cast<double>(*out.power_draw_mw) / static_cast<double>(*out.power_limit_mw) * 100);
   out.retired_pages_single = retired_pages(c, a, d, nvml::RETIRED_MULTIPLE_SINGLE_BIT);
   out.retired_pages_double = retired_pages(c, a, d, nvml::RETIRED_DOUBLE_BIT);
-  sample_processes(c, a, d, out);
-  if (!scope.extended) return;
+}
 
-  sample_nvlink_states(c, a, d, out);
-  BatchedValues batch(c, a, d, out);
-  auto ull_getter = [&](const char* name, auto fn, auto... args) {
-    return [&c, name, fn, args...]() -> std::optional<uint64_t> {
-      unsigned long long v = 0;
-      if (c.call(name, fn, args..., &v)) return v;
-      return std::nullopt;
-    };
-  };
-  auto uint_getter = [&](const char* name, auto fn, auto... args) {
-    return [&c, name, fn, args...]() -> std::optional<uint64_t> {
-      unsigned v = 0;
-      if (c.call(name, fn, args..., &v)) return v;
-      return std::nullopt;
-    };
-  };
-  out.energy_mj = batch.get(nvml::field::kTotalEnergy,
-                            ull_getter("nvmlDeviceGetTotalEnergyConsumption", a.DeviceGetTotalEnergyConsumption, d));
+// Energy, clocks and their event reasons, the PCIe link and its counters.
+void sample_clocks_and_pcie(Caller& c, const nvml::Api& a, nvml::Device d, BatchedValues& batch, GpuSample& out) {
+  out.energy_mj = batch.get(
+      nvml::field::kTotalEnergy,
+      single_call<unsigned long long>(c, "nvmlDeviceGetTotalEnergyConsumption", a.DeviceGetTotalEnergyConsumption, d));
   auto clock = [&](const char* name, auto fn, unsigned type) { return c.uint_value(name, fn, d, type); };
   out.clock_graphics_mhz = clock("nvmlDeviceGetClockInfo", a.DeviceGetClockInfo, nvml::CLOCK_GRAPHICS);
   out.clock_sm_mhz = clock("nvmlDeviceGetClockInfo", a.DeviceGetClockInfo, nvml::CLOCK_SM);
@@ -225,6 +214,7 @@ void sample_device(const NvmlLibrary& lib, nvml::Device d, CallWatch& watch, con
   out.max_clock_graphics_mhz = clock("nvmlDeviceGetMaxClockInfo", a.DeviceGetMaxClockInfo, nvml::CLOCK_GRAPHICS);
   out.max_clock_sm_mhz = clock("nvmlDeviceGetMaxClockInfo", a.DeviceGetMaxClockInfo, nvml::CLOCK_SM);
   out.max_clock_mem_mhz = clock("nvmlDeviceGetMaxClockInfo", a.DeviceGetMaxClockInfo, nvml::CLOCK_MEM);
+  unsigned long long ull = 0;
   if (c.call("nvmlDeviceGetCurrentClocksEventReasons", a.DeviceGetCurrentClocksThrottleReasons, d, &ull))
     out.clock_event_reasons = ull;
 
@@ -232,31 +222,39 @@ void sample_device(const NvmlLibrary& lib, nvml::Device d, CallWatch& watch, con
   out.pcie_link_width = c.uint_value("nvmlDeviceGetCurrPcieLinkWidth", a.DeviceGetCurrPcieLinkWidth, d);
   out.pcie_link_gen_max = c.uint_value("nvmlDeviceGetMaxPcieLinkGeneration", a.DeviceGetMaxPcieLinkGeneration, d);
   out.pcie_link_width_max = c.uint_value("nvmlDeviceGetMaxPcieLinkWidth", a.DeviceGetMaxPcieLinkWidth, d);
-  out.pcie_replay_count = as_int(batch.get(
-      nvml::field::kPcieReplayCounter, uint_getter("nvmlDeviceGetPcieReplayCounter", a.DeviceGetPcieReplayCounter, d)));
+  out.pcie_replay_count =
+      as_int(batch.get(nvml::field::kPcieReplayCounter,
+                       single_call<unsigned>(c, "nvmlDeviceGetPcieReplayCounter", a.DeviceGetPcieReplayCounter, d)));
   out.pcie_tx_kbps = c.uint_value("nvmlDeviceGetPcieThroughput", a.DeviceGetPcieThroughput, d, nvml::PCIE_TX);
   out.pcie_rx_kbps = c.uint_value("nvmlDeviceGetPcieThroughput", a.DeviceGetPcieThroughput, d, nvml::PCIE_RX);
   sample_nvlink_counters(batch, out);
+}
 
+// ECC mode and counters, retired pages pending, remapped rows: from the batch where the driver answers it.
+void sample_memory_errors(Caller& c, const nvml::Api& a, nvml::Device d, BatchedValues& batch, GpuSample& out) {
   auto ecc_mode = batch.get(nvml::field::kEccCurrent);
   auto ecc_pending = batch.get(nvml::field::kEccPending);
   if (ecc_mode && ecc_pending) {
     out.ecc_mode_current = static_cast<int64_t>(*ecc_mode);
     out.ecc_mode_pending = static_cast<int64_t>(*ecc_pending);
-  } else if (c.call("nvmlDeviceGetEccMode", a.DeviceGetEccMode, d, &u, &u2)) {
-    out.ecc_mode_current = u;
-    out.ecc_mode_pending = u2;
+  } else {
+    unsigned current = 0, pending = 0;
+    if (c.call("nvmlDeviceGetEccMode", a.DeviceGetEccMode, d, &current, &pending)) {
+      out.ecc_mode_current = current;
+      out.ecc_mode_pending = pending;
+    }
   }
   auto ecc = [&](unsigned field, unsigned type, unsigned counter) {
-    return batch.get(field, ull_getter("nvmlDeviceGetTotalEccErrors", a.DeviceGetTotalEccErrors, d, type, counter));
+    return batch.get(field, single_call<unsigned long long>(c, "nvmlDeviceGetTotalEccErrors", a.DeviceGetTotalEccErrors,
+                                                            d, type, counter));
   };
   out.ecc_volatile_corrected = ecc(nvml::field::kEccSbeVolTotal, nvml::ECC_CORRECTED, nvml::ECC_VOLATILE);
   out.ecc_volatile_uncorrected = ecc(nvml::field::kEccDbeVolTotal, nvml::ECC_UNCORRECTED, nvml::ECC_VOLATILE);
   out.ecc_aggregate_corrected = ecc(nvml::field::kEccSbeAggTotal, nvml::ECC_CORRECTED, nvml::ECC_AGGREGATE);
   out.ecc_aggregate_uncorrected = ecc(nvml::field::kEccDbeAggTotal, nvml::ECC_UNCORRECTED, nvml::ECC_AGGREGATE);
   out.retired_pages_pending =
-      as_int(batch.get(nvml::field::kRetiredPending,
-                       uint_getter("nvmlDeviceGetRetiredPagesPendingStatus", a.DeviceGetRetiredPagesPendingStatus, d)));
+      as_int(batch.get(nvml::field::kRetiredPending, single_call<unsigned>(c, "nvmlDeviceGetRetiredPagesPendingStatus",
+                                                                           a.DeviceGetRetiredPagesPendingStatus, d)));
   auto corr = batch.get(nvml::field::kRemappedCor), unc = batch.get(nvml::field::kRemappedUnc),
        pend = batch.get(nvml::field::kRemappedPending), fail = batch.get(nvml::field::kRemappedFailure);
   if (corr && unc && pend && fail) {
@@ -273,6 +271,23 @@ void sample_device(const NvmlLibrary& lib, nvml::Device d, CallWatch& watch, con
       out.remapped_rows_failure = rf;
     }
   }
+}
+
+}  // namespace
+
+void sample_device(const NvmlLibrary& lib, nvml::Device d, CallWatch& watch, const SampleScope& scope, GpuSample& out,
+                   GpmState* gpm) {
+  const nvml::Api& a = lib.api();
+  Caller c(lib, watch, out);
+  if (scope.static_info) sample_static_info(c, a, d, out);
+  sample_device_metrics(c, a, d, out);
+  sample_processes(c, a, d, out);
+  if (!scope.extended) return;
+
+  sample_nvlink_states(c, a, d, out);
+  BatchedValues batch(c, a, d, out);
+  sample_clocks_and_pcie(c, a, d, batch, out);
+  sample_memory_errors(c, a, d, batch, out);
   out.fan_speed_percent = c.uint_value("nvmlDeviceGetFanSpeed", a.DeviceGetFanSpeed, d);
   out.performance_state = c.uint_value("nvmlDeviceGetPerformanceState", a.DeviceGetPerformanceState, d);
   out.persistence_mode = c.uint_value("nvmlDeviceGetPersistenceMode", a.DeviceGetPersistenceMode, d);

@@ -46,6 +46,48 @@ std::string excerpt(std::string_view line) {
   return line.size() > 60 ? out + "..." : out;
 }
 
+// One sacct column's text as its schema field holds it. A time that cannot be read is kept as sacct printed it (the
+// reference aborted the whole round on one such value); the error is returned for the caller to count and log.
+std::optional<std::string> set_sacct_value(Value& v, SacctColumnKind kind, std::string_view text,
+                                           const TimeZone& zone) {
+  switch (kind) {
+    case SacctColumnKind::String:
+      v.set_string(text);
+      break;
+    case SacctColumnKind::MaybeInt: {
+      auto n = maybe_int(text);
+      v = n ? Value(*n) : Value();
+      break;
+    }
+    case SacctColumnKind::MaybeFloat: {
+      auto d = maybe_float(text);
+      v = d ? Value(*d) : Value();
+      break;
+    }
+    case SacctColumnKind::Time:
+      try {
+        v.set_string(time_to_time_aware(text, zone, zone));
+      } catch (const ParseError& e) {
+        v.set_string(text);
+        return e.what();
+      }
+      break;
+    case SacctColumnKind::NodeList: {
+      auto names = nodelist_or_null(text);
+      if (!names) {
+        v = Value();
+      } else {
+        List l;
+        l.reserve(names->size());
+        for (auto& n : *names) l.emplace_back(std::move(n));
+        v = Value(std::move(l));
+      }
+      break;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<std::string> sacct_running_argv(const std::string& delimiter) {
@@ -110,45 +152,11 @@ SacctRunningStats collect_sacct_running(SlurmClient& client, const CollectorCont
         v = Value();
         continue;
       }
-      std::string_view text = (*row)[*column[f]];
-      switch (sacct_column_kind(f)) {
-        case SacctColumnKind::String:
-          v.set_string(text);
-          break;
-        case SacctColumnKind::MaybeInt: {
-          auto n = maybe_int(text);
-          v = n ? Value(*n) : Value();
-          break;
-        }
-        case SacctColumnKind::MaybeFloat: {
-          auto d = maybe_float(text);
-          v = d ? Value(*d) : Value();
-          break;
-        }
-        case SacctColumnKind::Time:
-          try {
-            v.set_string(time_to_time_aware(text, o.zone, o.zone));
-          } catch (const ParseError& e) {
-            // Kept as sacct printed it (the reference aborted the whole round on one such value).
-            ++stats.bad_values;
-            if (ctx.log)
-              ctx.log->warn("sacct_running: line {}: {} kept as printed: {}", repair.lines(), schema.fields[f].name,
-                            e.what());
-            v.set_string(text);
-          }
-          break;
-        case SacctColumnKind::NodeList: {
-          auto names = nodelist_or_null(text);
-          if (!names) {
-            v = Value();
-          } else {
-            List l;
-            l.reserve(names->size());
-            for (auto& n : *names) l.emplace_back(std::move(n));
-            v = Value(std::move(l));
-          }
-          break;
-        }
+      if (auto error = set_sacct_value(v, sacct_column_kind(f), (*row)[*column[f]], o.zone)) {
+        ++stats.bad_values;
+        if (ctx.log)
+          ctx.log->warn("sacct_running: line {}: {} kept as printed: {}", repair.lines(), schema.fields[f].name,
+                        *error);
       }
     }
     r[derived_field] = derived_cluster(
