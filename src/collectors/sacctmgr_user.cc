@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "collectors/sacctmgr.h"
+#include "core/ascii.h"
 #include "collectors/sacctmgr_table.h"
 #include "collectors/slurm_collectors.h"
 #include "slurm/coerce.h"
@@ -47,7 +48,7 @@ slurm::SlurmQuery user_assoc_query(const std::string& user, std::chrono::millise
 void collect_users(slurm::SlurmClient& slurm, const Params& p, RecordOut& out, spdlog::logger* log) {
   std::vector<std::string> users;
   slurm.stream_lines(user_list_query(p.timeout), [&](std::string_view line) {
-    std::string_view u = slurm::trim(line);
+    std::string_view u = ascii_trim(line);
     if (!u.empty()) users.emplace_back(u);
   });
   Record r(kSacctmgrUserPayload);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "collectors/scheduler_collectors.h"
+#include "core/ascii.h"
 #include "collectors/slurm_query_collector.h"
 #include "slurm/coerce.h"
 #include "slurm/derived_cluster.h"
@@ -91,7 +92,7 @@ size_t collect_scontrol_topology(slurm::SlurmClient& slurm, const Params& p, Rec
   std::vector<std::string_view> tokens;
   size_t n = 0;
   slurm.stream_lines(scontrol_topology_query(p.timeout), [&](std::string_view line) {
-    if (slurm::trim(line).empty()) return;
+    if (ascii_trim(line).empty()) return;
     for (auto& v : r.values) v = Value();
     r[kCluster] = p.cluster;
     r[kDerived] = slurm::derived_cluster([](std::string_view) { return std::optional<std::string_view>(); },

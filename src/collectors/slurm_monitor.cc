@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/ascii.h"
 #include "cli/option_binder.h"
 #include "collectors/slurm_backend.h"
 #include "collectors/slurm_collectors.h"
@@ -238,20 +239,20 @@ std::vector<SinfoNode> read_sinfo(slurm::SlurmClient& slurm, std::chrono::millis
   std::vector<std::string_view> f;
   size_t extra = 0;
   slurm.stream_lines(sinfo_query(timeout), [&](std::string_view line) {
-    if (slurm::trim(line).empty()) return;
+    if (ascii_trim(line).empty()) return;
     slurm::split_fields(line, "|", f);
     if (f.size() < 7) throw ParseError(fmt::format("expected 7 '|'-separated fields, got {}", f.size()));
     if (f.size() > 7) ++extra;  // the reference warns and drops extra fields
     SinfoNode n;
-    n.name = slurm::trim(f[0]);
+    n.name = ascii_trim(f[0]);
     if (n.name.empty()) throw ParseError("empty node name");
-    n.gpus = slurm::gres_count(slurm::parse_gres_list(slurm::trim(f[1])));
-    n.gpus_used = slurm::gres_count(slurm::parse_gres_list(slurm::trim(f[2])));
-    n.total_cpus = slurm::strict_int(slurm::trim(f[3]));
-    n.alloc_cpus = slurm::parse_cpu_states(slurm::trim(f[4])).allocated;
-    n.state_text = slurm::trim(f[5]);
+    n.gpus = slurm::gres_count(slurm::parse_gres_list(ascii_trim(f[1])));
+    n.gpus_used = slurm::gres_count(slurm::parse_gres_list(ascii_trim(f[2])));
+    n.total_cpus = slurm::strict_int(ascii_trim(f[3]));
+    n.alloc_cpus = slurm::parse_cpu_states(ascii_trim(f[4])).allocated;
+    n.state_text = ascii_trim(f[5]);
     slurm::parse_node_state(n.state_text);  // validates
-    std::string_view p = slurm::trim(f[6]);
+    std::string_view p = ascii_trim(f[6]);
     while (!p.empty() && p.back() == '*') p.remove_suffix(1);
     n.partition = p;
     nodes.push_back(std::move(n));

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "collectors/sacctmgr.h"
+#include "core/ascii.h"
 #include "collectors/scheduler_collectors.h"
 #include "collectors/slurm_query_collector.h"
 #include "core/subprocess.h"
@@ -75,8 +76,8 @@ size_t collect_sprio(slurm::SlurmClient& slurm, const Params& p, RecordOut& out)
   std::vector<std::string_view> f;
   size_t n = 0;
   slurm.stream_lines(sprio_query(p.timeout), [&](std::string_view line) {
-    if (slurm::trim(line).empty()) return;
-    slurm::split_fields(slurm::trim(line), "|", f);
+    if (ascii_trim(line).empty()) return;
+    slurm::split_fields(ascii_trim(line), "|", f);
     if (f.size() != all && f.size() != old)
       throw slurm::ParseError(fmt::format(
           "expected {} '|'-separated fields ({} from a sprio without %o and %n, before Slurm 23.02), got {}", all, old,
@@ -89,7 +90,7 @@ size_t collect_sprio(slurm::SlurmClient& slurm, const Params& p, RecordOut& out)
         v = Value();
         continue;
       }
-      std::string_view text = slurm::trim(f[k++]);
+      std::string_view text = ascii_trim(f[k++]);
       if (columns[i].numeric) {
         auto d = slurm::maybe_float(text);
         v = d ? Value(*d) : Value();

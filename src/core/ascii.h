@@ -11,6 +11,13 @@ inline bool is_ascii_digit(char c) { return c >= '0' && c <= '9'; }
 // What isspace() accepts in the C locale.
 inline bool is_ascii_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
+// s without the leading and trailing bytes of `set`; by default what isspace() accepts in the C locale.
+inline std::string_view ascii_trim(std::string_view s, std::string_view set = " \t\n\r\f\v") {
+  size_t b = s.find_first_not_of(set);
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(set) - b + 1);
+}
+
 // s with A-Z turned to a-z, other bytes unchanged (what tolower() does in the C locale).
 inline std::string ascii_lower(std::string_view s) {
   std::string out(s);

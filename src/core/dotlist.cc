@@ -6,15 +6,14 @@
 
 #include <fmt/format.h>
 
+#include "core/ascii.h"
+
 namespace gcm {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
+// YAML's white space is the blank and the tab only (s-white); a line break inside a value is the value's.
+std::string_view trim_white(std::string_view s) { return ascii_trim(s, " \t"); }
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -26,7 +25,7 @@ bool iequals(std::string_view a, std::string_view b) {
 
 // Types a plain (unquoted) scalar the way YAML's core schema does.
 Value type_scalar(std::string_view s) {
-  s = trim(s);
+  s = trim_white(s);
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return Value();
   if (iequals(s, "true")) return Value(true);
   if (iequals(s, "false")) return Value(false);
@@ -245,7 +244,7 @@ Value parse_dotlist(const std::vector<std::string>& items) {
   for (const auto& item : items) {
     size_t eq = item.find('=');
     if (eq == std::string::npos) throw DotlistError(fmt::format("sink option '{}' is not of the form key=value", item));
-    std::string_view key = trim(std::string_view(item).substr(0, eq));
+    std::string_view key = trim_white(std::string_view(item).substr(0, eq));
     if (key.empty()) throw DotlistError(fmt::format("sink option '{}' has an empty key", item));
     Value v;
     try {

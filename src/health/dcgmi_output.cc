@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "core/ascii.h"
 #include "core/json_limits.h"
 
 namespace gcm::health {
@@ -26,11 +27,8 @@ std::string string_of(const json& v) {
   return v.dump();
 }
 
-std::string trim_blanks(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return std::string(s);
-}
+// Blanks and the \r of a CRLF line; a cell's other control bytes are kept.
+std::string trim_blanks(std::string_view s) { return std::string(ascii_trim(s, " \t\r")); }
 
 }  // namespace
 

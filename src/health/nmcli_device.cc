@@ -1,18 +1,8 @@
 #include "health/nmcli_device.h"
 
-#include <cctype>
+#include "core/ascii.h"
 
 namespace gcm::health {
-
-namespace {
-
-std::string_view strip_blanks(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace
 
 std::vector<std::string> nmcli_device_show_argv(const std::string& ifname) {
   return {"nmcli",  "-t",   "-e",
@@ -29,7 +19,7 @@ std::optional<std::map<std::string, std::string>> parse_nmcli_device_show(std::s
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
-    props[std::string(strip_blanks(line.substr(0, colon)))] = std::string(strip_blanks(line.substr(colon + 1)));
+    props[std::string(ascii_trim(line.substr(0, colon)))] = std::string(ascii_trim(line.substr(colon + 1)));
   }
   auto get = [&](const char* k) {
     auto it = props.find(k);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/ascii.h"
 #include "core/gzip.h"
 #include "core/json_limits.h"
 #include "otlp/encode.h"
@@ -32,12 +33,6 @@ std::string url_decode(std::string_view s) {
   return out;
 }
 
-std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
-}
-
 // The receiver's explanation in an error answer: a google.rpc.Status (protobuf or JSON), else the raw text.
 std::string error_message(const HttpResponse& res) {
   std::string ct = res.header("content-type");
@@ -53,7 +48,7 @@ std::string error_message(const HttpResponse& res) {
   for (char& c : body) {
     if (c == '\n' || c == '\r') c = ' ';
   }
-  return trim(body);
+  return std::string(ascii_trim(body));
 }
 
 }  // namespace
@@ -72,8 +67,8 @@ std::vector<std::string> parse_headers_env(const std::string& text) {
     std::string_view item(text.data() + start, end - start);
     size_t eq = item.find('=');
     if (eq != std::string_view::npos) {
-      std::string key = trim(item.substr(0, eq));
-      if (!key.empty()) out.push_back(key + ": " + trim(url_decode(item.substr(eq + 1))));
+      std::string key(ascii_trim(item.substr(0, eq)));
+      if (!key.empty()) out.push_back(key + ": " + std::string(ascii_trim(url_decode(item.substr(eq + 1)))));
     }
     start = end + 1;
   }

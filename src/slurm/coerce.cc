@@ -27,7 +27,7 @@ std::optional<std::string> without_digit_separators(std::string_view s) {
 // The common start of Python's int() and float(): blanks trimmed, one sign taken off, '_' separators removed
 // (into storage). Returns whether the number is negative, or nullopt when a separator is misplaced.
 std::optional<bool> number_body(std::string_view& text, std::string& storage) {
-  text = trim(text);
+  text = ascii_trim(text);
   bool negative = false;
   if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
     negative = text.front() == '-';
@@ -44,14 +44,8 @@ std::optional<bool> number_body(std::string_view& text, std::string& storage) {
 
 }  // namespace
 
-std::string_view trim(std::string_view value) {
-  while (!value.empty() && is_ascii_space(value.front())) value.remove_prefix(1);
-  while (!value.empty() && is_ascii_space(value.back())) value.remove_suffix(1);
-  return value;
-}
-
 bool is_null_like(std::string_view value) {
-  value = trim(value);
+  value = ascii_trim(value);
   return value.empty() || value == "N/A" || value == "Unknown" || value == "(null)" || value == "None";
 }
 

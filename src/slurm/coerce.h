@@ -18,9 +18,6 @@ namespace gcm::slurm {
 // they accept.
 bool is_null_like(std::string_view value);
 
-// value with ASCII blanks removed at both ends.
-std::string_view trim(std::string_view value);
-
 // Python's int(text); nullopt when Python would raise. Values outside int64 are nullopt too (Python's integers are
 // unbounded; no Slurm field is that large).
 std::optional<int64_t> python_int(std::string_view text);

@@ -83,24 +83,24 @@ DelimitedParser::DelimitedParser(DelimitedOptions options) : options_(std::move(
 }
 
 void DelimitedParser::split(std::string_view line) {
-  if (options_.trim_line) line = trim(line);
+  if (options_.trim_line) line = ascii_trim(line);
   if (options_.trailing_delimiter && !options_.delimiter.empty() && line.ends_with(options_.delimiter))
     line.remove_suffix(options_.delimiter.size());
   split_fields(line, options_.delimiter, fields_);
   if (options_.trim_values) {
-    for (auto& f : fields_) f = trim(f);
+    for (auto& f : fields_) f = ascii_trim(f);
   }
 }
 
 const DelimitedRow* DelimitedParser::feed(std::string_view line) {
   ++line_number_;
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (trim(line).empty()) return nullptr;
+  if (ascii_trim(line).empty()) return nullptr;
   split(line);
   if (!have_header_) {
     std::vector<std::string> names;
     names.reserve(fields_.size());
-    for (auto f : fields_) names.emplace_back(trim(f));  // header names are always stripped (§1.8)
+    for (auto f : fields_) names.emplace_back(ascii_trim(f));  // header names are always stripped (§1.8)
     header_ = DelimitedHeader(std::move(names));
     have_header_ = true;
     return nullptr;

@@ -70,7 +70,7 @@ int64_t parse_clock(std::string_view text, bool allow_fraction) {
 
 std::optional<Duration> parse_duration(std::string_view text) {
   if (is_null_like(text)) return std::nullopt;
-  text = trim(text);
+  text = ascii_trim(text);
   Duration d;
   if (equals_ignoring_case(text, "UNLIMITED")) {
     d.kind = Duration::Kind::Unlimited;

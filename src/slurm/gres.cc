@@ -127,7 +127,7 @@ Gres parse_one_gres(std::string_view item) {
 
 std::vector<Gres> parse_gres_list(std::string_view text) {
   std::vector<Gres> list;
-  text = trim(text);
+  text = ascii_trim(text);
   if (text.empty() || text == "(null)" || text == "N/A") return list;
   size_t start = 0;
   int depth = 0;
@@ -138,7 +138,7 @@ std::vector<Gres> parse_gres_list(std::string_view text) {
     } else if (c == ')') {
       if (--depth < 0) bad_gres(text, "')' without '('");
     } else if (c == ',' && depth == 0) {
-      std::string_view item = trim(text.substr(start, i - start));
+      std::string_view item = ascii_trim(text.substr(start, i - start));
       if (item.empty()) bad_gres(text, "empty item");
       list.push_back(parse_one_gres(item));
       start = i + 1;

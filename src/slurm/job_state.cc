@@ -16,20 +16,20 @@ bool in(std::string_view word, std::initializer_list<std::string_view> set) {
 }  // namespace
 
 JobState parse_job_state(std::string_view text) {
-  std::string_view s = trim(text);
+  std::string_view s = ascii_trim(text);
   size_t blank = s.find(' ');
   std::string_view word = s.substr(0, blank);
   if (word.ends_with('+')) word.remove_suffix(1);
   if (word.empty()) throw ParseError(describe_bad_value("job state", text, "is empty"));
   JobState st;
   for (char c : word) st.name.push_back(c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c);
-  if (blank != std::string_view::npos) st.detail = trim(s.substr(blank + 1));
+  if (blank != std::string_view::npos) st.detail = ascii_trim(s.substr(blank + 1));
   if (st.name == "CANCELLED" && st.detail.starts_with("by ")) st.cancelled_by = python_int(st.detail.substr(3));
   return st;
 }
 
 bool is_terminal_job_state(std::string_view state) {
-  std::string_view s = trim(state);
+  std::string_view s = ascii_trim(state);
   std::string word = ascii_lower(s.substr(0, s.find(' ')));
   return in(word, {"boot_fail", "bf", "cancelled", "ca", "completed",     "cd",  "deadline",  "dl",
                    "failed",    "f",  "node_fail", "nf", "out_of_memory", "oom", "preempted", "pr",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "core/ascii.h"
 #include "slurm/coerce.h"
 
 namespace gcm::slurm {
@@ -101,7 +102,7 @@ std::string_view NodeState::counted_state() const {
 }
 
 NodeState parse_node_state(std::string_view text) {
-  std::string_view s = trim(text);
+  std::string_view s = ascii_trim(text);
   if (s.empty()) throw ParseError(describe_bad_value("node state", text, "is empty"));
   NodeState st;
   size_t start = 0;

@@ -1,5 +1,6 @@
 #include "slurm/scontrol.h"
 
+#include "core/ascii.h"
 #include "slurm/coerce.h"
 #include "slurm/delimited.h"
 
@@ -127,7 +128,7 @@ std::vector<ScontrolRecord> parse_scontrol_records(std::string_view text) {
 std::optional<KeyValue> parse_config_line(std::string_view line) {
   size_t eq = line.find('=');
   if (eq == std::string_view::npos || eq == 0) return std::nullopt;
-  return KeyValue{trim(line.substr(0, eq)), trim(line.substr(eq + 1))};
+  return KeyValue{ascii_trim(line.substr(0, eq)), ascii_trim(line.substr(eq + 1))};
 }
 
 std::vector<KeyValue> parse_scontrol_config(std::string_view text) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/ascii.h"
 #include "core/schema.h"
 #include "core/json.h"
 #include "core/json_limits.h"
@@ -217,14 +218,14 @@ Value unix_in_parentheses(std::string_view what, std::string_view v) {
 // "\tREQUEST_NODE_INFO  ( 2007) count:1  ave_time:196  total_time:196" (by type) or "\troot  (  0) count:13 ..."
 // (by user) -> an object keyed as `sdiag --json` names them.
 Value rpc_entry(std::string_view line, bool by_user) {
-  std::string_view l = trim(line);
+  std::string_view l = ascii_trim(line);
   size_t open = l.find('('), close = l.find(')');
   if (open == std::string_view::npos || close == std::string_view::npos || close < open || open == 0)
     throw ParseError(describe_bad_value("RPC statistics line", l, "expected NAME (ID) count:N ..."));
   auto id = python_int(l.substr(open + 1, close - open - 1));
   if (!id) throw ParseError(describe_bad_value("RPC statistics line", l, "the (ID) is not an integer"));
   Object o;
-  o.push_back({by_user ? "user" : "message_type", Value(trim(l.substr(0, open)))});
+  o.push_back({by_user ? "user" : "message_type", Value(ascii_trim(l.substr(0, open)))});
   o.push_back({by_user ? "user_id" : "type_id", Value(*id)});
   std::vector<std::string_view> tokens;
   split_fields(l.substr(close + 1), "", tokens);
@@ -248,7 +249,7 @@ Sdiag parse_sdiag_text(std::string_view text) {
   size_t number = 0;
   for_each_line(text, [&](std::string_view raw) {
     ++number;
-    std::string_view l = trim(raw);  // values are indented by tabs under their section
+    std::string_view l = ascii_trim(raw);  // values are indented by tabs under their section
     if (l.empty() || l.starts_with("****")) return;
     try {
       if (l.starts_with("sdiag output at")) {
@@ -256,7 +257,7 @@ Sdiag parse_sdiag_text(std::string_view text) {
         return;
       }
       if (l.starts_with("Data since")) {
-        r[index_of("req_time_start")] = unix_in_parentheses("Data since", trim(l.substr(10)));
+        r[index_of("req_time_start")] = unix_in_parentheses("Data since", ascii_trim(l.substr(10)));
         return;
       }
       if (l.starts_with("Main schedule statistics")) return void(section = Section::Main);
@@ -290,7 +291,7 @@ Sdiag parse_sdiag_text(std::string_view text) {
         if (lab.section == section && l.starts_with(lab.label) && (!best || lab.label.size() > best->label.size()))
           best = &lab;
       if (!best) return;  // a line this version adds, or one the record has no field for
-      std::string_view v = trim(l.substr(best->label.size()));
+      std::string_view v = ascii_trim(l.substr(best->label.size()));
       size_t f = index_of(best->field);
       if (std::string_view(best->field) == "job_states_ts" || std::string_view(best->field) == "bf_when_last_cycle") {
         r[f] = unix_in_parentheses(best->label, v);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "core/ascii.h"
 #include "slurm/coerce.h"
 
 namespace gcm::slurm {
@@ -208,7 +209,7 @@ std::string time_to_time_aware(std::string_view text, const TimeZone& target, co
 
 std::optional<int64_t> parse_unix_time(std::string_view text, const TimeZone& naive_zone) {
   if (is_null_like(text)) return std::nullopt;
-  return parse_timestamp(trim(text), naive_zone).unix_seconds;
+  return parse_timestamp(ascii_trim(text), naive_zone).unix_seconds;
 }
 
 }  // namespace gcm::slurm

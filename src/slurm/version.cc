@@ -1,12 +1,13 @@
 #include "slurm/version.h"
 
+#include "core/ascii.h"
 #include "slurm/coerce.h"
 #include "slurm/parse_error.h"
 
 namespace gcm::slurm {
 
 std::pair<int, int> parse_slurm_version(std::string_view text) {
-  std::string_view s = trim(text);
+  std::string_view s = ascii_trim(text);
   size_t sp = s.find_last_of(' ');
   std::string_view v = sp == std::string_view::npos ? s : s.substr(sp + 1);
   size_t d1 = v.find('.');

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "core/ascii.h"
 #include "core/subprocess.h"
 
 namespace gcm::suite {
@@ -20,12 +21,6 @@ namespace gcm::suite {
 namespace {
 
 bool executable(const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; }
-
-std::string trim(std::string s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
 
 }  // namespace
 
@@ -64,13 +59,13 @@ std::optional<std::string> locate_slurm_conf(const std::optional<std::string>& c
 std::optional<std::string> cluster_name_of(const std::string& slurm_conf) {
   std::ifstream in(slurm_conf);
   for (std::string line; std::getline(in, line);) {
-    line = trim(line.substr(0, line.find('#')));
+    line = std::string(ascii_trim(std::string_view(line).substr(0, line.find('#'))));
     size_t eq = line.find('=');
     if (eq == std::string::npos) continue;
-    std::string key = trim(line.substr(0, eq));
+    std::string key(ascii_trim(std::string_view(line).substr(0, eq)));
     for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (key == "clustername") {
-      std::string v = trim(line.substr(eq + 1));
+      std::string v(ascii_trim(std::string_view(line).substr(eq + 1)));
       if (!v.empty()) return v;
     }
   }
@@ -79,7 +74,7 @@ std::optional<std::string> cluster_name_of(const std::string& slurm_conf) {
 
 std::string drain_reason(const std::string& check, const std::string& message, size_t max_len) {
   std::string msg = message.substr(0, message.find('\n'));
-  std::string r = fmt::format("{}{}: {}", kReasonPrefix, check, trim(msg));
+  std::string r = fmt::format("{}{}: {}", kReasonPrefix, check, ascii_trim(msg));
   if (r.size() <= max_len) return r;
   size_t cut = max_len >= 3 ? max_len - 3 : 0;
   while (cut > 0 && (static_cast<unsigned char>(r[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
@@ -99,7 +94,7 @@ ScontrolRunner make_scontrol_runner(const std::string& scontrol, const std::opti
       throw std::runtime_error(fmt::format(
           "{} {}: {}", command_line(spec.argv),
           r.timed_out ? fmt::format("timed out after {} s", timeout_s) : fmt::format("exit {}", r.exit_code),
-          trim(r.err)));
+          ascii_trim(r.err)));
     return r.out;
   };
 }
@@ -133,7 +128,7 @@ std::vector<NodeState> parse_node_records(const std::string& out) {
   std::vector<NodeState> nodes;
   std::istringstream in(out);
   for (std::string line; std::getline(in, line);) {
-    std::string t = trim(line);
+    std::string t(ascii_trim(line));
     if (t.rfind("NodeName=", 0) == 0) {
       if (!nodes.empty()) finish_record(nodes.back());
       nodes.emplace_back();
@@ -147,7 +142,7 @@ std::vector<NodeState> parse_node_records(const std::string& out) {
       std::string v = t.substr(6);
       s.state = v.substr(0, v.find(' '));
     } else if (t.rfind("Partitions=", 0) == 0) {
-      std::stringstream parts(trim(t.substr(11)));
+      std::stringstream parts{std::string(ascii_trim(std::string_view(t).substr(11)))};
       for (std::string p; std::getline(parts, p, ',');)
         if (!p.empty()) s.partitions.push_back(p);
     } else if (t.rfind("Reason=", 0) == 0) {

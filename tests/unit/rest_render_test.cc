@@ -9,6 +9,7 @@
 #include <map>
 
 #include "collectors/slurm_collectors.h"
+#include "core/ascii.h"
 #include "slurm/coerce.h"
 #include "slurm/delimited.h"
 #include "text_file.h"
@@ -77,7 +78,7 @@ TEST(RestRender, NodesAsSlurmMonitorsSinfo) {
     for_each_line(text, [&](std::string_view line) {
       split_fields(line, "|", f);
       std::vector<std::string> v;
-      for (auto x : f) v.emplace_back(trim(x));
+      for (auto x : f) v.emplace_back(ascii_trim(x));
       if (v.size() >= 7) {
         if (!v[6].empty() && v[6].back() == '*') v[6].pop_back();
         out[v[0] + "/" + v[6]] = std::vector<std::string>(v.begin(), v.begin() + 7);

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/ascii.h"
 #include "core/subprocess.h"
 
 namespace gcm::health {
@@ -92,13 +93,7 @@ std::optional<std::string> read_trimmed(const std::string& path) {
   return trim(*s);
 }
 
-std::string trim(std::string_view s) {
-  const char* ws = " \t\r\n\v\f";
-  size_t b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return "";
-  size_t e = s.find_last_not_of(ws);
-  return std::string(s.substr(b, e - b + 1));
-}
+std::string trim(std::string_view s) { return std::string(ascii_trim(s)); }
 
 std::vector<std::string> split_lines(std::string_view s) {
   std::vector<std::string> v;
