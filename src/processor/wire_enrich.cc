@@ -11,7 +11,26 @@ namespace gcm::processor {
 
 namespace {
 
-using namespace wire;
+// Named one by one: a using-directive here would reach the files compiled after this one in a unity batch.
+using wire::any_value_case;
+using wire::AnyValueCase;
+using wire::Attr;
+using wire::check_message;
+using wire::EncodedPuts;
+using wire::Field;
+using wire::ItemScan;
+using wire::ItemWriter;
+using wire::JobPuts;
+using wire::kLen;
+using wire::kMaxDepth;
+using wire::MessageRules;
+using wire::Put;
+using wire::read_field;
+using wire::reject;
+using wire::rules_of;
+using wire::scan_item;
+using wire::WireReject;
+using wire::Writer;
 namespace pbc = opentelemetry::proto::common::v1;
 namespace pbr = opentelemetry::proto::resource::v1;
 namespace pbm = opentelemetry::proto::metrics::v1;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/ascii.h"
 #include "core/json_limits.h"
 
 namespace gcm::health {
@@ -56,8 +57,7 @@ struct Ctx {
     if (j.is_boolean()) return j.get<bool>();
     if (j.is_number_integer() && (j.get<long long>() == 0 || j.get<long long>() == 1)) return j.get<long long>() == 1;
     if (j.is_string()) {
-      std::string s = j.get<std::string>();
-      for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      std::string s = ascii_lower(j.get<std::string>());
       if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
       if (s == "false" || s == "0" || s == "no" || s == "off") return false;
     }
