@@ -14,6 +14,9 @@
 
 namespace gcm {
 
+// True when s is printable ASCII without '"' and '\\': its JSON string is s between quotes, in either style.
+bool is_json_plain_ascii(std::string_view s);
+
 enum class JsonStyle {
   Compact,  // {"a":1,"b":"é"}: separators without spaces, UTF-8 kept, NaN/Infinity written as null
   Python,   // {"a": 1, "b": "\u00e9"}: Python json.dumps defaults (ensure_ascii, NaN, Infinity)
@@ -33,8 +36,13 @@ class JsonWriter {
   void flat_record(const Record& r);
 
  private:
-  const char* comma() const { return style_ == JsonStyle::Python ? ", " : ","; }
-  const char* colon() const { return style_ == JsonStyle::Python ? ": " : ":"; }
+  // Views, not C strings: appending a C string measures it with strlen, once per member of every record.
+  std::string_view comma() const {
+    return style_ == JsonStyle::Python ? std::string_view(", ") : std::string_view(",");
+  }
+  std::string_view colon() const {
+    return style_ == JsonStyle::Python ? std::string_view(": ") : std::string_view(":");
+  }
   std::string& out_;
   JsonStyle style_;
 };

@@ -57,6 +57,31 @@ TEST(Json, ControlCharactersAreEscaped) {
   EXPECT_EQ(to_json(Value(std::string("\x01\t\x1f", 3))), R"("\u0001\t\u001f")");
 }
 
+// The plain-text scan reads words of 4, 8 and 16 bytes that overlap at the ends of a string: a byte that needs
+// escaping must be found at every position of every length, and a plain string of any length stays as it is.
+TEST(Json, EscapingIsFoundAtEveryPositionOfEveryLength) {
+  const std::pair<char, std::string> specials[] = {
+      {'"', "\\\""}, {'\\', "\\\\"}, {'\n', "\\n"}, {'\x01', "\\u0001"}, {'\x1f', "\\u001f"}};
+  for (size_t n = 0; n <= 40; ++n) {
+    std::string plain;
+    for (size_t k = 0; k < n; ++k) plain += "abcdefghij0123456789 ~_.:"[k % 25];
+    EXPECT_TRUE(is_json_plain_ascii(plain)) << n;
+    EXPECT_EQ(to_json(Value(plain)), "\"" + plain + "\"") << n;
+    for (size_t at = 0; at < n; ++at) {
+      for (const auto& [c, escaped] : specials) {
+        std::string s = plain;
+        s[at] = c;
+        EXPECT_FALSE(is_json_plain_ascii(s)) << n << " " << at;
+        EXPECT_EQ(to_json(Value(s)), "\"" + plain.substr(0, at) + escaped + plain.substr(at + 1) + "\"")
+            << n << " " << at;
+      }
+      std::string high = plain;
+      high[at] = static_cast<char>(0xC3);  // the start of a two-byte sequence with no continuation: invalid
+      EXPECT_FALSE(is_json_plain_ascii(high)) << n << " " << at;
+    }
+  }
+}
+
 TEST(Json, FloatsFollowPythonRepr) {
   EXPECT_EQ(python_float_repr(1.0), "1.0");
   EXPECT_EQ(python_float_repr(0.1), "0.1");
