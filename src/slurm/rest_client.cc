@@ -43,6 +43,29 @@ std::string slurm_errors(const std::string& body) {
   return out;
 }
 
+// What the REST client answers: one row per query name, its endpoint under /slurm/vX.Y.Z and how the answer becomes
+// the CLI output that the query's collector reads. serves() and answer() both read this table, so a query is served
+// exactly when it has a row.
+enum class RestRender { AsIs, SqueueJobs, SinfoNodes, ScontrolPartitions };
+struct RestRoute {
+  std::string_view query;
+  std::string_view endpoint;
+  RestRender render;
+};
+constexpr RestRoute kRestRoutes[] = {
+    {"sinfo_all_nodes_json", "/nodes", RestRender::AsIs},  // sinfo --json is the REST answer itself
+    {"slurm_monitor_sinfo", "/nodes", RestRender::SinfoNodes},
+    {"squeue_jobs", "/jobs", RestRender::SqueueJobs},
+    {"sdiag_json", "/diag", RestRender::AsIs},  // so is sdiag --json
+    {"scontrol_partitions", "/partitions", RestRender::ScontrolPartitions},
+};
+
+const RestRoute* rest_route(std::string_view query_name) {
+  for (const RestRoute& r : kRestRoutes)
+    if (r.query == query_name) return &r;
+  return nullptr;
+}
+
 }  // namespace
 
 std::optional<std::string> slurm_rest_url_problem(std::string_view url) {
@@ -57,10 +80,7 @@ std::optional<std::string> slurm_rest_url_problem(std::string_view url) {
   return std::nullopt;
 }
 
-bool RestSlurmClient::serves(std::string_view query_name) {
-  return query_name == "sinfo_all_nodes_json" || query_name == "slurm_monitor_sinfo" || query_name == "squeue_jobs" ||
-         query_name == "sdiag_json";
-}
+bool RestSlurmClient::serves(std::string_view query_name) { return rest_route(query_name) != nullptr; }
 
 RestSlurmClient::RestSlurmClient(SlurmRestOptions options, SlurmClient& fallback)
     : options_(std::move(options)), fallback_(fallback), http_(std::make_unique<HttpClient>()) {
@@ -133,23 +153,26 @@ const std::string& RestSlurmClient::api_version() {
 }
 
 std::string RestSlurmClient::answer(const SlurmQuery& query) {
-  const std::string& v = api_version();
-  const std::string& name = query.name;
-  std::string path = name == "scontrol_partitions"                                     ? "/slurm/" + v + "/partitions"
-                     : name == "squeue_jobs"                                           ? "/slurm/" + v + "/jobs"
-                     : name == "sdiag_json"                                            ? "/slurm/" + v + "/diag"
-                     : name == "sinfo_all_nodes_json" || name == "slurm_monitor_sinfo" ? "/slurm/" + v + "/nodes"
-                                                                                       : "";
+  const RestRoute& route = *rest_route(query.name);  // fetch_lines asked serves() first
+  std::string path = "/slurm/" + api_version() + std::string(route.endpoint);
   std::string body = get(query, path);
   try {
-    if (name == "squeue_jobs")
-      return render_squeue_jobs(body, static_cast<int64_t>(std::time(nullptr)), TimeZone::host());
-    if (name == "slurm_monitor_sinfo") return render_sinfo_nodes(body);
-    if (name == "scontrol_partitions") return render_scontrol_partitions(body);
+    switch (route.render) {
+      case RestRender::AsIs:
+        return body;
+      case RestRender::SqueueJobs:
+        // The host's zone is read once per client, not per answer (it is a file read and a parse).
+        if (!host_zone_) host_zone_ = TimeZone::host();
+        return render_squeue_jobs(body, static_cast<int64_t>(std::time(nullptr)), *host_zone_);
+      case RestRender::SinfoNodes:
+        return render_sinfo_nodes(body);
+      case RestRender::ScontrolPartitions:
+        return render_scontrol_partitions(body);
+    }
   } catch (const ParseError& e) {
-    throw SlurmError(name, "GET " + path, 0, fmt::format("GET {}: {}", path, e.what()));
+    throw SlurmError(query.name, "GET " + path, 0, fmt::format("GET {}: {}", path, e.what()));
   }
-  return body;  // sinfo --json and sdiag --json are the REST answers themselves
+  return body;
 }
 
 std::string RestSlurmClient::answerer(const SlurmQuery& query) const {

@@ -11,9 +11,11 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "core/time_zone.h"
 #include "slurm/client.h"
 
 namespace gcm {
@@ -58,6 +60,7 @@ class RestSlurmClient : public SlurmClient {
   std::unique_ptr<HttpClient> http_;
   std::string base_;  // scheme://host[:port] for requests (a placeholder host on a unix socket)
   std::string version_;
+  std::optional<TimeZone> host_zone_;  // squeue's naive times are written in it
   size_t requests_ = 0;
 };
 

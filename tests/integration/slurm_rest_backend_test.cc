@@ -2,6 +2,7 @@
 // slurm_monitor the same records as Slurm's commands, field by field, apart from the fields listed in
 // docs/reference/collectors.md ("Slurm REST backend") with the reason each cannot agree.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -29,9 +30,10 @@ struct Collected {
   std::string log;
 };
 
-Collected run(const std::string& dir, std::vector<std::string> args) {
+Collected run(const std::string& dir, std::vector<std::string> args, std::vector<std::string> env = {}) {
   args.insert(args.end(), {"--once", "--sink", "stdout", "--stdout", "--log-folder", dir});
-  auto r = run_gcm(args, std::chrono::seconds(60), {"TZ=UTC"});
+  env.push_back("TZ=UTC");
+  auto r = run_gcm(args, std::chrono::seconds(60), env);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   return {records_of(r.out), r.out + r.err};
 }
@@ -151,8 +153,23 @@ TEST(SlurmRestBackendTestbed, ScontrolPartitionsAgreeWithTheCli) {
   REQUIRE_TESTBED();
   std::string dir = temp_dir("rest-scontrol");
   Collected cli = run(dir, {"scontrol", "--heterogeneous-cluster-v1"});
+  // The REST run's scontrol refuses `show partition`: the partitions must come from slurmrestd, not from a silent
+  // fall-back to the command (which would give the same records).
+  std::string real_scontrol;
+  for (std::string_view path = std::getenv("PATH"); real_scontrol.empty() && !path.empty();) {
+    std::string dir_of_path(path.substr(0, path.find(':')));
+    path.remove_prefix(std::min(path.size(), dir_of_path.size() + 1));
+    if (!dir_of_path.empty() && ::access((dir_of_path + "/scontrol").c_str(), X_OK) == 0)
+      real_scontrol = dir_of_path + "/scontrol";
+  }
+  ASSERT_FALSE(real_scontrol.empty());
+  std::filesystem::create_directories(dir + "/bin");
+  write_script(dir + "/bin/scontrol",
+               "case \"$*\" in *partition*) echo 'scontrol show partition ran' >&2; exit 1;; esac\nexec " +
+                   real_scontrol + " \"$@\"");
   Collected rest =
-      run(dir, {"scontrol", "--heterogeneous-cluster-v1", "--slurm-backend", "rest", "--slurm-rest-url", rest_url()});
+      run(dir, {"scontrol", "--heterogeneous-cluster-v1", "--slurm-backend", "rest", "--slurm-rest-url", rest_url()},
+          {"PATH=" + dir + "/bin:" + std::getenv("PATH")});
   ASSERT_EQ(cli.records.size(), 2u) << cli.log;
   EXPECT_EQ(rest.records, cli.records) << rest.log;
   std::filesystem::remove_all(dir);
