@@ -10,9 +10,12 @@
 #include "attribution/gpu_list.h"
 #include "attribution/slurmd_local.h"
 #include "attribution/job_info.h"
+#include "temp_dir.h"
 
 namespace gcm {
 namespace {
+
+using gcm::testing::TempDir;
 
 std::string environ_of(std::initializer_list<std::string> entries) {
   std::string raw;
@@ -89,8 +92,8 @@ TEST(Attribution, EveryProcessCountsNotOnlyTheFirst) {
 TEST(Attribution, SourcesAreTriedInOrderPerGpu) {
   FakeProc proc;
   proc.add(11, environ_of({"SLURM_JOB_ID=7", "SLURM_JOB_GPUS=0", "GPU_DEVICE_ORDINAL=0"}));
-  char tmpl[] = "/tmp/gcm-mapping-XXXXXX";
-  std::string dir = mkdtemp(tmpl);
+  TempDir tmp;
+  const std::string& dir = tmp.path();
   std::ofstream(dir + "/0") << "7\n";
   std::ofstream(dir + "/1") << "42\n";  // GPU 1 is allocated but has no process yet
   std::ofstream(dir + "/2") << "garbage\n";

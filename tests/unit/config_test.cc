@@ -8,9 +8,12 @@
 #include <fstream>
 
 #include "cli/option_binder.h"
+#include "temp_dir.h"
 
 namespace gcm {
 namespace {
+
+using gcm::testing::TempDir;
 
 struct Opts {
   std::string sink = "stdout";
@@ -138,8 +141,8 @@ TEST(Config, MissingFileAndDevNullAreEmpty) {
 }
 
 TEST(Config, DirectoryOrUnreadableFileIsAnErrorNamingIt) {
-  char dir[] = "/tmp/gcm-config-XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
+  TempDir tmp;
+  const std::string& dir = tmp.path();
   try {
     ConfigFile::load(std::string(dir), "gcm", {});
     ADD_FAILURE() << "a directory was taken as an empty config";
@@ -165,8 +168,8 @@ TEST(Config, DirectoryOrUnreadableFileIsAnErrorNamingIt) {
 }
 
 TEST(Config, DefaultPathsAreTriedInOrder) {
-  char dir[] = "/tmp/gcm-config-XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
+  TempDir tmp;
+  const std::string& dir = tmp.path();
   std::string second = std::string(dir) + "/fb-gcm.toml";
   std::ofstream(second) << "[gcm.x]\na = 1\n";
   ConfigFile cfg = ConfigFile::load(std::nullopt, "gcm", {std::string(dir) + "/missing.toml", second});

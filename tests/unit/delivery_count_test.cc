@@ -11,9 +11,12 @@
 #include "collectors/loop.h"
 #include "core/subprocess.h"
 #include "sinks/sink.h"
+#include "temp_dir.h"
 
 namespace gcm {
 namespace {
+
+using gcm::testing::TempDir;
 
 // Takes every chunk but the one numbered `refused` (1-based), whose end_chunk throws as a refused request does.
 class RefusingSink : public Sink {
@@ -107,8 +110,8 @@ TEST(DeliveryCount, SacctPublishReportsSentAcknowledgedFailed) {
   if (!std::filesystem::exists(input)) GTEST_SKIP() << "no fixture " << input;
   // The sanitizer tree builds the unit tests without the gcm program; this case runs in the main tree's stage.
   if (!std::filesystem::exists(GCM_BINARY)) GTEST_SKIP() << GCM_BINARY << " is not built in this tree";
-  char tmpl[] = "/tmp/gcm-delivery-XXXXXX";
-  std::string dir = mkdtemp(tmpl);
+  TempDir tmp;
+  const std::string& dir = tmp.path();
   {
     RefusingReceiver rx(0);
     auto r = publish_to(rx, input, dir);

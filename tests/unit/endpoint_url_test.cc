@@ -8,9 +8,12 @@
 #include "core/endpoint_url.h"
 #include "core/http_client.h"
 #include "sinks/sink.h"
+#include "temp_dir.h"
 
 namespace gcm {
 namespace {
+
+using gcm::testing::TempDir;
 
 TEST(EndpointUrl, OnlyHttpAndHttpsWithAHost) {
   EXPECT_FALSE(http_url_problem("http://collector:4318"));
@@ -38,8 +41,8 @@ std::string otel_usage_error(const std::vector<std::string>& opts) {
 }
 
 TEST(EndpointUrl, OtelSinkRefusesOtherSchemesBeforeAnyIo) {
-  char tmpl[] = "/tmp/gcm-url-XXXXXX";
-  std::string secret = std::string(mkdtemp(tmpl)) + "/secret";
+  TempDir tmp;
+  std::string secret = tmp.file("secret");
   std::ofstream(secret) << "TOP-SECRET-CONTENT\n";
   std::string err = otel_usage_error({"otel_endpoint=file://" + secret});
   EXPECT_NE(err.find("Invalid value for 'otel_endpoint': 'file://" + secret + "'"), std::string::npos) << err;

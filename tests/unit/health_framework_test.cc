@@ -9,9 +9,12 @@
 #include <fstream>
 
 #include "health/check.h"
+#include "temp_dir.h"
 
 namespace gcm::health {
 namespace {
+
+using gcm::testing::TempDir;
 
 TEST(HealthExitCodes, UnknownRanksLowest) {
   EXPECT_EQ(worse(ExitCode::UNKNOWN, ExitCode::OK), ExitCode::OK);
@@ -38,8 +41,8 @@ TEST(HealthOutput, LinePerType) {
 }
 
 TEST(HealthKillswitches, FileFlagsTypesAndUnknownNames) {
-  char tmpl[] = "/tmp/gcm-ks-XXXXXX";
-  std::string dir = mkdtemp(tmpl);
+  TempDir tmp;
+  const std::string& dir = tmp.path();
   std::ofstream(dir + "/f.toml") << "[HealthChecksFeatures]\ndisable_check_zombie = true\n"
                                     "disable_check_dstate = false\ndisable_chek_typo = true\n";
   std::vector<std::string> warnings;
@@ -66,8 +69,8 @@ TEST(HealthKillswitches, FileFlagsTypesAndUnknownNames) {
 }
 
 TEST(HealthKillswitches, DirectoryOrUnreadableFileIsAFileError) {
-  char tmpl[] = "/tmp/gcm-ks-XXXXXX";
-  std::string dir = mkdtemp(tmpl);
+  TempDir tmp;
+  const std::string& dir = tmp.path();
   try {
     Killswitches::load(dir);
     ADD_FAILURE() << "a directory left every check enabled";
@@ -90,8 +93,8 @@ TEST(HealthKillswitches, DirectoryOrUnreadableFileIsAFileError) {
 }
 
 TEST(HealthTelemetry, SetupWarningsAreInEveryRecordMessage) {
-  char tmpl[] = "/tmp/gcm-ks-XXXXXX";
-  std::string dir = mkdtemp(tmpl);
+  TempDir tmp;
+  const std::string& dir = tmp.path();
   std::vector<std::string> opts = {"file_path=" + dir + "/out.json"};
   SinkContext sctx;
   sctx.command = "health_checks";

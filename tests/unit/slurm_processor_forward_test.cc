@@ -15,9 +15,12 @@
 #include <nlohmann/json.hpp>
 
 #include "metrics_service.pb.h"
+#include "temp_dir.h"
 
 namespace gcm::processor {
 namespace {
+
+using gcm::testing::TempDir;
 
 using MetricsReq = opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest;
 
@@ -92,11 +95,8 @@ ForwarderOptions options(const std::string& url, const std::string& spool) {
   return o;
 }
 
-std::string temp_spool(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("gcm-spool-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  return dir.string();
-}
+// The forwarder makes its spool directory: a path inside the test's own directory, which goes with the test.
+std::string spool_in(const TempDir& dir) { return dir.file("spool"); }
 
 size_t files_in(const std::string& dir) {
   size_t n = 0;
@@ -106,7 +106,8 @@ size_t files_in(const std::string& dir) {
 
 TEST(SlurmProcessorForwarder, BatchesReachTheDownstreamExactlyOnce) {
   Downstream d;
-  ForwarderOptions o = options(d.url(), temp_spool("batches"));
+  TempDir tmp;
+  ForwarderOptions o = options(d.url(), spool_in(tmp));
   o.queue_bytes = 1 << 20;  // room for everything: no spooling
   Forwarder f(o, nullptr);
   f.start();
@@ -123,7 +124,8 @@ TEST(SlurmProcessorForwarder, BatchesReachTheDownstreamExactlyOnce) {
 TEST(SlurmProcessorForwarder, AnOutageGoesToTheSpoolAndNothingIsLost) {
   Downstream d;
   d.down = true;
-  std::string spool = temp_spool("outage");
+  TempDir tmp;
+  std::string spool = spool_in(tmp);
   Forwarder f(options(d.url(), spool), nullptr);
   f.start();
   for (int i = 0; i < 500; ++i) ASSERT_TRUE(f.submit(Signal::Metrics, request(i), 1));
@@ -144,7 +146,8 @@ TEST(SlurmProcessorForwarder, AnOutageGoesToTheSpoolAndNothingIsLost) {
 TEST(SlurmProcessorForwarder, WhatIsLeftAtStopIsSentByTheNextRun) {
   Downstream d;
   d.down = true;
-  std::string spool = temp_spool("restart");
+  TempDir tmp;
+  std::string spool = spool_in(tmp);
   {
     Forwarder f(options(d.url(), spool), nullptr);
     f.start();
@@ -179,7 +182,8 @@ TEST(SlurmProcessorForwarder, WithoutRoomRequestsAreRefusedAndCounted) {
 
 TEST(SlurmProcessorForwarder, ARejectingDownstreamDropsWithACount) {
   Downstream d;
-  Forwarder f(options(d.url(), temp_spool("reject")), nullptr);
+  TempDir tmp;
+  Forwarder f(options(d.url(), spool_in(tmp)), nullptr);
   f.start();
   ASSERT_TRUE(f.submit(Signal::Metrics, "\xff\xff garbage", 3));  // the downstream answers 400
   ASSERT_TRUE(eventually([&] { return f.stats().dropped == 3; }));

@@ -7,9 +7,12 @@
 #include <sstream>
 
 #include "attribution/slurmctld_jobs.h"
+#include "temp_dir.h"
 
 namespace gcm {
 namespace {
+
+using gcm::testing::TempDir;
 
 const std::string kShelper = std::string(GCM_SOURCE_DIR) + "/../shared/fixtures/gcm/shelper/";
 
@@ -73,8 +76,8 @@ TEST(SlurmctldAttribution, EachNodeGetsOnlyItsOwnDetailLine) {
 }
 
 TEST(SlurmctldAttribution, AnswersAreCachedForTheConfiguredTime) {
-  char tmpl[] = "/tmp/gcm-slurmctld-XXXXXX";
-  std::string dir = mkdtemp(tmpl);
+  TempDir tmp;
+  const std::string& dir = tmp.path();
   std::string scontrol = dir + "/scontrol";
   std::ofstream(scontrol)
       << "#!/bin/sh\necho called >> " << dir << "/calls\n"

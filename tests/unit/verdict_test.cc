@@ -11,9 +11,12 @@
 #include <vector>
 
 #include "health/check.h"
+#include "temp_dir.h"
 
 namespace gcm::health {
 namespace {
+
+using gcm::testing::TempDir;
 
 struct SentRecord {
   std::string health_check, msg;
@@ -32,11 +35,10 @@ class RecordingSink : public Sink {
 };
 
 Killswitches killswitches(const std::string& toml) {
-  char tmpl[] = "/tmp/gcm-verdict-XXXXXX";
-  std::string dir = mkdtemp(tmpl);
+  TempDir tmp;
+  const std::string& dir = tmp.path();
   std::ofstream(dir + "/f.toml") << "[HealthChecksFeatures]\n" << toml;
   Killswitches k = Killswitches::load(dir + "/f.toml");
-  std::filesystem::remove_all(dir);
   return k;
 }
 
