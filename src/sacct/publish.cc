@@ -342,7 +342,13 @@ void SacctPublisher::process(std::string_view line, RecordOut& out) {
   }
 
   Object& obj = record_[kPayloadSacct].as_object();
-  for (size_t i = 0; i < columns_; ++i) obj[member_of_[i]].value.as_string().assign(fields_[i]);
+  for (size_t i = 0; i < columns_; ++i) {
+    // clear() + append(): the reused strings keep their capacity, and append's path (copy, set the length) is
+    // shorter than assign's, which also handles a source inside the string itself.
+    std::string& value = obj[member_of_[i]].value.as_string();
+    value.clear();
+    value.append(fields_[i]);
+  }
   for (size_t k = 0; k < 3; ++k)
     if (times[k]) obj[member_of_[cols[k]->index]].value.as_string() = *times[k];
   obj[member_of_[end_index_]].value.as_string() = end_out_;
