@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -168,6 +169,79 @@ std::map<unsigned, std::vector<JobInfo>> attribute_slurmctld(const SlurmctldOpti
   }
   write_cache(o, out);
   return out;
+}
+
+bool job_state_holds_allocation(std::string_view state) {
+  // scontrol prints the base state, or a flag that overrides it (COMPLETING, CONFIGURING, RESIZING, ...).
+  static constexpr std::string_view kHolding[] = {"RUNNING",  "SUSPENDED", "COMPLETING", "CONFIGURING",
+                                                  "RESIZING", "SIGNALING", "STAGE_OUT"};
+  return std::find(std::begin(kHolding), std::end(kHolding), state) != std::end(kHolding);
+}
+
+void ClusterJobsReader::feed(std::string_view line) {
+  if (const slurm::ScontrolRecord* r = parser_.feed(line)) add(*r);
+}
+
+ClusterJobs ClusterJobsReader::finish() {
+  if (const slurm::ScontrolRecord* r = parser_.finish()) add(*r);
+  return std::move(out_);
+}
+
+void ClusterJobsReader::add(const slurm::ScontrolRecord& r) {
+  auto state = r.get("JobState");
+  if (!state || !job_state_holds_allocation(*state)) return;
+  auto index = static_cast<uint32_t>(out_.jobs.size());
+  bool any = false;
+  std::vector<std::string> hosts;
+  // Detail lines pair Nodes= with the GRES= that follows it; each node of the list gets that line's GPUs.
+  for (size_t i = 0; i < r.fields.size(); ++i) {
+    if (r.fields[i].key != "Nodes") continue;
+    std::string_view gres;
+    for (size_t k = i + 1; k < r.fields.size() && r.fields[k].key != "Nodes"; ++k)
+      if (r.fields[k].key == "GRES") {
+        gres = r.fields[k].value;
+        break;
+      }
+    std::set<int> gpus;
+    try {
+      for (int g : slurm::gres_indices(slurm::parse_gres_list(gres))) gpus.insert(g);
+    } catch (const std::exception&) {
+      for (int g : slurm::shelper_gres_indices(gres)) gpus.insert(g);
+    }
+    if (gpus.empty()) continue;
+    hosts.clear();
+    try {
+      slurm::Hostlist::parse(r.fields[i].value).append_to(hosts);
+    } catch (const std::exception&) {
+      ++out_.skipped_lists;
+      continue;
+    }
+    for (const auto& host : hosts) {
+      auto& by_gpu = out_.gpus_by_host[host];
+      for (int g : gpus) by_gpu[static_cast<unsigned>(g)].push_back(index);
+    }
+    any = true;
+  }
+  if (any) out_.jobs.push_back(job_of_block(r));
+}
+
+ClusterJobs cluster_jobs_from(std::string_view text) {
+  ClusterJobsReader reader;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    reader.feed(text.substr(0, nl));
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+  }
+  return reader.finish();
+}
+
+ClusterJobs attribute_cluster(const std::string& scontrol, std::chrono::milliseconds timeout) {
+  CommandSpec spec;
+  spec.argv = {scontrol, "show", "job", "-d"};
+  spec.timeout = timeout;
+  ClusterJobsReader reader;
+  stream_command_lines(spec, [&](std::string_view line) { reader.feed(line); });  // CommandError names the command
+  return reader.finish();
 }
 
 }  // namespace gcm

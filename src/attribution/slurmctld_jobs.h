@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attribution/job_info.h"
+#include "slurm/scontrol.h"
 
 namespace gcm {
 
@@ -30,5 +31,38 @@ struct SlurmctldOptions {
 
 // Throws std::runtime_error naming the command when scontrol fails.
 std::map<unsigned, std::vector<JobInfo>> attribute_slurmctld(const SlurmctldOptions& opts);
+
+// Every node's GPUs at once, from one `scontrol show job -d` of all jobs: what slurm_processor needs to attribute
+// the telemetry of a whole cluster. Asking per node instead (`listpids`, then `show job` per job) would be
+// thousands of calls per refresh on a large cluster, and `scontrol listpids` only answers on the node itself.
+struct ClusterJobs {
+  std::vector<JobInfo> jobs;  // the jobs that hold an allocation, each once
+  // node name -> GPU index -> indices into jobs
+  std::map<std::string, std::map<unsigned, std::vector<uint32_t>>, std::less<>> gpus_by_host;
+  uint64_t skipped_lists = 0;  // Nodes= lists that were not hostlists (their GPUs are not attributed)
+};
+
+// A job holds its nodes' GPUs while it runs, is suspended or completes (its processes may still be there); pending
+// and ended jobs, which `scontrol show job` lists for MinJobAge, hold none even though they keep their Nodes= lines.
+bool job_state_holds_allocation(std::string_view job_state);
+
+// Reads `scontrol show job -d` output line by line (a cluster's is tens of megabytes: nothing is held but the
+// record being read and the result).
+class ClusterJobsReader {
+ public:
+  void feed(std::string_view line);
+  ClusterJobs finish();
+
+ private:
+  void add(const slurm::ScontrolRecord& record);
+  slurm::ScontrolParser parser_;
+  ClusterJobs out_;
+};
+
+ClusterJobs cluster_jobs_from(std::string_view scontrol_output);
+
+// Runs `scontrol show job -d` (every job, one call) and reads it. Throws std::runtime_error naming the command
+// when scontrol fails or times out.
+ClusterJobs attribute_cluster(const std::string& scontrol, std::chrono::milliseconds timeout);
 
 }  // namespace gcm

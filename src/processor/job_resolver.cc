@@ -28,7 +28,7 @@ bool source_needs_devices(const std::string& s) {
 }  // namespace
 
 JobResolver::JobResolver(ResolverOptions opts, std::shared_ptr<spdlog::logger> log)
-    : opts_(std::move(opts)), log_(std::move(log)) {
+    : opts_(std::move(opts)), log_(std::move(log)), idle_node_(std::make_shared<const NodeJobs>()) {
   if (opts_.host.empty()) opts_.host = short_name(this_hostname());
   if (opts_.attribution.slurm_node.empty()) opts_.attribution.slurm_node = opts_.host;
   short_host_ = short_name(this_hostname());
@@ -46,6 +46,7 @@ bool JobResolver::is_local(std::string_view host) const {
   return s == opts_.host || s == short_host_;
 }
 
+// This host's jobs from every configured source (other hosts are lookup_in_cluster's).
 std::shared_ptr<const NodeJobs> JobResolver::resolve(const std::string& host) {
   std::lock_guard resolving(resolve_mu_);
   std::vector<std::string> errors;
@@ -56,17 +57,7 @@ std::shared_ptr<const NodeJobs> JobResolver::resolve(const std::string& host) {
     for (auto& [gpu, jobs] : more)
       if (!jobs.empty() && !found.count(gpu)) found[gpu] = std::move(jobs);
   };
-  if (host != opts_.host) {  // another host: only slurmctld knows its jobs
-    SlurmctldOptions so;
-    so.scontrol = opts_.attribution.scontrol;
-    so.node = host;
-    so.timeout = opts_.attribution.command_timeout;
-    try {
-      take(attribute_slurmctld(so));
-    } catch (const std::exception& e) {
-      errors.push_back(std::string("slurmctld: ") + e.what());
-    }
-  } else if (needs_devices_) {
+  if (needs_devices_) {
     std::vector<DeviceResult> devices;
     if (!sampler_ && !sampler_failed_) {
       try {
@@ -116,7 +107,13 @@ std::shared_ptr<const NodeJobs> JobResolver::resolve(const std::string& host) {
 }
 
 std::shared_ptr<const NodeJobs> JobResolver::lookup(std::string_view host) {
-  std::string key = is_local(host) ? opts_.host : short_name(host);
+  if (!is_local(host)) {
+    if (remote_capable_) return lookup_in_cluster(short_name(host));
+    std::lock_guard lock(mu_);
+    ++stats_.hits;  // known at once: no source can attribute another host
+    return nullptr;
+  }
+  const std::string& key = opts_.host;
   {
     std::lock_guard lock(mu_);
     if (auto it = entries_.find(key); it != entries_.end()) {
@@ -126,14 +123,94 @@ std::shared_ptr<const NodeJobs> JobResolver::lookup(std::string_view host) {
     }
     ++stats_.misses;
   }
-  std::shared_ptr<const NodeJobs> jobs;
-  if (key == opts_.host || remote_capable_) jobs = resolve(key);
+  std::shared_ptr<const NodeJobs> jobs = resolve(key);
   std::lock_guard lock(mu_);
   auto& e = entries_[key];
   e.jobs = jobs;
   e.used = std::chrono::steady_clock::now();
   stats_.hosts = entries_.size();
   return jobs;
+}
+
+std::shared_ptr<const NodeJobs> JobResolver::lookup_in_cluster(std::string_view host) {
+  std::shared_ptr<const ClusterNodeJobs> table;
+  {
+    std::lock_guard lock(mu_);
+    cluster_idle_rounds_ = 0;
+    table = cluster_;
+    if (table || cluster_tried_) ++stats_.hits;
+  }
+  if (!table) table = first_cluster_table();
+  if (!table) return nullptr;  // slurmctld did not answer: the items pass unchanged
+  auto it = table->find(host);
+  return it == table->end() ? idle_node_ : it->second;
+}
+
+// The first request for another host waits for the first read; concurrent ones wait for the same read, and after a
+// failed one nobody waits: the refresher tries again.
+std::shared_ptr<const ClusterNodeJobs> JobResolver::first_cluster_table() {
+  std::lock_guard fetching(cluster_fetch_mu_);
+  {
+    std::lock_guard lock(mu_);
+    if (cluster_ || cluster_tried_) return cluster_;
+    ++stats_.misses;
+  }
+  auto table = fetch_cluster_table();
+  std::lock_guard lock(mu_);
+  cluster_tried_ = true;
+  if (table) {
+    cluster_ = table;
+    cluster_age_rounds_ = 0;
+  }
+  return cluster_;
+}
+
+std::shared_ptr<const ClusterNodeJobs> JobResolver::fetch_cluster_table() {
+  try {
+    ClusterJobs jobs = attribute_cluster(opts_.attribution.scontrol, opts_.attribution.command_timeout);
+    if (jobs.skipped_lists && log_)
+      log_->warn(
+          "slurm_processor: {} Nodes= list(s) of `scontrol show job -d` were not hostlists; their GPUs are "
+          "not attributed",
+          jobs.skipped_lists);
+    auto table = std::make_shared<const ClusterNodeJobs>(cluster_node_jobs(jobs));
+    std::lock_guard lock(mu_);
+    stats_.cluster_jobs = jobs.jobs.size();
+    stats_.cluster_nodes = table->size();
+    return table;
+  } catch (const std::exception& e) {
+    {
+      std::lock_guard lock(mu_);
+      ++stats_.errors;
+    }
+    if (log_) log_->warn("slurm_processor: reading the cluster's jobs: {}", e.what());
+    return nullptr;
+  }
+}
+
+// One round of the refresher for other hosts: read the table again while lookups use it.
+void JobResolver::refresh_cluster_table() {
+  {
+    std::lock_guard lock(mu_);
+    if (!cluster_tried_) return;
+    if (++cluster_idle_rounds_ > 10) {  // unused: forget it; the next lookup reads it again
+      cluster_.reset();
+      cluster_tried_ = false;
+      stats_.cluster_jobs = stats_.cluster_nodes = 0;
+      return;
+    }
+  }
+  std::lock_guard fetching(cluster_fetch_mu_);
+  auto table = fetch_cluster_table();
+  std::lock_guard lock(mu_);
+  ++stats_.refreshes;
+  if (table) {
+    cluster_ = table;
+    cluster_age_rounds_ = 0;
+  } else if (++cluster_age_rounds_ >= 10) {
+    cluster_.reset();
+    stats_.cluster_jobs = stats_.cluster_nodes = 0;
+  }
 }
 
 ResolverStats JobResolver::stats() const {
@@ -154,8 +231,8 @@ void JobResolver::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-// Every refresh interval, asks the sources again for each host used since the last round; hosts unused for ten
-// rounds are forgotten (their next request resolves them again).
+// Every refresh interval, asks the sources again for this host if it was used since the last round (unused for ten
+// rounds, it is forgotten: its next request resolves it again), and reads the cluster table again for other hosts.
 void JobResolver::refresher() {
   std::unique_lock lock(mu_);
   while (!cv_.wait_for(lock, opts_.refresh, [this] { return stopping_; })) {
@@ -172,12 +249,12 @@ void JobResolver::refresher() {
     stats_.hosts = entries_.size();
     lock.unlock();
     for (const auto& h : hosts) {
-      std::shared_ptr<const NodeJobs> jobs;
-      if (h == opts_.host || remote_capable_) jobs = resolve(h);
+      std::shared_ptr<const NodeJobs> jobs = resolve(h);
       std::lock_guard relock(mu_);
       if (auto it = entries_.find(h); it != entries_.end()) it->second.jobs = jobs;
       ++stats_.refreshes;
     }
+    refresh_cluster_table();
     lock.lock();
   }
 }

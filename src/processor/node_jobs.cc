@@ -52,4 +52,27 @@ NodeJobs node_jobs_from(const std::map<unsigned, std::vector<JobInfo>>& jobs_by_
   return out;
 }
 
+ClusterNodeJobs cluster_node_jobs(const ClusterJobs& cluster) {
+  ClusterNodeJobs out;
+  std::map<std::string, std::shared_ptr<const NodeJobs>> shared;  // by the node's GPU -> jobs assignment
+  std::string key;
+  for (const auto& [host, gpus] : cluster.gpus_by_host) {
+    key.clear();
+    for (const auto& [gpu, jobs] : gpus) {
+      key += std::to_string(gpu);
+      for (uint32_t j : jobs) key += ',' + std::to_string(j);
+      key += ';';
+    }
+    auto& table = shared[key];
+    if (!table) {
+      std::map<unsigned, std::vector<JobInfo>> jobs_by_gpu;
+      for (const auto& [gpu, jobs] : gpus)
+        for (uint32_t j : jobs) jobs_by_gpu[gpu].push_back(cluster.jobs[j]);
+      table = std::make_shared<const NodeJobs>(node_jobs_from(jobs_by_gpu));
+    }
+    out.emplace(host, table);
+  }
+  return out;
+}
+
 }  // namespace gcm::processor

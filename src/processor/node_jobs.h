@@ -5,10 +5,12 @@
 
 #include <array>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "attribution/job_info.h"
+#include "attribution/slurmctld_jobs.h"
 
 namespace gcm::processor {
 
@@ -27,5 +29,11 @@ struct NodeJobs {
 
 // Builds the table from the attribution's jobs per GPU index.
 NodeJobs node_jobs_from(const std::map<unsigned, std::vector<JobInfo>>& jobs_by_gpu);
+
+// Every node's table from one cluster answer. Nodes whose GPUs hold the same jobs share one table: the nodes of a
+// multi-node job on whole nodes are hundreds of names for one table, which keeps a 12 500-node cluster's tables in
+// a few megabytes.
+using ClusterNodeJobs = std::map<std::string, std::shared_ptr<const NodeJobs>, std::less<>>;
+ClusterNodeJobs cluster_node_jobs(const ClusterJobs& cluster);
 
 }  // namespace gcm::processor

@@ -235,9 +235,13 @@ std::string Service::metrics_text() const {
   auto r = resolver_->stats();
   one("attribution_cache_hits_total", "counter", "Job lookups answered from memory.", r.hits);
   one("attribution_cache_misses_total", "counter", "Job lookups that asked the sources.", r.misses);
-  one("attribution_refreshes_total", "counter", "Background refreshes of a host's jobs.", r.refreshes);
+  one("attribution_refreshes_total", "counter",
+      "Background refreshes of this host's jobs or of the cluster's job table (other hosts).", r.refreshes);
   one("attribution_errors_total", "counter", "Attribution source failures.", r.errors);
   one("attribution_hosts", "gauge", "Hosts whose jobs are kept in memory.", r.hosts);
+  one("attribution_cluster_jobs", "gauge", "Jobs holding an allocation in the cluster's job table (other hosts).",
+      r.cluster_jobs);
+  one("attribution_cluster_nodes", "gauge", "Nodes with a GPU in one of those jobs.", r.cluster_nodes);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "attribution/process_environ.h"
+#include "attribution/slurmctld_jobs.h"
 #include "attribution/slurmd_local.h"
 #include "core/http_client.h"
 #include "helpers.h"
@@ -99,6 +100,56 @@ TEST(SlurmProcessor, GpuMetricsFromOurExporterArriveWithEachGpusJob) {
   ASSERT_GT(seen.points, 0u);
   EXPECT_EQ(seen.job_ids[std::to_string(a.gpus[0])], std::set<std::string>{std::to_string(a.id)});
   EXPECT_EQ(seen.job_ids[std::to_string(b.gpus[0])], std::set<std::string>{std::to_string(b.id)});
+  EXPECT_EQ(proc.stop(), 0);
+  std::filesystem::remove_all(dir);
+}
+
+// A central processor gets other hosts' telemetry: their jobs come from one `scontrol show job -d` of the whole
+// cluster (scontrol listpids would only answer on the node itself).
+TEST(SlurmProcessor, AnotherHostsGpuPointsGetTheirJobsFromTheClusterTable) {
+  if (!testbed_up()) GTEST_SKIP() << "the Slurm testbed is not running (make test starts it; see tests/testbed/)";
+  ASSERT_FALSE(find_executable("node").empty()) << "node is not installed";
+  Job job("proc-remote");
+  std::map<unsigned, std::vector<JobInfo>> on_node3;
+  ASSERT_TRUE(eventually(
+      [&] {
+        try {
+          on_node3 = gpus_from_job_blocks(run_ok({"scontrol", "show", "job", "-d", std::to_string(job.id)}), "node3");
+        } catch (...) {
+          return false;
+        }
+        return !on_node3.empty();
+      },
+      60s))
+      << "job " << job.id << " did not start on node3";
+  unsigned gpu = on_node3.begin()->first;
+
+  auto dir = temp_dir("slurm-processor-remote");
+  Receiver rx(dir);
+  Processor proc(dir, {"--downstream", rx.url, "--attribution", "slurmctld", "--batch-timeout", "0.05"});
+  MetricsReq m;
+  auto* rm = m.add_resource_metrics();
+  auto* host = rm->mutable_resource()->add_attributes();
+  host->set_key("host.name");
+  host->mutable_value()->set_string_value("node3");
+  auto* g = rm->add_scope_metrics()->add_metrics();
+  g->set_name("DCGM_FI_DEV_GPU_UTIL");
+  for (unsigned i : {gpu, gpu == 0 ? 1u : 0u}) {
+    auto* p = g->mutable_gauge()->add_data_points();
+    p->set_as_double(50);
+    auto* kv = p->add_attributes();
+    kv->set_key("gpu");
+    kv->mutable_value()->set_string_value(std::to_string(i));
+  }
+  HttpClient http;
+  auto res = post(http, proc.url + "/v1/metrics", m.SerializeAsString(), "application/x-protobuf");
+  ASSERT_EQ(res.status, 200) << res.body;
+  JobsByGpu seen = jobs_by_gpu(rx);
+  ASSERT_EQ(seen.points, 2u);
+  EXPECT_EQ(seen.job_ids[std::to_string(gpu)], std::set<std::string>{std::to_string(job.id)});
+  EXPECT_NE(seen.job_ids[std::to_string(gpu == 0 ? 1u : 0u)].count(std::to_string(job.id)), 1u);
+  auto metrics = http.get(proc.url + "/metrics", 5s).body;
+  EXPECT_EQ(metrics.find("gcm_slurm_processor_attribution_cluster_jobs 0\n"), std::string::npos) << metrics;
   EXPECT_EQ(proc.stop(), 0);
   std::filesystem::remove_all(dir);
 }

@@ -1,0 +1,185 @@
+// slurm_processor's job resolver for other hosts: one `scontrol show job -d` for the whole cluster per refresh,
+// read into every node's GPU table (only jobs that hold an allocation; nodes with the same jobs share a table).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "attribution/slurmctld_jobs.h"
+#include "processor/job_resolver.h"
+#include "processor/node_jobs.h"
+#include "temp_dir.h"
+
+namespace gcm::processor {
+namespace {
+
+using gcm::testing::TempDir;
+using namespace std::chrono_literals;
+
+const std::string kJobsD = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-22.05/scontrol-jobs-d.txt";
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const JobInfo& job_on(const ClusterJobs& c, const std::string& host, unsigned gpu, size_t nth = 0) {
+  return c.jobs.at(c.gpus_by_host.at(host).at(gpu).at(nth));
+}
+
+TEST(ClusterJobs, TheTestbedsJobTableGivesEveryNodeItsGpus) {
+  std::string text = read(kJobsD);
+  ASSERT_FALSE(text.empty()) << kJobsD;
+  ClusterJobs c = cluster_jobs_from(text);
+  // Of the 19 jobs, six running ones hold GPUs; the pending, ended and CPU-only ones are not kept.
+  EXPECT_EQ(c.jobs.size(), 6u);
+  ASSERT_EQ(c.gpus_by_host.size(), 5u);  // node1, node2 (the 2-node job 62), node3, node4, node6
+  EXPECT_EQ(job_on(c, "node1", 0).job_id, 62);
+  EXPECT_EQ(job_on(c, "node2", 1).job_id, 62);
+  EXPECT_EQ(job_on(c, "node2", 1).job_name, "train-llm");
+  EXPECT_EQ(job_on(c, "node3", 0).job_id, 74);
+  EXPECT_EQ(job_on(c, "node3", 1).job_id, 75);
+  EXPECT_EQ(job_on(c, "node3", 1).array_job_id, 63);
+  EXPECT_EQ(job_on(c, "node3", 1).array_task_id, 2);
+  EXPECT_EQ(job_on(c, "node4", 0).job_id, 63);
+  EXPECT_EQ(job_on(c, "node4", 1).job_id, 64);
+  EXPECT_EQ(job_on(c, "node6", 0).job_id, 73);
+  EXPECT_EQ(c.skipped_lists, 0u);
+}
+
+TEST(ClusterJobs, OnlyJobsHoldingAnAllocationAndEachDetailLineForItsOwnNodes) {
+  const char* text =
+      "JobId=7 JobName=big\n"
+      "   UserId=alice(1000) Account=ml QOS=normal Partition=gpu\n"
+      "   JobState=RUNNING NodeList=n[1-3] NumNodes=3\n"
+      "     Nodes=n[1-2] CPU_IDs=0-3 Mem=0 GRES=gpu:h100:8(IDX:0-7)\n"
+      "     Nodes=n3 CPU_IDs=0-3 Mem=0 GRES=gpu:h100:2(IDX:6-7)\n"
+      "\n"
+      "JobId=8 JobName=ended\n"
+      "   JobState=TIMEOUT NodeList=n4\n"
+      "     Nodes=n4 GRES=gpu:1(IDX:0)\n"
+      "\n"
+      "JobId=9 JobName=leaving\n"
+      "   JobState=COMPLETING NodeList=n4\n"
+      "     Nodes=n4 GRES=gpu:1(IDX:1)\n"
+      "\n"
+      "JobId=10 JobName=odd\n"
+      "   JobState=RUNNING NodeList=n5\n"
+      "     Nodes=n[5 GRES=gpu:1(IDX:0)\n";
+  ClusterJobs c = cluster_jobs_from(text);
+  ASSERT_EQ(c.jobs.size(), 2u);  // 7 and 9; 8 ended, 10's only list is not a hostlist
+  EXPECT_EQ(c.gpus_by_host.at("n1").size(), 8u);
+  EXPECT_EQ(c.gpus_by_host.at("n2").size(), 8u);
+  EXPECT_EQ(c.gpus_by_host.at("n3").size(), 2u);
+  EXPECT_EQ(job_on(c, "n3", 7).job_name, "big");
+  EXPECT_EQ(c.gpus_by_host.at("n4").size(), 1u);
+  EXPECT_EQ(job_on(c, "n4", 1).job_id, 9);
+  EXPECT_EQ(c.gpus_by_host.count("n5"), 0u);
+  EXPECT_EQ(c.skipped_lists, 1u);
+  for (std::string_view held : {"RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING"})
+    EXPECT_TRUE(job_state_holds_allocation(held)) << held;
+  for (std::string_view over : {"PENDING", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"})
+    EXPECT_FALSE(job_state_holds_allocation(over)) << over;
+}
+
+TEST(ClusterJobs, NodesWithTheSameJobsShareOneTable) {
+  ClusterNodeJobs t = cluster_node_jobs(cluster_jobs_from(read(kJobsD)));
+  ASSERT_EQ(t.size(), 5u);
+  EXPECT_EQ(t.at("node1").get(), t.at("node2").get());
+  EXPECT_NE(t.at("node3").get(), t.at("node4").get());
+  const NodeJobs& n3 = *t.at("node3");
+  ASSERT_EQ(n3.by_gpu.size(), 2u);
+  EXPECT_EQ(n3.by_gpu.at("0")[0], "74");
+  EXPECT_EQ(n3.by_gpu.at("1")[0], "75");
+  EXPECT_EQ(n3.job_ids_joined, "74,75");
+}
+
+// A fake scontrol that logs each call and fails while `fail` exists.
+struct FakeCluster {
+  TempDir tmp;
+  std::string scontrol = tmp.file("scontrol");
+  FakeCluster() {
+    std::ofstream(scontrol) << "#!/bin/sh\necho \"$*\" >> " << tmp.file("calls") << "\n"
+                            << "[ -e " << tmp.file("fail") << " ] && { echo 'slurm_load_jobs error' >&2; exit 1; }\n"
+                            << "exec cat " << kJobsD << "\n";
+    std::filesystem::permissions(scontrol, std::filesystem::perms::owner_all);
+  }
+  std::string calls() const { return read(tmp.file("calls")); }
+  size_t call_count() const {
+    std::string c = calls();
+    return static_cast<size_t>(std::count(c.begin(), c.end(), '\n'));
+  }
+};
+
+ResolverOptions cluster_options(const FakeCluster& f, std::chrono::milliseconds refresh) {
+  ResolverOptions o;
+  o.attribution.sources = {"slurmctld"};
+  o.attribution.scontrol = f.scontrol;
+  o.host = "processor-host";
+  o.refresh = refresh;
+  return o;
+}
+
+TEST(JobResolver, OtherHostsAreAnsweredFromOneClusterReadPerRefresh) {
+  FakeCluster f;
+  JobResolver r(cluster_options(f, 1h), nullptr);
+  auto n3 = r.lookup("node3");
+  ASSERT_TRUE(n3);
+  EXPECT_EQ(n3->job_ids_joined, "74,75");
+  EXPECT_EQ(r.lookup("node1.cluster.example")->job_ids_joined, "62");  // a domain name is its node's
+  EXPECT_EQ(r.lookup("node2").get(), r.lookup("node1").get());
+  auto idle = r.lookup("node5");  // in no job: attributed, nothing to add
+  ASSERT_TRUE(idle);
+  EXPECT_TRUE(idle->by_gpu.empty());
+  EXPECT_EQ(f.calls(), "show job -d\n") << "one call for every host";
+  auto s = r.stats();
+  EXPECT_EQ(s.misses, 1u);
+  EXPECT_EQ(s.hits, 4u);  // five lookups, the first of them a miss
+  EXPECT_EQ(s.cluster_jobs, 6u);
+  EXPECT_EQ(s.cluster_nodes, 5u);
+}
+
+TEST(JobResolver, AFailedRefreshKeepsTheLastTableAndAFailedFirstReadIsNotRetriedPerRequest) {
+  FakeCluster f;
+  JobResolver r(cluster_options(f, 20ms), nullptr);
+  ASSERT_EQ(r.lookup("node3")->job_ids_joined, "74,75");
+  std::ofstream(f.tmp.file("fail")).close();
+  r.start();
+  auto until = [&](auto done) {
+    for (auto deadline = std::chrono::steady_clock::now() + 10s; std::chrono::steady_clock::now() < deadline;) {
+      if (done()) return true;
+      r.lookup("node3");  // in use: the refresher keeps reading it
+      std::this_thread::sleep_for(5ms);
+    }
+    return false;
+  };
+  ASSERT_TRUE(until([&] { return r.stats().errors >= 2; }));
+  EXPECT_EQ(r.lookup("node3")->job_ids_joined, "74,75") << "kept through failed refreshes";
+  ASSERT_TRUE(until([&] { return !r.lookup("node3"); })) << "dropped after ten failed rounds";
+  r.stop();
+
+  FakeCluster g;
+  std::ofstream(g.tmp.file("fail")).close();
+  JobResolver first_fails(cluster_options(g, 1h), nullptr);
+  EXPECT_FALSE(first_fails.lookup("node3"));
+  EXPECT_FALSE(first_fails.lookup("node4"));
+  EXPECT_EQ(g.call_count(), 1u) << "requests do not wait for scontrol again; the refresher retries";
+  EXPECT_EQ(first_fails.stats().errors, 1u);
+}
+
+TEST(JobResolver, WithoutTheSlurmctldSourceOtherHostsPassUnchanged) {
+  FakeCluster f;
+  ResolverOptions o = cluster_options(f, 1h);
+  o.attribution.sources = {"slurmd-local"};
+  JobResolver r(o, nullptr);
+  EXPECT_FALSE(r.lookup("node3"));
+  EXPECT_EQ(f.call_count(), 0u);
+}
+
+}  // namespace
+}  // namespace gcm::processor
