@@ -210,6 +210,8 @@ bool Forwarder::spool(const Batch& b) {
 }
 
 void Forwarder::seal(Batch& b) {
+  // The queue counts the bytes a batch holds; a batch smaller than its reservation gives the rest back first.
+  if (b.bytes.capacity() > b.bytes.size() + b.bytes.size() / 8) b.bytes.shrink_to_fit();
   // Once spooling has begun, later batches follow the spool so the downstream sees them in order.
   if (spool_.empty() && st_.queue_bytes + b.bytes.size() <= opts_.queue_bytes) {
     st_.queue_bytes += b.bytes.size();
@@ -229,14 +231,35 @@ bool Forwarder::submit(Signal signal, std::string request, uint64_t items) {
               (!opts_.spool_dir.empty() && st_.spool_bytes + request.size() <= opts_.spool_bytes);
   if (!room || stopping_) {
     ++st_.refused_requests;  // the client is told to retry: not lost here, so not in dropped
+    // Under overload thousands of requests a second are refused: one line every 10 s says how many, so that the
+    // log neither floods the disk nor costs the CPU the processor is short of.
+    ++unlogged_.requests;
+    unlogged_.items[slot(signal)] += items;
+    auto now = std::chrono::steady_clock::now();
+    if (unlogged_.last_line.time_since_epoch().count() != 0 && now - unlogged_.last_line < std::chrono::seconds(10)) {
+      return false;
+    }
+    Unlogged said = std::exchange(unlogged_, Unlogged{});
+    unlogged_.last_line = now;
     lock.unlock();
-    if (log_)
-      log_->error("slurm_processor: no room in the queue ({} bytes) {}: {} {} refused", opts_.queue_bytes,
-                  opts_.spool_dir.empty() ? "and no spool" : "or the spool", items, item_name(signal));
+    if (log_) {
+      std::string what;
+      for (Signal s : {Signal::Metrics, Signal::Logs, Signal::Traces})
+        if (uint64_t n = said.items[slot(s)]) what += fmt::format("{}{} {}", what.empty() ? "" : ", ", n, item_name(s));
+      log_->error("slurm_processor: no room in the queue ({} bytes) {}: {} request(s) refused ({}){}",
+                  opts_.queue_bytes, opts_.spool_dir.empty() ? "and no spool" : "or the spool", said.requests, what,
+                  said.last_line.time_since_epoch().count() != 0 ? " since the last such line" : "");
+    }
     return false;
   }
   auto& p = pending_[slot(signal)];
-  if (!p) p = Batch{signal, {}, 0, std::chrono::steady_clock::now()};
+  if (!p) {
+    p = Batch{signal, {}, 0, std::chrono::steady_clock::now()};
+    // A source's requests are alike: room for the whole batch at once, so that appending does not reallocate on
+    // the way (growing by doubling holds up to twice the bytes the queue counts, and copies them again).
+    uint64_t per_item = request.size() / std::max<uint64_t>(items, 1) + 1;
+    p->bytes.reserve(std::min<uint64_t>(opts_.queue_bytes, per_item * opts_.batch_items + request.size()));
+  }
   p->bytes += request;
   p->items += items;
   bool wake = false;

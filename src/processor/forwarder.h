@@ -74,7 +74,8 @@ class Forwarder {
   void start();
   // Sends what it can within drain_timeout, spools the rest (or counts it as dropped without a spool).
   void stop();
-  // Takes one enriched request; false when there is no room for it (counted as dropped and logged).
+  // Takes one enriched request; false when there is no room for it (counted in refused_requests; logged at
+  // most once every 10 s with the number refused since).
   bool submit(Signal signal, std::string request, uint64_t items);
   ForwarderStats stats() const;
 
@@ -108,6 +109,11 @@ class Forwarder {
   std::deque<SpoolFile> spool_;
   uint64_t spool_seq_ = 0;
   ForwarderStats st_;
+  struct Unlogged {  // refusals since the last log line about them (at most one line every 10 s)
+    uint64_t requests = 0;
+    uint64_t items[3] = {};
+    std::chrono::steady_clock::time_point last_line{};  // zero: no line yet
+  } unlogged_;
   bool stopping_ = false;
   bool draining_ = false;
   std::thread thread_;

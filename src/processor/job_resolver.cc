@@ -1,5 +1,6 @@
 #include "processor/job_resolver.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,14 @@ std::string this_hostname() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof buf - 1) != 0) return "";
   return buf;
+}
+
+// A cluster table is tens of thousands of small allocations; the old one, freed after a swap, would otherwise stay
+// in the process' resident set as free heap (a 12 500-node cluster: 126 MiB resident instead of ~30 after a minute).
+void release_freed_heap() {
+#ifdef __GLIBC__
+  ::malloc_trim(0);
+#endif
 }
 
 bool source_needs_devices(const std::string& s) {
@@ -156,6 +165,7 @@ std::shared_ptr<const ClusterNodeJobs> JobResolver::first_cluster_table() {
     ++stats_.misses;
   }
   auto table = fetch_cluster_table();
+  release_freed_heap();  // what reading it left
   std::lock_guard lock(mu_);
   cluster_tried_ = true;
   if (table) {
@@ -190,27 +200,38 @@ std::shared_ptr<const ClusterNodeJobs> JobResolver::fetch_cluster_table() {
 
 // One round of the refresher for other hosts: read the table again while lookups use it.
 void JobResolver::refresh_cluster_table() {
+  std::shared_ptr<const ClusterNodeJobs> old;  // freed outside the lock, before the heap is trimmed
+  bool forget = false;
   {
     std::lock_guard lock(mu_);
     if (!cluster_tried_) return;
     if (++cluster_idle_rounds_ > 10) {  // unused: forget it; the next lookup reads it again
-      cluster_.reset();
+      forget = true;
+      old = std::exchange(cluster_, nullptr);
       cluster_tried_ = false;
       stats_.cluster_jobs = stats_.cluster_nodes = 0;
-      return;
     }
+  }
+  if (forget) {
+    old.reset();
+    release_freed_heap();
+    return;
   }
   std::lock_guard fetching(cluster_fetch_mu_);
   auto table = fetch_cluster_table();
-  std::lock_guard lock(mu_);
-  ++stats_.refreshes;
-  if (table) {
-    cluster_ = table;
-    cluster_age_rounds_ = 0;
-  } else if (++cluster_age_rounds_ >= 10) {
-    cluster_.reset();
-    stats_.cluster_jobs = stats_.cluster_nodes = 0;
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.refreshes;
+    if (table) {
+      old = std::exchange(cluster_, table);
+      cluster_age_rounds_ = 0;
+    } else if (++cluster_age_rounds_ >= 10) {
+      old = std::exchange(cluster_, nullptr);
+      stats_.cluster_jobs = stats_.cluster_nodes = 0;
+    }
   }
+  old.reset();
+  release_freed_heap();
 }
 
 ResolverStats JobResolver::stats() const {

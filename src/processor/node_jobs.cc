@@ -26,25 +26,35 @@ std::string join_sorted(const std::set<std::string>& values) {
   return out;
 }
 
-}  // namespace
-
-NodeJobs node_jobs_from(const std::map<unsigned, std::vector<JobInfo>>& jobs_by_gpu) {
+// `shared_fields(job)` gives a job's fields, made once per job where the caller keeps them.
+template <typename SharedFields>
+NodeJobs node_jobs_of(const std::map<unsigned, std::vector<const JobInfo*>>& jobs_by_gpu, SharedFields shared_fields) {
   NodeJobs out;
   std::array<std::set<std::string>, 9> all;
   for (const auto& [gpu, jobs] : jobs_by_gpu) {
-    std::array<std::set<std::string>, 9> per_gpu;
-    for (const auto& j : jobs) {
-      if (!j.has_job()) continue;
-      JobFields f = fields_of(j);
-      for (size_t k = 0; k < f.size(); ++k) {
-        per_gpu[k].insert(f[k]);
-        if (!f[k].empty()) all[k].insert(f[k]);
+    std::vector<const JobInfo*> held;
+    for (const JobInfo* j : jobs)
+      if (j->has_job()) held.push_back(j);
+    if (held.empty()) continue;  // no job on this GPU: its points stay untouched
+    std::shared_ptr<const JobFields> fields;
+    if (held.size() == 1) {
+      fields = shared_fields(*held[0]);
+    } else {  // several jobs on one GPU: sorted, comma-joined values
+      std::array<std::set<std::string>, 9> per_gpu;
+      for (const JobInfo* j : held) {
+        JobFields f = fields_of(*j);
+        for (size_t k = 0; k < f.size(); ++k) per_gpu[k].insert(f[k]);
       }
+      JobFields joined;
+      for (size_t k = 0; k < joined.size(); ++k) joined[k] = join_sorted(per_gpu[k]);
+      fields = std::make_shared<const JobFields>(std::move(joined));
     }
-    if (per_gpu[0].empty()) continue;  // no job on this GPU: its points stay untouched
-    JobFields joined;
-    for (size_t k = 0; k < joined.size(); ++k) joined[k] = join_sorted(per_gpu[k]);
-    out.by_gpu.emplace(std::to_string(gpu), std::move(joined));
+    for (const JobInfo* j : held) {
+      JobFields f = fields_of(*j);
+      for (size_t k = 0; k < f.size(); ++k)
+        if (!f[k].empty()) all[k].insert(std::move(f[k]));
+    }
+    out.by_gpu.emplace(std::to_string(gpu), std::move(fields));
   }
   for (size_t k = 0; k < all.size(); ++k) out.lists[k].assign(all[k].begin(), all[k].end());
   out.job_ids = out.lists[0];
@@ -52,8 +62,28 @@ NodeJobs node_jobs_from(const std::map<unsigned, std::vector<JobInfo>>& jobs_by_
   return out;
 }
 
+}  // namespace
+
+NodeJobs node_jobs_from(const std::map<unsigned, std::vector<JobInfo>>& jobs_by_gpu) {
+  std::map<unsigned, std::vector<const JobInfo*>> pointers;
+  for (const auto& [gpu, jobs] : jobs_by_gpu)
+    for (const auto& j : jobs) pointers[gpu].push_back(&j);
+  std::map<const JobInfo*, std::shared_ptr<const JobFields>> made;
+  return node_jobs_of(pointers, [&](const JobInfo& j) {
+    auto& f = made[&j];
+    if (!f) f = std::make_shared<const JobFields>(fields_of(j));
+    return f;
+  });
+}
+
 ClusterNodeJobs cluster_node_jobs(const ClusterJobs& cluster) {
   ClusterNodeJobs out;
+  std::vector<std::shared_ptr<const JobFields>> fields(cluster.jobs.size());  // each job's, made once
+  auto shared_fields = [&](const JobInfo& j) {
+    auto& f = fields[static_cast<size_t>(&j - cluster.jobs.data())];
+    if (!f) f = std::make_shared<const JobFields>(fields_of(j));
+    return f;
+  };
   std::map<std::string, std::shared_ptr<const NodeJobs>> shared;  // by the node's GPU -> jobs assignment
   std::string key;
   for (const auto& [host, gpus] : cluster.gpus_by_host) {
@@ -65,10 +95,10 @@ ClusterNodeJobs cluster_node_jobs(const ClusterJobs& cluster) {
     }
     auto& table = shared[key];
     if (!table) {
-      std::map<unsigned, std::vector<JobInfo>> jobs_by_gpu;
+      std::map<unsigned, std::vector<const JobInfo*>> jobs_by_gpu;
       for (const auto& [gpu, jobs] : gpus)
-        for (uint32_t j : jobs) jobs_by_gpu[gpu].push_back(cluster.jobs[j]);
-      table = std::make_shared<const NodeJobs>(node_jobs_from(jobs_by_gpu));
+        for (uint32_t j : jobs) jobs_by_gpu[gpu].push_back(&cluster.jobs[j]);
+      table = std::make_shared<const NodeJobs>(node_jobs_of(jobs_by_gpu, shared_fields));
     }
     out.emplace(host, table);
   }

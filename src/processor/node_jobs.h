@@ -21,10 +21,12 @@ inline constexpr std::array<const char*, 9> kJobKeys = {
 using JobFields = std::array<std::string, 9>;  // values for kJobKeys
 
 struct NodeJobs {
-  std::map<std::string, JobFields, std::less<>> by_gpu;  // GPU index as text ("0", "1", ...)
-  std::array<std::vector<std::string>, 9> lists;         // per key, sorted unique non-empty values over all GPUs
-  std::vector<std::string> job_ids;                      // sorted unique
-  std::string job_ids_joined;                            // comma-joined, for the resource attribute of logs and traces
+  // GPU index as text ("0", "1", ...). Shared: the GPUs of one job (and, in a cluster table, every node of it)
+  // point to the same fields.
+  std::map<std::string, std::shared_ptr<const JobFields>, std::less<>> by_gpu;
+  std::array<std::vector<std::string>, 9> lists;  // per key, sorted unique non-empty values over all GPUs
+  std::vector<std::string> job_ids;               // sorted unique
+  std::string job_ids_joined;                     // comma-joined, for the resource attribute of logs and traces
 };
 
 // Builds the table from the attribution's jobs per GPU index.

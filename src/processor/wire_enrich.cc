@@ -300,7 +300,7 @@ class Rewriter {
       return nullptr;
     }
     auto it = jobs_->by_gpu.find(name);
-    return it == jobs_->by_gpu.end() ? nullptr : &it->second;
+    return it == jobs_->by_gpu.end() ? nullptr : it->second.get();
   }
 
   const SignalType& type_;

@@ -13,6 +13,9 @@
 #include <thread>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <sstream>
 
 #include "metrics_service.pb.h"
 #include "temp_dir.h"
@@ -178,6 +181,26 @@ TEST(SlurmProcessorForwarder, WithoutRoomRequestsAreRefusedAndCounted) {
   EXPECT_GT(refused, 0);
   EXPECT_EQ(f.stats().refused_requests, static_cast<uint64_t>(refused));
   EXPECT_EQ(f.stats().dropped, 0u);  // the client was told to retry: nothing lost here
+}
+
+TEST(SlurmProcessorForwarder, RefusalsAreLoggedOnceEveryTenSecondsNotOncePerRequest) {
+  Downstream d;
+  d.down = true;
+  ForwarderOptions o = options(d.url(), "");
+  o.queue_bytes = 100;
+  auto lines = std::make_shared<std::ostringstream>();
+  auto log =
+      std::make_shared<spdlog::logger>("forwarder-test", std::make_shared<spdlog::sinks::ostream_sink_mt>(*lines));
+  Forwarder f(o, log);
+  f.start();
+  int refused = 0;
+  for (int i = 0; i < 500; ++i) refused += f.submit(Signal::Metrics, request(i), 1) ? 0 : 1;
+  ASSERT_GT(refused, 1);
+  std::string text = lines->str();
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  EXPECT_NE(text.find("1 request(s) refused (1 data points)"), std::string::npos) << text;
+  EXPECT_EQ(f.stats().refused_requests, static_cast<uint64_t>(refused));  // every one counted
+  f.stop();
 }
 
 TEST(SlurmProcessorForwarder, ARejectingDownstreamDropsWithACount) {

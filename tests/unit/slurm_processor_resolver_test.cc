@@ -94,8 +94,11 @@ TEST(ClusterJobs, NodesWithTheSameJobsShareOneTable) {
   EXPECT_NE(t.at("node3").get(), t.at("node4").get());
   const NodeJobs& n3 = *t.at("node3");
   ASSERT_EQ(n3.by_gpu.size(), 2u);
-  EXPECT_EQ(n3.by_gpu.at("0")[0], "74");
-  EXPECT_EQ(n3.by_gpu.at("1")[0], "75");
+  EXPECT_EQ((*n3.by_gpu.at("0"))[0], "74");
+  EXPECT_EQ((*n3.by_gpu.at("1"))[0], "75");
+  EXPECT_EQ(n3.lists[0], (std::vector<std::string>{"74", "75"}));
+  // One job's fields are made once, for every GPU and node of it.
+  EXPECT_EQ(t.at("node1")->by_gpu.at("0").get(), t.at("node2")->by_gpu.at("1").get());
   EXPECT_EQ(n3.job_ids_joined, "74,75");
 }
 
