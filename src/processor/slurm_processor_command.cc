@@ -80,7 +80,9 @@ std::shared_ptr<SlurmProcessorCommand> add_options(CLI::App& app) {
   app.footer(
       "Points with a `gpu` attribute (string or integer) get the GPU's job as strings; metric points without `gpu` "
       "get the host's jobs as lists; logs and traces get a resource `job_id` (the host's jobs). Telemetry whose "
-      "resource names another host.name is attributed to that host by the slurmctld source, else passed unchanged.");
+      "resource names another host.name is attributed to that host by the slurmctld source, else passed unchanged: "
+      "for every other host at once, one `scontrol show job -d` of the whole cluster per --refresh-interval "
+      "(jobs that hold an allocation), whatever the number of hosts.");
   OptionBinder& b = *(c->binder = std::make_unique<OptionBinder>(app));
   b.option("--listen", "listen", c->listen, "HOST:PORT of the OTLP/HTTP receiver (port 0: any free port).")
       ->capture_default_str();
@@ -129,7 +131,8 @@ std::shared_ptr<SlurmProcessorCommand> add_options(CLI::App& app) {
            "The host to attribute for: this node's Slurm name (default: $SLURMD_NODENAME, else the short hostname). "
            "Telemetry without host.name, or naming this host, is attributed to it.");
   b.option("--refresh-interval", "refresh_interval", c->refresh_s,
-           "Seconds between background refreshes of the job tables in memory.")
+           "Seconds between background refreshes of the job tables in memory (this host's, and the cluster's for "
+           "other hosts: one `scontrol show job -d` each time while telemetry of other hosts arrives).")
       ->capture_default_str()
       ->check(CLI::PositiveNumber)
       ->check(timeout_seconds());
