@@ -38,6 +38,7 @@
 #include <fmt/format.h>
 
 #include "core/http_client.h"
+#include "load_stats.h"
 #include "core/schema.h"
 #include "gpu/gpu_records.h"
 #include "metrics_service.pb.h"
@@ -45,6 +46,9 @@
 
 namespace {
 
+using gcm::bench::cpu_seconds;
+using gcm::bench::pct;
+using gcm::bench::rss_kib;
 namespace pbc = opentelemetry::proto::common::v1;
 namespace pbm = opentelemetry::proto::metrics::v1;
 using Clock = std::chrono::steady_clock;
@@ -217,31 +221,6 @@ int write_job_table(const std::string& path, int hosts) {
   return jobs;
 }
 
-double pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
-
-long rss_kib(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  return -1;
-}
-
-double cpu_seconds(pid_t pid) {  // utime + stime of the whole process
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), {});
-  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
-  std::string field;
-  double ticks = 0;
-  for (int i = 3; i <= 15 && rest >> field; ++i)
-    if (i >= 14) ticks += std::stod(field);
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
 struct Send {
   int host;
   int kind;  // 0 dcgm, 1 agent
@@ -261,10 +240,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: cluster_load GCM SECONDS [HOSTS] [INTERVAL_S] [SENDERS]\n";
     return 2;
   }
-  rlimit nofile{};
-  getrlimit(RLIMIT_NOFILE, &nofile);
-  nofile.rlim_cur = nofile.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &nofile);
+  gcm::bench::raise_open_files_limit();
   std::string gcm = argv[1];
   double seconds = std::stod(argv[2]);
   int hosts = argc > 3 ? std::stoi(argv[3]) : 12500;
@@ -504,10 +480,7 @@ int main(int argc, char** argv) {
   down_thread.join();
   std::ifstream calls(dir + "/scontrol-calls");
   int scontrol_calls = static_cast<int>(std::count(std::istreambuf_iterator<char>(calls), {}, '\n'));
-  long max_rss = 0;
-  std::ifstream tf(dir + "/time.txt");
-  for (std::string tl; std::getline(tf, tl);)
-    if (tl.find("Maximum resident set size") != std::string::npos) max_rss = std::stol(tl.substr(tl.rfind(':') + 1));
+  long max_rss = gcm::bench::read_time_report(dir + "/time.txt").max_rss_kib;
   fmt::print("scontrol show job -d calls: {}; processor max RSS over the run {} MiB; downstream received {} MiB\n",
              scontrol_calls, max_rss / 1024, down_bytes.load() >> 20);
   for (const char* m : {"gcm_slurm_processor_refused_requests_total", "gcm_slurm_processor_attribution_cluster_jobs",

@@ -33,11 +33,14 @@
 #include <fmt/format.h>
 
 #include "core/http_client.h"
+#include "load_stats.h"
 #include "metrics_service.pb.h"
 #include "otlp/grpc_loader.h"
 
 namespace {
 
+using gcm::bench::pct;
+using gcm::bench::rss_kib;
 namespace pbc = opentelemetry::proto::common::v1;
 using Clock = std::chrono::steady_clock;
 
@@ -67,20 +70,6 @@ std::pair<std::string, int> request(int hosts) {
     }
   }
   return {req.SerializeAsString(), points};
-}
-
-double pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
-
-long rss_kib(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  return -1;
 }
 
 // One export request to the processor (or the downstream): true when it was accepted whole.
@@ -215,12 +204,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: processor_load GCM FAKE_NVML SECONDS CLIENTS HOSTS_PER_REQUEST [http|grpc] [HOSTILE]\n";
     return 2;
   }
-  // A thousand clients and hundreds of hostile sockets need more descriptors than the usual soft limit of 1024, in
-  // this process and in the processor it starts.
-  rlimit nofile{};
-  getrlimit(RLIMIT_NOFILE, &nofile);
-  nofile.rlim_cur = nofile.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &nofile);
+  gcm::bench::raise_open_files_limit();
   bool grpc = argc >= 7 && std::string(argv[6]) == "grpc";
   int hostile = argc == 8 ? std::stoi(argv[7]) : 0;
   if (grpc)
@@ -371,15 +355,9 @@ int main(int argc, char** argv) {
   downstream.stop();
   down_thread.join();
 
-  std::ifstream tf(dir + "/time.txt");
-  std::string tl;
-  double user = 0, sys = 0;
-  long max_rss = 0;
-  while (std::getline(tf, tl)) {
-    if (tl.find("User time (seconds):") != std::string::npos) user = std::stod(tl.substr(tl.rfind(':') + 1));
-    if (tl.find("System time (seconds):") != std::string::npos) sys = std::stod(tl.substr(tl.rfind(':') + 1));
-    if (tl.find("Maximum resident set size") != std::string::npos) max_rss = std::stol(tl.substr(tl.rfind(':') + 1));
-  }
+  gcm::bench::TimeReport report = gcm::bench::read_time_report(dir + "/time.txt");
+  double user = report.user_s, sys = report.system_s;
+  long max_rss = report.max_rss_kib;
   uint64_t points = (sent + 200) * static_cast<uint64_t>(points_per_request);
   fmt::print("request ({}): {} points, {} bytes; {} clients for {:.1f} s\n", grpc ? "OTLP/gRPC" : "OTLP/HTTP",
              points_per_request, body.size(), clients, elapsed);

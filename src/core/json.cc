@@ -5,11 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>  // plain_ascii_end
-#endif
-
 #include "core/flatten.h"
+#include "core/json_scan.h"
 
 namespace gcm {
 
@@ -51,80 +48,10 @@ void append_u_escape(std::string& out, uint32_t unit) {
   out.append(buf, 6);
 }
 
-// The high bit of each byte of w that needs escaping (< 0x20, >= 0x80, '"', '\\'), in 8 or 4 bytes. A byte above a
-// flagged one may be flagged too (a borrow), but a word without special bytes is never flagged: exact for "none".
-template <typename Word>
-Word special_bytes(Word w) {
-  constexpr Word kOnes = static_cast<Word>(0x0101010101010101ull), kHigh = static_cast<Word>(0x8080808080808080ull);
-  auto has_zero = [](Word v) { return static_cast<Word>((v - kOnes) & ~v & kHigh); };
-  return static_cast<Word>((w & kHigh) | ((w - kOnes * 0x20) & ~w & kHigh) | has_zero(w ^ (kOnes * '"')) |
-                           has_zero(w ^ (kOnes * '\\')));
-}
-
-template <typename Word>
-Word load(const char* p) {
-  Word w;
-  std::memcpy(&w, p, sizeof w);
-  return w;
-}
-
-// True when none of the n bytes at p needs escaping. Records hold mostly short plain strings (sacct's fields average
-// ~10 bytes), so the common answer comes from a few word loads that overlap instead of a loop over the bytes; none
-// reads outside [p, p + n).
-bool all_plain(const char* p, size_t n) {
-  if (n >= 16) {
-#if defined(__SSE2__)
-    const __m128i quotes = _mm_set1_epi8('"'), backslashes = _mm_set1_epi8('\\'), spaces = _mm_set1_epi8(0x20);
-    auto special = [&](size_t at) {
-      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
-      // Signed compare: bytes >= 0x80 are negative, so "< 0x20" takes them with the control bytes.
-      return _mm_movemask_epi8(_mm_or_si128(_mm_cmplt_epi8(v, spaces),
-                                            _mm_or_si128(_mm_cmpeq_epi8(v, quotes), _mm_cmpeq_epi8(v, backslashes))));
-    };
-    for (size_t at = 0; at + 16 <= n; at += 16)
-      if (special(at)) return false;
-    return special(n - 16) == 0;
-#else
-    for (size_t at = 0; at + 8 <= n; at += 8)
-      if (special_bytes(load<uint64_t>(p + at))) return false;
-    return special_bytes(load<uint64_t>(p + n - 8)) == 0;
-#endif
-  }
-  if (n >= 8) return (special_bytes(load<uint64_t>(p)) | special_bytes(load<uint64_t>(p + n - 8))) == 0;
-  if (n >= 4) return (special_bytes(load<uint32_t>(p)) | special_bytes(load<uint32_t>(p + n - 4))) == 0;
-  for (size_t k = 0; k < n; ++k) {
-    auto c = static_cast<unsigned char>(p[k]);
-    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) return false;
-  }
-  return true;
-}
-
 // The index of the first byte at or after i that is not plain printable ASCII (a control byte, '"', '\\' or a byte
-// >= 0x80), or s.size(). Records are mostly plain text and this is the encoder's hot loop: 16 bytes a step with SSE2
-// (part of every x86-64), 8 bytes a step elsewhere; the bytes past the last whole step one by one (never a read past
-// the end of s).
+// >= 0x80), or s.size(): the encoder's hot loop.
 size_t plain_ascii_end(std::string_view s, size_t i) {
-  if (all_plain(s.data() + i, s.size() - i)) return s.size();
-#if defined(__SSE2__)
-  const __m128i quotes = _mm_set1_epi8('"'), backslashes = _mm_set1_epi8('\\'), spaces = _mm_set1_epi8(0x20);
-  while (i + 16 <= s.size()) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
-    // Signed compare: bytes >= 0x80 are negative, so "< 0x20" takes them with the control bytes.
-    __m128i special = _mm_or_si128(_mm_cmplt_epi8(v, spaces),
-                                   _mm_or_si128(_mm_cmpeq_epi8(v, quotes), _mm_cmpeq_epi8(v, backslashes)));
-    if (auto mask = static_cast<unsigned>(_mm_movemask_epi8(special)))
-      return i + static_cast<size_t>(__builtin_ctz(mask));
-    i += 16;
-  }
-#else
-  while (i + 8 <= s.size() && special_bytes(load<uint64_t>(s.data() + i)) == 0) i += 8;
-#endif
-  while (i < s.size()) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
-    ++i;
-  }
-  return i;
+  return i + json_scan::first_special(s.data() + i, s.size() - i);
 }
 
 }  // namespace

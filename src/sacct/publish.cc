@@ -6,13 +6,10 @@
 #include <cstring>
 #include <system_error>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>  // the delimiter scan of split_on_byte
-#endif
-
 #include <fmt/format.h>
 
 #include "core/json.h"
+#include "core/json_scan.h"
 #include "sacct/sacct_records.h"
 #include "slurm/derived_cluster.h"
 #include "slurm/parse_error.h"
@@ -81,15 +78,11 @@ bool split_on_byte(std::string_view s, char delim, std::vector<std::string_view>
   size_t start = 0, i = 0;
   bool plain = true;
 #if defined(__SSE2__)
-  const __m128i delims = _mm_set1_epi8(delim), quotes = _mm_set1_epi8('"'), backslashes = _mm_set1_epi8('\\'),
-                spaces = _mm_set1_epi8(0x20);
+  const __m128i delims = _mm_set1_epi8(delim);
   __m128i special = _mm_setzero_si128();
   for (; i + 16 <= n; i += 16) {
     __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-    // Signed compare: bytes >= 0x80 are negative, so "< 0x20" takes them with the control bytes.
-    special =
-        _mm_or_si128(special, _mm_or_si128(_mm_cmplt_epi8(v, spaces),
-                                           _mm_or_si128(_mm_cmpeq_epi8(v, quotes), _mm_cmpeq_epi8(v, backslashes))));
+    special = _mm_or_si128(special, json_scan::special_lanes(v));
     auto hits = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, delims)));
     while (hits) {
       size_t at = i + static_cast<size_t>(__builtin_ctz(hits));

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/flatten.h"
+#include "core/json_scan.h"
 
 namespace gcm {
 namespace {
@@ -79,6 +80,26 @@ TEST(Json, EscapingIsFoundAtEveryPositionOfEveryLength) {
       high[at] = static_cast<char>(0xC3);  // the start of a two-byte sequence with no continuation: invalid
       EXPECT_FALSE(is_json_plain_ascii(high)) << n << " " << at;
     }
+  }
+}
+
+// The first byte to escape, at every position of every length, with a second one after it (which a borrow in the
+// word scan could flag falsely below, were its lowest flag not exact) and bytes on both sides that are not part
+// of the string (a read outside it would see them).
+TEST(Json, TheScanFindsTheFirstByteToEscape) {
+  const char specials[] = {'"', '\\', '\n', '\x01', '\x1f', static_cast<char>(0x80), static_cast<char>(0xff)};
+  for (size_t n = 0; n <= 48; ++n) {
+    std::string buf(n + 32, '"');  // 16 special bytes before and after the string
+    for (size_t k = 0; k < n; ++k) buf[16 + k] = "abcdefghij0123456789 ~_.:"[k % 25];
+    const char* p = buf.data() + 16;
+    EXPECT_EQ(json_scan::first_special(p, n), n) << n;
+    for (size_t at = 0; at < n; ++at)
+      for (char c : specials) {
+        std::string s = buf;
+        s[16 + at] = c;
+        if (at + 1 < n) s[16 + at + 1] = '\\';
+        EXPECT_EQ(json_scan::first_special(s.data() + 16, n), at) << n << " " << at << " " << int(c);
+      }
   }
 }
 

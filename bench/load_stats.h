@@ -1,0 +1,72 @@
+// What the whole-process load runs (processor_load, cluster_load) share: their descriptor limit, and what they read of
+// the process under load and of their own latency samples.
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace gcm::bench {
+
+// Thousands of client sockets need more descriptors than the usual soft limit of 1024, in this process and in the
+// processor it starts (which inherits the limit).
+inline void raise_open_files_limit() {
+  rlimit nofile{};
+  getrlimit(RLIMIT_NOFILE, &nofile);
+  nofile.rlim_cur = nofile.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &nofile);
+}
+
+// The p-quantile (0..1) of v, 0 for none.
+inline double pct(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+// VmRSS of pid in KiB, -1 when it is gone.
+inline long rss_kib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+// User + system CPU seconds of the whole process so far.
+inline double cpu_seconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));  // fields from the 3rd on; the name may hold blanks
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i)
+    if (i >= 14) ticks += std::stod(field);  // utime, stime
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// The figures of a `/usr/bin/time -v -o FILE` report.
+struct TimeReport {
+  double user_s = 0, system_s = 0;
+  long max_rss_kib = 0;
+};
+inline TimeReport read_time_report(const std::string& path) {
+  TimeReport r;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    auto value = [&] { return line.substr(line.rfind(':') + 1); };
+    if (line.find("User time (seconds):") != std::string::npos) r.user_s = std::stod(value());
+    if (line.find("System time (seconds):") != std::string::npos) r.system_s = std::stod(value());
+    if (line.find("Maximum resident set size") != std::string::npos) r.max_rss_kib = std::stol(value());
+  }
+  return r;
+}
+
+}  // namespace gcm::bench
