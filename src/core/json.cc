@@ -97,12 +97,19 @@ size_t append_valid_utf8(std::string& out, std::string_view s) {
 }
 
 void JsonWriter::string(std::string_view s) {
+  size_t run = json_scan::first_special(s.data(), s.size());
+  if (run == s.size()) {  // nearly every string: quotes and bytes in one growth of the buffer
+    size_t at = out_.size();
+    out_.append(s.size() + 2, '"');
+    if (!s.empty()) std::memcpy(out_.data() + at + 1, s.data(), s.size());
+    return;
+  }
   const bool ascii_only = style_ == JsonStyle::Python;
   out_.push_back('"');
   size_t i = 0;
   while (i < s.size()) {
-    // Copy the longest run that needs no escaping in one append.
-    size_t run = plain_ascii_end(s, i);
+    // Copy the longest run that needs no escaping in one append (the first run is known).
+    if (i > 0) run = plain_ascii_end(s, i);
     out_.append(s.data() + i, run - i);
     i = run;
     if (i >= s.size()) break;
