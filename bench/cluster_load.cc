@@ -13,7 +13,7 @@
 // 0.5 s) and the requests refused (503 with Retry-After, counted), failed or sent late (the generator's own limit).
 // Before them, requests one at a time straight to the downstream and through the processor give the latency the
 // processor adds.
-// Usage: cluster_load GCM SECONDS [HOSTS] [INTERVAL_S] [SENDERS]
+// Usage: [DOWNSTREAM_LATENCY_MS=N] cluster_load GCM SECONDS [HOSTS] [INTERVAL_S] [SENDERS]
 #include <httplib.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -257,7 +257,7 @@ int main(int argc, char** argv) {
   std::atomic<uint64_t> down_bytes{0}, down_requests{0};
   std::atomic<int> down_delay_ms{0};
   httplib::Server downstream;
-  downstream.new_task_queue = [] { return new httplib::ThreadPool(16); };
+  downstream.new_task_queue = [] { return new httplib::ThreadPool(64); };
   downstream.Post(R"(/v1/.*)", [&](const httplib::Request& req, httplib::Response& res) {
     if (int d = down_delay_ms.load()) std::this_thread::sleep_for(std::chrono::milliseconds(d));
     down_bytes += req.body.size();
@@ -458,7 +458,13 @@ int main(int argc, char** argv) {
       pct(base, 0.5) / 1000, pct(base, 0.99) / 1000, pct(via, 0.5) / 1000, pct(via, 0.99) / 1000,
       (pct(via, 0.5) - pct(base, 0.5)) / 1000, (pct(via, 0.99) - pct(base, 0.99)) / 1000, rss_start / 1024,
       rss_idle / 1024);
-  run_phase("downstream keeps up", seconds, 0);
+  // DOWNSTREAM_LATENCY_MS: the downstream answers that much later while it keeps up (a collector across a network,
+  // or busy): it takes any number of requests at once, so only a forwarder that sends one at a time falls behind.
+  const char* latency = std::getenv("DOWNSTREAM_LATENCY_MS");
+  int latency_ms = latency ? std::stoi(latency) : 0;
+  run_phase(
+      latency_ms ? "downstream keeps up, answering each request after DOWNSTREAM_LATENCY_MS" : "downstream keeps up",
+      seconds, latency_ms);
   run_phase("downstream stalls (3 s per answer)", seconds / 2, 3000);
   down_delay_ms = 0;
   {

@@ -129,13 +129,13 @@ void Forwarder::load_spool() {
 void Forwarder::start() {
   std::lock_guard lock(mu_);
   load_spool();
-  thread_ = std::thread([this] { run(); });
+  for (unsigned i = 0; i < std::max(1u, opts_.concurrency); ++i) senders_.emplace_back([this] { run(); });
 }
 
 void Forwarder::stop() {
   {
     std::lock_guard lock(mu_);
-    if (stopping_ || !thread_.joinable()) {
+    if (stopping_ || senders_.empty()) {
       stopping_ = true;
       return;
     }
@@ -154,7 +154,8 @@ void Forwarder::stop() {
     stopping_ = true;
   }
   cv_.notify_all();
-  thread_.join();
+  for (auto& t : senders_) t.join();
+  senders_.clear();
   std::lock_guard lock(mu_);
   uint64_t lost = 0;
   while (!queue_.empty()) {
@@ -319,9 +320,11 @@ Forwarder::Outcome Forwarder::send(Signal signal, const std::string& body, uint6
   return Outcome::Dropped;
 }
 
+// One of opts_.concurrency senders. Batches leave the memory queue oldest first, up to `concurrency` at once (a
+// downstream across a network answers each request after a round trip: one at a time, a 20 ms collector would take
+// at most 50 batches a second however fast it is); the spool is sent by one sender at a time, oldest first, so its
+// front stays the batch in flight and seal() keeps later batches behind it.
 void Forwarder::run() {
-  double backoff = 0;
-  auto next_try = std::chrono::steady_clock::now();
   std::unique_lock lock(mu_);
   while (!stopping_) {
     auto now = std::chrono::steady_clock::now();
@@ -337,9 +340,9 @@ void Forwarder::run() {
         next_seal = due;
       }
     }
-    bool work = !queue_.empty() || !spool_.empty();
-    if (!work || now < next_try) {
-      auto until = work ? next_try : now + std::chrono::seconds(1);
+    bool work = !queue_.empty() || (!spool_.empty() && !spool_busy_);
+    if (!work || now < next_try_) {
+      auto until = work ? next_try_ : now + std::chrono::seconds(1);
       if (next_seal && *next_seal < until) until = *next_seal;
       cv_.wait_until(lock, until);
       continue;
@@ -356,7 +359,8 @@ void Forwarder::run() {
       body = std::move(queue_.front().bytes);
       queue_.pop_front();
     } else {
-      const SpoolFile& f = spool_.front();
+      spool_busy_ = true;
+      const SpoolFile& f = spool_.front();  // stays the front: push_back keeps references, nobody else pops
       signal = f.signal;
       items = f.items;
       spool_path = f.path;
@@ -372,6 +376,7 @@ void Forwarder::run() {
         std::error_code ec;
         fs::remove(f.path, ec);
         spool_.pop_front();
+        spool_busy_ = false;
         continue;
       }
     }
@@ -381,15 +386,16 @@ void Forwarder::run() {
     lock.lock();
     st_.downstream = o == Outcome::Retry ? DownstreamState::Down : DownstreamState::Up;
     if (o == Outcome::Retry && from_queue) queue_.push_front(Batch{signal, std::move(body), items, {}});
+    if (!from_queue && o == Outcome::Retry) spool_busy_ = false;  // still the front, for the next try
     if (o == Outcome::Retry) {
       ++st_.retried;
-      backoff = backoff == 0 ? opts_.backoff_initial_s : std::min(opts_.backoff_max_s, backoff * 2);
-      double wait = retry_after >= 0 ? std::min(retry_after, opts_.backoff_max_s) : backoff;
-      next_try = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(wait * 1000));
+      backoff_ = backoff_ == 0 ? opts_.backoff_initial_s : std::min(opts_.backoff_max_s, backoff_ * 2);
+      double wait = retry_after >= 0 ? std::min(retry_after, opts_.backoff_max_s) : backoff_;
+      next_try_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(wait * 1000));
       cv_.notify_all();  // a draining stop() gives up on a downstream that is away
       continue;
     }
-    backoff = 0;
+    backoff_ = 0;
     if (o == Outcome::Sent) {
       st_.forwarded += items;
       ++st_.requests;
@@ -406,6 +412,7 @@ void Forwarder::run() {
       std::error_code ec;
       fs::remove(spool_path, ec);
       spool_.pop_front();
+      spool_busy_ = false;
     }
     cv_.notify_all();
   }

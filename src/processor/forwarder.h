@@ -1,7 +1,8 @@
 // Forwards enriched OTLP requests (protobuf) to the downstream OTLP/HTTP endpoint.
 //
 // Requests of one signal are batched until `batch_items` items or `batch_timeout` (serialized export requests
-// concatenate into one valid request: protobuf merges repeated fields). Sealed batches wait in a memory queue of
+// concatenate into one valid request: protobuf merges repeated fields); up to `concurrency` batches are sent at
+// once, oldest first. Sealed batches wait in a memory queue of
 // at most `queue_bytes`; when the downstream is slow or away and the queue is full, batches go to the disk spool
 // (one file per batch, written atomically) and are sent, oldest first, when it answers again; once spooling has
 // started, new batches follow the spool until it is empty, so the order of batches is kept. Retryable failures
@@ -39,6 +40,7 @@ struct ForwarderOptions {
   double backoff_initial_s = 0.5;
   double backoff_max_s = 30;
   std::chrono::milliseconds drain_timeout{5000};  // on stop, how long to keep sending before spooling the rest
+  unsigned concurrency = 4;  // batches sent at once (each on its own connection); the spool one at a time
 };
 
 enum class DownstreamState { Unknown, Up, Down };
@@ -116,7 +118,10 @@ class Forwarder {
   } unlogged_;
   bool stopping_ = false;
   bool draining_ = false;
-  std::thread thread_;
+  bool spool_busy_ = false;  // a sender has the spool's front in flight
+  double backoff_ = 0;       // seconds; shared: a downstream that is away is away for every sender
+  std::chrono::steady_clock::time_point next_try_{};
+  std::vector<std::thread> senders_;
 };
 
 }  // namespace gcm::processor

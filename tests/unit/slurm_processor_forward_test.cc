@@ -30,7 +30,16 @@ using MetricsReq = opentelemetry::proto::collector::metrics::v1::ExportMetricsSe
 class Downstream {
  public:
   Downstream() {
+    server_.new_task_queue = [] { return new httplib::ThreadPool(16); };
     server_.Post("/v1/metrics", [this](const httplib::Request& req, httplib::Response& res) {
+      int now = ++in_flight;
+      for (int seen = most_in_flight; now > seen && !most_in_flight.compare_exchange_weak(seen, now);) {
+      }
+      if (int ms = latency_ms) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      struct Leave {
+        std::atomic<int>& n;
+        ~Leave() { --n; }
+      } leave{in_flight};
       if (down) {
         res.status = 503;
         return;
@@ -58,6 +67,8 @@ class Downstream {
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
   std::atomic<bool> down{false};
+  std::atomic<int> latency_ms{0};  // each answer that much later
+  std::atomic<int> in_flight{0}, most_in_flight{0};
   std::mutex mu;
   std::map<int64_t, int> seen;  // point value -> times received
   int requests = 0;
@@ -122,6 +133,27 @@ TEST(SlurmProcessorForwarder, BatchesReachTheDownstreamExactlyOnce) {
   EXPECT_LE(d.requests, 20) << "requests are batched (10 items each, or what 20 ms gathered)";
   EXPECT_EQ(f.stats().spooled, 0u);
   EXPECT_EQ(f.stats().dropped, 0u);
+}
+
+// A downstream that answers each request after a round trip is sent `concurrency` batches at once, each arriving
+// once; one at a time (the old forwarder) it would take at most one batch per round trip.
+TEST(SlurmProcessorForwarder, BatchesAreSentConcurrentlyAndEachArrivesOnce) {
+  for (unsigned concurrency : {1u, 4u}) {
+    Downstream d;
+    d.latency_ms = 100;
+    ForwarderOptions o = options(d.url(), "");
+    o.queue_bytes = 1 << 20;
+    o.concurrency = concurrency;
+    Forwarder f(o, nullptr);
+    f.start();
+    for (int i = 0; i < 200; ++i) ASSERT_TRUE(f.submit(Signal::Metrics, request(i), 1));  // 20 batches of 10
+    ASSERT_TRUE(eventually([&] { return f.stats().forwarded == 200; }));
+    f.stop();
+    std::lock_guard lock(d.mu);
+    EXPECT_EQ(d.seen.size(), 200u);
+    for (const auto& [id, n] : d.seen) EXPECT_EQ(n, 1) << id;
+    EXPECT_EQ(d.most_in_flight.load(), static_cast<int>(concurrency)) << "batches in flight at once";
+  }
 }
 
 TEST(SlurmProcessorForwarder, AnOutageGoesToTheSpoolAndNothingIsLost) {
