@@ -14,6 +14,7 @@
 #include "core/http_client.h"
 #include "helpers.h"
 #include "process.h"
+#include "testbed_agent.h"
 
 namespace gcm::testing {
 namespace {
@@ -48,34 +49,7 @@ TEST(AgentOnTestbed, AttributesJobsPerNodeAndAFailedGpuFailsThePrologThroughAgen
     std::ofstream(dir + "/nvml-" + node + ".json") << s.dump();
     std::filesystem::create_directories(dir + "/gpu-jobs/" + node);
     ports[n] = free_port();
-    agents.push_back(std::make_unique<BackgroundProcess>(
-        std::vector<std::string>{gcm_binary(),
-                                 "--config",
-                                 "/dev/null",
-                                 "agent",
-                                 "--slurm-node",
-                                 node,
-                                 "--collect-interval",
-                                 "0.2",
-                                 "--window",
-                                 "1",
-                                 "--listen",
-                                 "127.0.0.1:" + std::to_string(ports[n]),
-                                 "--path.run",
-                                 dir + "/run/" + node,
-                                 "--path.kmsg",
-                                 dir + "/no-kmsg",
-                                 "--attribution",
-                                 "mapping-files",
-                                 "--gpu-job-mapping-dir",
-                                 dir + "/gpu-jobs/" + node,
-                                 "--suite",
-                                 "",
-                                 "--log-folder",
-                                 dir + "/agent-logs/" + node},
-        dir + "/agent-" + node + ".stderr",
-        std::vector<std::string>{"GCM_FAKE_NVML_SCENARIO=" + dir + "/nvml-" + node + ".json",
-                                 std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML}));
+    agents.push_back(start_testbed_agent(dir, node, ports[n], {"--suite", ""}));
   }
   // The prolog: agent-verdict (the agent's run directory of this node) and the mapping files the agents read.
   std::ofstream(dir + "/suite.toml") << "[suite]\nlog_folder = \"" << dir << "/logs\"\nstate_dir = \"" << dir
@@ -166,37 +140,9 @@ TEST(AgentOnTestbed, WithDrainTheAgentDrainsItsNodeOnAFailedGpuAndWithoutItOnlyR
     std::string node = "node" + std::to_string(n);
     std::ofstream(dir + "/nvml-" + node + ".json") << s.dump();
     ports[n] = free_port();
-    std::vector<std::string> argv = {gcm_binary(),
-                                     "--config",
-                                     "/dev/null",
-                                     "agent",
-                                     "--slurm-node",
-                                     node,
-                                     "--collect-interval",
-                                     "0.2",
-                                     "--window",
-                                     "1",
-                                     "--listen",
-                                     "127.0.0.1:" + std::to_string(ports[n]),
-                                     "--path.run",
-                                     dir + "/run/" + node,
-                                     "--path.kmsg",
-                                     dir + "/no-kmsg",
-                                     "--attribution",
-                                     "mapping-files",
-                                     "--gpu-job-mapping-dir",
-                                     dir + "/gpu-jobs/" + node,
-                                     "--suite",
-                                     "",
-                                     "--drain-poll-interval",
-                                     "1",
-                                     "--log-folder",
-                                     dir + "/logs/" + node};
-    if (n == 5) argv.push_back("--drain");
-    agents.push_back(std::make_unique<BackgroundProcess>(
-        argv, dir + "/agent-" + node + ".stderr",
-        std::vector<std::string>{"GCM_FAKE_NVML_SCENARIO=" + dir + "/nvml-" + node + ".json",
-                                 std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML}));
+    std::vector<std::string> extra = {"--suite", "", "--drain-poll-interval", "1"};
+    if (n == 5) extra.push_back("--drain");
+    agents.push_back(start_testbed_agent(dir, node, ports[n], extra, "logs"));
   }
   HttpClient http;
   auto metrics = [&](int n) {

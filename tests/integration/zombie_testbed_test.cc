@@ -27,6 +27,7 @@
 #include "core/http_client.h"
 #include "helpers.h"
 #include "process.h"
+#include "testbed_agent.h"
 
 namespace gcm::testing {
 namespace {
@@ -129,37 +130,8 @@ TEST(ZombieOnTestbed, ASlowNodeIsDrainedByTheCrossNodeRuleThenResumedAfterItsCon
     std::ofstream(dir + "/nvml-" + node + ".json") << node_scenario(n).dump();
     std::filesystem::create_directories(dir + "/gpu-jobs/" + node);
     ports[n] = free_port();
-    agents.push_back(std::make_unique<BackgroundProcess>(
-        std::vector<std::string>{gcm_binary(),
-                                 "--config",
-                                 "/dev/null",
-                                 "agent",
-                                 "--slurm-node",
-                                 node,
-                                 "--collect-interval",
-                                 "0.2",
-                                 "--window",
-                                 "1",
-                                 "--listen",
-                                 "127.0.0.1:" + std::to_string(ports[n]),
-                                 "--path.run",
-                                 dir + "/run/" + node,
-                                 "--path.kmsg",
-                                 dir + "/no-kmsg",
-                                 "--attribution",
-                                 "mapping-files",
-                                 "--gpu-job-mapping-dir",
-                                 dir + "/gpu-jobs/" + node,
-                                 "--suite",
-                                 dir + "/suite.toml",
-                                 "--drain",
-                                 "--drain-poll-interval",
-                                 "1",
-                                 "--log-folder",
-                                 dir + "/agent-logs/" + node},
-        dir + "/agent-" + node + ".stderr",
-        std::vector<std::string>{"GCM_FAKE_NVML_SCENARIO=" + dir + "/nvml-" + node + ".json",
-                                 std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML}));
+    agents.push_back(start_testbed_agent(dir, node, ports[n],
+                                         {"--suite", dir + "/suite.toml", "--drain", "--drain-poll-interval", "1"}));
   }
 
   // The drainer, Alertmanager and Prometheus with the shipped rules, scaled.
