@@ -143,13 +143,17 @@ std::shared_ptr<const NodeJobs> JobResolver::lookup(std::string_view host) {
 
 std::shared_ptr<const NodeJobs> JobResolver::lookup_in_cluster(std::string_view host) {
   std::shared_ptr<const ClusterNodeJobs> table;
+  bool tried = false;
   {
     std::lock_guard lock(mu_);
     cluster_idle_rounds_ = 0;
     table = cluster_;
-    if (table || cluster_tried_) ++stats_.hits;
+    tried = cluster_tried_;
+    if (table || tried) ++stats_.hits;
   }
-  if (!table) table = first_cluster_table();
+  // Only the first read is waited for: after a failed one a request must not queue behind the refresher's next
+  // try (up to the command timeout against a slurmctld that hangs).
+  if (!table && !tried) table = first_cluster_table();
   if (!table) return nullptr;  // slurmctld did not answer: the items pass unchanged
   auto it = table->find(host);
   return it == table->end() ? idle_node_ : it->second;

@@ -1,10 +1,12 @@
 // slurm_processor's job resolver for other hosts: one `scontrol show job -d` for the whole cluster per refresh,
 // read into every node's GPU table (only jobs that hold an allocation; nodes with the same jobs share a table).
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
@@ -173,6 +175,42 @@ TEST(JobResolver, AFailedRefreshKeepsTheLastTableAndAFailedFirstReadIsNotRetried
   EXPECT_FALSE(first_fails.lookup("node4"));
   EXPECT_EQ(g.call_count(), 1u) << "requests do not wait for scontrol again; the refresher retries";
   EXPECT_EQ(first_fails.stats().errors, 1u);
+}
+
+// After a failed first read, requests do not queue behind the refresher's next one: here that read hangs (its
+// scontrol waits for a file to go), and a lookup returns while that scontrol still runs.
+TEST(JobResolver, RequestsDoNotWaitForARefreshAfterAFailedFirstRead) {
+  TempDir tmp;
+  std::string scontrol = tmp.file("scontrol");
+  std::ofstream(scontrol) << "#!/bin/sh\necho $$ >> " << tmp.file("pids") << "\n"
+                          << "[ -e " << tmp.file("fail") << " ] && exit 1\n"
+                          << "while [ -e " << tmp.file("hang") << " ]; do sleep 0.02; done\nexit 1\n";
+  std::filesystem::permissions(scontrol, std::filesystem::perms::owner_all);
+  std::ofstream(tmp.file("fail")).close();
+  std::ofstream(tmp.file("hang")).close();
+  ResolverOptions o;
+  o.attribution.sources = {"slurmctld"};
+  o.attribution.scontrol = scontrol;
+  o.attribution.command_timeout = std::chrono::seconds(3);
+  o.host = "processor-host";
+  o.refresh = 20ms;
+  JobResolver r(o, nullptr);
+  EXPECT_FALSE(r.lookup("node3"));  // the first read failed
+  std::filesystem::remove(tmp.file("fail"));
+  r.start();
+  pid_t hanging = 0;
+  for (auto deadline = std::chrono::steady_clock::now() + 10s;
+       !hanging && std::chrono::steady_clock::now() < deadline;) {
+    std::this_thread::sleep_for(5ms);
+    std::istringstream pids(read(tmp.file("pids")));
+    std::vector<pid_t> all{std::istream_iterator<pid_t>(pids), {}};
+    if (all.size() >= 2) hanging = all[1];
+  }
+  ASSERT_NE(hanging, 0) << "the refresher did not read again";
+  EXPECT_FALSE(r.lookup("node3"));
+  EXPECT_EQ(::kill(hanging, 0), 0) << "the lookup waited for the hanging read to end";
+  std::filesystem::remove(tmp.file("hang"));
+  r.stop();
 }
 
 TEST(JobResolver, WithoutTheSlurmctldSourceOtherHostsPassUnchanged) {
