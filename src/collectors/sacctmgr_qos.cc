@@ -7,6 +7,7 @@
 
 #include "collectors/sacctmgr.h"
 #include "collectors/sacctmgr_table.h"
+#include "collectors/slurm_backend.h"
 #include "collectors/slurm_collectors.h"
 #include "core/subprocess.h"
 #include "core/time_zone.h"
@@ -109,19 +110,24 @@ class SacctmgrQos : public Collector {
  public:
   explicit SacctmgrQos(OptionBinder& b) {
     add_slurm_timeout_option(b, timeout_s_,
-                             "Seconds `sacctmgr show qos` may run before it is killed and the round fails.");
+                             "Seconds `sacctmgr show qos` (or its slurmrestd request) may run before it is killed and "
+                             "the round fails.");
+    add_slurm_backend_options(b, backend_);
   }
-  std::vector<CollectorTask> tasks(const CollectorContext&) override {
+  std::vector<CollectorTask> tasks(const CollectorContext& context) override {
+    slurm_.configure(backend_, slurm_timeout_ms(timeout_s_));
+    if (slurm_.rest()) context.log->info("sacctmgr_qos: the QOS table from slurmrestd at {}", backend_.rest_url);
     return {{"sacctmgr_qos", &kSacctmgrQosPayload.get(), [this](const CollectorContext& ctx, RecordOut& out) {
                Params p{ctx.cluster, ctx.heterogeneous_cluster_v1, static_cast<int64_t>(std::time(nullptr)),
                         slurm_timeout_ms(timeout_s_)};
-               collect_qos(slurm_, p, out, ctx.log.get());
+               collect_qos(slurm_.client(), p, out, ctx.log.get());
              }}};
   }
 
  private:
   double timeout_s_ = 60;
-  slurm::CliSlurmClient slurm_;
+  SlurmBackendOptions backend_;
+  SlurmBackend slurm_;
 };
 
 const bool kSacctmgrQosRegistered = register_collector({

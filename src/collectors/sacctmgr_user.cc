@@ -11,6 +11,7 @@
 #include "collectors/sacctmgr.h"
 #include "core/ascii.h"
 #include "collectors/sacctmgr_table.h"
+#include "collectors/slurm_backend.h"
 #include "collectors/slurm_collectors.h"
 #include "slurm/coerce.h"
 #include "slurm/derived_cluster.h"
@@ -74,20 +75,27 @@ namespace {
 class SacctmgrUser : public Collector {
  public:
   explicit SacctmgrUser(OptionBinder& b) {
-    add_slurm_timeout_option(b, timeout_s_,
-                             "Seconds each sacctmgr command may run before it is killed and the round fails.");
+    add_slurm_timeout_option(
+        b, timeout_s_,
+        "Seconds each sacctmgr command (or slurmrestd request) may run before it is killed and the "
+        "round fails.");
+    add_slurm_backend_options(b, backend_);
   }
-  std::vector<CollectorTask> tasks(const CollectorContext&) override {
+  std::vector<CollectorTask> tasks(const CollectorContext& context) override {
+    slurm_.configure(backend_, slurm_timeout_ms(timeout_s_));
+    if (slurm_.rest())
+      context.log->info("sacctmgr_user: users and their associations from slurmrestd at {}", backend_.rest_url);
     return {{"sacctmgr_user", &kSacctmgrUserPayload.get(), [this](const CollectorContext& ctx, RecordOut& out) {
                Params p{ctx.cluster, ctx.heterogeneous_cluster_v1, static_cast<int64_t>(std::time(nullptr)),
                         slurm_timeout_ms(timeout_s_)};
-               collect_users(slurm_, p, out, ctx.log.get());
+               collect_users(slurm_.client(), p, out, ctx.log.get());
              }}};
   }
 
  private:
   double timeout_s_ = 60;
-  slurm::CliSlurmClient slurm_;
+  SlurmBackendOptions backend_;
+  SlurmBackend slurm_;
 };
 
 const bool kSacctmgrUserRegistered = register_collector({

@@ -17,4 +17,8 @@ std::optional<std::string> http_url_problem(std::string_view url);
 // are allowed)".
 std::string invalid_url_message(std::string_view what, std::string_view url, std::string_view problem);
 
+// `value` as one query-string value (RFC 3986): every byte other than A-Z a-z 0-9 - . _ ~ as %XX, so that a name
+// from a peer or an option cannot add a parameter or a path to the URL it is put in.
+std::string percent_encoded(std::string_view value);
+
 }  // namespace gcm

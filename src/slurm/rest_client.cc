@@ -11,6 +11,7 @@
 #include "core/time_zone.h"
 #include "slurm/json_reader.h"
 #include "slurm/rest_render.h"
+#include "slurm/rest_render_sacctmgr.h"
 
 namespace gcm::slurm {
 
@@ -43,27 +44,48 @@ std::string slurm_errors(const std::string& body) {
   return out;
 }
 
-// What the REST client answers: one row per query name, its endpoint under /slurm/vX.Y.Z and how the answer becomes
-// the CLI output that the query's collector reads. serves() and answer() both read this table, so a query is served
-// exactly when it has a row.
-enum class RestRender { AsIs, SqueueJobs, SinfoNodes, ScontrolPartitions };
+// What the REST client answers: one row per query name, its endpoint (under /slurm/vX.Y.Z for slurmctld's data,
+// /slurmdb/vX.Y.Z for slurmdbd's) and how the answer becomes the CLI output that the query's collector reads.
+// serves() and answer() both read this table, so a query is served exactly when it has a row.
+enum class RestRender {
+  AsIs,
+  SqueueJobs,
+  SinfoNodes,
+  ScontrolPartitions,
+  SacctmgrQos,
+  SacctmgrUsers,
+  SacctmgrUserAssoc,
+};
+enum class RestApi { Slurm, Slurmdb };
 struct RestRoute {
   std::string_view query;
+  RestApi api;
   std::string_view endpoint;
   RestRender render;
 };
 constexpr RestRoute kRestRoutes[] = {
-    {"sinfo_all_nodes_json", "/nodes", RestRender::AsIs},  // sinfo --json is the REST answer itself
-    {"slurm_monitor_sinfo", "/nodes", RestRender::SinfoNodes},
-    {"squeue_jobs", "/jobs", RestRender::SqueueJobs},
-    {"sdiag_json", "/diag", RestRender::AsIs},  // so is sdiag --json
-    {"scontrol_partitions", "/partitions", RestRender::ScontrolPartitions},
+    {"sinfo_all_nodes_json", RestApi::Slurm, "/nodes", RestRender::AsIs},  // sinfo --json is the REST answer itself
+    {"slurm_monitor_sinfo", RestApi::Slurm, "/nodes", RestRender::SinfoNodes},
+    {"squeue_jobs", RestApi::Slurm, "/jobs", RestRender::SqueueJobs},
+    {"sdiag_json", RestApi::Slurm, "/diag", RestRender::AsIs},  // so is sdiag --json
+    {"scontrol_partitions", RestApi::Slurm, "/partitions", RestRender::ScontrolPartitions},
+    {"sacctmgr_qos", RestApi::Slurmdb, "/qos", RestRender::SacctmgrQos},
+    {"sacctmgr_users", RestApi::Slurmdb, "/users", RestRender::SacctmgrUsers},
+    // + "?user=<the user>": the query's argv is `sacctmgr show user <user> withassoc ...`.
+    {"sacctmgr_user_assoc", RestApi::Slurmdb, "/associations", RestRender::SacctmgrUserAssoc},
 };
 
 const RestRoute* rest_route(std::string_view query_name) {
   for (const RestRoute& r : kRestRoutes)
     if (r.query == query_name) return &r;
   return nullptr;
+}
+
+// The user a `sacctmgr show user <user> withassoc ...` query asks for.
+const std::string& assoc_user(const SlurmQuery& query) {
+  if (query.argv.size() < 4 || query.argv[3].empty())
+    throw SlurmError(query.name, "slurmrestd", 0, "the query names no user (expected sacctmgr show user <user> ...)");
+  return query.argv[3];
 }
 
 }  // namespace
@@ -152,9 +174,16 @@ const std::string& RestSlurmClient::api_version() {
   return version_ = best_name;
 }
 
-std::string RestSlurmClient::answer(const SlurmQuery& query) {
+std::string RestSlurmClient::path_of(const SlurmQuery& query) {
   const RestRoute& route = *rest_route(query.name);  // fetch_lines asked serves() first
-  std::string path = "/slurm/" + api_version() + std::string(route.endpoint);
+  std::string path =
+      (route.api == RestApi::Slurm ? "/slurm/" : "/slurmdb/") + api_version() + std::string(route.endpoint);
+  if (route.render == RestRender::SacctmgrUserAssoc) path += "?user=" + percent_encoded(assoc_user(query));
+  return path;
+}
+
+std::string RestSlurmClient::answer(const SlurmQuery& query, const std::string& path) {
+  const RestRoute& route = *rest_route(query.name);
   std::string body = get(query, path);
   try {
     switch (route.render) {
@@ -168,6 +197,12 @@ std::string RestSlurmClient::answer(const SlurmQuery& query) {
         return render_sinfo_nodes(body);
       case RestRender::ScontrolPartitions:
         return render_scontrol_partitions(body);
+      case RestRender::SacctmgrQos:
+        return render_sacctmgr_qos(body);
+      case RestRender::SacctmgrUsers:
+        return render_sacctmgr_users(body);
+      case RestRender::SacctmgrUserAssoc:
+        return render_sacctmgr_user_assoc(body, assoc_user(query));
     }
   } catch (const ParseError& e) {
     throw SlurmError(query.name, "GET " + path, 0, fmt::format("GET {}: {}", path, e.what()));
@@ -182,8 +217,9 @@ std::string RestSlurmClient::answerer(const SlurmQuery& query) const {
 
 size_t RestSlurmClient::fetch_lines(const SlurmQuery& query, const LineHandler& on_line) {
   if (!serves(query.name)) return fallback_.fetch_lines(query, on_line);
-  std::string text = answer(query);
-  return deliver_lines(query, "GET /slurm/" + version_ + " (" + query.name + ")", text, on_line);
+  std::string path = path_of(query);
+  std::string text = answer(query, path);
+  return deliver_lines(query, "GET " + path, text, on_line);
 }
 
 }  // namespace gcm::slurm

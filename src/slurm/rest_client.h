@@ -3,7 +3,9 @@
 // per call. So a collector does not know which back end answered, and both can be compared on one cluster.
 //
 // Served here: sinfo_all_nodes_json and slurm_monitor_sinfo (GET /slurm/vX/nodes), squeue_jobs (GET /slurm/vX/jobs),
-// sdiag_json (GET /slurm/vX/diag) and scontrol_partitions (GET /slurm/vX/partitions). The API version is the newest
+// sdiag_json (GET /slurm/vX/diag), scontrol_partitions (GET /slurm/vX/partitions), and from the accounting database
+// sacctmgr_qos (GET /slurmdb/vX/qos), sacctmgr_users (GET /slurmdb/vX/users) and sacctmgr_user_assoc (GET
+// /slurmdb/vX/associations?user=U; slurm/rest_render_sacctmgr.h). The API version is the newest
 // /openapi/v3 lists (or --slurm-rest-api-version), asked once. slurmrestd is a peer like any other: every request has a
 // timeout, an answer is bounded in size, and a status other than 200 is an error naming the URL and Slurm's own
 // message.
@@ -53,7 +55,9 @@ class RestSlurmClient : public SlurmClient {
 
  private:
   std::string get(const SlurmQuery& query, const std::string& path);
-  std::string answer(const SlurmQuery& query);
+  // The request path of a served query: /slurm/vX/... or /slurmdb/vX/..., with its parameters.
+  std::string path_of(const SlurmQuery& query);
+  std::string answer(const SlurmQuery& query, const std::string& path);
 
   SlurmRestOptions options_;
   SlurmClient& fallback_;

@@ -408,7 +408,7 @@ TEST(SacctmgrTestbed, QosAndUsers) {
   ASSERT_EQ(q.exit_code, 0) << q.err;
   std::set<std::string> qos;
   for (auto& rec : records(q.out)) qos.insert(rec["sacctmgr_qos"]["Name"]);
-  EXPECT_EQ(qos, (std::set<std::string>{"normal", "high", "limited"}));
+  EXPECT_EQ(qos, (std::set<std::string>{"normal", "high", "limited", "capped"}));
   auto u = run_gcm({"sacctmgr_user", "--once", "--cluster", "testbed", "--log-folder", temp_dir("user-tb")});
   ASSERT_EQ(u.exit_code, 0) << u.err;
   std::set<std::string> assoc;

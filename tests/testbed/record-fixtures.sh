@@ -127,7 +127,7 @@ rec scontrol-show-node.txt "health check cluster-availability" scontrol show nod
 
 Recorded by \`tests/testbed/record-fixtures.sh\` on $(date -u +%Y-%m-%d) (TZ=$(date +%Z)) from $(sinfo -V) on
 Debian 12: 8 slurmd (\`node[1-8]\`, 4 CPUs, 2 fake GPUs \`gpu:fake:2\` each), partitions \`gpu\` (node[1-6], default)
-and \`debug\` (node[6-8]), accounts research/ml/infra, users alice/bob/carol/root, QOS normal/high/limited.
+and \`debug\` (node[6-8]), accounts research/ml/infra, users alice/bob/carol/root, QOS normal/high/limited/capped.
 \`tests/testbed/workload.sh\` put the cluster in this state (job ids):
 
 $(sed 's/^/    /' "$TB/workload.env")

@@ -40,6 +40,16 @@ scontrol show partition -a -o >"$OUT/scontrol-partition.txt"
 rest /slurm/v0.0.38/partitions >"$OUT/partitions.json"
 sdiag --all >"$OUT/sdiag.txt"
 rest /slurm/v0.0.38/diag >"$OUT/diag.json"
+# slurmdbd's side (the sacctmgr collectors).
+sacctmgr show qos -P >"$OUT/sacctmgr-qos.txt"
+rest /slurmdb/v0.0.38/qos >"$OUT/qos.json"
+sacctmgr show user format=User -nP >"$OUT/sacctmgr-users.txt"
+rest /slurmdb/v0.0.38/users >"$OUT/users.json"
+rest /slurmdb/v0.0.38/associations >"$OUT/associations.json"
+for u in $(cat "$OUT/sacctmgr-users.txt"); do
+  sacctmgr show user "$u" withassoc format=User,DefaultAccount,Account,DefaultQOS,QOS -P >"$OUT/sacctmgr-user-$u.txt"
+  rest "/slurmdb/v0.0.38/associations?user=$u" >"$OUT/associations-$u.json"
+done
 rest /openapi/v3 | head -c 2000000 >/dev/null # answers (not kept: 1 MB of schema)
 
 cat >"$OUT/README.md" <<EOM
@@ -58,5 +68,11 @@ the testbed in \`workload.sh\`'s state; slurmrestd runs with \`rest_auth/local\`
 - \`partitions.json\`: \`GET /slurm/v0.0.38/partitions\`
 - \`sdiag.txt\`: \`sdiag --all\`
 - \`diag.json\`: \`GET /slurm/v0.0.38/diag\`
+- \`sacctmgr-qos.txt\`, \`qos.json\`: \`sacctmgr show qos -P\` and \`GET /slurmdb/v0.0.38/qos\` (the QOS \`capped\` sets
+  every limit sacctmgr prints)
+- \`sacctmgr-users.txt\`, \`users.json\`: \`sacctmgr show user format=User -nP\` and \`GET /slurmdb/v0.0.38/users\`
+- \`sacctmgr-user-U.txt\`, \`associations-U.json\`: \`sacctmgr show user U withassoc
+  format=User,DefaultAccount,Account,DefaultQOS,QOS -P\` and \`GET /slurmdb/v0.0.38/associations?user=U\`;
+  \`associations.json\`: every association
 EOM
 log "recorded $(find "$OUT" -type f ! -name README.md | wc -l) files into $OUT"

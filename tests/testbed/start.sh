@@ -270,6 +270,16 @@ have_qos=$(sacctmgr -nP show qos format=name)
 grep -qx high <<<"$have_qos" || acct add qos high Priority=100 Description="urgent work"
 grep -qx limited <<<"$have_qos" ||
   acct add qos limited Priority=0 MaxJobsPerUser=1 MaxWall=02:00:00 Description="one running job per user"
+# No job runs under `capped`: it sets every limit sacctmgr prints, so that the REST back end's QOS records are compared
+# with sacctmgr's on every column (tests/integration/slurm_rest_backend_test.cc).
+grep -qx capped <<<"$have_qos" ||
+  acct add qos capped Priority=10 GraceTime=120 Preempt=normal,limited PreemptMode=requeue PreemptExemptTime=00:05:00 \
+    Flags=DenyOnLimit,NoReserve UsageFactor=2 UsageThreshold=0.5 GrpTRES=cpu=64,mem=64G,gres/gpu=16 \
+    GrpTRESMins=cpu=100000 GrpTRESRunMins=cpu=50000 GrpJobs=20 GrpSubmitJobs=40 GrpWall=7-00:00:00 \
+    MaxTRESPerJob=cpu=16,mem=1536M,gres/gpu=4 MaxTRESPerNode=gres/gpu=4 MaxTRESMinsPerJob=cpu=6000 \
+    MaxWallDurationPerJob=1-00:00:00 MaxTRESPerUser=gres/gpu=8 MaxJobsPerUser=4 MaxSubmitJobsPerUser=8 \
+    MaxTRESPerAccount=gres/gpu=12 MaxJobsPerAccount=6 MaxSubmitJobsPerAccount=12 MinTRESPerJob=cpu=1 \
+    Description="every limit set"
 have_cluster=$(sacctmgr -nP show cluster format=cluster | grep -cx "$CLUSTER" || true)
 have_users=$(sacctmgr -nP show user format=user | grep -cxE 'alice|bob|carol' || true)
 if [ "$have_cluster" != 1 ] || [ "$have_users" != 3 ]; then

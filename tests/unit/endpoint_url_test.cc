@@ -73,5 +73,13 @@ TEST(EndpointUrl, HttpClientRefusesOtherSchemes) {
   }
 }
 
+TEST(EndpointUrl, QueryValuesArePercentEncoded) {
+  EXPECT_EQ(percent_encoded("alice"), "alice");
+  EXPECT_EQ(percent_encoded("a.b-c_d~e9"), "a.b-c_d~e9") << "the unreserved bytes stay";
+  EXPECT_EQ(percent_encoded("eve&user=x/../y?#"), "eve%26user%3Dx%2F..%2Fy%3F%23");
+  EXPECT_EQ(percent_encoded(std::string("a b\n\xC3\xA9", 6)), "a%20b%0A%C3%A9");
+  EXPECT_EQ(percent_encoded(""), "");
+}
+
 }  // namespace
 }  // namespace gcm

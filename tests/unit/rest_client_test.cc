@@ -30,7 +30,7 @@ class ScriptedSlurmrestd {
     server_.Get(".*", [this](const httplib::Request& req, httplib::Response& res) {
       {
         std::lock_guard lock(mu_);
-        paths_.push_back(req.path);
+        paths_.push_back(req.has_param("user") ? req.path + "?user=" + req.get_param_value("user") : req.path);
         token_ = req.get_header_value("X-SLURM-USER-TOKEN");
         user_ = req.get_header_value("X-SLURM-USER-NAME");
       }
@@ -40,6 +40,8 @@ class ScriptedSlurmrestd {
                         "application/json");
       } else if (req.path == "/slurm/v0.0.40/jobs" && token_ == "good") {
         res.set_content(read_file(kDir + "jobs.json"), "application/json");
+      } else if (req.path == "/slurmdb/v0.0.40/associations" && token_ == "good") {
+        res.set_content(read_file(kDir + "associations-alice.json"), "application/json");
       } else if (req.path == "/slurm/v0.0.40/diag" && token_ == "good") {
         res.set_content(big_ ? std::string(4096, ' ') + "{}" : read_file(kDir + "diag.json"), "application/json");
       } else if (token_ != "good") {
@@ -104,12 +106,37 @@ TEST(RestSlurmClient, AsksTheNewestApiVersionWithTheTokenAndRendersSqueueLines) 
   EXPECT_TRUE(cli.queries().empty()) << "nothing went to the CLI";
 
   // A query slurmrestd has no endpoint for runs its command (here: the canned CLI), per call.
-  cli.set_output("sacctmgr_qos", "Name|Priority\nnormal|0");
-  EXPECT_EQ(rest.output(query("sacctmgr_qos")), "Name|Priority\nnormal|0");
+  cli.set_output("sprio", "JOBID|PRIORITY\n7|100");
+  EXPECT_EQ(rest.output(query("sprio")), "JOBID|PRIORITY\n7|100");
   EXPECT_EQ(cli.queries().size(), 1u);
   EXPECT_EQ(rest.requests(), 2u);
   EXPECT_TRUE(RestSlurmClient::serves("sdiag_json"));
+  EXPECT_TRUE(RestSlurmClient::serves("sacctmgr_qos"));
   EXPECT_FALSE(RestSlurmClient::serves("sdiag"));
+}
+
+TEST(RestSlurmClient, AUsersAssociationsComeFromSlurmdbdWithTheNameAsOneQueryValue) {
+  ScriptedSlurmrestd server;
+  CannedSlurmClient cli;
+  SlurmRestOptions o;
+  o.url = server.url();
+  o.token = "good";
+  o.api_version = "v0.0.40";
+  RestSlurmClient rest(o, cli);
+  SlurmQuery q{
+      "sacctmgr_user_assoc",
+      {"sacctmgr", "show", "user", "alice", "withassoc", "format=User,DefaultAccount,Account,DefaultQOS,QOS", "-P"},
+      std::chrono::seconds(5)};
+  std::string alice = read_file(kDir + "sacctmgr-user-alice.txt");
+  EXPECT_EQ(rest.output(q) + "\n", alice) << "output() gives the lines without the last line break";
+  // A name that would add a parameter or a path is sent as one value (the server decodes it back).
+  q.argv[3] = "eve&user=alice/../x";
+  EXPECT_EQ(rest.output(q), "User|Def Acct|Account|Def QOS|QOS") << "none of alice's rows";
+  EXPECT_EQ(server.paths(), (std::vector<std::string>{"/slurmdb/v0.0.40/associations?user=alice",
+                                                      "/slurmdb/v0.0.40/associations?user=eve&user=alice/../x"}));
+  EXPECT_TRUE(cli.queries().empty());
+  q.argv.resize(3);
+  EXPECT_THROW(rest.output(q), SlurmError) << "a query without a user";
 }
 
 TEST(RestSlurmClient, FailuresNameTheRequestAndSlurmsWordsButNotTheToken) {

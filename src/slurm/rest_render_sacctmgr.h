@@ -1,0 +1,37 @@
+// slurmrestd's accounting answers (/slurmdb/vX/...) written as the sacctmgr output the sacctmgr_qos and sacctmgr_user
+// collectors read, so that a collector parses one format whichever back end answered (the counterpart of
+// slurm/rest_render.h for slurmctld's endpoints). The layout read is API v0.0.38's (Slurm 22.05, recorded on the
+// testbed): numbers plain or null for unset and unlimited, TRES lists as [{type, name, id, count}]. Numbers in the
+// {set, infinite, number} form of later versions are read too, but the keys those versions renamed are not mapped:
+// such a limit is written empty, as sacctmgr writes an unset one. Throws ParseError naming the record and the key.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "slurm/parse_error.h"
+
+namespace gcm::slurm {
+
+// GET /slurmdb/vX/qos as `sacctmgr show qos -P`: the header of its 26 default columns (Name, Priority, GraceTime, ...,
+// MinTRES) and a row per QOS, each value written as sacctmgr prints it: times as [D-]HH:MM:SS, TRES lists as
+// "cpu=8,gres/gpu=4,mem=64G" (sorted; memory in sacctmgr's units), flags and preemption modes with sacctmgr's words,
+// the preemptable QOS names sorted, unset limits empty. GrpTRESMins and GrpSubmit are always empty: v0.0.38 has no
+// key for them.
+std::string render_sacctmgr_qos(std::string_view qos_json);
+
+// GET /slurmdb/vX/users as `sacctmgr show user format=User -nP`: a user name per line, in the order slurmrestd lists
+// them.
+std::string render_sacctmgr_users(std::string_view users_json);
+
+// GET /slurmdb/vX/associations?user=U as `sacctmgr show user U withassoc
+// format=User,DefaultAccount,Account,DefaultQOS,QOS -P`: the header as Slurm 22.05's sacctmgr prints it
+// ("User|Def Acct|Account|Def QOS|QOS", the keys GCM's records carry) and a row per association of the user, where
+// Def Acct is the account of the user's default association and QOS the sorted names. Associations of other users in
+// the answer are left out.
+std::string render_sacctmgr_user_assoc(std::string_view associations_json, std::string_view user);
+
+// sacctmgr's secs2time_str: "HH:MM:SS", or "D-HH:MM:SS" from a day on.
+std::string sacctmgr_duration(int64_t seconds);
+
+}  // namespace gcm::slurm
