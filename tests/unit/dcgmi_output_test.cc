@@ -1,12 +1,16 @@
-// dcgmi output judging and check-nccl's plan, on recorded outputs.
+// dcgmi's outputs judged as check-dcgmi does: `dcgmi diag` JSON of DCGM 3.x and 4.x (the recorded 4.x documents in
+// tests/fixtures/health_checks/), NVLink error counters and link status.
 #include <gtest/gtest.h>
 
+#include "fixture_records.h"
 #include "health/dcgmi_output.h"
-#include "health/nccl_plan.h"
-#include "health/tool_run.h"
 
 namespace gcm::health {
 namespace {
+
+const std::string kFixtures = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/health_checks/";
+
+std::string fixture(const std::string& name) { return gcm::testing::slurp(kFixtures + name); }
 
 std::string diag_json(const std::string& persistence, const std::string& env_vars, const std::string& memory) {
   return R"({"DCGM GPU Diagnostic": {"test_categories": [
@@ -83,72 +87,36 @@ TEST(DcgmiNvlink, LinkStatus) {
   EXPECT_EQ(bad.msg, "gpuId 1 has 1 links down and 1 links disabled.");
 }
 
-TEST(NcclPlan, HostGroupsOfEachMode) {
-  std::vector<std::string> h = {"a", "b", "c"};
-  EXPECT_EQ(nccl_host_groups(h, NcclMode::Single).size(), 3u);
-  auto pw = nccl_host_groups(h, NcclMode::Pairwise);
-  ASSERT_EQ(pw.size(), 3u);
-  EXPECT_EQ(pw[2], (std::vector<std::string>{"b", "c"}));
-  auto quick = nccl_host_groups(h, NcclMode::PairwiseQuick);
-  ASSERT_EQ(quick.size(), 2u);
-  EXPECT_EQ(quick[0], (std::vector<std::string>{"a", "b"}));
-  EXPECT_EQ(quick[1], (std::vector<std::string>{"c", "a"}));
-  EXPECT_EQ(nccl_host_groups({"a", "b", "c", "d"}, NcclMode::PairwiseQuick).size(), 2u);
-  EXPECT_THROW(nccl_host_groups({"a"}, NcclMode::Pairwise), std::invalid_argument);
+// ---- dcgmi diag, DCGM 4.x ----
+
+TEST(DcgmiDiag4, FailingGpuIsNamedFromEntityId) {
+  auto v = evaluate_dcgmi_diag(fixture("dcgmi_diag_4x_memory_fail.json"), {});
+  EXPECT_EQ(v.code, ExitCode::CRITICAL);
+  EXPECT_EQ(v.msg, "memory failed on GPU 1: Found 2 uncorrectable memory errors on GPU 1.");
 }
 
-TEST(NcclPlan, CommandLine) {
-  NcclCommand c;
-  c.mpi_opts = split_words("-mca coll_hcoll_enable 0 --bind-to numa");
-  c.exports = {"NCCL_DEBUG=WARN"};
-  c.tests_dir = "/opt/nccl-tests/build";
-  c.op = "all_reduce";
-  c.test_opts = split_words("-g 1 -b 32M -e 1G -f 2");
-  auto argv = nccl_argv(c, {"h1", "h2"});
-  std::vector<std::string> want = {"mpirun",
-                                   "--host",
-                                   "h1:8,h2:8",
-                                   "--np",
-                                   "16",
-                                   "-mca",
-                                   "coll_hcoll_enable",
-                                   "0",
-                                   "--bind-to",
-                                   "numa",
-                                   "-x",
-                                   "NCCL_DEBUG=WARN",
-                                   "-x",
-                                   "NCCL_P2P_DISABLE=1",
-                                   "-x",
-                                   "NCCL_SHM_DISABLE=1",
-                                   "/opt/nccl-tests/build/all_reduce_perf",
-                                   "-g",
-                                   "1",
-                                   "-b",
-                                   "32M",
-                                   "-e",
-                                   "1G",
-                                   "-f",
-                                   "2"};
-  EXPECT_EQ(argv, want);
-  c.nvlink = true;
-  c.np = 4;
-  argv = nccl_argv(c, {"h1"});
-  EXPECT_EQ(argv[2], "h1:8");
-  EXPECT_EQ(argv[4], "4");
-  EXPECT_EQ(std::count(argv.begin(), argv.end(), "NCCL_P2P_DISABLE=1"), 0);
+TEST(DcgmiDiag4, ExclusionsTakeThe3xNames) {
+  auto v = evaluate_dcgmi_diag(fixture("dcgmi_diag_4x_memory_fail.json"), {"GPU Memory"});
+  EXPECT_EQ(v.code, ExitCode::OK) << v.msg;  // 3.x's "GPU Memory" is 4.x's "memory"
+  EXPECT_EQ(v.msg, "All checks passed.");
 }
 
-TEST(NcclPlan, AvgBusBandwidth) {
-  EXPECT_EQ(nccl_avg_bus_bandwidth("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 182.314 \n#\n"), 182.314);
-  EXPECT_EQ(nccl_avg_bus_bandwidth("# Avg bus bandwidth    : .5\n"), 0.5);
-  EXPECT_FALSE(nccl_avg_bus_bandwidth("no figure here\n"));
-  EXPECT_FALSE(nccl_avg_bus_bandwidth("# Avg bus bandwidth    : n/a\n"));
+TEST(DcgmiDiag4, TestSummaryAloneDecides) {
+  // A test with no per-GPU result (a skipped or system-wide test) but a failing summary, as GCM judges 4.x.
+  std::string doc = R"({"DCGM Diagnostic": {"test_categories": [{"category": "Stress", "tests": [
+      {"name": "targeted_power", "results": [], "test_summary": {"status": "Warn",
+       "warnings": [{"warning": "Power limit reached"}]}}]}]}})";
+  auto v = evaluate_dcgmi_diag(doc, {});
+  EXPECT_EQ(v.code, ExitCode::WARN);
+  EXPECT_EQ(v.msg, "targeted_power warning: Power limit reached.");
+  EXPECT_EQ(evaluate_dcgmi_diag(doc, {"Targeted Power"}).code, ExitCode::OK);
+  EXPECT_EQ(evaluate_dcgmi_diag(doc, {"Targeted Stress"}).code, ExitCode::WARN);
 }
 
-TEST(SplitWords, QuotesGroup) {
-  EXPECT_EQ(split_words("  -a 'b c'  \"d e\" f"), (std::vector<std::string>{"-a", "b c", "d e", "f"}));
-  EXPECT_TRUE(split_words("   ").empty());
+TEST(DcgmiDiag4, NeitherDocumentKeyCannotBeJudged) {
+  auto v = evaluate_dcgmi_diag(R"({"DCGM Diagnostics": {"test_categories": []}})", {});
+  EXPECT_EQ(v.code, ExitCode::WARN);
+  EXPECT_NE(v.msg.find("\"DCGM Diagnostic\""), std::string::npos) << v.msg;
 }
 
 }  // namespace

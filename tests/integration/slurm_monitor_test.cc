@@ -1,71 +1,19 @@
-// slurm_monitor, sacctmgr_qos and sacctmgr_user as whole processes: on fake Slurm commands put first on PATH (the
-// recorded 22.05 outputs, hangs, garbage, an unreachable controller, a daemon that recovers), and on the live
-// testbed, where every figure is compared with what sinfo/squeue answer in the same test.
-#include <gtest/gtest.h>
+// slurm_monitor as a whole process: on fake Slurm commands put first on PATH (the recorded 22.05 outputs, hangs,
+// garbage, an unreachable controller, a daemon that recovers), and on the live testbed, where every figure is compared
+// with what sinfo/squeue answer in the same test.
 #include <sys/stat.h>
 
-#include <filesystem>
+#include <gtest/gtest.h>
+
 #include <map>
-#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <thread>
 
-#include "helpers.h"
-#include "process.h"
+#include "slurm_fakes.h"
 
 namespace gcm::testing {
 namespace {
-
-using nlohmann::json;
-
-const std::string k2205 = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurm-22.05/";
-
-// A directory of fake Slurm commands answering with the 22.05 fixtures. sdiag fails while <dir>/sdiag.fail exists.
-struct FakeSlurm {
-  std::string dir = temp_dir("fake-slurm");
-  FakeSlurm() {
-    write_script(dir + "/sinfo", "if [ \"$1\" = -V ]; then cat '" + k2205 + "sinfo-V.txt'; exit 0; fi\ncat '" + k2205 +
-                                     "sinfo-O-nodes.txt'");
-    write_script(dir + "/sdiag", "if [ -e '" + dir +
-                                     "/sdiag.fail' ]; then echo 'sdiag: error: slurm_get_statistics: Unable to "
-                                     "contact slurm controller (connect failure)' >&2; exit 1; fi\ncat '" +
-                                     k2205 + "sdiag.txt'");
-    write_script(dir + "/sacct", "printf '%s\\n' \"$@\" > '" + dir + "/sacct.args'\necho \"$TZ\" > '" + dir +
-                                     "/sacct.tz'\ncat '" + k2205 + "sacct-slurm-monitor-local.txt'");
-    write_script(dir + "/sacctmgr",
-                 "case \"$*\" in\n"
-                 "  'show qos -P') cat '" +
-                     k2205 +
-                     "sacctmgr-qos.txt' ;;\n"
-                     "  'show user format=User -nP') cat '" +
-                     k2205 +
-                     "sacctmgr-users.txt' ;;\n"
-                     "  *withassoc*) cat '" +
-                     k2205 +
-                     "sacctmgr-user-'\"$3\"'.txt' ;;\n"
-                     "  *) echo \"fake sacctmgr: unexpected $*\" >&2; exit 2 ;;\n"
-                     "esac");
-  }
-  std::vector<std::string> env() const { return {"PATH=" + dir + ":" + std::getenv("PATH")}; }
-};
-
-// The JSON lists printed by the stdout sink, one per line.
-std::vector<json> chunks(const std::string& out) {
-  std::vector<json> v;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) v.push_back(json::parse(line));
-  return v;
-}
-
-// Every record of every chunk.
-std::vector<json> records(const std::string& out) {
-  std::vector<json> v;
-  for (auto& c : chunks(out))
-    for (auto& r : c) v.push_back(r);
-  return v;
-}
 
 TEST(SlurmMonitorFake, OnceOnRecordedOutputs) {
   FakeSlurm f;
@@ -167,54 +115,7 @@ TEST(SlurmMonitorFake, DaemonLogsAFailedRoundAndRecovers) {
   EXPECT_EQ(p.stop(SIGTERM, std::chrono::seconds(10)), 0);
 }
 
-TEST(SacctmgrFake, QosAndUsersOnRecordedOutputs) {
-  FakeSlurm f;
-  auto q =
-      run_gcm({"sacctmgr_qos", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30), f.env());
-  ASSERT_EQ(q.exit_code, 0) << q.err;
-  auto qr = records(q.out);
-  ASSERT_EQ(qr.size(), 3u);
-  EXPECT_EQ(qr[2]["sacctmgr_qos"]["Name"], "limited");
-  EXPECT_EQ(qr[2]["cluster"], "tb");
-  EXPECT_TRUE(std::regex_match(qr[2]["ds"].get<std::string>(), std::regex(R"(\d{4}-\d\d-\d\d)")));
-  auto u =
-      run_gcm({"sacctmgr_user", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30), f.env());
-  ASSERT_EQ(u.exit_code, 0) << u.err;
-  auto ur = records(u.out);
-  ASSERT_EQ(ur.size(), 5u) << u.out;  // alice has two associations
-  EXPECT_EQ(ur[0]["sacctmgr_user"]["Def Acct"], "research") << "GCM's key on Slurm 22.05: the header as printed";
-}
-
-TEST(SacctmgrFake, ShortRowExitsOneNamingTheLine) {
-  FakeSlurm f;
-  write_script(f.dir + "/sacctmgr", "printf 'Name|Priority\\nnormal|0\\nbroken\\n'");
-  auto q =
-      run_gcm({"sacctmgr_qos", "--once", "--cluster", "tb", "--log-folder", f.dir}, std::chrono::seconds(30), f.env());
-  EXPECT_EQ(q.exit_code, 1);
-  EXPECT_NE(q.err.find("sacctmgr show qos -P`, line 3"), std::string::npos) << q.err;
-  EXPECT_EQ(records(q.out).size(), 1u);  // the good row is delivered
-}
-
 // --- the live testbed -------------------------------------------------------------------------------------------
-
-struct Job {
-  std::string id;
-  // As user (through runuser) when given, so that the user's QOS applies.
-  explicit Job(std::vector<std::string> args, const std::string& user = "") {
-    std::vector<std::string> argv;
-    if (!user.empty()) argv = {"runuser", "-u", user, "--"};
-    for (const char* a : {"sbatch", "--parsable", "-o", "/dev/null", "--chdir", "/tmp"}) argv.push_back(a);
-    argv.insert(argv.end(), args.begin(), args.end());
-    id = run_ok(argv);
-    while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
-  }
-  ~Job() {
-    try {
-      run_ok({"scancel", id});
-    } catch (...) {
-    }
-  }
-};
 
 // What the cluster says right now: node states, running/pending jobs and the GPUs the running ones hold.
 struct ClusterView {
@@ -341,82 +242,6 @@ TEST(SlurmMonitorTestbed, SdiagRecordAndReset) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(text, m, std::regex(R"(Data since .*\((\d+)\))"))) << text;
   EXPECT_GE(std::stoll(m[1]), sdiag["req_time"].get<int64_t>());
-}
-
-TEST(SchedulerCollectorsTestbed, SprioAgreesWithSprio) {
-  if (!testbed_up()) GTEST_SKIP() << "the Slurm testbed is not running (make test starts it; see tests/testbed/)";
-  // carol's QOS (limited) allows one running job: the second pends, and sprio lists it.
-  Job carol1({"-p", "gpu", "-J", "sprio-carol1", "--wrap", "exec sleep 300"}, "carol");
-  Job carol2({"-p", "gpu", "-J", "sprio-carol2", "--wrap", "exec sleep 300"}, "carol");
-  ASSERT_TRUE(eventually(
-      [&] {
-        return run_ok({"sprio", "-h", "-j", carol2.id, "-o", "%i"}).find(carol2.id) == 0;
-      },
-      std::chrono::seconds(30)));
-  // sprio's own view of every pending job: id, partition and priority.
-  std::set<std::string> expected, got;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    std::istringstream in(run_ok({"sprio", "-h", "-o", "%i|%r|%Y"}));
-    expected.clear();
-    for (std::string line; std::getline(in, line);) expected.insert(line);
-    auto r = run_gcm({"sprio", "--once", "--cluster", "testbed", "--log-folder", temp_dir("sprio-tb")});
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    got.clear();
-    for (auto& rec : records(r.out)) {
-      const json& s = rec["sprio"];
-      got.insert(std::to_string(s["JOBID"].get<int64_t>()) + "|" + s["PARTITION"].get<std::string>() + "|" +
-                 std::to_string(s["PRIORITY"].get<int64_t>()));
-      EXPECT_EQ(rec["cluster"], "testbed");
-      EXPECT_TRUE(s["ACCOUNT"].is_null());  // 22.05 has no %o
-      EXPECT_EQ(s["PARTITION_PRIO"], 100);  // PriorityWeightPartition=100
-    }
-    if (got == expected) break;
-  }
-  EXPECT_EQ(got, expected);
-  std::string priority = run_ok({"sprio", "-h", "-j", carol2.id, "-o", "%Y"});
-  EXPECT_TRUE(got.count(carol2.id + "|gpu|" + std::to_string(std::stoll(priority)))) << carol2.id;
-}
-
-TEST(SchedulerCollectorsTestbed, SshareAndTopologyAgreeWithSlurm) {
-  if (!testbed_up()) GTEST_SKIP() << "the Slurm testbed is not running (make test starts it; see tests/testbed/)";
-  auto r = run_gcm({"sshare", "--once", "--cluster", "testbed", "--log-folder", temp_dir("sshare-tb")});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::multiset<std::string> got, expected;
-  for (auto& rec : records(r.out))
-    got.insert(rec["sshare"]["Account"].get<std::string>() + "|" + rec["sshare"]["User"].get<std::string>() + "|" +
-               rec["sshare"]["RawShares"].get<std::string>());
-  std::istringstream in(run_ok({"sshare", "-a", "-P", "-n", "-o", "Account,User,RawShares"}));
-  for (std::string line; std::getline(in, line);) expected.insert(line);
-  EXPECT_EQ(got, expected);
-  EXPECT_EQ(got.count("   ml|bob|1"), 1u);
-
-  auto t = run_gcm({"scontrol_topology", "--once", "--cluster", "testbed", "--log-folder", temp_dir("topo-tb")});
-  ASSERT_EQ(t.exit_code, 0) << t.err;
-  std::map<std::string, json> by_switch;
-  for (auto& rec : records(t.out)) by_switch[rec["SwitchName"]] = rec;
-  ASSERT_EQ(by_switch.size(), 3u) << t.out;  // tests/testbed/start.sh's topology.conf
-  EXPECT_EQ(by_switch["leaf1"]["Nodes"], "node1,node2,node3,node4");
-  EXPECT_EQ(by_switch["leaf2"]["node_count"], 4);
-  EXPECT_EQ(by_switch["spine"]["Level"], 1);
-  EXPECT_EQ(by_switch["spine"]["Switches"], "leaf[1-2]");
-  EXPECT_EQ(by_switch["spine"]["node_count"], 8);
-}
-
-TEST(SacctmgrTestbed, QosAndUsers) {
-  if (!testbed_up()) GTEST_SKIP() << "the Slurm testbed is not running (make test starts it; see tests/testbed/)";
-  auto q = run_gcm({"sacctmgr_qos", "--once", "--cluster", "testbed", "--log-folder", temp_dir("qos-tb")});
-  ASSERT_EQ(q.exit_code, 0) << q.err;
-  std::set<std::string> qos;
-  for (auto& rec : records(q.out)) qos.insert(rec["sacctmgr_qos"]["Name"]);
-  EXPECT_EQ(qos, (std::set<std::string>{"normal", "high", "limited", "capped"}));
-  auto u = run_gcm({"sacctmgr_user", "--once", "--cluster", "testbed", "--log-folder", temp_dir("user-tb")});
-  ASSERT_EQ(u.exit_code, 0) << u.err;
-  std::set<std::string> assoc;
-  for (auto& rec : records(u.out))
-    assoc.insert(rec["sacctmgr_user"]["User"].get<std::string>() + ":" +
-                 rec["sacctmgr_user"]["Account"].get<std::string>());
-  for (const char* a : {"root:root", "alice:research", "alice:ml", "bob:ml", "carol:infra"})
-    EXPECT_TRUE(assoc.count(a)) << a << " missing; got " << u.out;
 }
 
 }  // namespace
