@@ -8,6 +8,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PACKAGES=(
   # toolchain
   build-essential cmake ninja-build pkg-config clang-14 libclang-rt-14-dev
+  # lld lays out gcm's start-up functions together (cmake/startup_order.cmake)
+  lld
   # libraries
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
   libcpp-httplib-dev libcurl4-openssl-dev libprotobuf-dev protobuf-compiler zlib1g-dev libgrpc++-dev
