@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The start-up order of gcm (cmake/startup_order.cmake) is fresh and in effect: most names of the list are still
-# functions of the binary (else scripts/startup-order.sh must write it again), and, when the build lays them out
-# (ORDERED=1), they lie together at the start of .text instead of across all of it.
+# functions of the binary (else scripts/startup-order.sh must write it again), and, with ORDERED=1 (the build lays
+# them out), they lie together at the start of .text instead of across all of it.
 # Usage: tests/startup_order_check.sh GCM ORDER_FILE ORDERED
 set -euo pipefail
 nm --defined-only "$1" | python3 -c '
