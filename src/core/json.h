@@ -36,6 +36,9 @@ class JsonWriter {
   void flat_record(const Record& r);
 
  private:
+  // Writes `, "key": "value"` (no separator when first) in one append when neither needs escaping; false (nothing
+  // written) otherwise.
+  bool plain_string_member(std::string_view key, std::string_view value, bool first);
   // Views, not C strings: appending a C string measures it with strlen, once per member of every record.
   std::string_view comma() const {
     return style_ == JsonStyle::Python ? std::string_view(", ") : std::string_view(",");

@@ -124,6 +124,27 @@ TEST(Json, NestedValuesKeepOrder) {
   EXPECT_EQ(to_json(v, JsonStyle::Python), R"({"z": 1, "a": [true, null, "s"]})");
 }
 
+TEST(Json, ObjectMembersAreTheSameBytesWhateverPathWritesThem) {
+  // Plain members take the one-append path, the others (escapes, long values, empty parts, non-strings) the
+  // general one; the bytes must not tell which.
+  Object o;
+  auto add = [&o](std::string key, Value v) { o.push_back(Member{std::move(key), std::move(v)}); };
+  add("a", Value("plain"));
+  add("", Value(""));
+  add("q\"k", Value("v"));
+  add("k", Value("tab\there"));
+  add("long", Value(std::string(300, 'x')));
+  add("n", Value(int64_t{7}));
+  add("\xC3\xA9", Value("\xC3\xA9"));
+  Value v(std::move(o));
+  EXPECT_EQ(to_json(v, JsonStyle::Python),
+            "{\"a\": \"plain\", \"\": \"\", \"q\\\"k\": \"v\", \"k\": \"tab\\there\", \"long\": \"" +
+                std::string(300, 'x') + "\", \"n\": 7, \"\\u00e9\": \"\\u00e9\"}");
+  EXPECT_EQ(to_json(v, JsonStyle::Compact),
+            "{\"a\":\"plain\",\"\":\"\",\"q\\\"k\":\"v\",\"k\":\"tab\\there\",\"long\":\"" + std::string(300, 'x') +
+                "\",\"n\":7,\"\xC3\xA9\":\"\xC3\xA9\"}");
+}
+
 TEST(Json, CompactSizeEqualsEncodedLength) {
   Schema s;
   s.name = "S";
