@@ -26,7 +26,7 @@ run "$dir/health_checks" check-nvidia-smi -c gpu_num cluster nagios --log-folder
 python3 - "$BUILD/gcm" "$dir"/cg.* >"$ROOT/cmake/startup_order.txt" <<'PY'
 import os, sys
 binary = os.path.realpath(sys.argv[1])
-seen = []
+seen, known = [], set()
 for path in sys.argv[2:]:
     obj = None
     for line in open(path, errors="replace"):
@@ -34,7 +34,8 @@ for path in sys.argv[2:]:
             obj = os.path.realpath(line[3:].strip()) if line[3:].strip() else None
         elif line.startswith("fn=") and obj == binary:
             name = line[3:].strip()
-            if name and not name.startswith(("0x", "(")) and name not in seen:
+            if name and not name.startswith(("0x", "(")) and name not in known:
+                known.add(name)
                 seen.append(name)
 print("\n".join(seen))
 PY

@@ -31,6 +31,15 @@ const nlohmann::json& JsonReader::at(std::initializer_list<const char*> path) co
   return *v;
 }
 
+const nlohmann::json* JsonReader::find(std::initializer_list<const char*> path) const {
+  const nlohmann::json* v = &j_;
+  for (const char* k : path) {
+    if (!v->is_object() || !v->contains(k)) return nullptr;
+    v = &(*v)[k];
+  }
+  return v;
+}
+
 std::string JsonReader::str(std::initializer_list<const char*> path) const {
   const nlohmann::json& v = at(path);
   if (v.is_null()) return "";

@@ -20,8 +20,12 @@ class JsonReader {
   JsonReader(const nlohmann::json& object, std::string where) : j_(object), where_(std::move(where)) {}
 
   bool has(const char* key) const { return j_.is_object() && j_.contains(key); }
+  // Where the object is, as errors name it ("sinfo --json: nodes[3]").
+  const std::string& where() const { return where_; }
   // The value at a key path; throws ParseError naming the path when a key is missing.
   const nlohmann::json& at(std::initializer_list<const char*> path) const;
+  // The value at a key path, or nullptr when a key on it is missing (a version of Slurm that leaves it out).
+  const nlohmann::json* find(std::initializer_list<const char*> path) const;
   // A string; null is "".
   std::string str(std::initializer_list<const char*> path) const;
   // A plain integer or {set, infinite, number}: nullopt when unset, infinite or null.

@@ -41,10 +41,11 @@ bool squeue_shows(const std::string& state) {
 
 }  // namespace
 
-std::string slurm_duration(int64_t seconds) {
+std::string slurm_duration(int64_t seconds, bool always_hours) {
   if (seconds < 0) seconds = 0;
   int64_t days = seconds / 86400, hours = seconds / 3600 % 24, minutes = seconds / 60 % 60, secs = seconds % 60;
   if (days) return fmt::format("{}-{:02}:{:02}:{:02}", days, hours, minutes, secs);
+  if (always_hours) return fmt::format("{:02}:{:02}:{:02}", hours, minutes, secs);
   if (hours) return fmt::format("{}:{:02}:{:02}", hours, minutes, secs);
   return fmt::format("{}:{:02}", minutes, secs);
 }

@@ -32,9 +32,9 @@ std::string render_sinfo_nodes(std::string_view nodes_json);
 // ones of v0.0.40 and later (where PreemptMode is not given: the field is then null). Throws ParseError.
 std::string render_scontrol_partitions(std::string_view partitions_json);
 
-// Slurm's time formats: secs2time_str ("M:SS", "H:MM:SS", "D-HH:MM:SS") and mins2time_str of a time limit
-// ("UNLIMITED" for none).
-std::string slurm_duration(int64_t seconds);
+// Slurm's time formats: secs2time_str as squeue prints it ("M:SS", "H:MM:SS", "D-HH:MM:SS"), or with the hours
+// always there as sacctmgr prints it ("00:02:00"), and mins2time_str of a time limit ("UNLIMITED" for none).
+std::string slurm_duration(int64_t seconds, bool always_hours = false);
 std::string slurm_time_limit(std::optional<int64_t> minutes);
 
 }  // namespace gcm::slurm

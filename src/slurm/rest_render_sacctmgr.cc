@@ -4,9 +4,11 @@
 #include <initializer_list>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "slurm/json_reader.h"
+#include "slurm/rest_render.h"
 
 namespace gcm::slurm {
 
@@ -15,53 +17,42 @@ namespace {
 using nlohmann::json;
 using Path = std::initializer_list<const char*>;
 
-// The value at a key path, or nullptr when a key on it is missing: slurmrestd leaves out what a version does not
-// have, and sacctmgr prints an unset limit as an empty field, so a missing limit is written as unset.
-const json* find(const json& object, Path path) {
-  const json* v = &object;
-  for (const char* k : path) {
-    if (!v->is_object() || !v->contains(k)) return nullptr;
-    v = &(*v)[k];
-  }
-  return v;
-}
-
 // An unsigned count or limit: a plain integer, or {set, infinite, number} (v0.0.40+); nullopt when unset.
-std::optional<int64_t> count_at(const JsonReader& r, const json& object, Path path) {
-  if (!find(object, path)) return std::nullopt;
+std::optional<int64_t> count_at(const JsonReader& r, Path path) {
+  if (!r.find(path)) return std::nullopt;
   return r.number(path);
 }
 
-std::string count_field(const JsonReader& r, const json& object, Path path) {
-  auto n = count_at(r, object, path);
+std::string count_field(const JsonReader& r, Path path) {
+  auto n = count_at(r, path);
   return n ? std::to_string(*n) : "";
 }
 
 // A time in seconds (grace, preemption exemption) or minutes (wall clock limits), as sacctmgr prints it.
-std::string seconds_field(const JsonReader& r, const json& object, Path path) {
-  auto n = count_at(r, object, path);
-  return n ? sacctmgr_duration(*n) : "";
+std::string seconds_field(const JsonReader& r, Path path) {
+  auto n = count_at(r, path);
+  return n ? slurm_duration(*n, /*always_hours=*/true) : "";
 }
-std::string minutes_field(const JsonReader& r, const json& object, Path path) {
-  auto n = count_at(r, object, path);
-  return n ? sacctmgr_duration(*n * 60) : "";
+std::string minutes_field(const JsonReader& r, Path path) {
+  auto n = count_at(r, path);
+  return n ? slurm_duration(*n * 60, /*always_hours=*/true) : "";
 }
 
 // print_fields_double: "%f", empty when unset.
-std::string float_field(const JsonReader& r, const json& object, Path path, const char* name) {
-  const json* v = find(object, path);
+std::string float_field(const JsonReader& r, Path path) {
+  const json* v = r.find(path);
   if (!v || v->is_null()) return "";
   const json* n = v;
   if (v->is_object()) {  // {set, infinite, number}
     auto flag = [&](const char* key, bool absent) {
       if (!v->contains(key)) return absent;
-      if (!(*v)[key].is_boolean()) r.fail({name, key}, "is not a boolean");
+      if (!(*v)[key].is_boolean()) r.fail(path, "has a set or infinite that is not a boolean");
       return (*v)[key].get<bool>();
     };
     if (!flag("set", true) || flag("infinite", false)) return "";
     n = v->contains("number") ? &(*v)["number"] : nullptr;
   }
-  if (!n || !n->is_number()) r.fail({name}, "is not a number");
+  if (!n || !n->is_number()) r.fail(path, "is not a number");
   return fmt::format("{:f}", n->get<double>());
 }
 
@@ -82,13 +73,13 @@ std::string megabytes(int64_t mb) {
 }
 
 // A TRES list ([{type, name, id, count}]) as sacctmgr prints it: "cpu=8,gres/gpu=4,mem=64G", sorted by name.
-std::string tres_field(const JsonReader& r, const json& object, Path path, const char* name) {
-  const json* v = find(object, path);
+std::string tres_field(const JsonReader& r, Path path) {
+  const json* v = r.find(path);
   if (!v || v->is_null()) return "";
-  if (!v->is_array()) r.fail({name}, "is not a TRES list");
+  if (!v->is_array()) r.fail(path, "is not a TRES list");
   std::vector<std::pair<std::string, std::string>> items;
   for (size_t i = 0; i < v->size(); ++i) {
-    JsonReader t((*v)[i], fmt::format("{} TRES[{}]", name, i));
+    JsonReader t((*v)[i], fmt::format("{}: {}[{}]", r.where(), fmt::join(path, "."), i));
     std::string type = t.str({"type"});
     std::string tres_name = t.has("name") ? t.str({"name"}) : "";
     std::optional<int64_t> count = t.number({"count"});
@@ -116,8 +107,8 @@ constexpr std::pair<std::string_view, std::string_view> kQosFlags[] = {
     {"USAGE_FACTOR_SAFE", "UsageFactorSafe"},
 };
 
-std::string flags_field(const JsonReader& r, const json& qos) {
-  if (!find(qos, {"flags"})) return "";
+std::string flags_field(const JsonReader& r) {
+  if (!r.find({"flags"})) return "";
   std::vector<std::string> given = r.words({"flags"});
   std::string out;
   auto add = [&](std::string_view word) { out += fmt::format("{}{}", out.empty() ? "" : ",", word); };
@@ -131,8 +122,8 @@ std::string flags_field(const JsonReader& r, const json& qos) {
 
 // sacctmgr's PreemptMode column: "cluster" when the QOS sets none, else preempt_mode_string in lower case, where
 // GANG comes first ("gang,suspend").
-std::string preempt_mode_field(const JsonReader& r, const json& qos) {
-  if (!find(qos, {"preempt", "mode"})) return "cluster";
+std::string preempt_mode_field(const JsonReader& r) {
+  if (!r.find({"preempt", "mode"})) return "cluster";
   std::vector<std::string> modes = r.words({"preempt", "mode"});
   modes.erase(std::remove(modes.begin(), modes.end(), "OFF"), modes.end());
   if (modes.empty()) return "cluster";
@@ -149,8 +140,9 @@ std::string preempt_mode_field(const JsonReader& r, const json& qos) {
 }
 
 // A list of QOS names, sorted and joined as sacctmgr prints one.
-std::string sorted_names(const JsonReader& r, const json& object, Path path) {
-  if (!find(object, path) || find(object, path)->is_null()) return "";
+std::string sorted_names(const JsonReader& r, Path path) {
+  const json* v = r.find(path);
+  if (!v || v->is_null()) return "";
   std::vector<std::string> names = r.words(path);
   std::sort(names.begin(), names.end());
   std::string out;
@@ -164,13 +156,6 @@ const json& list_of(const json& doc, const char* key, const char* what) {
 }
 
 }  // namespace
-
-std::string sacctmgr_duration(int64_t seconds) {
-  if (seconds < 0) seconds = 0;
-  int64_t days = seconds / 86400, hours = seconds / 3600 % 24, minutes = seconds / 60 % 60, secs = seconds % 60;
-  if (days) return fmt::format("{}-{:02}:{:02}:{:02}", days, hours, minutes, secs);
-  return fmt::format("{:02}:{:02}:{:02}", hours, minutes, secs);
-}
 
 std::string render_sacctmgr_qos(std::string_view qos_json) {
   static constexpr std::string_view kHeader =
@@ -186,32 +171,32 @@ std::string render_sacctmgr_qos(std::string_view qos_json) {
     JsonReader r(q, fmt::format("slurmrestd qos: qos[{}]", i));
     const std::string fields[] = {
         r.str({"name"}),
-        count_field(r, q, {"priority"}),
-        seconds_field(r, q, {"limits", "grace_time"}),
-        sorted_names(r, q, {"preempt", "list"}),
-        seconds_field(r, q, {"preempt", "exempt_time"}),
-        preempt_mode_field(r, q),
-        flags_field(r, q),
-        float_field(r, q, {"usage_threshold"}, "usage_threshold"),
-        float_field(r, q, {"usage_factor"}, "usage_factor"),
-        tres_field(r, q, {"limits", "max", "tres", "total"}, "limits.max.tres.total"),
+        count_field(r, {"priority"}),
+        seconds_field(r, {"limits", "grace_time"}),
+        sorted_names(r, {"preempt", "list"}),
+        seconds_field(r, {"preempt", "exempt_time"}),
+        preempt_mode_field(r),
+        flags_field(r),
+        float_field(r, {"usage_threshold"}),
+        float_field(r, {"usage_factor"}),
+        tres_field(r, {"limits", "max", "tres", "total"}),
         // GrpTRESMins: API v0.0.38 has no key for it (slurmrestd's QOS parser skips grp_tres_mins): empty.
         std::string(),
-        tres_field(r, q, {"limits", "max", "tres", "minutes", "per", "qos"}, "limits.max.tres.minutes.per.qos"),
-        count_field(r, q, {"limits", "max", "active_jobs", "count"}),
+        tres_field(r, {"limits", "max", "tres", "minutes", "per", "qos"}),
+        count_field(r, {"limits", "max", "active_jobs", "count"}),
         std::string(),  // GrpSubmit: not in v0.0.38 either (grp_submit_jobs)
-        minutes_field(r, q, {"limits", "max", "wall_clock", "per", "qos"}),
-        tres_field(r, q, {"limits", "max", "tres", "per", "job"}, "limits.max.tres.per.job"),
-        tres_field(r, q, {"limits", "max", "tres", "per", "node"}, "limits.max.tres.per.node"),
-        tres_field(r, q, {"limits", "max", "tres", "minutes", "per", "job"}, "limits.max.tres.minutes.per.job"),
-        minutes_field(r, q, {"limits", "max", "wall_clock", "per", "job"}),
-        tres_field(r, q, {"limits", "max", "tres", "per", "user"}, "limits.max.tres.per.user"),
-        count_field(r, q, {"limits", "max", "jobs", "active_jobs", "per", "user"}),
-        count_field(r, q, {"limits", "max", "jobs", "per", "user"}),
-        tres_field(r, q, {"limits", "max", "tres", "per", "account"}, "limits.max.tres.per.account"),
-        count_field(r, q, {"limits", "max", "jobs", "active_jobs", "per", "account"}),
-        count_field(r, q, {"limits", "max", "jobs", "per", "account"}),
-        tres_field(r, q, {"limits", "min", "tres", "per", "job"}, "limits.min.tres.per.job"),
+        minutes_field(r, {"limits", "max", "wall_clock", "per", "qos"}),
+        tres_field(r, {"limits", "max", "tres", "per", "job"}),
+        tres_field(r, {"limits", "max", "tres", "per", "node"}),
+        tres_field(r, {"limits", "max", "tres", "minutes", "per", "job"}),
+        minutes_field(r, {"limits", "max", "wall_clock", "per", "job"}),
+        tres_field(r, {"limits", "max", "tres", "per", "user"}),
+        count_field(r, {"limits", "max", "jobs", "active_jobs", "per", "user"}),
+        count_field(r, {"limits", "max", "jobs", "per", "user"}),
+        tres_field(r, {"limits", "max", "tres", "per", "account"}),
+        count_field(r, {"limits", "max", "jobs", "active_jobs", "per", "account"}),
+        count_field(r, {"limits", "max", "jobs", "per", "account"}),
+        tres_field(r, {"limits", "min", "tres", "per", "job"}),
     };
     bool first = true;
     for (const auto& f : fields) {
@@ -252,16 +237,17 @@ std::string render_sacctmgr_user_assoc(std::string_view associations_json, std::
     const json& a = list[i];
     JsonReader r(a, fmt::format("slurmrestd associations: associations[{}]", i));
     if (r.str({"user"}) != user) continue;  // the accounts' own associations, or another user's
-    Row row{r.str({"account"}), find(a, {"default", "qos"}) ? r.str({"default", "qos"}) : "",
-            sorted_names(r, a, {"qos"})};
-    bool is_default = find(a, {"is_default"}) ? r.boolean({"is_default"}) : false;
-    if (!is_default && find(a, {"flags"})) {
+    Row row{r.str({"account"}), r.find({"default", "qos"}) ? r.str({"default", "qos"}) : "", sorted_names(r, {"qos"})};
+    bool is_default = r.find({"is_default"}) ? r.boolean({"is_default"}) : false;
+    if (!is_default && r.find({"flags"})) {
       std::vector<std::string> flags = r.words({"flags"});
       is_default = std::find(flags.begin(), flags.end(), "DEFAULT") != flags.end();
     }
     if (is_default && default_account.empty()) default_account = row.account;
     for (const std::string* v : {&row.account, &row.default_qos, &row.qos})
-      if (v->find_first_of("|\n") != std::string::npos) r.fail({"account"}, "holds '|' or a line break");
+      if (v->find_first_of("|\n") != std::string::npos)
+        throw ParseError(
+            fmt::format("slurmrestd associations: associations[{}]: a value holds '|' or a line break: {}", i, *v));
     rows.push_back(std::move(row));
   }
   std::string out = "User|Def Acct|Account|Def QOS|QOS\n";

@@ -31,7 +31,4 @@ std::string render_sacctmgr_users(std::string_view users_json);
 // the answer are left out.
 std::string render_sacctmgr_user_assoc(std::string_view associations_json, std::string_view user);
 
-// sacctmgr's secs2time_str: "HH:MM:SS", or "D-HH:MM:SS" from a day on.
-std::string sacctmgr_duration(int64_t seconds);
-
 }  // namespace gcm::slurm

@@ -3,6 +3,8 @@
 // every limit sacctmgr prints, and against hand-made answers for what the testbed does not show.
 #include "slurm/rest_render_sacctmgr.h"
 
+#include "slurm/rest_render.h"
+
 #include <gtest/gtest.h>
 
 #include "text_file.h"
@@ -94,8 +96,9 @@ TEST(RestRenderSacctmgr, ValuesAreWrittenWithSacctmgrsWords) {
   EXPECT_EQ(q["UsageFactor"], "0.500000");
   EXPECT_EQ(q["UsageThres"], "");
   EXPECT_EQ(q["MaxTRESPU"], "") << "a limit the answer does not have is unset";
-  EXPECT_EQ(sacctmgr_duration(0), "00:00:00");
-  EXPECT_EQ(sacctmgr_duration(7200), "02:00:00");
+  EXPECT_EQ(slurm_duration(0, /*always_hours=*/true), "00:00:00");
+  EXPECT_EQ(slurm_duration(7200, /*always_hours=*/true), "02:00:00");
+  EXPECT_EQ(slurm_duration(7200), "2:00:00") << "squeue's form";
 }
 
 TEST(RestRenderSacctmgr, BadAnswersNameTheRecordAndTheKey) {
@@ -118,6 +121,12 @@ TEST(RestRenderSacctmgr, BadAnswersNameTheRecordAndTheKey) {
   EXPECT_EQ(message([] { render_sacctmgr_user_assoc(R"({"associations": [{"user": "u"}]})", "u"); }),
             "slurmrestd associations: associations[0]: no \"account\"");
   EXPECT_NE(message([] { render_sacctmgr_qos("{"); }).find("slurmrestd qos"), std::string::npos);
+  EXPECT_EQ(
+      message([] {
+        render_sacctmgr_qos(R"({"QOS": [{"name": "q", "limits": {"max": {"tres": {"total": [{"count": 1}]}}}}]})");
+      }),
+      "slurmrestd qos: qos[0]: limits.max.tres.total[0]: no \"type\"")
+      << "a TRES entry is named with its record";
 }
 
 }  // namespace
