@@ -4,11 +4,17 @@
 # the 64 KiB around it, so `health_checks check-process check-zombie` had 5.6 MiB of the binary resident (7.7 MiB in
 # all). Every function is compiled into its own section (-ffunction-sections) and lld lays out the functions that
 # start-up runs first and together, in the order of cmake/startup_order.txt (mangled names, one per line, written by
-# scripts/startup-order.sh from callgrind runs of those commands): 4.1 MiB in all for that check, 3.9 MiB for
-# `gcm --help` (bench/README.md, "Start-up floors").
+# scripts/startup-order.sh from callgrind runs of those commands, the check's first): 4.0 MiB in all for that
+# check, 3.7 MiB for `gcm --help` (bench/README.md, "Start-up floors"). This file is included before the libraries
+# are defined, so that the bundled third-party code gets function sections too.
 #
 # A stale list only costs memory, never correctness: a name that no longer exists is skipped, a new function is
 # placed with the rest. The test startup_order_names fails when most of the list no longer names functions of gcm.
+#
+# With lld 15 or later gcm's relative relocations are also packed (-z pack-relative-relocs, DT_RELR, which glibc
+# reads since 2.36): 316 KiB of .rela.dyn, read whole by the loader at every start, become 2 KiB of .relr.dyn
+# (-340 KiB resident for each check). GCC has no option naming the linker's path, so a directory holding `ld.lld`
+# for the chosen lld is put first in its search path (-B).
 #
 # Provides gcm_startup_order(<target>). Off without lld (a warning says so), and in the sanitizer and fuzz builds.
 option(GCM_STARTUP_ORDER "Lay out gcm's start-up functions together (needs lld)" ON)
@@ -17,18 +23,35 @@ if(GCM_SANITIZE OR GCM_FUZZ)
 endif()
 set(GCM_STARTUP_ORDER_FILE ${PROJECT_SOURCE_DIR}/cmake/startup_order.txt)
 if(GCM_STARTUP_ORDER)
-  find_program(GCM_LLD NAMES ld.lld)
-  if(NOT GCM_LLD)
-    message(WARNING "ld.lld not found (Debian package lld): gcm is linked without its start-up order")
+  find_program(GCM_LLD_PROGRAM NAMES ld.lld-16 ld.lld-15 ld.lld)
+  if(NOT GCM_LLD_PROGRAM)
+    message(WARNING "ld.lld not found (Debian package lld-16): gcm is linked without its start-up order")
     set(GCM_STARTUP_ORDER OFF)
   else()
     add_compile_options("$<$<COMPILE_LANGUAGE:CXX,C>:-ffunction-sections>")
+    set(GCM_LLD_DIR ${CMAKE_BINARY_DIR}/lld)
+    file(MAKE_DIRECTORY ${GCM_LLD_DIR})
+    file(CREATE_LINK ${GCM_LLD_PROGRAM} ${GCM_LLD_DIR}/ld.lld SYMBOLIC)
+    set(GCM_LLD_OPTIONS -B${GCM_LLD_DIR}/ -fuse-ld=lld)
+    # Packed relocations only where this lld writes them and this C library loads them: a program linked so must run.
+    include(CheckCSourceRuns)
+    # (lld 14 only warns of an unknown -z value: warnings are fatal here.)
+    set(CMAKE_REQUIRED_LINK_OPTIONS ${GCM_LLD_OPTIONS} "LINKER:-z,pack-relative-relocs" "LINKER:--fatal-warnings" -pie)
+    set(CMAKE_REQUIRED_FLAGS -fPIE)
+    check_c_source_runs("static int x; static int *p = &x; int main(void) { return p != &x; }" GCM_LLD_RELR)
+    unset(CMAKE_REQUIRED_LINK_OPTIONS)
+    unset(CMAKE_REQUIRED_FLAGS)
+    if(GCM_LLD_RELR)
+      list(APPEND GCM_LLD_OPTIONS "LINKER:-z,pack-relative-relocs")
+    else()
+      message(STATUS "${GCM_LLD_PROGRAM} or the C library cannot pack relative relocations: gcm keeps .rela.dyn")
+    endif()
   endif()
 endif()
 
 function(gcm_startup_order target)
   if(GCM_STARTUP_ORDER)
-    target_link_options(${target} PRIVATE -fuse-ld=lld "LINKER:--symbol-ordering-file=${GCM_STARTUP_ORDER_FILE}"
+    target_link_options(${target} PRIVATE ${GCM_LLD_OPTIONS} "LINKER:--symbol-ordering-file=${GCM_STARTUP_ORDER_FILE}"
                         "LINKER:--no-warn-symbol-ordering")
     set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${GCM_STARTUP_ORDER_FILE})
   endif()

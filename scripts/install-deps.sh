@@ -8,8 +8,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PACKAGES=(
   # toolchain
   build-essential cmake ninja-build pkg-config clang-14 libclang-rt-14-dev
-  # lld lays out gcm's start-up functions together (cmake/startup_order.cmake)
-  lld
+  # lld lays out gcm's start-up functions together and packs its relocations (cmake/startup_order.cmake; packing
+  # needs lld 15 or later, Debian 12's default lld is 14)
+  lld-16
   # libraries
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
   libcpp-httplib-dev libcurl4-openssl-dev libprotobuf-dev protobuf-compiler zlib1g-dev libgrpc++-dev
