@@ -106,16 +106,24 @@ HostLookup no_jobs() {
   return [](std::string_view) { return std::shared_ptr<const NodeJobs>(); };
 }
 
-void run(benchmark::State& state, Signal signal, const std::string& body, const HostLookup& lookup, Decoder decoder) {
+// How the output buffer is had: handed from one request to the next as the service does (Recycled), or a new one
+// for each request (Fresh, what the service did before: the baseline of the recycling).
+enum class Buffer { Recycled, Fresh };
+
+void run(benchmark::State& state, Signal signal, const std::string& body, const HostLookup& lookup, Decoder decoder,
+         Buffer buffer = Buffer::Recycled) {
   uint64_t items = 0;
   size_t out_bytes = 0;
   uint64_t allocations = heap_allocations();
+  std::string kept;
   for (auto _ : state) {
-    RequestResult r = process_request(signal, "application/x-protobuf", "", body, 1 << 30, lookup, decoder);
+    RequestResult r = process_request(signal, "application/x-protobuf", "", body, 1 << 30, lookup, decoder,
+                                      buffer == Buffer::Recycled ? std::move(kept) : std::string());
     if (r.status != 200) state.SkipWithError(r.message.c_str());
     items += r.items;
     out_bytes = r.forward.size();
     benchmark::DoNotOptimize(r.forward.data());
+    if (buffer == Buffer::Recycled) recycle_forward_buffer(kept, std::move(r.forward));
   }
   state.SetItemsProcessed(static_cast<int64_t>(items));
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
@@ -131,6 +139,13 @@ void BM_MetricsEnriched(benchmark::State& state, Decoder decoder) {
 }
 BENCHMARK_CAPTURE(BM_MetricsEnriched, messages, Decoder::Messages)->Arg(50);
 BENCHMARK_CAPTURE(BM_MetricsEnriched, wire, Decoder::Wire)->Arg(50);
+
+// The wire path with a new output buffer per request: the baseline of the recycled one above.
+void BM_MetricsEnrichedFreshBufferBaseline(benchmark::State& state) {
+  static const std::string body = metrics_body(static_cast<int>(state.range(0)));
+  run(state, Signal::Metrics, body, with_jobs(), Decoder::Wire, Buffer::Fresh);
+}
+BENCHMARK(BM_MetricsEnrichedFreshBufferBaseline)->Arg(50);
 
 void BM_MetricsPassThroughBaseline(benchmark::State& state, Decoder decoder) {
   static const std::string body = metrics_body(static_cast<int>(state.range(0)));

@@ -161,7 +161,7 @@ void Forwarder::stop() {
   while (!queue_.empty()) {
     Batch& b = queue_.front();
     st_.queued_items -= b.items;
-    st_.queue_bytes -= b.bytes.size();
+    st_.queue_bytes -= b.held;
     if (!spool(b)) lost += b.items;
     queue_.pop_front();
   }
@@ -211,11 +211,12 @@ bool Forwarder::spool(const Batch& b) {
 }
 
 void Forwarder::seal(Batch& b) {
-  // The queue counts the bytes a batch holds; a batch smaller than its reservation gives the rest back first.
-  if (b.bytes.capacity() > b.bytes.size() + b.bytes.size() / 8) b.bytes.shrink_to_fit();
+  // The queue counts the memory a batch holds, its reservation included: giving back an unused end of the
+  // reservation would copy the whole batch (a third of the bytes the processor copied under load).
+  b.held = b.bytes.capacity();
   // Once spooling has begun, later batches follow the spool so the downstream sees them in order.
-  if (spool_.empty() && st_.queue_bytes + b.bytes.size() <= opts_.queue_bytes) {
-    st_.queue_bytes += b.bytes.size();
+  if (spool_.empty() && st_.queue_bytes + b.held <= opts_.queue_bytes) {
+    st_.queue_bytes += b.held;
     st_.queued_items += b.items;
     queue_.push_back(std::move(b));
   } else {
@@ -223,7 +224,7 @@ void Forwarder::seal(Batch& b) {
   }
 }
 
-bool Forwarder::submit(Signal signal, std::string request, uint64_t items) {
+bool Forwarder::submit(Signal signal, std::string_view request, uint64_t items) {
   std::unique_lock lock(mu_);
   uint64_t held = st_.queue_bytes;
   for (const auto& p : pending_)
@@ -351,11 +352,13 @@ void Forwarder::run() {
     bool from_queue = !queue_.empty();
     Signal signal;
     uint64_t items;
+    uint64_t held = 0;
     std::string body;
     std::string spool_path;
     if (from_queue) {  // taken out while it is sent, put back in front when it must be retried
       signal = queue_.front().signal;
       items = queue_.front().items;
+      held = queue_.front().held;
       body = std::move(queue_.front().bytes);
       queue_.pop_front();
     } else {
@@ -385,7 +388,7 @@ void Forwarder::run() {
     Outcome o = send(signal, body, items, &retry_after);
     lock.lock();
     st_.downstream = o == Outcome::Retry ? DownstreamState::Down : DownstreamState::Up;
-    if (o == Outcome::Retry && from_queue) queue_.push_front(Batch{signal, std::move(body), items, {}});
+    if (o == Outcome::Retry && from_queue) queue_.push_front(Batch{signal, std::move(body), items, {}, held});
     if (!from_queue && o == Outcome::Retry) spool_busy_ = false;  // still the front, for the next try
     if (o == Outcome::Retry) {
       ++st_.retried;
@@ -404,7 +407,7 @@ void Forwarder::run() {
     }
     if (from_queue) {
       st_.queued_items -= items;
-      st_.queue_bytes -= body.size();
+      st_.queue_bytes -= held;
     } else {
       if (o == Outcome::Sent) st_.unspooled += items;
       st_.spool_items -= spool_.front().items;

@@ -56,7 +56,7 @@ struct ForwarderStats {
   uint64_t refused_requests = 0;     // submits refused for want of room (the receiver tells the client to retry)
   uint64_t rejected_downstream = 0;  // of the forwarded, the items the downstream reported as rejected
   uint64_t queued_items = 0;         // now in memory (pending batches and queue)
-  uint64_t queue_bytes = 0;          // now in memory
+  uint64_t queue_bytes = 0;          // now in memory (of sealed batches: their buffers' capacity)
   uint64_t spool_items = 0;          // now on disk
   uint64_t spool_bytes = 0;          // now on disk
   // Unknown until the first attempt ends: nothing was sent yet, so nothing is known of the downstream (a
@@ -76,9 +76,9 @@ class Forwarder {
   void start();
   // Sends what it can within drain_timeout, spools the rest (or counts it as dropped without a spool).
   void stop();
-  // Takes one enriched request; false when there is no room for it (counted in refused_requests; logged at
-  // most once every 10 s with the number refused since).
-  bool submit(Signal signal, std::string request, uint64_t items);
+  // Takes one enriched request (copied into the batch being filled); false when there is no room for it (counted in
+  // refused_requests; logged at most once every 10 s with the number refused since).
+  bool submit(Signal signal, std::string_view request, uint64_t items);
   ForwarderStats stats() const;
 
  private:
@@ -87,6 +87,7 @@ class Forwarder {
     std::string bytes;
     uint64_t items = 0;
     std::chrono::steady_clock::time_point started;
+    uint64_t held = 0;  // once sealed: the memory it holds (its buffer's capacity), as counted in queue_bytes
   };
   struct SpoolFile {
     std::string path;

@@ -24,6 +24,24 @@ Service::Service(ServiceOptions opts, std::shared_ptr<spdlog::logger> log)
 
 Service::~Service() { stop(); }
 
+namespace {
+
+// The enriched request's buffer of this receiving thread, handed from one request to the next (process_request's
+// `recycled`): the forwarder copies each request into its batch, so the buffer is free again once submitted.
+std::string& forward_buffer() {
+  thread_local std::string kept;
+  return kept;
+}
+
+// Gives a request's buffer back when the request has been answered, whatever the answer (forward() has copied what
+// it forwards by then).
+struct ReturnForwardBuffer {
+  RequestResult& r;
+  ~ReturnForwardBuffer() { recycle_forward_buffer(forward_buffer(), std::move(r.forward)); }
+};
+
+}  // namespace
+
 void Service::start() {
   resolver_->start();
   forwarder_->start();
@@ -47,10 +65,12 @@ HttpReply Service::export_request(Signal signal, const HttpRequest& req) {
     r.json = req.header("content-type").find("json") != std::string::npos;
     r.message = fmt::format("the body exceeds the limit of {} bytes", opts_.listen.max_body);
   } else {
-    r = process_request(signal, req.header("content-type"), req.header("content-encoding"), req.body,
-                        opts_.listen.max_body, [this](std::string_view host) { return resolver_->lookup(host); });
+    r = process_request(
+        signal, req.header("content-type"), req.header("content-encoding"), req.body, opts_.listen.max_body,
+        [this](std::string_view host) { return resolver_->lookup(host); }, Decoder::Wire, std::move(forward_buffer()));
     count_path(signal, r);
   }
+  ReturnForwardBuffer returned{r};
   const char* ct = r.json ? "application/json" : "application/x-protobuf";
   if (r.status != 200) {
     (r.status == 413 ? bad_413_ : r.status == 415 ? bad_415_ : bad_400_).fetch_add(1, std::memory_order_relaxed);
@@ -75,7 +95,7 @@ bool Service::forward(Signal signal, RequestResult& r) {
   c.enriched.fetch_add(r.enriched, std::memory_order_relaxed);
   if (r.items == 0) return true;
   uint64_t items = r.items;
-  if (forwarder_->submit(signal, std::move(r.forward), items)) return true;
+  if (forwarder_->submit(signal, r.forward, items)) return true;
   c.refused.fetch_add(items, std::memory_order_relaxed);
   return false;
 }
@@ -113,8 +133,10 @@ GrpcReply Service::handle_grpc(std::string_view method, std::string_view body, s
   }
   counters_[static_cast<size_t>(*signal)].requests[kGrpc].fetch_add(1, std::memory_order_relaxed);
   // gRPC has enforced the size limit as received; process_request inflates compressed messages within it.
-  RequestResult r = process_request(*signal, "application/x-protobuf", encoding, body, opts_.listen.max_body,
-                                    [this](std::string_view host) { return resolver_->lookup(host); });
+  RequestResult r = process_request(
+      *signal, "application/x-protobuf", encoding, body, opts_.listen.max_body,
+      [this](std::string_view host) { return resolver_->lookup(host); }, Decoder::Wire, std::move(forward_buffer()));
+  ReturnForwardBuffer returned{r};
   count_path(*signal, r);
   if (r.status != 200)
     return grpc_error(r.status == 413   ? GrpcCode::ResourceExhausted

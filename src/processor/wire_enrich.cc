@@ -323,9 +323,8 @@ WireOutcome rewrite(const SignalType& type, std::string_view body, const HostLoo
     Rewriter r(type, lookup, out, body.size());
     o.stats = r.run(body);
     o.ok = true;
-    // The forwarding queue keeps the request until the downstream takes it: a buffer well over its size (an
-    // unenriched request in one sized for enrichment) gives the excess back, at the cost of one copy.
-    if (out.capacity() > out.size() + out.size() / 4) out.shrink_to_fit();
+    // The buffer keeps its capacity: the forwarder copies the request into its batch, and the receiver hands the
+    // buffer back for the next request (process_request's `recycled`).
   } catch (const WireReject& e) {
     o.why = e.why;
   }

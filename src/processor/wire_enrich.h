@@ -25,7 +25,8 @@ struct WireOutcome {
   EnrichStats stats;
 };
 
-// Writes the enriched request to out (replacing its content; unspecified when !ok).
+// Writes the enriched request to out (replacing its content, in its allocation when that is large enough;
+// unspecified when !ok).
 WireOutcome wire_enrich_metrics(std::string_view body, const HostLookup& lookup, std::string& out);
 WireOutcome wire_enrich_logs(std::string_view body, const HostLookup& lookup, std::string& out);
 WireOutcome wire_enrich_traces(std::string_view body, const HostLookup& lookup, std::string& out);
