@@ -257,6 +257,10 @@ bool Forwarder::submit(Signal signal, std::string_view request, uint64_t items) 
   auto& p = pending_[slot(signal)];
   if (!p) {
     p = Batch{signal, {}, 0, std::chrono::steady_clock::now()};
+    if (!spare_buffers_.empty()) {
+      p->bytes = std::move(spare_buffers_.back());
+      spare_buffers_.pop_back();
+    }
     // A source's requests are alike: room for the whole batch at once, so that appending does not reallocate on
     // the way (growing by doubling holds up to twice the bytes the queue counts, and copies them again).
     uint64_t per_item = request.size() / std::max<uint64_t>(items, 1) + 1;
@@ -408,6 +412,10 @@ void Forwarder::run() {
     if (from_queue) {
       st_.queued_items -= items;
       st_.queue_bytes -= held;
+      if (spare_buffers_.size() <= opts_.concurrency) {
+        body.clear();
+        spare_buffers_.push_back(std::move(body));
+      }
     } else {
       if (o == Outcome::Sent) st_.unspooled += items;
       st_.spool_items -= spool_.front().items;

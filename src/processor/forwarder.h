@@ -109,6 +109,9 @@ class Forwarder {
   std::condition_variable cv_;
   std::optional<Batch> pending_[3];
   std::deque<Batch> queue_;
+  // The buffers of batches sent, for the next batches: a new 1-2 MB buffer per batch cost its page faults and the
+  // kernel's zeroing of every page (5 % of the processor under load). At most one per sender and one more are kept.
+  std::vector<std::string> spare_buffers_;
   std::deque<SpoolFile> spool_;
   uint64_t spool_seq_ = 0;
   ForwarderStats st_;

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "processor/wire_attribute_memo.h"
 #include "processor/wire_attributes.h"
 #include "processor/wire_job_puts.h"
 #include "processor/wire_schema.h"
@@ -15,6 +16,7 @@ namespace {
 using wire::any_value_case;
 using wire::AnyValueCase;
 using wire::Attr;
+using wire::AttributeMemo;
 using wire::check_message;
 using wire::EncodedPuts;
 using wire::Field;
@@ -258,7 +260,7 @@ class Rewriter {
       w_.len_field(field_no, content);
       return;
     }
-    scan_item(content, type.attributes, *type.rules, depth, scan_);
+    memo_.scan(content, type.attributes, *type.rules, depth, scan_);
     const EncodedPuts* job = nullptr;
     if (scan_.gpu >= 0) {
       if (const JobFields* f = gpu_jobs(scan_.attrs[static_cast<size_t>(scan_.gpu)])) {
@@ -312,6 +314,7 @@ class Rewriter {
   JobPuts job_puts_;
   ItemScan resource_scan_;
   ItemScan scan_;
+  AttributeMemo memo_;  // the items' attribute lists read so far in this request
   ItemWriter item_writer_;
   std::array<Put, ItemWriter::kMaxPuts> puts_;
 };

@@ -1,0 +1,93 @@
+#include "processor/wire_attribute_memo.h"
+
+#include <cstring>
+
+namespace gcm::processor::wire {
+
+AttributeMemo::Span AttributeMemo::span_of(std::string_view v, const char* base) {
+  if (v.data() == nullptr) return {};
+  return {static_cast<int32_t>(v.data() - base), static_cast<uint32_t>(v.size())};
+}
+
+std::string_view AttributeMemo::view_of(Span s, const char* base) {
+  if (s.off < 0) return {};
+  return {base + s.off, s.size};
+}
+
+const AttributeMemo::Run* AttributeMemo::find(const char* at, const char* end, uint32_t attr_no, int depth) {
+  size_t room = static_cast<size_t>(end - at);
+  for (size_t k = 0; k < used_; ++k) {
+    size_t i = (last_hit_ + k) % used_;  // a metric's points come GPU after GPU: the next run is likely the one
+    const Run& r = runs_[i];
+    if (r.attr_no != attr_no || r.depth != depth || r.bytes.size() > room) continue;
+    if (std::memcmp(r.bytes.data(), at, r.bytes.size()) != 0) continue;
+    last_hit_ = (i + 1) % used_;
+    return &r;
+  }
+  return nullptr;
+}
+
+void AttributeMemo::remember(const ItemScan& s, uint32_t attr_no, int depth) {
+  if (s.attrs.empty()) return;
+  for (size_t i = 1; i < s.attrs.size(); ++i)
+    if (s.attrs[i - 1].end != s.attrs[i].begin) return;  // not one run: left to scan_item each time
+  const char* base = s.attrs.front().begin;
+  size_t size = static_cast<size_t>(s.attrs.back().end - base);
+  if (size > INT32_MAX) return;
+  Run& r = runs_[used_ < kRuns ? used_++ : next_];
+  if (used_ == kRuns) next_ = (next_ + 1) % kRuns;
+  r.bytes = {base, size};
+  r.attr_no = attr_no;
+  r.depth = depth;
+  r.gpu = s.gpu;
+  r.uuid = s.uuid;
+  r.has_added_keys = s.has_added_keys;
+  r.attrs.clear();
+  for (const Attr& a : s.attrs)
+    r.attrs.push_back({static_cast<uint32_t>(a.begin - base), static_cast<uint32_t>(a.end - base), span_of(a.kv, base),
+                       span_of(a.key, base), span_of(a.value, base), a.has_value, a.value_twice});
+}
+
+void AttributeMemo::scan(std::string_view content, uint32_t attr_no, const MessageRules& rules, int depth,
+                         ItemScan& s) {
+  const char* p = content.data();
+  const char* end = p + content.size();
+  Field f;
+  // The fields before the first attribute, checked as scan_item checks them.
+  const char* run = nullptr;
+  while (p != end) {
+    const char* at = p;
+    p = read_field(p, end, f);
+    if (f.number == attr_no && f.type == kLen) {
+      run = at;
+      break;
+    }
+    check_field(rules[f.number], f, depth);
+  }
+  const Run* known = run ? find(run, end, attr_no, depth) : nullptr;
+  if (!known) {
+    scan_item(content, attr_no, rules, depth, s);
+    remember(s, attr_no, depth);
+    return;
+  }
+  // The fields after the run: no attribute among them, else its reading is scan_item's.
+  const char* q = run + known->bytes.size();
+  while (q != end) {
+    q = read_field(q, end, f);
+    if (f.number == attr_no && f.type == kLen) {
+      scan_item(content, attr_no, rules, depth, s);
+      return;
+    }
+    check_field(rules[f.number], f, depth);
+  }
+  s.attrs.clear();
+  for (const AttrAt& a : known->attrs)
+    s.attrs.push_back(Attr{run + a.begin, run + a.end, view_of(a.kv, run), view_of(a.key, run), view_of(a.value, run),
+                           a.has_value, a.value_twice});
+  s.gpu = known->gpu;
+  s.uuid = known->uuid;
+  s.has_added_keys = known->has_added_keys;
+  s.insert_at = s.attrs.back().end;  // as scan_item: after the last attribute
+}
+
+}  // namespace gcm::processor::wire
