@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -218,6 +219,39 @@ TEST(RestRenderSacct, TimesDurationsAndAValueThatWouldBreakItsRow) {
   EXPECT_EQ(v["TotalCPU"], "00:05.500") << "sacct's milliseconds below an hour";
   EXPECT_EQ(v["UserCPU"], "01:01:40");
   EXPECT_EQ(v["ExitCode"], "0:9");
+}
+
+// A v0.0.38 step with the keys the renderer requires, its CPU time in microseconds.
+json step(json id, int64_t total_us) {
+  json cpu = {{"seconds", total_us / 1000000}, {"microseconds", total_us % 1000000}};
+  json zero = {{"seconds", 0}, {"microseconds", 0}};
+  return {
+      {"step", {{"id", id}, {"name", "s"}}},
+      {"nodes", {{"count", 1}, {"range", "node1"}}},
+      {"tres", {{"allocated", json::array()}}},
+      {"time",
+       {{"elapsed", 1}, {"start", 160}, {"end", 0}, {"suspended", 0}, {"system", zero}, {"total", cpu}, {"user", cpu}}},
+      {"exit_code", {{"status", "SUCCESS"}, {"return_code", 0}}},
+      {"tasks", {{"count", 1}}},
+      {"state", "RUNNING"},
+      {"task", {{"distribution", "Block"}}},
+      {"statistics", {{"CPU", {{"actual_frequency", 0}}}, {"energy", {{"consumed", 0}}}}}};
+}
+
+// sacct adds up the CPU times of the steps it lists for the job's row (slurmdbd's running job has none of its own).
+TEST(RestRenderSacct, TheJobsCpuTimesAreThoseOfItsSteps) {
+  json j = job(7);
+  j["steps"] = json::array({step("batch", 1000), step(0, 1571)});
+  std::vector<std::string> lines = split(render(json::array({j})), "\n");
+  ASSERT_EQ(lines.size(), 5u);
+  std::vector<std::string> header = split(lines[0], "|#");
+  auto column = [&](const char* name) { return std::find(header.begin(), header.end(), name) - header.begin(); };
+  ASSERT_LT(column("TotalCPU"), static_cast<std::ptrdiff_t>(header.size()));
+  EXPECT_EQ(split(lines[1], "|#")[column("TotalCPU")], "00:00.002") << "7: 2571 us, whatever the job's own 5.5 s";
+  EXPECT_EQ(split(lines[2], "|#")[column("TotalCPU")], "00:00.001") << "7.batch";
+  EXPECT_EQ(split(lines[3], "|#")[column("TotalCPU")], "00:00.001") << "7.0: 1571 us";
+  EXPECT_EQ(split(lines[3], "|#")[column("JobID")], "7.0");
+  EXPECT_EQ(split(lines[3], "|#")[column("Layout")], "Block");
 }
 
 TEST(RestRenderSacct, ErrorsNameTheJobAndTheKeyOrTheInput) {
