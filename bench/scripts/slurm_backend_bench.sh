@@ -4,7 +4,7 @@
 # (slurmrestd's /diag, rpcs_by_message_type) before and after each run; the two /diag requests themselves
 # (REQUEST_STATS_INFO) are left out. Wall time: the median of RUNS runs of `gcm <collector> --once`. slurmdbd's
 # queries (slurm_monitor's sacct) go to the CLI with both back ends and are not slurmctld RPCs; the sacctmgr collectors
-# are measured after them, by slurmdbd's RPCs.
+# and sacct_running are measured after them, by slurmdbd's RPCs.
 # Usage: bench/scripts/slurm_backend_bench.sh [build] [RUNS]   (with the testbed up: tests/testbed/start.sh)
 set -euo pipefail
 BUILD=$(realpath "${1:-build}")
@@ -87,7 +87,7 @@ for k in b:
 PY
 echo
 printf '%-40s %6s %9s  %s\n' "round" "slurmdbd RPCs" "wall (s)" "RPCs by type"
-for collector in sacctmgr_qos sacctmgr_user; do
+for collector in sacctmgr_qos sacctmgr_user sacct_running; do
   for backend in cli rest-pinned; do
     args=("$BUILD/gcm" "$collector" --once --sink do_nothing --log-folder "$dir")
     [ "$backend" = rest-pinned ] && args+=("${REST[@]}" --slurm-rest-api-version v0.0.38)

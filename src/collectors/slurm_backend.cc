@@ -13,11 +13,11 @@
 namespace gcm {
 
 void add_slurm_backend_options(OptionBinder& b, SlurmBackendOptions& o) {
-  b.option(
-       "--slurm-backend", "slurm_backend", o.backend,
-       "How Slurm is asked: `cli` runs its commands (sinfo, squeue, sdiag, ...); `rest` asks slurmrestd "
-       "(--slurm-rest-url) for what it has an endpoint for (nodes, jobs, sdiag, partitions, QOS, users and "
-       "associations) and runs the commands for the rest. Also [gcm] slurm_backend in the config, for every collector.")
+  b.option("--slurm-backend", "slurm_backend", o.backend,
+           "How Slurm is asked: `cli` runs its commands (sinfo, squeue, sdiag, ...); `rest` asks slurmrestd "
+           "(--slurm-rest-url) for what it has an endpoint for (nodes, jobs, sdiag, partitions, QOS, users, "
+           "associations and slurmdbd's running jobs) and runs the commands for the rest. Also [gcm] slurm_backend in "
+           "the config, for every collector.")
       ->capture_default_str()
       ->check(CLI::IsMember({"cli", "rest"}));
   b.option("--slurm-rest-url", "slurm_rest_url", o.rest_url,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/option_binder.h"
+#include "collectors/slurm_backend.h"
 #include "collectors/slurm_collectors.h"
 #include "core/subprocess.h"
 #include "sacct/sacct_records.h"
@@ -16,7 +17,6 @@
 namespace gcm::sacct {
 
 // Named one by one: a using-directive here would reach the files compiled after this one in a unity batch.
-using slurm::CliSlurmClient;
 using slurm::DelimitedHeader;
 using slurm::DelimitedOptions;
 using slurm::DelimitedParser;
@@ -196,15 +196,19 @@ class SacctRunning : public Collector {
         ->capture_default_str();
     timeout_s_ = 300;
     add_slurm_timeout_option(b, timeout_s_);
+    add_slurm_backend_options(b, backend_);
   }
 
-  std::vector<CollectorTask> tasks(const CollectorContext&) override {
+  std::vector<CollectorTask> tasks(const CollectorContext& context) override {
     if (delimiter_.empty()) throw UsageError("Invalid value for '--delimiter': it must not be empty");
     opts_.delimiter = delimiter_;
     opts_.timeout = slurm_timeout_ms(timeout_s_);
     opts_.zone = TimeZone::host();
+    slurm_.configure(backend_, opts_.timeout);
+    if (slurm_.rest())
+      context.log->info("sacct_running: running jobs and steps from slurmrestd at {}", backend_.rest_url);
     return {{"sacct_running", &sacct_schema(), [this](const CollectorContext& c, RecordOut& o) {
-               SacctRunningStats s = collect_sacct_running(client_, c, opts_, o);
+               SacctRunningStats s = collect_sacct_running(slurm_.client(), c, opts_, o);
                c.log->info("sacct_running: {} record(s); {} row(s) skipped, {} time value(s) kept as printed",
                            s.records, s.skipped_rows + s.not_sacct_rows, s.bad_values);
                if (s.skipped_rows || s.not_sacct_rows || s.unterminated)
@@ -216,13 +220,15 @@ class SacctRunning : public Collector {
   std::string delimiter_ = "|#";
   double timeout_s_ = 300;
   SacctRunningOptions opts_;
-  CliSlurmClient client_;
+  SlurmBackendOptions backend_;
+  SlurmBackend slurm_;
 };
 
 const bool kSacctRunningRegistered = register_collector({
     "sacct_running",
     "Running jobs and steps from `sacct -P -s running,r --delimiter '|#' -a -o all --duplicates --noconvert` "
-    "(LOG): one Sacct record per row, records broken across lines by a newline in a field joined back.",
+    "(LOG): one Sacct record per row, records broken across lines by a newline in a field joined back. With "
+    "--slurm-backend rest the rows come from slurmrestd (GET /slurmdb/vX/jobs?state=running).",
     3600,
     "sacct_running",
     [](OptionBinder& b) { return std::make_unique<SacctRunning>(b); },

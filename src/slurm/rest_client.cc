@@ -11,6 +11,7 @@
 #include "core/time_zone.h"
 #include "slurm/json_reader.h"
 #include "slurm/rest_render.h"
+#include "slurm/rest_render_sacct.h"
 #include "slurm/rest_render_sacctmgr.h"
 
 namespace gcm::slurm {
@@ -55,6 +56,7 @@ enum class RestRender {
   SacctmgrQos,
   SacctmgrUsers,
   SacctmgrUserAssoc,
+  SacctRunning,
 };
 enum class RestApi { Slurm, Slurmdb };
 struct RestRoute {
@@ -73,6 +75,8 @@ constexpr RestRoute kRestRoutes[] = {
     {"sacctmgr_users", RestApi::Slurmdb, "/users", RestRender::SacctmgrUsers},
     // + "?user=<the user>": the query's argv is `sacctmgr show user <user> withassoc ...`.
     {"sacctmgr_user_assoc", RestApi::Slurmdb, "/associations", RestRender::SacctmgrUserAssoc},
+    // The jobs slurmdbd has as running, each with its steps: sacct -s running's rows (--delimiter from the argv).
+    {"sacct_running", RestApi::Slurmdb, "/jobs?state=running", RestRender::SacctRunning},
 };
 
 const RestRoute* rest_route(std::string_view query_name) {
@@ -86,6 +90,13 @@ const std::string& assoc_user(const SlurmQuery& query) {
   if (query.argv.size() < 4 || query.argv[3].empty())
     throw SlurmError(query.name, "slurmrestd", 0, "the query names no user (expected sacctmgr show user <user> ...)");
   return query.argv[3];
+}
+
+// The --delimiter of a `sacct ... --delimiter D ...` query: the rows REST gives are written with it.
+const std::string& sacct_delimiter(const SlurmQuery& query) {
+  for (size_t i = 0; i + 1 < query.argv.size(); ++i)
+    if (query.argv[i] == "--delimiter" && !query.argv[i + 1].empty()) return query.argv[i + 1];
+  throw SlurmError(query.name, "slurmrestd", 0, "the query names no delimiter (expected sacct ... --delimiter D ...)");
 }
 
 }  // namespace
@@ -203,6 +214,9 @@ std::string RestSlurmClient::answer(const SlurmQuery& query, const std::string& 
         return render_sacctmgr_users(body);
       case RestRender::SacctmgrUserAssoc:
         return render_sacctmgr_user_assoc(body, assoc_user(query));
+      case RestRender::SacctRunning:
+        if (!host_zone_) host_zone_ = TimeZone::host();
+        return render_sacct_running(body, sacct_delimiter(query), *host_zone_);
     }
   } catch (const ParseError& e) {
     throw SlurmError(query.name, "GET " + path, 0, fmt::format("GET {}: {}", path, e.what()));

@@ -5,10 +5,11 @@
 // Served here: sinfo_all_nodes_json and slurm_monitor_sinfo (GET /slurm/vX/nodes), squeue_jobs (GET /slurm/vX/jobs),
 // sdiag_json (GET /slurm/vX/diag), scontrol_partitions (GET /slurm/vX/partitions), and from the accounting database
 // sacctmgr_qos (GET /slurmdb/vX/qos), sacctmgr_users (GET /slurmdb/vX/users) and sacctmgr_user_assoc (GET
-// /slurmdb/vX/associations?user=U; slurm/rest_render_sacctmgr.h). The API version is the newest
-// /openapi/v3 lists (or --slurm-rest-api-version), asked once. slurmrestd is a peer like any other: every request has a
-// timeout, an answer is bounded in size, and a status other than 200 is an error naming the URL and Slurm's own
-// message.
+// /slurmdb/vX/associations?user=U; slurm/rest_render_sacctmgr.h) and sacct_running (GET
+// /slurmdb/vX/jobs?state=running, with the --delimiter of its argv; slurm/rest_render_sacct.h). The API version is the
+// newest /openapi/v3 lists (or --slurm-rest-api-version), asked once. slurmrestd is a peer like any other: every
+// request has a timeout, an answer is bounded in size, and a status other than 200 is an error naming the URL and
+// Slurm's own message.
 #pragma once
 
 #include <chrono>

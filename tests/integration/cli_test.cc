@@ -34,6 +34,18 @@ TEST(Cli, HelpListsOptionsWithDefaultsAndSinks) {
   EXPECT_NE(v.out.find("gcm, version"), std::string::npos);
 }
 
+// Every collector that can ask slurmrestd says so in its help (sacct_running failed this before it took the options).
+TEST(Cli, TheSlurmBackendOptionsAreInTheHelpOfEveryCollectorThatTakesThem) {
+  for (const char* collector :
+       {"slurm_job_monitor", "slurm_monitor", "scontrol", "sacctmgr_qos", "sacctmgr_user", "sacct_running"}) {
+    auto r = run_gcm({collector, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << collector;
+    for (const char* option : {"--slurm-backend", "--slurm-rest-url", "--slurm-rest-token-file", "--slurm-rest-user",
+                               "--slurm-rest-api-version"})
+      EXPECT_NE(r.out.find(option), std::string::npos) << collector << " " << option << "\n" << r.out;
+  }
+}
+
 TEST(Cli, HealthChecksIsTheSameProgramUnderASecondName) {
   CommandSpec spec;
   spec.argv = {std::filesystem::path(gcm_binary()).parent_path() / "health_checks", "--version"};

@@ -50,6 +50,16 @@ for u in $(cat "$OUT/sacctmgr-users.txt"); do
   sacctmgr show user "$u" withassoc format=User,DefaultAccount,Account,DefaultQOS,QOS -P >"$OUT/sacctmgr-user-$u.txt"
   rest "/slurmdb/v0.0.38/associations?user=$u" >"$OUT/associations-$u.json"
 done
+# sacct_running: the running jobs slurmdbd holds, with their steps, and sacct's rows of the same second (Elapsed and
+# CPUTime are computed by slurmdbd at the moment of the query).
+for _ in 1 2 3 4 5; do
+  at=$(date +%s)
+  sacct -P -s running,r --delimiter "$D" -a -o all --duplicates --noconvert >"$OUT/sacct-running.txt"
+  rest "/slurmdb/v0.0.38/jobs?state=running" >"$OUT/slurmdb-jobs-running.json"
+  [ "$(date +%s)" = "$at" ] && break
+  sleep 0.3
+done
+echo "$at" >"$OUT/sacct-recorded-at.txt"
 rest /openapi/v3 | head -c 2000000 >/dev/null # answers (not kept: 1 MB of schema)
 
 cat >"$OUT/README.md" <<EOM
@@ -74,5 +84,8 @@ the testbed in \`workload.sh\`'s state; slurmrestd runs with \`rest_auth/local\`
 - \`sacctmgr-user-U.txt\`, \`associations-U.json\`: \`sacctmgr show user U withassoc
   format=User,DefaultAccount,Account,DefaultQOS,QOS -P\` and \`GET /slurmdb/v0.0.38/associations?user=U\`;
   \`associations.json\`: every association
+- \`sacct-running.txt\`, \`slurmdb-jobs-running.json\`: sacct_running's \`sacct -P -s running,r --delimiter '|#' -a -o all
+  --duplicates --noconvert\` and \`GET /slurmdb/v0.0.38/jobs?state=running\`, within the second in
+  \`sacct-recorded-at.txt\` (job 9's SubmitLine holds a newline, so its sacct row spans two lines)
 EOM
 log "recorded $(find "$OUT" -type f ! -name README.md | wc -l) files into $OUT"

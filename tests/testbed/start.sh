@@ -270,16 +270,6 @@ have_qos=$(sacctmgr -nP show qos format=name)
 grep -qx high <<<"$have_qos" || acct add qos high Priority=100 Description="urgent work"
 grep -qx limited <<<"$have_qos" ||
   acct add qos limited Priority=0 MaxJobsPerUser=1 MaxWall=02:00:00 Description="one running job per user"
-# No job runs under `capped`: it sets every limit sacctmgr prints, so that the REST back end's QOS records are compared
-# with sacctmgr's on every column (tests/integration/slurm_rest_backend_test.cc).
-grep -qx capped <<<"$have_qos" ||
-  acct add qos capped Priority=10 GraceTime=120 Preempt=normal,limited PreemptMode=requeue PreemptExemptTime=00:05:00 \
-    Flags=DenyOnLimit,NoReserve UsageFactor=2 UsageThreshold=0.5 GrpTRES=cpu=64,mem=64G,gres/gpu=16 \
-    GrpTRESMins=cpu=100000 GrpTRESRunMins=cpu=50000 GrpJobs=20 GrpSubmitJobs=40 GrpWall=7-00:00:00 \
-    MaxTRESPerJob=cpu=16,mem=1536M,gres/gpu=4 MaxTRESPerNode=gres/gpu=4 MaxTRESMinsPerJob=cpu=6000 \
-    MaxWallDurationPerJob=1-00:00:00 MaxTRESPerUser=gres/gpu=8 MaxJobsPerUser=4 MaxSubmitJobsPerUser=8 \
-    MaxTRESPerAccount=gres/gpu=12 MaxJobsPerAccount=6 MaxSubmitJobsPerAccount=12 MinTRESPerJob=cpu=1 \
-    Description="every limit set"
 have_cluster=$(sacctmgr -nP show cluster format=cluster | grep -cx "$CLUSTER" || true)
 have_users=$(sacctmgr -nP show user format=user | grep -cxE 'alice|bob|carol' || true)
 if [ "$have_cluster" != 1 ] || [ "$have_users" != 3 ]; then
@@ -354,6 +344,21 @@ if ! wait_daemon "$TIMEOUT" "$TB_RUN/slurmctld.pid" slurmctld nodes_ready; then
   die "not every node became ready within ${TIMEOUT}s" "${logs[@]}"
 fi
 wait_until "$TIMEOUT" sacctmgr -n show user alice || die "sacctmgr does not list the users" "$TB_LOG/slurmdbd.log"
+# No job runs under `capped`: it sets every limit sacctmgr prints, so that the REST back end's QOS records are compared
+# with sacctmgr's on every column (tests/integration/slurm_rest_backend_test.cc). It is added once slurmctld has
+# registered: slurmdbd knows the TRES gres/gpu only from slurmctld's AccountingStorageTRES, so on a fresh database
+# an earlier `add qos` fails with "no TRES known by type gres/gpu".
+gpu_tres_known() { sacctmgr -nP show tres format=type,name | grep -qx 'gres|gpu'; }
+if ! grep -qx capped <<<"$(sacctmgr -nP show qos format=name)"; then
+  wait_until "$TIMEOUT" gpu_tres_known || die "slurmdbd does not know the TRES gres/gpu" "$TB_LOG/slurmdbd.log"
+  acct add qos capped Priority=10 GraceTime=120 Preempt=normal,limited PreemptMode=requeue PreemptExemptTime=00:05:00 \
+      Flags=DenyOnLimit,NoReserve UsageFactor=2 UsageThreshold=0.5 GrpTRES=cpu=64,mem=64G,gres/gpu=16 \
+      GrpTRESMins=cpu=100000 GrpTRESRunMins=cpu=50000 GrpJobs=20 GrpSubmitJobs=40 GrpWall=7-00:00:00 \
+      MaxTRESPerJob=cpu=16,mem=1536M,gres/gpu=4 MaxTRESPerNode=gres/gpu=4 MaxTRESMinsPerJob=cpu=6000 \
+      MaxWallDurationPerJob=1-00:00:00 MaxTRESPerUser=gres/gpu=8 MaxJobsPerUser=4 MaxSubmitJobsPerUser=8 \
+      MaxTRESPerAccount=gres/gpu=12 MaxJobsPerAccount=6 MaxSubmitJobsPerAccount=12 MinTRESPerJob=cpu=1 \
+      Description="every limit set"
+fi
 wait_until 5 test -S "$GCM_TESTBED_REST_SOCKET" || die "slurmrestd did not create its socket" "$TB_LOG/slurmrestd.log"
 daemon_pid "$TB_RUN/slurmrestd.pid" slurmrestd >/dev/null || die "slurmrestd exited" "$TB_LOG/slurmrestd.log"
 

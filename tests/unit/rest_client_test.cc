@@ -11,7 +11,12 @@
 #include <mutex>
 #include <thread>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "collectors/slurm_backend.h"
+#include "sacct/sacct_running.h"
+#include "slurm/rest_render_sacct.h"
 #include "core/usage_error.h"
 #include "refused_port.h"
 #include "temp_dir.h"
@@ -30,7 +35,10 @@ class ScriptedSlurmrestd {
     server_.Get(".*", [this](const httplib::Request& req, httplib::Response& res) {
       {
         std::lock_guard lock(mu_);
-        paths_.push_back(req.has_param("user") ? req.path + "?user=" + req.get_param_value("user") : req.path);
+        std::string path = req.path;
+        for (const char* param : {"user", "state"})
+          if (req.has_param(param)) path += fmt::format("?{}={}", param, req.get_param_value(param));
+        paths_.push_back(path);
         token_ = req.get_header_value("X-SLURM-USER-TOKEN");
         user_ = req.get_header_value("X-SLURM-USER-NAME");
       }
@@ -42,6 +50,8 @@ class ScriptedSlurmrestd {
         res.set_content(read_file(kDir + "jobs.json"), "application/json");
       } else if (req.path == "/slurmdb/v0.0.40/associations" && token_ == "good") {
         res.set_content(read_file(kDir + "associations-alice.json"), "application/json");
+      } else if (req.path == "/slurmdb/v0.0.40/jobs" && token_ == "good") {
+        res.set_content(read_file(kDir + "slurmdb-jobs-running.json"), "application/json");
       } else if (req.path == "/slurm/v0.0.40/diag" && token_ == "good") {
         res.set_content(big_ ? std::string(4096, ' ') + "{}" : read_file(kDir + "diag.json"), "application/json");
       } else if (token_ != "good") {
@@ -137,6 +147,30 @@ TEST(RestSlurmClient, AUsersAssociationsComeFromSlurmdbdWithTheNameAsOneQueryVal
   EXPECT_TRUE(cli.queries().empty());
   q.argv.resize(3);
   EXPECT_THROW(rest.output(q), SlurmError) << "a query without a user";
+}
+
+// sacct_running's query goes to slurmdbd's running jobs, written with the delimiter of the query's argv.
+TEST(RestSlurmClient, RunningJobsComeFromSlurmdbdWithTheQuerysDelimiter) {
+  ScriptedSlurmrestd server;
+  CannedSlurmClient cli;
+  SlurmRestOptions o;
+  o.url = server.url();
+  o.token = "good";
+  o.api_version = "v0.0.40";
+  RestSlurmClient rest(o, cli);
+  EXPECT_TRUE(RestSlurmClient::serves("sacct_running"));
+  for (const char* delimiter : {"|#", "~"}) {
+    SlurmQuery q{"sacct_running", sacct::sacct_running_argv(delimiter), std::chrono::seconds(5)};
+    std::string text = rest.output(q);
+    std::string header = text.substr(0, text.find('\n'));
+    EXPECT_EQ(header, fmt::format("{}", fmt::join(rest_sacct_columns(), delimiter)));
+    EXPECT_NE(text.find(fmt::format("{}train-llm{}", delimiter, delimiter)), std::string::npos) << text;
+  }
+  EXPECT_EQ(server.paths(),
+            (std::vector<std::string>{"/slurmdb/v0.0.40/jobs?state=running", "/slurmdb/v0.0.40/jobs?state=running"}));
+  EXPECT_TRUE(cli.queries().empty()) << "sacct did not run";
+  SlurmQuery no_delimiter{"sacct_running", {"sacct", "-P"}, std::chrono::seconds(5)};
+  EXPECT_THROW(rest.output(no_delimiter), SlurmError);
 }
 
 TEST(RestSlurmClient, FailuresNameTheRequestAndSlurmsWordsButNotTheToken) {
