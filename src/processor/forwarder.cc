@@ -161,7 +161,7 @@ void Forwarder::stop() {
   while (!queue_.empty()) {
     Batch& b = queue_.front();
     st_.queued_items -= b.items;
-    st_.queue_bytes -= b.held;
+    st_.queue_bytes -= b.bytes.size();
     if (!spool(b)) lost += b.items;
     queue_.pop_front();
   }
@@ -211,12 +211,13 @@ bool Forwarder::spool(const Batch& b) {
 }
 
 void Forwarder::seal(Batch& b) {
-  // The queue counts the memory a batch holds, its reservation included: giving back an unused end of the
-  // reservation would copy the whole batch (a third of the bytes the processor copied under load).
-  b.held = b.bytes.capacity();
+  // The queue counts the bytes a batch holds; a batch well under its reservation gives the rest back first (a copy
+  // of the batch: rare, since the reservation follows the signal's last batch).
+  if (b.items) bytes_per_item_[slot(b.signal)] = b.bytes.size() / b.items + 1;
+  if (b.bytes.capacity() > b.bytes.size() + b.bytes.size() / 4) b.bytes.shrink_to_fit();
   // Once spooling has begun, later batches follow the spool so the downstream sees them in order.
-  if (spool_.empty() && st_.queue_bytes + b.held <= opts_.queue_bytes) {
-    st_.queue_bytes += b.held;
+  if (spool_.empty() && st_.queue_bytes + b.bytes.size() <= opts_.queue_bytes) {
+    st_.queue_bytes += b.bytes.size();
     st_.queued_items += b.items;
     queue_.push_back(std::move(b));
   } else {
@@ -257,14 +258,17 @@ bool Forwarder::submit(Signal signal, std::string_view request, uint64_t items) 
   auto& p = pending_[slot(signal)];
   if (!p) {
     p = Batch{signal, {}, 0, std::chrono::steady_clock::now()};
-    if (!spare_buffers_.empty()) {
-      p->bytes = std::move(spare_buffers_.back());
+    // Room for the whole batch at once, so that appending does not reallocate on the way (growing by doubling holds
+    // up to twice the bytes the queue counts, and copies them again): as many bytes per item as the signal's last
+    // batch had, or this request has.
+    uint64_t per_item = bytes_per_item_[slot(signal)];
+    if (!per_item) per_item = request.size() / std::max<uint64_t>(items, 1) + 1;
+    uint64_t want = std::min<uint64_t>(opts_.queue_bytes, per_item * opts_.batch_items + request.size());
+    if (!spare_buffers_.empty()) {  // one of about this size; a much larger one is given back
+      if (spare_buffers_.back().capacity() <= want + want / 4) p->bytes = std::move(spare_buffers_.back());
       spare_buffers_.pop_back();
     }
-    // A source's requests are alike: room for the whole batch at once, so that appending does not reallocate on
-    // the way (growing by doubling holds up to twice the bytes the queue counts, and copies them again).
-    uint64_t per_item = request.size() / std::max<uint64_t>(items, 1) + 1;
-    p->bytes.reserve(std::min<uint64_t>(opts_.queue_bytes, per_item * opts_.batch_items + request.size()));
+    p->bytes.reserve(want);
   }
   p->bytes += request;
   p->items += items;
@@ -356,13 +360,11 @@ void Forwarder::run() {
     bool from_queue = !queue_.empty();
     Signal signal;
     uint64_t items;
-    uint64_t held = 0;
     std::string body;
     std::string spool_path;
     if (from_queue) {  // taken out while it is sent, put back in front when it must be retried
       signal = queue_.front().signal;
       items = queue_.front().items;
-      held = queue_.front().held;
       body = std::move(queue_.front().bytes);
       queue_.pop_front();
     } else {
@@ -392,7 +394,7 @@ void Forwarder::run() {
     Outcome o = send(signal, body, items, &retry_after);
     lock.lock();
     st_.downstream = o == Outcome::Retry ? DownstreamState::Down : DownstreamState::Up;
-    if (o == Outcome::Retry && from_queue) queue_.push_front(Batch{signal, std::move(body), items, {}, held});
+    if (o == Outcome::Retry && from_queue) queue_.push_front(Batch{signal, std::move(body), items, {}});
     if (!from_queue && o == Outcome::Retry) spool_busy_ = false;  // still the front, for the next try
     if (o == Outcome::Retry) {
       ++st_.retried;
@@ -411,7 +413,7 @@ void Forwarder::run() {
     }
     if (from_queue) {
       st_.queued_items -= items;
-      st_.queue_bytes -= held;
+      st_.queue_bytes -= body.size();
       if (spare_buffers_.size() <= opts_.concurrency) {
         body.clear();
         spare_buffers_.push_back(std::move(body));

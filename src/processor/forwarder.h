@@ -56,7 +56,7 @@ struct ForwarderStats {
   uint64_t refused_requests = 0;     // submits refused for want of room (the receiver tells the client to retry)
   uint64_t rejected_downstream = 0;  // of the forwarded, the items the downstream reported as rejected
   uint64_t queued_items = 0;         // now in memory (pending batches and queue)
-  uint64_t queue_bytes = 0;          // now in memory (of sealed batches: their buffers' capacity)
+  uint64_t queue_bytes = 0;          // now in memory
   uint64_t spool_items = 0;          // now on disk
   uint64_t spool_bytes = 0;          // now on disk
   // Unknown until the first attempt ends: nothing was sent yet, so nothing is known of the downstream (a
@@ -87,7 +87,6 @@ class Forwarder {
     std::string bytes;
     uint64_t items = 0;
     std::chrono::steady_clock::time_point started;
-    uint64_t held = 0;  // once sealed: the memory it holds (its buffer's capacity), as counted in queue_bytes
   };
   struct SpoolFile {
     std::string path;
@@ -112,6 +111,9 @@ class Forwarder {
   // The buffers of batches sent, for the next batches: a new 1-2 MB buffer per batch cost its page faults and the
   // kernel's zeroing of every page (5 % of the processor under load). At most one per sender and one more are kept.
   std::vector<std::string> spare_buffers_;
+  // Bytes per item of each signal's last sealed batch: the next batch reserves for that, so that its reservation
+  // fits what it will hold (one estimated from its first request alone left a third unused, given back by a copy).
+  uint64_t bytes_per_item_[3] = {0, 0, 0};
   std::deque<SpoolFile> spool_;
   uint64_t spool_seq_ = 0;
   ForwarderStats st_;

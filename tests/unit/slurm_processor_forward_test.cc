@@ -215,6 +215,48 @@ TEST(SlurmProcessorForwarder, WithoutRoomRequestsAreRefusedAndCounted) {
   EXPECT_EQ(f.stats().dropped, 0u);  // the client was told to retry: nothing lost here
 }
 
+// One request with one gauge point whose value is `id`, its metric named with `name_bytes` bytes.
+std::string sized_request(int64_t id, size_t name_bytes) {
+  MetricsReq m;
+  auto* metric = m.add_resource_metrics()->add_scope_metrics()->add_metrics();
+  metric->set_name(std::string(name_bytes, 'm'));
+  metric->mutable_gauge()->add_data_points()->set_as_int(id);
+  return m.SerializeAsString();
+}
+
+// Batches reserve memory by estimate, and requests of a signal differ in size: whatever a batch's reservation, a
+// request the forwarder took is sent, never dropped for want of room it had promised (without a spool, room is
+// checked once, when the request is taken).
+TEST(SlurmProcessorForwarder, WhatItTakesItSendsWhateverTheSizesOfItsRequests) {
+  Downstream d;
+  d.down = true;
+  ForwarderOptions o = options(d.url(), "");
+  o.queue_bytes = 4096;
+  o.batch_timeout = std::chrono::seconds(60);  // batches are sealed by their item count only
+  Forwarder f(o, nullptr);
+  f.start();
+  std::vector<int64_t> taken;
+  // Batches of ten requests, large and small by turns: a batch of small ones reserves what the large ones before it
+  // needed, until the queue is full.
+  for (int64_t i = 0; i < 400; ++i) {
+    bool large = (i / 10) % 2 == 0;
+    if (f.submit(Signal::Metrics, sized_request(i, large ? 300 : 4), 1)) taken.push_back(i);
+  }
+  ASSERT_GT(taken.size(), 20u);
+  ASSERT_LT(taken.size(), 400u) << "the queue never filled: the test shows nothing";
+  EXPECT_EQ(f.stats().dropped, 0u);
+  d.down = false;
+  EXPECT_TRUE(eventually([&] {
+    std::lock_guard lock(d.mu);
+    return d.seen.size() >= taken.size() - taken.size() % 10;  // the batch still filling waits for its tenth
+  }));
+  f.stop();  // sends the batch still filling
+  EXPECT_EQ(f.stats().dropped, 0u);
+  std::lock_guard lock(d.mu);
+  EXPECT_EQ(d.seen.size(), taken.size());
+  for (int64_t id : taken) EXPECT_EQ(d.seen[id], 1) << id;
+}
+
 TEST(SlurmProcessorForwarder, RefusalsAreLoggedOnceEveryTenSecondsNotOncePerRequest) {
   Downstream d;
   d.down = true;
