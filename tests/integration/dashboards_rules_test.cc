@@ -303,8 +303,11 @@ TEST_F(DashboardsAndRules, EveryExpressionParsesAndReturnsDataFromARealAgentAndC
                      {processor.url.substr(std::string("http://").size())});
   Prometheus prom(dir);
 
-  // Ready when every source has been scraped, the detector compared the job's GPUs, the lost GPU's alert fires and
-  // the once-a-minute usage rules ran (their group starts at an offset of up to a minute).
+  // Ready when every source has been scraped, the detector compared the job's GPUs, the lost GPU's alert fires, the
+  // once-a-minute usage rules ran (their group starts at an offset of up to a minute), and the peer-node group (every
+  // 30 s, at its own offset) ran once with the job's GPUs scraped: its last recording rule, which its chain of rules
+  // before it feeds within the same evaluation. Without that, the usage group could run first and the peer rules be
+  // checked before their first evaluation with data (CI saw it once).
   std::vector<std::string> ready = {"gcm_gpu_job_info{node=\"node1\",user=\"alice\"}",
                                     "gcm_gpu_peer_deviation_ratio",
                                     "gcm_slurm_nodes_total",
@@ -314,7 +317,8 @@ TEST_F(DashboardsAndRules, EveryExpressionParsesAndReturnsDataFromARealAgentAndC
                                     "gcm_collector_last_success_timestamp_seconds{collector=\"slurm_job_monitor\"}",
                                     "ALERTS{alertname=\"GcmGpuLost\",alertstate=\"firing\"}",
                                     "gcm:account:gpus",
-                                    "gcm:account:gpu_hours_used:1h"};
+                                    "gcm:account:gpu_hours_used:1h",
+                                    "gcm_node_health_reason"};
   std::string missing;
   bool up = eventually(
       [&] {

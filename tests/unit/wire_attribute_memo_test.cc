@@ -108,9 +108,11 @@ TEST(WireAttributeMemo, ARememberedRunFollowedByMoreAttributesIsScanItems) {
 TEST(WireAttributeMemo, RunsArePerDepthAndLongerRunsDoNotReadPastTheItem) {
   const MessageRules& rules = rules_of<pbm::NumberDataPoint>();
   std::string two = attr("gpu", "2") + attr("UUID", "GPU-2");
+  // The memo reads the items where they are (a request body outlives it): each item is kept while it is used.
   AttributeMemo memo;
   ItemScan s, t;
-  memo.scan(point(1, two), kAttrs, rules, 6, s);
+  std::string first = point(1, two);
+  memo.scan(first, kAttrs, rules, 6, s);
   // A prefix of the remembered run: the run is longer than what is left of this item.
   std::string one = point(2, attr("gpu", "2"));
   memo.scan(one, kAttrs, rules, 6, s);
@@ -127,7 +129,8 @@ TEST(WireAttributeMemo, AMalformedFieldAfterARememberedRunIsRefused) {
   std::string labels = dcgm_labels(3);
   AttributeMemo memo;
   ItemScan s;
-  memo.scan(point(1, labels), kAttrs, rules, 6, s);
+  std::string first = point(1, labels);
+  memo.scan(first, kAttrs, rules, 6, s);
   std::string truncated = point(2, labels, varint(1 << 3 | 1) + "abc");  // a fixed64 of three bytes
   try {
     memo.scan(truncated, kAttrs, rules, 6, s);
