@@ -30,8 +30,13 @@ class OtlpReceiverProcess {
         proc_({"node", std::string(GCM_SOURCE_DIR) + "/tests/integration/otlp_receiver/receiver.js"}, stderr_,
               {"OTLP_HTTP_PORT=" + std::to_string(http_port), "OTLP_GRPC_PORT=" + std::to_string(grpc_port)}) {
     auto first = proc_.read_line(std::chrono::seconds(30));
-    if (!first || !nlohmann::json::parse(*first).value("ready", false))
-      throw std::runtime_error("the OTLP receiver did not start: " + read_text(stderr_));
+    if (!first || !nlohmann::json::accept(*first) || !nlohmann::json::parse(*first).value("ready", false)) {
+      // What it printed and how it ended, besides its stderr: CI once saw it end with an empty stderr.
+      int status = proc_.stop(SIGKILL, std::chrono::seconds(5));  // 137: it was still running
+      throw std::runtime_error(
+          "the OTLP receiver did not start (first line: " + (first ? "'" + *first + "'" : std::string("none")) +
+          ", exit status " + std::to_string(status) + "): " + read_text(stderr_));
+    }
   }
   // The next request received, or nullopt after the timeout.
   std::optional<nlohmann::json> next(std::chrono::milliseconds timeout) {
