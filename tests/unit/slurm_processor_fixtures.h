@@ -63,4 +63,18 @@ void add_points(Points* pts) {
   set_str(pts->Add()->mutable_attributes(), "other", "x");
 }
 
+// Wire-format pieces for bodies protobuf would not write (fields out of order, twice, malformed).
+inline std::string varint(uint64_t v) {
+  std::string s;
+  while (v >= 0x80) {
+    s.push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  s.push_back(static_cast<char>(v));
+  return s;
+}
+inline std::string len(uint32_t field, const std::string& content) {
+  return varint(field << 3 | 2) + varint(content.size()) + content;
+}
+
 }  // namespace gcm::processor::fixtures

@@ -34,19 +34,6 @@ HostLookup lookup() {
   };
 }
 
-// Wire-format pieces for bodies protobuf would not write (fields out of order, twice, malformed).
-std::string varint(uint64_t v) {
-  std::string s;
-  while (v >= 0x80) {
-    s.push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  s.push_back(static_cast<char>(v));
-  return s;
-}
-std::string len(uint32_t field, const std::string& content) {
-  return varint(field << 3 | 2) + varint(content.size()) + content;
-}
 std::string kv(const std::string& key, const std::string& any_value) { return len(1, key) + len(2, any_value); }
 std::string string_value(const std::string& s) { return len(1, s); }
 

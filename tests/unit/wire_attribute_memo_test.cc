@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "metrics.pb.h"
+#include "slurm_processor_fixtures.h"
 
 namespace gcm::processor::wire {
 namespace {
@@ -15,18 +16,8 @@ namespace {
 namespace pbm = opentelemetry::proto::metrics::v1;
 constexpr uint32_t kAttrs = pbm::NumberDataPoint::kAttributesFieldNumber;
 
-std::string varint(uint64_t v) {
-  std::string s;
-  while (v >= 0x80) {
-    s.push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  s.push_back(static_cast<char>(v));
-  return s;
-}
-std::string len(uint32_t field, const std::string& content) {
-  return varint(field << 3 | 2) + varint(content.size()) + content;
-}
+using fixtures::len;
+using fixtures::varint;
 // An attribute field of a data point: KeyValue{key, value{string_value}}.
 std::string attr(const std::string& key, const std::string& value) {
   return len(kAttrs, len(1, key) + len(2, len(1, value)));
