@@ -144,7 +144,7 @@ const bool kScontrolTopologyRegistered = register_slurm_query_collector(
      "The network topology slurmctld schedules on (`scontrol show topo`): one ScontrolTopology LOG record per switch "
      "(topology/tree) or block (topology/block), with its nodes expanded (at most 10000) and counted.",
      3600, &kScontrolTopology, "Seconds `scontrol show topo` may run before it is killed and the round fails.",
-     collect_scontrol_topology});
+     collect_scontrol_topology, /*takes_rest_backend=*/false});
 }  // namespace
 
 }  // namespace gcm::scheduler

@@ -16,8 +16,8 @@ void add_slurm_backend_options(OptionBinder& b, SlurmBackendOptions& o) {
   b.option("--slurm-backend", "slurm_backend", o.backend,
            "How Slurm is asked: `cli` runs its commands (sinfo, squeue, sdiag, ...); `rest` asks slurmrestd "
            "(--slurm-rest-url) for what it has an endpoint for (nodes, jobs, sdiag, partitions, QOS, users, "
-           "associations and slurmdbd's running jobs) and runs the commands for the rest. Also [gcm] slurm_backend in "
-           "the config, for every collector.")
+           "associations, slurmdbd's running jobs and, from API v0.0.39, the fair-share tree) and runs the commands "
+           "for the rest. Also [gcm] slurm_backend in the config, for every collector.")
       ->capture_default_str()
       ->check(CLI::IsMember({"cli", "rest"}));
   b.option("--slurm-rest-url", "slurm_rest_url", o.rest_url,

@@ -1,8 +1,8 @@
-// How the Slurm collectors (slurm_job_monitor, slurm_monitor, scontrol, sacctmgr_qos, sacctmgr_user, sacct_running)
-// reach Slurm, declared one way by each of them: the CLI (every command runs, as GCM's collectors do) or slurmrestd
-// (gcm-newer.md §2), where the queries slurmrestd answers go to its REST API and every other one still runs its command
-// (slurm/rest_client.h). Chosen per command with --slurm-backend, or for every collector at once with `slurm_backend`
-// (and the other keys below) in the config's [gcm] table.
+// How the Slurm collectors (slurm_job_monitor, slurm_monitor, scontrol, sacctmgr_qos, sacctmgr_user, sacct_running,
+// sshare) reach Slurm, declared one way by each of them: the CLI (every command runs, as GCM's collectors do) or
+// slurmrestd (gcm-newer.md §2), where the queries slurmrestd answers go to its REST API and every other one still runs
+// its command (slurm/rest_client.h). Chosen per command with --slurm-backend, or for every collector at once with
+// `slurm_backend` (and the other keys below) in the config's [gcm] table.
 #pragma once
 
 #include <chrono>

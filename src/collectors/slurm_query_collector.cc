@@ -3,6 +3,7 @@
 #include <ctime>
 #include <memory>
 
+#include "collectors/slurm_backend.h"
 #include "collectors/slurm_timeout_option.h"
 #include "core/schema.h"
 
@@ -14,19 +15,25 @@ class SlurmQueryCollector : public Collector {
  public:
   SlurmQueryCollector(std::shared_ptr<const SlurmQueryCollectorSpec> spec, OptionBinder& b) : spec_(std::move(spec)) {
     add_slurm_timeout_option(b, timeout_s_, spec_->timeout_help);
+    if (spec_->takes_rest_backend) add_slurm_backend_options(b, backend_);
   }
-  std::vector<CollectorTask> tasks(const CollectorContext&) override {
+  std::vector<CollectorTask> tasks(const CollectorContext& context) override {
+    slurm_.configure(backend_, slurm_timeout_ms(timeout_s_));
+    if (slurm_.rest())
+      context.log->info("{}: from slurmrestd at {} where its API version has an endpoint for it, else its command",
+                        spec_->name, backend_.rest_url);
     return {{spec_->name, &spec_->schema->get(), [this](const CollectorContext& ctx, RecordOut& out) {
                Params p{ctx.cluster, ctx.heterogeneous_cluster_v1, static_cast<int64_t>(std::time(nullptr)),
                         slurm_timeout_ms(timeout_s_)};
-               spec_->collect(slurm_, p, out);
+               spec_->collect(slurm_.client(), p, out);
              }}};
   }
 
  private:
   std::shared_ptr<const SlurmQueryCollectorSpec> spec_;
   double timeout_s_ = 60;
-  slurm::CliSlurmClient slurm_;
+  SlurmBackendOptions backend_;  // "cli" unless the spec takes the options and they say otherwise
+  SlurmBackend slurm_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The shape of a collector that runs one Slurm query a round (sprio, sshare, scontrol_topology): a --slurm-timeout
-// option, one task named after the subcommand, and a function of a SlurmClient that reads the command's output into
-// records. Such a collector's file holds its parsing and one register_slurm_query_collector() call.
+// option (and the --slurm-backend options where slurmrestd can answer the query), one task named after the
+// subcommand, and a function of a SlurmClient that reads the command's output into records. Such a collector's file
+// holds its parsing and one register_slurm_query_collector() call.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +20,10 @@ struct SlurmQueryCollectorSpec {
   const LazySchema* schema;  // what it emits (registered too)
   const char* timeout_help;  // --slurm-timeout's help: the command it bounds
   size_t (*collect)(slurm::SlurmClient& slurm, const Params& params, RecordOut& out);
+  // Whether the query has a slurmrestd route (slurm/rest_client.cc's kRestRoutes): then the collector takes
+  // --slurm-backend and its REST options (collectors/slurm_backend.h); else it always runs the command, and offering
+  // the options would promise what they cannot do.
+  bool takes_rest_backend;
 };
 
 // Registers the collector and its record schema; true, for a static's initialiser.

@@ -79,7 +79,9 @@ const bool kSshareRegistered = register_slurm_query_collector(
     {"sshare",
      "The fair-share tree of `sshare -a -P` (shares, usage, fair-share factor), one SsharePayload LOG record per "
      "association.",
-     300, &kSsharePayload, "Seconds `sshare` may run before it is killed and the round fails.", collect_sshare});
+     300, &kSsharePayload,
+     "Seconds `sshare` (or its slurmrestd request) may run before it is killed and the round fails.", collect_sshare,
+     /*takes_rest_backend=*/true});
 }  // namespace
 
 }  // namespace gcm::scheduler

@@ -13,6 +13,7 @@
 #include "slurm/rest_render.h"
 #include "slurm/rest_render_sacct.h"
 #include "slurm/rest_render_sacctmgr.h"
+#include "slurm/rest_render_sshare.h"
 
 namespace gcm::slurm {
 
@@ -47,7 +48,8 @@ std::string slurm_errors(const std::string& body) {
 
 // What the REST client answers: one row per query name, its endpoint (under /slurm/vX.Y.Z for slurmctld's data,
 // /slurmdb/vX.Y.Z for slurmdbd's) and how the answer becomes the CLI output that the query's collector reads.
-// serves() and answer() both read this table, so a query is served exactly when it has a row.
+// serves(), answers_itself() and answer() all read this table, so a query is served exactly when it has a row and the
+// API version in use is at least the row's `since`.
 enum class RestRender {
   AsIs,
   SqueueJobs,
@@ -57,13 +59,18 @@ enum class RestRender {
   SacctmgrUsers,
   SacctmgrUserAssoc,
   SacctRunning,
+  Sshare,
 };
 enum class RestApi { Slurm, Slurmdb };
+// An API version as (major, minor, patch), compared as api_version_number's tuples are.
+using ApiVersion = std::tuple<int, int, int>;
 struct RestRoute {
   std::string_view query;
   RestApi api;
   std::string_view endpoint;
   RestRender render;
+  // The first API version with the endpoint: below it, the query runs its command (RestSlurmClient::answers_itself).
+  ApiVersion since{0, 0, 0};
 };
 constexpr RestRoute kRestRoutes[] = {
     {"sinfo_all_nodes_json", RestApi::Slurm, "/nodes", RestRender::AsIs},  // sinfo --json is the REST answer itself
@@ -77,6 +84,9 @@ constexpr RestRoute kRestRoutes[] = {
     {"sacctmgr_user_assoc", RestApi::Slurmdb, "/associations", RestRender::SacctmgrUserAssoc},
     // The jobs slurmdbd has as running, each with its steps: sacct -s running's rows (--delimiter from the argv).
     {"sacct_running", RestApi::Slurmdb, "/jobs?state=running", RestRender::SacctRunning},
+    // The fair-share tree as `sshare -a -P` prints it. /shares came with v0.0.39 (Slurm 23.02): v0.0.38 (Slurm
+    // 22.05) has none, so there sshare runs.
+    {"sshare", RestApi::Slurm, "/shares", RestRender::Sshare, {0, 0, 39}},
 };
 
 const RestRoute* rest_route(std::string_view query_name) {
@@ -114,6 +124,20 @@ std::optional<std::string> slurm_rest_url_problem(std::string_view url) {
 }
 
 bool RestSlurmClient::serves(std::string_view query_name) { return rest_route(query_name) != nullptr; }
+
+bool RestSlurmClient::answers_itself(const SlurmQuery& query) {
+  const RestRoute* route = rest_route(query.name);
+  if (!route) return false;
+  if (route->since == ApiVersion{0, 0, 0}) return true;  // every version has the endpoint: nothing to ask
+  const std::string& version = api_version();
+  std::optional<ApiVersion> number = api_version_number(version);
+  if (!number)
+    throw SlurmError(query.name, "slurmrestd", 0,
+                     fmt::format("the API version '{}' is not of the form vX.Y.Z (check --slurm-rest-api-version), so "
+                                 "whether it has {} is not known",
+                                 version, route->endpoint));
+  return *number >= route->since;
+}
 
 RestSlurmClient::RestSlurmClient(SlurmRestOptions options, SlurmClient& fallback)
     : options_(std::move(options)), fallback_(fallback), http_(std::make_unique<HttpClient>()) {
@@ -217,6 +241,8 @@ std::string RestSlurmClient::answer(const SlurmQuery& query, const std::string& 
       case RestRender::SacctRunning:
         if (!host_zone_) host_zone_ = TimeZone::host();
         return render_sacct_running(body, sacct_delimiter(query), *host_zone_);
+      case RestRender::Sshare:
+        return render_sshare(body);
     }
   } catch (const ParseError& e) {
     throw SlurmError(query.name, "GET " + path, 0, fmt::format("GET {}: {}", path, e.what()));
@@ -225,12 +251,17 @@ std::string RestSlurmClient::answer(const SlurmQuery& query, const std::string& 
 }
 
 std::string RestSlurmClient::answerer(const SlurmQuery& query) const {
-  if (!serves(query.name)) return fallback_.answerer(query);
-  return "rest " + options_.url + " " + options_.user + " " + options_.api_version;
+  const RestRoute* route = rest_route(query.name);
+  if (!route) return fallback_.answerer(query);
+  std::string rest = "rest " + options_.url + " " + options_.user + " " + options_.api_version;
+  // Which of the two answers a version-gated query is the same for every client with this URL, user and version
+  // option (the server's version decides), so the key names both without asking the server here.
+  if (route->since != ApiVersion{0, 0, 0}) return rest + " or " + fallback_.answerer(query);
+  return rest;
 }
 
 size_t RestSlurmClient::fetch_lines(const SlurmQuery& query, const LineHandler& on_line) {
-  if (!serves(query.name)) return fallback_.fetch_lines(query, on_line);
+  if (!answers_itself(query)) return fallback_.fetch_lines(query, on_line);
   std::string path = path_of(query);
   std::string text = answer(query, path);
   return deliver_lines(query, "GET " + path, text, on_line);

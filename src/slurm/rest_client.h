@@ -5,11 +5,12 @@
 // Served here: sinfo_all_nodes_json and slurm_monitor_sinfo (GET /slurm/vX/nodes), squeue_jobs (GET /slurm/vX/jobs),
 // sdiag_json (GET /slurm/vX/diag), scontrol_partitions (GET /slurm/vX/partitions), and from the accounting database
 // sacctmgr_qos (GET /slurmdb/vX/qos), sacctmgr_users (GET /slurmdb/vX/users) and sacctmgr_user_assoc (GET
-// /slurmdb/vX/associations?user=U; slurm/rest_render_sacctmgr.h) and sacct_running (GET
-// /slurmdb/vX/jobs?state=running, with the --delimiter of its argv; slurm/rest_render_sacct.h). The API version is the
-// newest /openapi/v3 lists (or --slurm-rest-api-version), asked once. slurmrestd is a peer like any other: every
-// request has a timeout, an answer is bounded in size, and a status other than 200 is an error naming the URL and
-// Slurm's own message.
+// /slurmdb/vX/associations?user=U; slurm/rest_render_sacctmgr.h), sacct_running (GET
+// /slurmdb/vX/jobs?state=running, with the --delimiter of its argv; slurm/rest_render_sacct.h) and, from API v0.0.39
+// on, sshare (GET /slurm/vX/shares; slurm/rest_render_sshare.h: v0.0.38 has no /shares, so there sshare runs). The API
+// version is the newest /openapi/v3 lists (or --slurm-rest-api-version), asked once. slurmrestd is a peer like any
+// other: every request has a timeout, an answer is bounded in size, and a status other than 200 is an error naming the
+// URL and Slurm's own message.
 #pragma once
 
 #include <chrono>
@@ -48,8 +49,11 @@ class RestSlurmClient : public SlurmClient {
   size_t fetch_lines(const SlurmQuery& query, const LineHandler& on_line) override;
   std::string answerer(const SlurmQuery& query) const override;
 
-  // True for the query names this client answers itself.
+  // True for the query names this client has an endpoint for, in some API version (see answers_itself).
   static bool serves(std::string_view query_name);
+  // True when this client answers `query` itself: it has an endpoint for it in the API version in use (asking the
+  // version first when a route needs a newer one than the oldest). Throws SlurmError when that version is not known.
+  bool answers_itself(const SlurmQuery& query);
   // REST requests made so far (the API version negotiation included), for tests and figures.
   size_t requests() const { return requests_; }
   const std::string& api_version();

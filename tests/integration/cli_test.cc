@@ -37,7 +37,7 @@ TEST(Cli, HelpListsOptionsWithDefaultsAndSinks) {
 // Every collector that can ask slurmrestd says so in its help (sacct_running failed this before it took the options).
 TEST(Cli, TheSlurmBackendOptionsAreInTheHelpOfEveryCollectorThatTakesThem) {
   for (const char* collector :
-       {"slurm_job_monitor", "slurm_monitor", "scontrol", "sacctmgr_qos", "sacctmgr_user", "sacct_running"}) {
+       {"slurm_job_monitor", "slurm_monitor", "scontrol", "sacctmgr_qos", "sacctmgr_user", "sacct_running", "sshare"}) {
     auto r = run_gcm({collector, "--help"});
     EXPECT_EQ(r.exit_code, 0) << collector;
     for (const char* option : {"--slurm-backend", "--slurm-rest-url", "--slurm-rest-token-file", "--slurm-rest-user",
