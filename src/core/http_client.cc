@@ -3,7 +3,10 @@
 #include <curl/curl.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 
@@ -89,6 +92,46 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
   return size * n;
 }
 
+// The request body as libcurl reads it: the pieces in order, and where the next read starts. libcurl seeks back to
+// the start when it sends the request again on a new connection (a kept-alive one the server had closed).
+struct BodySource {
+  std::span<const std::string> parts;
+  size_t part = 0;    // the piece the next read starts in
+  size_t offset = 0;  // within it
+};
+
+size_t on_read(char* into, size_t size, size_t n, void* user) {
+  auto* src = static_cast<BodySource*>(user);
+  size_t room = size * n, filled = 0;
+  while (filled < room && src->part < src->parts.size()) {
+    const std::string& piece = src->parts[src->part];
+    size_t take = std::min(room - filled, piece.size() - src->offset);
+    std::memcpy(into + filled, piece.data() + src->offset, take);
+    filled += take;
+    src->offset += take;
+    if (src->offset == piece.size()) {
+      ++src->part;
+      src->offset = 0;
+    }
+  }
+  return filled;
+}
+
+int on_seek(void* user, curl_off_t to, int origin) {
+  auto* src = static_cast<BodySource*>(user);
+  if (origin != SEEK_SET || to < 0) return CURL_SEEKFUNC_CANTSEEK;
+  src->part = 0;
+  src->offset = 0;
+  auto left = static_cast<size_t>(to);
+  while (src->part < src->parts.size() && left >= src->parts[src->part].size()) {
+    left -= src->parts[src->part].size();
+    ++src->part;
+  }
+  if (left > 0 && src->part == src->parts.size()) return CURL_SEEKFUNC_FAIL;  // past the end
+  src->offset = left;
+  return CURL_SEEKFUNC_OK;
+}
+
 }  // namespace
 
 HttpClient::HttpClient(HttpClientTls tls) : tls_(std::move(tls)) {
@@ -99,7 +142,7 @@ HttpClient::HttpClient(HttpClientTls tls) : tls_(std::move(tls)) {
 
 HttpClient::~HttpClient() { curl().easy_cleanup(static_cast<CURL*>(curl_)); }
 
-HttpResponse HttpClient::perform(const std::string& url, const std::string* body,
+HttpResponse HttpClient::perform(const std::string& url, const std::span<const std::string>* body,
                                  const std::vector<std::string>& headers, std::chrono::milliseconds timeout) {
   // The options were checked where they were given; this keeps any other caller from reaching libcurl's other
   // protocols (file://, gopher://, ...).
@@ -131,10 +174,17 @@ HttpResponse HttpClient::perform(const std::string& url, const std::string* body
     api.easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
     api.easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
   }
+  BodySource source;
   if (body) {
+    source.parts = *body;
+    curl_off_t total = 0;
+    for (const std::string& piece : *body) total += static_cast<curl_off_t>(piece.size());
     api.easy_setopt(c, CURLOPT_POST, 1L);
-    api.easy_setopt(c, CURLOPT_POSTFIELDS, body->data());
-    api.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+    api.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, total);  // a Content-Length, not chunked
+    api.easy_setopt(c, CURLOPT_READFUNCTION, on_read);
+    api.easy_setopt(c, CURLOPT_READDATA, &source);
+    api.easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek);
+    api.easy_setopt(c, CURLOPT_SEEKDATA, &source);
   }
   CURLcode rc = api.easy_perform(c);
   api.slist_free_all(hdrs);
@@ -152,6 +202,11 @@ HttpResponse HttpClient::perform(const std::string& url, const std::string* body
 
 HttpResponse HttpClient::post(const std::string& url, const std::string& body, const std::vector<std::string>& headers,
                               std::chrono::milliseconds timeout) {
+  return post(url, std::span<const std::string>(&body, 1), headers, timeout);
+}
+
+HttpResponse HttpClient::post(const std::string& url, std::span<const std::string> body,
+                              const std::vector<std::string>& headers, std::chrono::milliseconds timeout) {
   return perform(url, &body, headers, timeout);
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -44,6 +45,10 @@ class HttpClient {
 
   HttpResponse post(const std::string& url, const std::string& body, const std::vector<std::string>& headers,
                     std::chrono::milliseconds timeout);
+  // The body in pieces, sent one after the other as one body: a batch of requests goes out without first being
+  // copied into one buffer (libcurl copies each piece into its upload buffer as it sends, as it does a whole body).
+  HttpResponse post(const std::string& url, std::span<const std::string> body, const std::vector<std::string>& headers,
+                    std::chrono::milliseconds timeout);
   HttpResponse get(const std::string& url, std::chrono::milliseconds timeout,
                    const std::vector<std::string>& headers = {});
 
@@ -54,8 +59,8 @@ class HttpClient {
   void set_max_body_bytes(size_t bytes) { max_body_bytes_ = bytes; }
 
  private:
-  HttpResponse perform(const std::string& url, const std::string* body, const std::vector<std::string>& headers,
-                       std::chrono::milliseconds timeout);
+  HttpResponse perform(const std::string& url, const std::span<const std::string>* body,
+                       const std::vector<std::string>& headers, std::chrono::milliseconds timeout);
   void* curl_;
   HttpClientTls tls_;
   std::string unix_socket_;

@@ -93,6 +93,8 @@ const char* to_string(DownstreamState s) {
 Forwarder::Forwarder(ForwarderOptions opts, std::shared_ptr<spdlog::logger> log)
     : opts_(std::move(opts)), log_(std::move(log)) {
   if (!opts_.endpoint.empty() && opts_.endpoint.back() == '/') opts_.endpoint.pop_back();
+  // A few batches' worth: what the receivers take between two batches sent, under the queue's own bound.
+  spare_limit_ = std::min<uint64_t>(opts_.queue_bytes / 8, 8u << 20);
 }
 
 Forwarder::~Forwarder() { stop(); }
@@ -161,7 +163,7 @@ void Forwarder::stop() {
   while (!queue_.empty()) {
     Batch& b = queue_.front();
     st_.queued_items -= b.items;
-    st_.queue_bytes -= b.bytes.size();
+    st_.queue_bytes -= b.held;
     if (!spool(b)) lost += b.items;
     queue_.pop_front();
   }
@@ -174,7 +176,7 @@ bool Forwarder::spool(const Batch& b) {
     st_.dropped += b.items;
     return false;
   }
-  if (st_.spool_bytes + b.bytes.size() > opts_.spool_bytes) {
+  if (st_.spool_bytes + b.size > opts_.spool_bytes) {
     st_.dropped += b.items;
     if (log_)
       log_->error("slurm_processor: the spool {} is full ({} bytes): {} {} dropped", opts_.spool_dir, st_.spool_bytes,
@@ -187,7 +189,7 @@ bool Forwarder::spool(const Batch& b) {
   bool ok = false;
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(b.bytes.data(), static_cast<std::streamsize>(b.bytes.size()));
+    for (const std::string& part : b.parts) out.write(part.data(), static_cast<std::streamsize>(part.size()));
     out.flush();
     ok = static_cast<bool>(out);
   }
@@ -203,21 +205,17 @@ bool Forwarder::spool(const Batch& b) {
       log_->error("slurm_processor: cannot write the spool file {}: {} {} dropped", path, b.items, item_name(b.signal));
     return false;
   }
-  spool_.push_back({path, b.signal, b.items, b.bytes.size()});
+  spool_.push_back({path, b.signal, b.items, b.size});
   st_.spooled += b.items;
   st_.spool_items += b.items;
-  st_.spool_bytes += b.bytes.size();
+  st_.spool_bytes += b.size;
   return true;
 }
 
 void Forwarder::seal(Batch& b) {
-  // The queue counts the bytes a batch holds; a batch well under its reservation gives the rest back first (a copy
-  // of the batch: rare, since the reservation follows the signal's last batch).
-  if (b.items) bytes_per_item_[slot(b.signal)] = b.bytes.size() / b.items + 1;
-  if (b.bytes.capacity() > b.bytes.size() + b.bytes.size() / 4) b.bytes.shrink_to_fit();
   // Once spooling has begun, later batches follow the spool so the downstream sees them in order.
-  if (spool_.empty() && st_.queue_bytes + b.bytes.size() <= opts_.queue_bytes) {
-    st_.queue_bytes += b.bytes.size();
+  if (spool_.empty() && st_.queue_bytes + b.held <= opts_.queue_bytes) {
+    st_.queue_bytes += b.held;
     st_.queued_items += b.items;
     queue_.push_back(std::move(b));
   } else {
@@ -226,11 +224,18 @@ void Forwarder::seal(Batch& b) {
 }
 
 bool Forwarder::submit(Signal signal, std::string_view request, uint64_t items) {
+  std::string copy(request);
+  return take(signal, copy, items);
+}
+
+bool Forwarder::take(Signal signal, std::string& request, uint64_t items) {
+  // A buffer far larger than what it holds (one huge request grew it) would hold the queue's room for nothing.
+  if (request.capacity() > 2 * request.size() + 4096) request.shrink_to_fit();
   std::unique_lock lock(mu_);
   uint64_t held = st_.queue_bytes;
   for (const auto& p : pending_)
-    if (p) held += p->bytes.size();
-  bool room = held + request.size() <= opts_.queue_bytes ||
+    if (p) held += p->held;
+  bool room = held + request.capacity() <= opts_.queue_bytes ||
               (!opts_.spool_dir.empty() && st_.spool_bytes + request.size() <= opts_.spool_bytes);
   if (!room || stopping_) {
     ++st_.refused_requests;  // the client is told to retry: not lost here, so not in dropped
@@ -256,22 +261,17 @@ bool Forwarder::submit(Signal signal, std::string_view request, uint64_t items) 
     return false;
   }
   auto& p = pending_[slot(signal)];
-  if (!p) {
-    p = Batch{signal, {}, 0, std::chrono::steady_clock::now()};
-    // Room for the whole batch at once, so that appending does not reallocate on the way (growing by doubling holds
-    // up to twice the bytes the queue counts, and copies them again): as many bytes per item as the signal's last
-    // batch had, or this request has.
-    uint64_t per_item = bytes_per_item_[slot(signal)];
-    if (!per_item) per_item = request.size() / std::max<uint64_t>(items, 1) + 1;
-    uint64_t want = std::min<uint64_t>(opts_.queue_bytes, per_item * opts_.batch_items + request.size());
-    if (!spare_buffers_.empty()) {  // one of about this size; a much larger one is given back
-      if (spare_buffers_.back().capacity() <= want + want / 4) p->bytes = std::move(spare_buffers_.back());
-      spare_buffers_.pop_back();
-    }
-    p->bytes.reserve(want);
+  if (!p) p = Batch{signal, {}, 0, 0, 0, std::chrono::steady_clock::now()};
+  std::string next;
+  if (!spare_parts_.empty()) {
+    next = std::move(spare_parts_.back());
+    spare_parts_.pop_back();
+    spare_bytes_ -= next.capacity();
   }
-  p->bytes += request;
+  p->size += request.size();
+  p->held += request.capacity();
   p->items += items;
+  p->parts.push_back(std::exchange(request, std::move(next)));
   bool wake = false;
   if (p->items >= opts_.batch_items) {
     seal(*p);
@@ -289,12 +289,13 @@ ForwarderStats Forwarder::stats() const {
   for (const auto& p : pending_)
     if (p) {
       s.queued_items += p->items;
-      s.queue_bytes += p->bytes.size();
+      s.queue_bytes += p->held;
     }
   return s;
 }
 
-Forwarder::Outcome Forwarder::send(Signal signal, const std::string& body, uint64_t items, double* retry_after) {
+Forwarder::Outcome Forwarder::send(Signal signal, const std::vector<std::string>& body, uint64_t items,
+                                   double* retry_after) {
   static thread_local HttpClient http;
   std::string url = opts_.endpoint + "/" + signal_path(signal);
   std::vector<std::string> headers = opts_.headers;
@@ -358,28 +359,24 @@ void Forwarder::run() {
     }
     // The oldest batch: the memory queue holds batches older than any spooled one (see seal()).
     bool from_queue = !queue_.empty();
-    Signal signal;
-    uint64_t items;
-    std::string body;
+    Batch b;
     std::string spool_path;
     if (from_queue) {  // taken out while it is sent, put back in front when it must be retried
-      signal = queue_.front().signal;
-      items = queue_.front().items;
-      body = std::move(queue_.front().bytes);
+      b = std::move(queue_.front());
       queue_.pop_front();
     } else {
       spool_busy_ = true;
       const SpoolFile& f = spool_.front();  // stays the front: push_back keeps references, nobody else pops
-      signal = f.signal;
-      items = f.items;
+      b.signal = f.signal;
+      b.items = f.items;
       spool_path = f.path;
       std::ifstream in(f.path, std::ios::binary);
-      body.assign(std::istreambuf_iterator<char>(in), {});
+      b.parts.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
       if (!in.good() && !in.eof()) {
         if (log_)
-          log_->error("slurm_processor: cannot read the spool file {}: {} {} dropped", f.path, items,
-                      item_name(signal));
-        st_.dropped += items;
+          log_->error("slurm_processor: cannot read the spool file {}: {} {} dropped", f.path, b.items,
+                      item_name(b.signal));
+        st_.dropped += b.items;
         st_.spool_items -= f.items;
         st_.spool_bytes -= f.bytes;
         std::error_code ec;
@@ -391,10 +388,10 @@ void Forwarder::run() {
     }
     lock.unlock();
     double retry_after = -1;
-    Outcome o = send(signal, body, items, &retry_after);
+    Outcome o = send(b.signal, b.parts, b.items, &retry_after);
     lock.lock();
     st_.downstream = o == Outcome::Retry ? DownstreamState::Down : DownstreamState::Up;
-    if (o == Outcome::Retry && from_queue) queue_.push_front(Batch{signal, std::move(body), items, {}});
+    if (o == Outcome::Retry && from_queue) queue_.push_front(std::move(b));
     if (!from_queue && o == Outcome::Retry) spool_busy_ = false;  // still the front, for the next try
     if (o == Outcome::Retry) {
       ++st_.retried;
@@ -406,20 +403,17 @@ void Forwarder::run() {
     }
     backoff_ = 0;
     if (o == Outcome::Sent) {
-      st_.forwarded += items;
+      st_.forwarded += b.items;
       ++st_.requests;
     } else {
-      st_.dropped += items;
+      st_.dropped += b.items;
     }
     if (from_queue) {
-      st_.queued_items -= items;
-      st_.queue_bytes -= body.size();
-      if (spare_buffers_.size() <= opts_.concurrency) {
-        body.clear();
-        spare_buffers_.push_back(std::move(body));
-      }
+      st_.queued_items -= b.items;
+      st_.queue_bytes -= b.held;
+      reuse_parts(b);
     } else {
-      if (o == Outcome::Sent) st_.unspooled += items;
+      if (o == Outcome::Sent) st_.unspooled += b.items;
       st_.spool_items -= spool_.front().items;
       st_.spool_bytes -= spool_.front().bytes;
       std::error_code ec;
@@ -428,6 +422,20 @@ void Forwarder::run() {
       spool_busy_ = false;
     }
     cv_.notify_all();
+    if (!b.parts.empty()) {  // what the spare buffers had no room for is freed without the lock
+      lock.unlock();
+      b = Batch{};
+      lock.lock();
+    }
+  }
+}
+
+void Forwarder::reuse_parts(Batch& sent) {
+  // Each keeps its size: the writer overwrites what it holds, and only zero-fills what it adds past that.
+  while (!sent.parts.empty() && spare_bytes_ + sent.parts.back().capacity() <= spare_limit_) {
+    spare_bytes_ += sent.parts.back().capacity();
+    spare_parts_.push_back(std::move(sent.parts.back()));
+    sent.parts.pop_back();
   }
 }
 

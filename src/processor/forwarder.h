@@ -76,16 +76,24 @@ class Forwarder {
   void start();
   // Sends what it can within drain_timeout, spools the rest (or counts it as dropped without a spool).
   void stop();
-  // Takes one enriched request (copied into the batch being filled); false when there is no room for it (counted in
-  // refused_requests; logged at most once every 10 s with the number refused since).
+  // Takes one enriched request into the batch being filled: `request` is moved in, not copied, and replaced by the
+  // buffer of a request already sent (or an empty one), so that the caller writes its next request into memory that
+  // is allocated and touched already. False when there is no room for it (counted in refused_requests; logged at
+  // most once every 10 s with the number refused since); `request` is then left as it was.
+  bool take(Signal signal, std::string& request, uint64_t items);
+  // The same for a request the caller keeps (copied).
   bool submit(Signal signal, std::string_view request, uint64_t items);
   ForwarderStats stats() const;
 
  private:
+  // Requests of one signal, sent together as one body. They stay the buffers they were written in: appending them to
+  // one buffer cost a copy of every byte forwarded (the largest copy of the process under load).
   struct Batch {
     Signal signal = Signal::Metrics;
-    std::string bytes;
+    std::vector<std::string> parts;
     uint64_t items = 0;
+    uint64_t size = 0;  // bytes of the body (as spooled)
+    uint64_t held = 0;  // bytes of memory its parts hold (their capacities): what the queue counts
     std::chrono::steady_clock::time_point started;
   };
   struct SpoolFile {
@@ -100,7 +108,8 @@ class Forwarder {
   void seal(Batch& b);         // pending -> queue or spool (mu_ held)
   bool spool(const Batch& b);  // writes one batch file (mu_ held)
   void load_spool();
-  Outcome send(Signal signal, const std::string& body, uint64_t items, double* retry_after);
+  Outcome send(Signal signal, const std::vector<std::string>& body, uint64_t items, double* retry_after);
+  void reuse_parts(Batch& sent);  // its buffers to spare_parts_, as far as there is room (mu_ held)
 
   ForwarderOptions opts_;
   std::shared_ptr<spdlog::logger> log_;
@@ -108,12 +117,11 @@ class Forwarder {
   std::condition_variable cv_;
   std::optional<Batch> pending_[3];
   std::deque<Batch> queue_;
-  // The buffers of batches sent, for the next batches: a new 1-2 MB buffer per batch cost its page faults and the
-  // kernel's zeroing of every page (5 % of the processor under load). At most one per sender and one more are kept.
-  std::vector<std::string> spare_buffers_;
-  // Bytes per item of each signal's last sealed batch: the next batch reserves for that, so that its reservation
-  // fits what it will hold (one estimated from its first request alone left a third unused, given back by a copy).
-  uint64_t bytes_per_item_[3] = {0, 0, 0};
+  // The buffers of requests sent, handed back by take() for the requests to come: a fresh buffer per request cost
+  // malloc's consolidation of the heap at each large free, and the zero-fill of its pages. At most spare_limit_ bytes.
+  std::vector<std::string> spare_parts_;
+  uint64_t spare_bytes_ = 0;
+  uint64_t spare_limit_ = 0;
   std::deque<SpoolFile> spool_;
   uint64_t spool_seq_ = 0;
   ForwarderStats st_;

@@ -27,14 +27,14 @@ Service::~Service() { stop(); }
 namespace {
 
 // The enriched request's buffer of this receiving thread, handed from one request to the next (process_request's
-// `recycled`): the forwarder copies each request into its batch, so the buffer is free again once submitted.
+// `recycled`): the forwarder keeps a request it takes and gives back the buffer of one it has sent.
 std::string& forward_buffer() {
   thread_local std::string kept;
   return kept;
 }
 
-// Gives a request's buffer back when the request has been answered, whatever the answer (forward() has copied what
-// it forwards by then).
+// Keeps the request's buffer for the next request when it has been answered, whatever the answer (a forwarded
+// request's buffer is by then the one the forwarder gave back for it).
 struct ReturnForwardBuffer {
   RequestResult& r;
   ~ReturnForwardBuffer() { recycle_forward_buffer(forward_buffer(), std::move(r.forward)); }
@@ -95,7 +95,7 @@ bool Service::forward(Signal signal, RequestResult& r) {
   c.enriched.fetch_add(r.enriched, std::memory_order_relaxed);
   if (r.items == 0) return true;
   uint64_t items = r.items;
-  if (forwarder_->submit(signal, r.forward, items)) return true;
+  if (forwarder_->take(signal, r.forward, items)) return true;
   c.refused.fetch_add(items, std::memory_order_relaxed);
   return false;
 }

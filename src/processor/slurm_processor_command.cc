@@ -196,7 +196,8 @@ std::shared_ptr<SlurmProcessorCommand> add_options(CLI::App& app) {
            "is sent one batch at a time, oldest first.")
       ->capture_default_str()
       ->check(CLI::Range(1u, 64u));
-  b.option("--queue-size", "queue_size", c->queue_mib, "MiB of batches kept in memory while the downstream lags.")
+  b.option("--queue-size", "queue_size", c->queue_mib,
+           "MiB of batches kept in memory while the downstream lags (the memory their requests' buffers hold).")
       ->capture_default_str()
       ->check(CLI::PositiveNumber)
       ->check(mebibytes_at_most_a_tebibyte());

@@ -17,8 +17,11 @@ namespace gcm::processor::wire {
 
 class Writer {
  public:
-  // expected: the output size to allocate at first (growing costs a copy and a zero-fill of the new part).
-  Writer(std::string& buf, size_t expected) : buf_(buf) { buf_.resize(expected); }
+  // expected: the output size to allocate at first (growing costs a copy and a zero-fill of the new part). What buf
+  // holds already is overwritten, not cleared first: a recycled buffer's bytes need no zero-fill again.
+  Writer(std::string& buf, size_t expected) : buf_(buf) {
+    if (buf_.size() < expected) buf_.resize(expected);
+  }
 
   // Room for n more bytes at the write position (advance() past what was written there).
   char* room(size_t n) {

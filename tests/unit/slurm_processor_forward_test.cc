@@ -257,6 +257,42 @@ TEST(SlurmProcessorForwarder, WhatItTakesItSendsWhateverTheSizesOfItsRequests) {
   for (int64_t id : taken) EXPECT_EQ(d.seen[id], 1) << id;
 }
 
+// A request taken is the batch's part as it is, not a copy: once its batch is sent, its buffer is what take() gives
+// back to the next request (the receivers write into memory already touched). The queue counts what the buffers
+// hold in memory, not only what is written in them.
+TEST(SlurmProcessorForwarder, ATakenRequestsBufferIsSentAsItIsAndComesBackForTheNextOne) {
+  Downstream d;
+  d.down = true;
+  ForwarderOptions o = options(d.url(), "");
+  o.queue_bytes = 1 << 20;
+  o.batch_items = 1;
+  Forwarder f(o, nullptr);
+  f.start();
+  std::string first = sized_request(1, 12000);
+  first.reserve(20000);
+  const char* first_buffer = first.data();
+  ASSERT_TRUE(f.take(Signal::Metrics, first, 1));
+  EXPECT_EQ(first.capacity(), std::string().capacity()) << "nothing sent yet: an empty buffer comes back";
+  EXPECT_GE(f.stats().queue_bytes, 20000u) << "the queue counts the buffer's 20 000 bytes, not the 12 000 written";
+  d.down = false;
+  ASSERT_TRUE(eventually([&] { return f.stats().forwarded == 1; }));
+  std::string second = request(2);
+  ASSERT_TRUE(f.take(Signal::Metrics, second, 1));
+  EXPECT_EQ(second.data(), first_buffer) << "the first request's own buffer went out and came back";
+  ASSERT_TRUE(eventually([&] { return f.stats().forwarded == 2; }));
+  // One grown far past what it holds (a huge request before) is given back first: it would hold the queue's room.
+  d.down = true;
+  std::string small_in_large = request(3);
+  small_in_large.reserve(1 << 20);
+  ASSERT_TRUE(f.take(Signal::Metrics, small_in_large, 1));
+  EXPECT_LT(f.stats().queue_bytes, 1000u);
+  d.down = false;
+  ASSERT_TRUE(eventually([&] { return f.stats().forwarded == 3; }));
+  std::lock_guard lock(d.mu);
+  EXPECT_EQ(d.seen.size(), 3u);
+  for (int64_t id : {1, 2, 3}) EXPECT_EQ(d.seen[id], 1) << id;
+}
+
 TEST(SlurmProcessorForwarder, RefusalsAreLoggedOnceEveryTenSecondsNotOncePerRequest) {
   Downstream d;
   d.down = true;
