@@ -184,7 +184,26 @@ void ClusterJobsReader::feed(std::string_view line) {
 
 ClusterJobs ClusterJobsReader::finish() {
   if (const slurm::ScontrolRecord* r = parser_.finish()) add(*r);
+  std::stable_sort(out_.gpu_jobs.begin(), out_.gpu_jobs.end(),
+                   [](const auto& a, const auto& b) { return a.host != b.host ? a.host < b.host : a.gpu < b.gpu; });
+  host_indices_ = {};
   return std::move(out_);
+}
+
+uint32_t ClusterJobsReader::host_index(const std::string& host) {
+  auto [it, added] = host_indices_.try_emplace(host, static_cast<uint32_t>(out_.hosts.size()));
+  if (added) out_.hosts.push_back(host);
+  return it->second;
+}
+
+std::map<unsigned, std::vector<uint32_t>> ClusterJobs::gpus_of(std::string_view host) const {
+  std::map<unsigned, std::vector<uint32_t>> out;
+  auto named = std::find(hosts.begin(), hosts.end(), host);
+  if (named == hosts.end()) return out;
+  auto index = static_cast<uint32_t>(named - hosts.begin());
+  for (const GpuJob& g : gpu_jobs)
+    if (g.host == index) out[g.gpu].push_back(g.job);
+  return out;
 }
 
 void ClusterJobsReader::add(const slurm::ScontrolRecord& r) {
@@ -217,8 +236,8 @@ void ClusterJobsReader::add(const slurm::ScontrolRecord& r) {
       continue;
     }
     for (const auto& host : hosts) {
-      auto& by_gpu = out_.gpus_by_host[host];
-      for (int g : gpus) by_gpu[static_cast<unsigned>(g)].push_back(index);
+      uint32_t h = host_index(host);
+      for (int g : gpus) out_.gpu_jobs.push_back({h, static_cast<uint32_t>(g), index});
     }
     any = true;
   }

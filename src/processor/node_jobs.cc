@@ -86,21 +86,24 @@ ClusterNodeJobs cluster_node_jobs(const ClusterJobs& cluster) {
   };
   std::map<std::string, std::shared_ptr<const NodeJobs>> shared;  // by the node's GPU -> jobs assignment
   std::string key;
-  for (const auto& [host, gpus] : cluster.gpus_by_host) {
+  const auto& list = cluster.gpu_jobs;  // sorted by node, then GPU
+  for (size_t begin = 0, end = 0; begin < list.size(); begin = end) {
+    uint32_t host = list[begin].host;
     key.clear();
-    for (const auto& [gpu, jobs] : gpus) {
-      key += std::to_string(gpu);
-      for (uint32_t j : jobs) key += ',' + std::to_string(j);
-      key += ';';
+    for (end = begin; end < list.size() && list[end].host == host; ++end) {
+      if (end == begin || list[end].gpu != list[end - 1].gpu) {
+        if (end != begin) key += ';';
+        key += std::to_string(list[end].gpu);
+      }
+      key += ',' + std::to_string(list[end].job);
     }
     auto& table = shared[key];
     if (!table) {
       std::map<unsigned, std::vector<const JobInfo*>> jobs_by_gpu;
-      for (const auto& [gpu, jobs] : gpus)
-        for (uint32_t j : jobs) jobs_by_gpu[gpu].push_back(&cluster.jobs[j]);
+      for (size_t i = begin; i < end; ++i) jobs_by_gpu[list[i].gpu].push_back(&cluster.jobs[list[i].job]);
       table = std::make_shared<const NodeJobs>(node_jobs_of(jobs_by_gpu, shared_fields));
     }
-    out.emplace(host, table);
+    out.emplace(cluster.hosts[host], table);
   }
   return out;
 }

@@ -31,7 +31,7 @@ std::string read(const std::string& path) {
 }
 
 const JobInfo& job_on(const ClusterJobs& c, const std::string& host, unsigned gpu, size_t nth = 0) {
-  return c.jobs.at(c.gpus_by_host.at(host).at(gpu).at(nth));
+  return c.jobs.at(c.gpus_of(host).at(gpu).at(nth));
 }
 
 TEST(ClusterJobs, TheTestbedsJobTableGivesEveryNodeItsGpus) {
@@ -40,7 +40,7 @@ TEST(ClusterJobs, TheTestbedsJobTableGivesEveryNodeItsGpus) {
   ClusterJobs c = cluster_jobs_from(text);
   // Of the 19 jobs, six running ones hold GPUs; the pending, ended and CPU-only ones are not kept.
   EXPECT_EQ(c.jobs.size(), 6u);
-  ASSERT_EQ(c.gpus_by_host.size(), 5u);  // node1, node2 (the 2-node job 62), node3, node4, node6
+  ASSERT_EQ(c.hosts.size(), 5u);  // node1, node2 (the 2-node job 62), node3, node4, node6
   EXPECT_EQ(job_on(c, "node1", 0).job_id, 62);
   EXPECT_EQ(job_on(c, "node2", 1).job_id, 62);
   EXPECT_EQ(job_on(c, "node2", 1).job_name, "train-llm");
@@ -75,13 +75,14 @@ TEST(ClusterJobs, OnlyJobsHoldingAnAllocationAndEachDetailLineForItsOwnNodes) {
       "     Nodes=n[5 GRES=gpu:1(IDX:0)\n";
   ClusterJobs c = cluster_jobs_from(text);
   ASSERT_EQ(c.jobs.size(), 2u);  // 7 and 9; 8 ended, 10's only list is not a hostlist
-  EXPECT_EQ(c.gpus_by_host.at("n1").size(), 8u);
-  EXPECT_EQ(c.gpus_by_host.at("n2").size(), 8u);
-  EXPECT_EQ(c.gpus_by_host.at("n3").size(), 2u);
+  EXPECT_EQ(c.gpus_of("n1").size(), 8u);
+  EXPECT_EQ(c.gpus_of("n2").size(), 8u);
+  EXPECT_EQ(c.gpus_of("n3").size(), 2u);
   EXPECT_EQ(job_on(c, "n3", 7).job_name, "big");
-  EXPECT_EQ(c.gpus_by_host.at("n4").size(), 1u);
+  EXPECT_EQ(c.gpus_of("n4").size(), 1u);
   EXPECT_EQ(job_on(c, "n4", 1).job_id, 9);
-  EXPECT_EQ(c.gpus_by_host.count("n5"), 0u);
+  EXPECT_TRUE(c.gpus_of("n5").empty());
+  EXPECT_EQ(std::count(c.hosts.begin(), c.hosts.end(), "n5"), 0);
   EXPECT_EQ(c.skipped_lists, 1u);
   for (std::string_view held : {"RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING"})
     EXPECT_TRUE(job_state_holds_allocation(held)) << held;
