@@ -105,6 +105,15 @@ class ScriptedSlurmrestd {
 
 SlurmQuery query(const char* name) { return {name, {"squeue", "--all"}, std::chrono::seconds(5)}; }
 
+// The options of a client of `server` with a token it takes and the API version set (empty: negotiated).
+SlurmRestOptions options_of(const ScriptedSlurmrestd& server, std::string api_version = "v0.0.40") {
+  SlurmRestOptions o;
+  o.url = server.url();
+  o.token = "good";
+  o.api_version = std::move(api_version);
+  return o;
+}
+
 TEST(RestSlurmClient, AsksTheNewestApiVersionWithTheTokenAndRendersSqueueLines) {
   ScriptedSlurmrestd server;
   CannedSlurmClient cli;
@@ -136,10 +145,7 @@ TEST(RestSlurmClient, AsksTheNewestApiVersionWithTheTokenAndRendersSqueueLines) 
 TEST(RestSlurmClient, AUsersAssociationsComeFromSlurmdbdWithTheNameAsOneQueryValue) {
   ScriptedSlurmrestd server;
   CannedSlurmClient cli;
-  SlurmRestOptions o;
-  o.url = server.url();
-  o.token = "good";
-  o.api_version = "v0.0.40";
+  SlurmRestOptions o = options_of(server);
   RestSlurmClient rest(o, cli);
   SlurmQuery q{
       "sacctmgr_user_assoc",
@@ -161,10 +167,7 @@ TEST(RestSlurmClient, AUsersAssociationsComeFromSlurmdbdWithTheNameAsOneQueryVal
 TEST(RestSlurmClient, RunningJobsComeFromSlurmdbdWithTheQuerysDelimiter) {
   ScriptedSlurmrestd server;
   CannedSlurmClient cli;
-  SlurmRestOptions o;
-  o.url = server.url();
-  o.token = "good";
-  o.api_version = "v0.0.40";
+  SlurmRestOptions o = options_of(server);
   RestSlurmClient rest(o, cli);
   EXPECT_TRUE(RestSlurmClient::serves("sacct_running"));
   for (const char* delimiter : {"|#", "~"}) {
@@ -188,9 +191,7 @@ TEST(RestSlurmClient, SshareRunsItsCommandOnV0038AndComesFromSharesFromV0039) {
   ScriptedSlurmrestd server;
   CannedSlurmClient cli;
   cli.set_output("sshare", "Account|User|RawShares\nroot||");
-  SlurmRestOptions o;
-  o.url = server.url();
-  o.token = "good";
+  SlurmRestOptions o = options_of(server, "");
   EXPECT_TRUE(RestSlurmClient::serves("sshare")) << "it has a route, gated by the version";
 
   o.api_version = "v0.0.38";
@@ -231,10 +232,7 @@ TEST(RestSlurmClient, SshareRunsItsCommandOnV0038AndComesFromSharesFromV0039) {
 TEST(RestSlurmClient, SshareFailuresNameTheRequestAndTheKey) {
   ScriptedSlurmrestd server;
   CannedSlurmClient cli;
-  SlurmRestOptions o;
-  o.url = server.url();
-  o.token = "good";
-  o.api_version = "v0.0.40";
+  SlurmRestOptions o = options_of(server);
   server.bad_shares_ = true;
   RestSlurmClient rest(o, cli);
   try {
