@@ -1,6 +1,5 @@
 #include "processor/enrich.h"
 
-#include <charconv>
 #include <string>
 
 namespace gcm::processor {
@@ -56,16 +55,8 @@ Scan scan(const Attrs& attrs) {
 // The GPU's job fields, when the item has a `gpu` attribute (string or integer) naming a GPU with a job.
 const JobFields* gpu_jobs(const pbc::KeyValue& gpu, const NodeJobs& jobs) {
   const pbc::AnyValue& v = gpu.value();
-  if (v.value_case() == pbc::AnyValue::kStringValue) {
-    auto it = jobs.by_gpu.find(std::string_view(v.string_value()));
-    return it == jobs.by_gpu.end() ? nullptr : it->second.get();
-  }
-  if (v.value_case() == pbc::AnyValue::kIntValue) {
-    char buf[24];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.int_value());
-    auto it = jobs.by_gpu.find(std::string_view(buf, static_cast<size_t>(end - buf)));
-    return it == jobs.by_gpu.end() ? nullptr : it->second.get();
-  }
+  if (v.value_case() == pbc::AnyValue::kStringValue) return jobs.gpu(std::string_view(v.string_value()));
+  if (v.value_case() == pbc::AnyValue::kIntValue) return jobs.gpu(v.int_value());
   return nullptr;
 }
 

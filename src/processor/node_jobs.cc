@@ -54,7 +54,7 @@ NodeJobs node_jobs_of(const std::map<unsigned, std::vector<const JobInfo*>>& job
       for (size_t k = 0; k < f.size(); ++k)
         if (!f[k].empty()) all[k].insert(std::move(f[k]));
     }
-    out.by_gpu.emplace(std::to_string(gpu), std::move(fields));
+    out.by_gpu.emplace_back(gpu, std::move(fields));  // jobs_by_gpu is ordered by index
   }
   for (size_t k = 0; k < all.size(); ++k) out.lists[k].assign(all[k].begin(), all[k].end());
   out.job_ids = out.lists[0];
@@ -63,6 +63,22 @@ NodeJobs node_jobs_of(const std::map<unsigned, std::vector<const JobInfo*>>& job
 }
 
 }  // namespace
+
+const JobFields* NodeJobs::gpu(int64_t index) const {
+  for (const auto& [gpu, fields] : by_gpu)
+    if (static_cast<int64_t>(gpu) == index) return fields.get();
+  return nullptr;
+}
+
+const JobFields* NodeJobs::gpu(std::string_view index) const {
+  if (index.empty() || index.size() > 10 || (index[0] == '0' && index.size() > 1)) return nullptr;
+  int64_t n = 0;
+  for (char c : index) {
+    if (c < '0' || c > '9') return nullptr;
+    n = n * 10 + (c - '0');
+  }
+  return gpu(n);
+}
 
 NodeJobs node_jobs_from(const std::map<unsigned, std::vector<JobInfo>>& jobs_by_gpu) {
   std::map<unsigned, std::vector<const JobInfo*>> pointers;

@@ -1,6 +1,5 @@
 #include "processor/wire_enrich.h"
 
-#include <charconv>
 
 #include "processor/wire_attribute_memo.h"
 #include "processor/wire_attributes.h"
@@ -291,18 +290,9 @@ class Rewriter {
   const JobFields* gpu_jobs(const Attr& gpu) const {
     if (gpu.value_twice) reject("gpu with its value twice");
     AnyValueCase c = any_value_case(gpu.value);
-    std::string_view name;
-    char buf[24];
-    if (c.member == pbc::AnyValue::kStringValueFieldNumber) {
-      name = c.string;
-    } else if (c.member == pbc::AnyValue::kIntValueFieldNumber) {
-      auto r = std::to_chars(buf, buf + sizeof buf, c.integer);
-      name = {buf, static_cast<size_t>(r.ptr - buf)};
-    } else {
-      return nullptr;
-    }
-    auto it = jobs_->by_gpu.find(name);
-    return it == jobs_->by_gpu.end() ? nullptr : it->second.get();
+    if (c.member == pbc::AnyValue::kStringValueFieldNumber) return jobs_->gpu(c.string);
+    if (c.member == pbc::AnyValue::kIntValueFieldNumber) return jobs_->gpu(c.integer);
+    return nullptr;
   }
 
   const SignalType& type_;

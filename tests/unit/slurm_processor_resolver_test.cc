@@ -97,12 +97,36 @@ TEST(ClusterJobs, NodesWithTheSameJobsShareOneTable) {
   EXPECT_NE(t.at("node3").get(), t.at("node4").get());
   const NodeJobs& n3 = *t.at("node3");
   ASSERT_EQ(n3.by_gpu.size(), 2u);
-  EXPECT_EQ((*n3.by_gpu.at("0"))[0], "74");
-  EXPECT_EQ((*n3.by_gpu.at("1"))[0], "75");
+  ASSERT_TRUE(n3.gpu("0") && n3.gpu("1"));
+  EXPECT_EQ((*n3.gpu("0"))[0], "74");
+  EXPECT_EQ((*n3.gpu("1"))[0], "75");
+  EXPECT_EQ(n3.gpu(int64_t{1}), n3.gpu("1"));
   EXPECT_EQ(n3.lists[0], (std::vector<std::string>{"74", "75"}));
   // One job's fields are made once, for every GPU and node of it.
-  EXPECT_EQ(t.at("node1")->by_gpu.at("0").get(), t.at("node2")->by_gpu.at("1").get());
+  ASSERT_TRUE(t.at("node1")->gpu("0"));
+  EXPECT_EQ(t.at("node1")->gpu("0"), t.at("node2")->gpu("1"));
   EXPECT_EQ(n3.job_ids_joined, "74,75");
+}
+
+// The index of an item's `gpu` attribute names a GPU as decimal text or as an integer, as the old map of "0", "1", ...
+// keys did: any other spelling names none.
+TEST(NodeJobs, AGpuIsNamedByItsDecimalIndexOrAnInteger) {
+  std::map<unsigned, std::vector<JobInfo>> jobs;
+  for (unsigned gpu : {0u, 3u, 12u}) {
+    JobInfo j;
+    j.job_id = 100 + gpu;
+    jobs[gpu].push_back(j);
+  }
+  NodeJobs n = node_jobs_from(jobs);
+  ASSERT_EQ(n.by_gpu.size(), 3u);
+  for (auto [name, id] : {std::pair{"0", "100"}, std::pair{"3", "103"}, std::pair{"12", "112"}}) {
+    ASSERT_TRUE(n.gpu(name)) << name;
+    EXPECT_EQ((*n.gpu(name))[0], id) << name;
+  }
+  EXPECT_EQ(n.gpu(int64_t{12}), n.gpu("12"));
+  for (std::string_view none : {"1", "00", "03", "+3", " 3", "3 ", "-0", "", "4294967296", "99999999999", "x"})
+    EXPECT_EQ(n.gpu(none), nullptr) << "'" << none << "'";
+  for (int64_t none : {int64_t{1}, int64_t{-1}, int64_t{4294967296}, INT64_MIN}) EXPECT_EQ(n.gpu(none), nullptr) << none;
 }
 
 // A fake scontrol that logs each call and fails while `fail` exists.
