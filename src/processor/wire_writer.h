@@ -20,6 +20,13 @@ class Writer {
   // expected: the output size to allocate at first (growing costs a copy and a zero-fill of the new part). What buf
   // holds already is overwritten, not cleared first: a recycled buffer's bytes need no zero-fill again.
   Writer(std::string& buf, size_t expected) : buf_(buf) {
+    if (buf_.capacity() < expected) {
+      // A new allocation either way: what the buffer holds is not copied over (it would be overwritten), and a
+      // quarter more room lets the requests to come of about this size (another exporter's, a little larger) take
+      // the buffer as it is.
+      std::string().swap(buf_);
+      buf_.reserve(expected + expected / 4);
+    }
     if (buf_.size() < expected) buf_.resize(expected);
   }
 

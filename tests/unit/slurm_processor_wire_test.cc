@@ -144,6 +144,25 @@ TEST(SlurmProcessorWire, EveryMetricTypeMatchesTheMessagePathByteForByte) {
   EXPECT_EQ(st.items, 20u);
 }
 
+// The output buffer is a recycled one, written over without being cleared: whatever it held before (more, less, or
+// nothing), the output is the same bytes; and requests of one size, then of another, each come out whole however the
+// size of the room made first was learnt.
+TEST(SlurmProcessorWire, AnyBufferWrittenOverGivesTheSameOutput) {
+  HostLookup l = lookup();
+  MetricsReq small_req = every_metric_type(""), large_req;
+  for (int i = 0; i < 40; ++i) large_req.MergeFrom(every_metric_type(i % 2 ? "node1" : ""));
+  for (const MetricsReq* req : {&small_req, &large_req, &small_req}) {
+    std::string body = req->SerializeAsString();
+    std::string fresh;
+    ASSERT_TRUE(wire_enrich_metrics(body, l, fresh).ok);
+    for (std::string recycled : {std::string(3 * fresh.size(), '\xff'), std::string(fresh.size() / 3, 'x'),
+                                 std::string(fresh.size(), '\0'), std::string()}) {
+      ASSERT_TRUE(wire_enrich_metrics(body, l, recycled).ok);
+      EXPECT_EQ(recycled, fresh);
+    }
+  }
+}
+
 TEST(SlurmProcessorWire, HostsAttributedUnattributableAndIdle) {
   MetricsReq req;
   for (const char* host : {"node1", "node9", "idle-node", ""}) req.MergeFrom(every_metric_type(host));
