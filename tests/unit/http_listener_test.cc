@@ -425,6 +425,52 @@ TEST(HttpListener, GetIsAnsweredWhileEveryWorkerIsBusy) {
   EXPECT_NE(post.read_answer().find("POST /slow 1"), std::string::npos);
 }
 
+// The socket stays watched while its request is handled: a next request and the client's half-close that arrive
+// meanwhile are read after the answer, not lost and not spun on; a client that hangs up meanwhile costs nothing.
+TEST(HttpListener, WhatArrivesWhileARequestIsHandledIsReadAfterItsAnswer) {
+  HttpListenerOptions o = local();
+  o.workers = 1;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::atomic<int> entered{0};
+  HttpListener server(o, [&](const HttpRequest& r) {
+    if (r.path == "/slow") {
+      ++entered;
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return release; });
+    }
+    return echo(r);
+  });
+  server.start();
+  Raw c(server.port());
+  c.send("POST /slow HTTP/1.1\r\nContent-Length: 1\r\n\r\nx");
+  ASSERT_TRUE(eventually([&] { return entered.load() == 1; }));
+  auto gone = std::make_unique<Raw>(server.port());
+  gone->send("POST /slow HTTP/1.1\r\nContent-Length: 1\r\n\r\ny");
+  c.send("POST /next HTTP/1.1\r\nContent-Length: 2\r\n\r\nab");
+  c.end_writes();
+  std::this_thread::sleep_for(100ms);  // both arrive while the first request is held
+  gone.reset();  // hangs up with its request queued behind the held one
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  bool closed = false;
+  std::string all = c.read_all(5s, &closed);
+  EXPECT_TRUE(closed) << "the half-close was seen after the answers";
+  size_t first = all.find("POST /slow 1"), second = all.find("POST /next 2");
+  ASSERT_NE(first, std::string::npos) << all;
+  ASSERT_NE(second, std::string::npos) << all;
+  EXPECT_LT(first, second);
+  {
+    HttpClient http;
+    EXPECT_EQ(http.get("http://127.0.0.1:" + std::to_string(server.port()) + "/health", 2s).status, 200);
+  }
+  EXPECT_TRUE(eventually([&] { return server.stats().open == 0; })) << "every connection is closed";
+}
+
 TEST(HttpListener, AHandlerThatThrowsIsA500) {
   HttpListener server(local(), [](const HttpRequest&) -> HttpReply { throw std::runtime_error("broken"); });
   server.start();
