@@ -185,6 +185,7 @@ HttpResponse HttpClient::perform(const std::string& url, const std::span<const s
     api.easy_setopt(c, CURLOPT_READDATA, &source);
     api.easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek);
     api.easy_setopt(c, CURLOPT_SEEKDATA, &source);
+    if (upload_buffer_bytes_) api.easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, static_cast<long>(upload_buffer_bytes_));
   }
   CURLcode rc = api.easy_perform(c);
   api.slist_free_all(hdrs);

@@ -57,6 +57,9 @@ class HttpClient {
   void set_unix_socket(std::string path) { unix_socket_ = std::move(path); }
   // A response body larger than this is refused with an HttpTransportError naming the limit (0: no limit).
   void set_max_body_bytes(size_t bytes) { max_body_bytes_ = bytes; }
+  // libcurl's upload buffer (CURLOPT_UPLOAD_BUFFERSIZE; 0: libcurl's 64 KiB): a request body goes out in sends of
+  // this size, so a sender of megabyte bodies makes fewer system calls with a larger one.
+  void set_upload_buffer_bytes(size_t bytes) { upload_buffer_bytes_ = bytes; }
 
  private:
   HttpResponse perform(const std::string& url, const std::span<const std::string>* body,
@@ -65,6 +68,7 @@ class HttpClient {
   HttpClientTls tls_;
   std::string unix_socket_;
   size_t max_body_bytes_ = 0;
+  size_t upload_buffer_bytes_ = 0;
 };
 
 // The answers a sender should retry later: 429 Too Many Requests, 502, 503, 504 (a proxy or the server is busy or
