@@ -258,6 +258,9 @@ int main(int argc, char** argv) {
   std::atomic<int> down_delay_ms{0};
   httplib::Server downstream;
   downstream.new_task_queue = [] { return new httplib::ThreadPool(64); };
+  // An OpenTelemetry Collector keeps a connection for as long as the client does; cpp-httplib closes one after 5
+  // requests by default, which made the processor connect again every few batches.
+  downstream.set_keep_alive_max_count(1u << 30);
   downstream.Post(R"(/v1/.*)", [&](const httplib::Request& req, httplib::Response& res) {
     if (int d = down_delay_ms.load()) std::this_thread::sleep_for(std::chrono::milliseconds(d));
     down_bytes += req.body.size();
@@ -486,9 +489,13 @@ int main(int argc, char** argv) {
   down_thread.join();
   std::ifstream calls(dir + "/scontrol-calls");
   int scontrol_calls = static_cast<int>(std::count(std::istreambuf_iterator<char>(calls), {}, '\n'));
-  long max_rss = gcm::bench::read_time_report(dir + "/time.txt").max_rss_kib;
+  auto report = gcm::bench::read_time_report(dir + "/time.txt");
   fmt::print("scontrol show job -d calls: {}; processor max RSS over the run {} MiB; downstream received {} MiB\n",
-             scontrol_calls, max_rss / 1024, down_bytes.load() >> 20);
+             scontrol_calls, report.max_rss_kib / 1024, down_bytes.load() >> 20);
+  // Where the processor's CPU went over the whole run (start-up and the latency probes included): its own code or
+  // the kernel's, and how often its threads waited (voluntary) or were preempted.
+  fmt::print("processor over the run: user {:.1f} s, system {:.1f} s; context switches {} voluntary, {} involuntary\n",
+             report.user_s, report.system_s, report.voluntary_switches, report.involuntary_switches);
   for (const char* m : {"gcm_slurm_processor_refused_requests_total", "gcm_slurm_processor_attribution_cluster_jobs",
                         "gcm_slurm_processor_attribution_cluster_nodes", "gcm_slurm_processor_dropped_total"}) {
     auto at = metrics.find(std::string("\n") + m + " ");

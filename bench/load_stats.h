@@ -56,6 +56,7 @@ inline double cpu_seconds(pid_t pid) {
 struct TimeReport {
   double user_s = 0, system_s = 0;
   long max_rss_kib = 0;
+  long voluntary_switches = 0, involuntary_switches = 0;  // context switches: waits, and preemptions
 };
 inline TimeReport read_time_report(const std::string& path) {
   TimeReport r;
@@ -65,6 +66,8 @@ inline TimeReport read_time_report(const std::string& path) {
     if (line.find("User time (seconds):") != std::string::npos) r.user_s = std::stod(value());
     if (line.find("System time (seconds):") != std::string::npos) r.system_s = std::stod(value());
     if (line.find("Maximum resident set size") != std::string::npos) r.max_rss_kib = std::stol(value());
+    if (line.find("Voluntary context switches:") != std::string::npos) r.voluntary_switches = std::stol(value());
+    if (line.find("Involuntary context switches:") != std::string::npos) r.involuntary_switches = std::stol(value());
   }
   return r;
 }
