@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -395,33 +396,42 @@ TEST(HttpListener, BodiesInFlightAreBoundedTogether) {
   EXPECT_EQ(server.stats().over_budget, 1u);
 }
 
+// A handler that holds the POSTs to /slow until released (the others it echoes at once), counting those it holds.
+struct HeldHandler {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool released = false;
+  std::atomic<int> entered{0};
+  HttpReply operator()(const HttpRequest& r) {
+    if (r.method == "POST" && r.path == "/slow") {
+      ++entered;
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return released; });
+    }
+    return echo(r);
+  }
+  void release() {
+    {
+      std::lock_guard lock(mu);
+      released = true;
+    }
+    cv.notify_all();
+  }
+};
+
 // A handler busy on every worker does not delay GET requests, which are answered on the I/O thread.
 TEST(HttpListener, GetIsAnsweredWhileEveryWorkerIsBusy) {
   HttpListenerOptions o = local();
   o.workers = 1;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool release = false;
-  std::atomic<bool> entered{false};
-  HttpListener server(o, [&](const HttpRequest& r) {
-    if (r.method == "POST") {
-      entered = true;
-      std::unique_lock lock(mu);
-      cv.wait(lock, [&] { return release; });
-    }
-    return echo(r);
-  });
+  HeldHandler held;
+  HttpListener server(o, std::ref(held));
   server.start();
   Raw post(server.port());
   post.send("POST /slow HTTP/1.1\r\nContent-Length: 1\r\n\r\nx");
-  ASSERT_TRUE(eventually([&] { return entered.load(); }));
+  ASSERT_TRUE(eventually([&] { return held.entered.load() == 1; }));
   HttpClient http;
   EXPECT_EQ(http.get("http://127.0.0.1:" + std::to_string(server.port()) + "/health", 2s).status, 200);
-  {
-    std::lock_guard lock(mu);
-    release = true;
-  }
-  cv.notify_all();
+  held.release();
   EXPECT_NE(post.read_answer().find("POST /slow 1"), std::string::npos);
 }
 
@@ -430,33 +440,19 @@ TEST(HttpListener, GetIsAnsweredWhileEveryWorkerIsBusy) {
 TEST(HttpListener, WhatArrivesWhileARequestIsHandledIsReadAfterItsAnswer) {
   HttpListenerOptions o = local();
   o.workers = 1;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool release = false;
-  std::atomic<int> entered{0};
-  HttpListener server(o, [&](const HttpRequest& r) {
-    if (r.path == "/slow") {
-      ++entered;
-      std::unique_lock lock(mu);
-      cv.wait(lock, [&] { return release; });
-    }
-    return echo(r);
-  });
+  HeldHandler held;
+  HttpListener server(o, std::ref(held));
   server.start();
   Raw c(server.port());
   c.send("POST /slow HTTP/1.1\r\nContent-Length: 1\r\n\r\nx");
-  ASSERT_TRUE(eventually([&] { return entered.load() == 1; }));
+  ASSERT_TRUE(eventually([&] { return held.entered.load() == 1; }));
   auto gone = std::make_unique<Raw>(server.port());
   gone->send("POST /slow HTTP/1.1\r\nContent-Length: 1\r\n\r\ny");
   c.send("POST /next HTTP/1.1\r\nContent-Length: 2\r\n\r\nab");
   c.end_writes();
   std::this_thread::sleep_for(100ms);  // both arrive while the first request is held
   gone.reset();  // hangs up with its request queued behind the held one
-  {
-    std::lock_guard lock(mu);
-    release = true;
-  }
-  cv.notify_all();
+  held.release();
   bool closed = false;
   std::string all = c.read_all(5s, &closed);
   EXPECT_TRUE(closed) << "the half-close was seen after the answers";
