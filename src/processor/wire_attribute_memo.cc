@@ -14,6 +14,16 @@ std::string_view AttributeMemo::view_of(Span s, const char* base) {
   return {base + s.off, s.size};
 }
 
+AttributeMemo::AttrAt AttributeMemo::at_of(const Attr& a, const char* base) {
+  return {static_cast<uint32_t>(a.begin - base), static_cast<uint32_t>(a.end - base), span_of(a.kv, base),
+          span_of(a.key, base), span_of(a.value, base), a.has_value, a.value_twice};
+}
+
+Attr AttributeMemo::attr_of(const AttrAt& a, const char* base) {
+  return Attr{base + a.begin,     base + a.end, view_of(a.kv, base), view_of(a.key, base), view_of(a.value, base),
+              a.has_value, a.value_twice};
+}
+
 const AttributeMemo::Run* AttributeMemo::find(const char* at, const char* end, uint32_t attr_no, int depth) {
   size_t room = static_cast<size_t>(end - at);
   for (size_t k = 0; k < used_; ++k) {
@@ -39,13 +49,11 @@ void AttributeMemo::remember(const ItemScan& s, uint32_t attr_no, int depth) {
   r.bytes = {base, size};
   r.attr_no = attr_no;
   r.depth = depth;
-  r.gpu = s.gpu;
-  r.uuid = s.uuid;
+  r.gpu = s.gpu ? std::optional<AttrAt>(at_of(*s.gpu, base)) : std::nullopt;
+  r.uuid = s.uuid ? std::optional<AttrAt>(at_of(*s.uuid, base)) : std::nullopt;
   r.has_added_keys = s.has_added_keys;
   r.attrs.clear();
-  for (const Attr& a : s.attrs)
-    r.attrs.push_back({static_cast<uint32_t>(a.begin - base), static_cast<uint32_t>(a.end - base), span_of(a.kv, base),
-                       span_of(a.key, base), span_of(a.value, base), a.has_value, a.value_twice});
+  for (const Attr& a : s.attrs) r.attrs.push_back(at_of(a, base));
 }
 
 void AttributeMemo::scan(std::string_view content, uint32_t attr_no, const MessageRules& rules, int depth,
@@ -81,13 +89,12 @@ void AttributeMemo::scan(std::string_view content, uint32_t attr_no, const Messa
     check_field(rules[f.number], f, depth);
   }
   s.attrs.clear();
-  for (const AttrAt& a : known->attrs)
-    s.attrs.push_back(Attr{run + a.begin, run + a.end, view_of(a.kv, run), view_of(a.key, run), view_of(a.value, run),
-                           a.has_value, a.value_twice});
-  s.gpu = known->gpu;
-  s.uuid = known->uuid;
+  if (known->has_added_keys)
+    for (const AttrAt& a : known->attrs) s.attrs.push_back(attr_of(a, run));
+  s.gpu = known->gpu ? std::optional<Attr>(attr_of(*known->gpu, run)) : std::nullopt;
+  s.uuid = known->uuid ? std::optional<Attr>(attr_of(*known->uuid, run)) : std::nullopt;
   s.has_added_keys = known->has_added_keys;
-  s.insert_at = s.attrs.back().end;  // as scan_item: after the last attribute
+  s.insert_at = run + known->attrs.back().end;  // as scan_item: after the last attribute
 }
 
 }  // namespace gcm::processor::wire

@@ -7,12 +7,14 @@
 // Equal bytes read alike and pass or fail the same checks, so the result is exactly scan_item's: the memo takes an
 // item only when its attributes are one run of fields equal to a remembered run (read at the same depth, for the
 // same attribute field) and no attribute field follows that run; everything else goes to scan_item. The fields
-// around the run are read and checked as scan_item does.
+// around the run are read and checked as scan_item does. One difference, for speed: the whole list (ItemScan::attrs)
+// is copied onto the item only when it has an added key (see ItemScan).
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -40,12 +42,14 @@ class AttributeMemo {
     uint32_t attr_no = 0;
     int depth = 0;
     std::vector<AttrAt> attrs;
-    int gpu = -1, uuid = -1;
+    std::optional<AttrAt> gpu, uuid;
     bool has_added_keys = false;
   };
 
   static Span span_of(std::string_view v, const char* base);
   static std::string_view view_of(Span s, const char* base);
+  static AttrAt at_of(const Attr& a, const char* base);
+  static Attr attr_of(const AttrAt& a, const char* base);
   const Run* find(const char* at, const char* end, uint32_t attr_no, int depth);
   void remember(const ItemScan& s, uint32_t attr_no, int depth);
 

@@ -96,8 +96,8 @@ void scan_item(std::string_view content, uint32_t attr_no, const MessageRules& r
   static const MessageRules& any_rules = rules_of<pbc::AnyValue>();
   s.attrs.clear();
   s.insert_at = nullptr;
-  s.gpu = s.uuid = -1;
   s.has_added_keys = false;
+  int gpu = -1, uuid = -1;  // indices: the list may move as it grows
   const char* p = content.data();
   const char* end = p + content.size();
   const char* first_after = nullptr;  // the first field numbered after the attributes
@@ -109,10 +109,10 @@ void scan_item(std::string_view content, uint32_t attr_no, const MessageRules& r
       read_kv(a, kv_rules, any_rules, depth + 1);
       switch (role_of(a.key)) {
         case Role::Gpu:
-          s.gpu = static_cast<int>(s.attrs.size() - 1);
+          gpu = static_cast<int>(s.attrs.size() - 1);
           break;
         case Role::UUID:
-          s.uuid = static_cast<int>(s.attrs.size() - 1);
+          uuid = static_cast<int>(s.attrs.size() - 1);
           break;
         case Role::Added:
           s.has_added_keys = true;
@@ -127,6 +127,8 @@ void scan_item(std::string_view content, uint32_t attr_no, const MessageRules& r
   }
   // After the last attribute, else before the first later field: a body in protobuf's canonical order stays in it.
   s.insert_at = !s.attrs.empty() ? s.attrs.back().end : first_after ? first_after : end;
+  s.gpu = gpu >= 0 ? std::optional<Attr>(s.attrs[static_cast<size_t>(gpu)]) : std::nullopt;
+  s.uuid = uuid >= 0 ? std::optional<Attr>(s.attrs[static_cast<size_t>(uuid)]) : std::nullopt;
 }
 
 AnyValueCase any_value_case(std::string_view content) {

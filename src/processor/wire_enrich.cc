@@ -291,8 +291,8 @@ class Rewriter {
     }
     memo_.scan(content, type.attributes, *type.rules, depth, scan_);
     const EncodedPuts* job = nullptr;
-    if (scan_.gpu >= 0) {
-      if (const JobFields* f = gpu_jobs(scan_.attrs[static_cast<size_t>(scan_.gpu)])) {
+    if (scan_.gpu) {
+      if (const JobFields* f = gpu_jobs(*scan_.gpu)) {
         job = &job_puts_.strings(*f, type.attributes);
         ++st_.enriched;
       }
@@ -300,7 +300,7 @@ class Rewriter {
       job = &job_puts_.lists(*jobs_, type.attributes);
       ++st_.enriched;
     }
-    const Attr* uuid = type.metric_point && scan_.uuid >= 0 ? &scan_.attrs[static_cast<size_t>(scan_.uuid)] : nullptr;
+    const Attr* uuid = type.metric_point && scan_.uuid ? &*scan_.uuid : nullptr;
     if (uuid && uuid->value_twice) reject("UUID with its value twice");
     if (!job && !uuid) {
       w_.len_field(field_no, content);
