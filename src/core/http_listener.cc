@@ -37,8 +37,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kListenTag = 0;
 constexpr uint64_t kWakeTag = 1;
-constexpr size_t kMaxChunkLine = 4096;            // a chunk-size line with its extensions
-constexpr size_t kReadBlock = 64 * 1024;          // one recv
+constexpr size_t kMaxChunkLine = 4096;    // a chunk-size line with its extensions
+constexpr size_t kReadBlock = 64 * 1024;  // one recv
 // One recv of a Content-Length body, straight into the request: a large body in fewer system calls.
 constexpr size_t kBodyRead = 256 * 1024;
 constexpr size_t kReadPerEvent = 4 * kReadBlock;  // bytes taken from one connection before serving the others

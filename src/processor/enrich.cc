@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 namespace gcm::processor {
 
 namespace {
@@ -60,11 +62,41 @@ const JobFields* gpu_jobs(const pbc::KeyValue& gpu, const NodeJobs& jobs) {
   return nullptr;
 }
 
-void put_strings(Attrs* attrs, const JobFields& f, bool may_exist) {
+// What the enrichment of one request has added, counted before each addition is made, against its bound.
+class Added {
+ public:
+  explicit Added(uint64_t max) : max_(max) {}
+  void count(uint64_t bytes) {
+    bytes_ += bytes;
+    if (max_ && bytes_ > max_)
+      throw EnrichedTooLarge(fmt::format("the job attributes would add more than {} bytes", max_));
+  }
+
+ private:
+  uint64_t max_;
+  uint64_t bytes_ = 0;
+};
+
+uint64_t keys_size() {
+  uint64_t n = 0;
+  for (const char* k : kJobKeys) n += std::char_traits<char>::length(k);
+  return n;
+}
+
+void put_strings(Attrs* attrs, const JobFields& f, bool may_exist, Added& added) {
+  static const uint64_t kKeys = keys_size();
+  uint64_t bytes = kKeys + kJobKeys.size() * kObjectBytes;
+  for (const auto& v : f) bytes += v.size();
+  added.count(bytes);
   for (size_t k = 0; k < kJobKeys.size(); ++k) put(attrs, kJobKeys[k], may_exist)->set_string_value(f[k]);
 }
 
-void put_lists(Attrs* attrs, const NodeJobs& jobs, bool may_exist) {
+void put_lists(Attrs* attrs, const NodeJobs& jobs, bool may_exist, Added& added) {
+  static const uint64_t kKeys = keys_size();
+  uint64_t bytes = kKeys + kJobKeys.size() * kObjectBytes;
+  for (const auto& list : jobs.lists)
+    for (const auto& v : list) bytes += v.size() + kObjectBytes;
+  added.count(bytes);
   for (size_t k = 0; k < kJobKeys.size(); ++k) {
     pbc::ArrayValue* arr = put(attrs, kJobKeys[k], may_exist)->mutable_array_value();
     arr->clear_values();
@@ -73,29 +105,32 @@ void put_lists(Attrs* attrs, const NodeJobs& jobs, bool may_exist) {
 }
 
 // A metric data point: strings for its GPU's job, lists without `gpu`, UUID copied to uuid.
-void enrich_point(Attrs* attrs, const NodeJobs& jobs, EnrichStats& st) {
+void enrich_point(Attrs* attrs, const NodeJobs& jobs, EnrichStats& st, Added& added) {
   ++st.items;
   Scan s = scan(*attrs);
   if (s.gpu) {
     if (const JobFields* f = gpu_jobs(*s.gpu, jobs)) {
-      put_strings(attrs, *f, s.has_added_keys);
+      put_strings(attrs, *f, s.has_added_keys, added);
       ++st.enriched;
     }
   } else {
-    put_lists(attrs, jobs, s.has_added_keys);
+    put_lists(attrs, jobs, s.has_added_keys, added);
     ++st.enriched;
   }
   // A repeated message field holds its elements by pointer: s.uuid stays valid while attributes are added.
-  if (s.uuid) put(attrs, kUuid, s.has_added_keys)->CopyFrom(s.uuid->value());
+  if (s.uuid) {
+    added.count(kUuid.size() + s.uuid->value().ByteSizeLong() + kObjectBytes);
+    put(attrs, kUuid, s.has_added_keys)->CopyFrom(s.uuid->value());
+  }
 }
 
 // A log record or span: strings for its GPU's job, nothing otherwise.
-void enrich_record(Attrs* attrs, const NodeJobs& jobs, EnrichStats& st) {
+void enrich_record(Attrs* attrs, const NodeJobs& jobs, EnrichStats& st, Added& added) {
   ++st.items;
   Scan s = scan(*attrs);
   if (!s.gpu) return;
   if (const JobFields* f = gpu_jobs(*s.gpu, jobs)) {
-    put_strings(attrs, *f, s.has_added_keys);
+    put_strings(attrs, *f, s.has_added_keys, added);
     ++st.enriched;
   }
 }
@@ -108,8 +143,8 @@ std::string_view host_of(const opentelemetry::proto::resource::v1::Resource& r) 
 }
 
 template <typename Points>
-void enrich_points(Points* points, const NodeJobs& jobs, EnrichStats& st) {
-  for (auto& p : *points) enrich_point(p.mutable_attributes(), jobs, st);
+void enrich_points(Points* points, const NodeJobs& jobs, EnrichStats& st, Added& added) {
+  for (auto& p : *points) enrich_point(p.mutable_attributes(), jobs, st, added);
 }
 
 template <typename Points>
@@ -134,15 +169,18 @@ uint64_t points_of(const pbm::Metric& m) {
   }
 }
 
-void put_resource_job_ids(opentelemetry::proto::resource::v1::Resource* r, const NodeJobs& jobs) {
-  if (!jobs.job_ids_joined.empty()) put(r->mutable_attributes(), "job_id", true)->set_string_value(jobs.job_ids_joined);
+void put_resource_job_ids(opentelemetry::proto::resource::v1::Resource* r, const NodeJobs& jobs, Added& added) {
+  if (jobs.job_ids_joined.empty()) return;
+  added.count(jobs.job_ids_joined.size() + kObjectBytes);
+  put(r->mutable_attributes(), "job_id", true)->set_string_value(jobs.job_ids_joined);
 }
 
 }  // namespace
 
 EnrichStats enrich(opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest& req,
-                   const HostLookup& lookup) {
+                   const HostLookup& lookup, uint64_t max_added) {
   EnrichStats st;
+  Added added(max_added);
   for (auto& rm : *req.mutable_resource_metrics()) {
     auto jobs = lookup(host_of(rm.resource()));
     for (auto& sm : *rm.mutable_scope_metrics()) {
@@ -153,19 +191,19 @@ EnrichStats enrich(opentelemetry::proto::collector::metrics::v1::ExportMetricsSe
         }
         switch (m.data_case()) {
           case pbm::Metric::kGauge:
-            enrich_points(m.mutable_gauge()->mutable_data_points(), *jobs, st);
+            enrich_points(m.mutable_gauge()->mutable_data_points(), *jobs, st, added);
             break;
           case pbm::Metric::kSum:
-            enrich_points(m.mutable_sum()->mutable_data_points(), *jobs, st);
+            enrich_points(m.mutable_sum()->mutable_data_points(), *jobs, st, added);
             break;
           case pbm::Metric::kHistogram:
-            enrich_points(m.mutable_histogram()->mutable_data_points(), *jobs, st);
+            enrich_points(m.mutable_histogram()->mutable_data_points(), *jobs, st, added);
             break;
           case pbm::Metric::kExponentialHistogram:
-            enrich_points(m.mutable_exponential_histogram()->mutable_data_points(), *jobs, st);
+            enrich_points(m.mutable_exponential_histogram()->mutable_data_points(), *jobs, st, added);
             break;
           case pbm::Metric::kSummary:
-            enrich_points(m.mutable_summary()->mutable_data_points(), *jobs, st);
+            enrich_points(m.mutable_summary()->mutable_data_points(), *jobs, st, added);
             break;
           default:
             break;
@@ -176,34 +214,37 @@ EnrichStats enrich(opentelemetry::proto::collector::metrics::v1::ExportMetricsSe
   return st;
 }
 
-EnrichStats enrich(opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest& req, const HostLookup& lookup) {
+EnrichStats enrich(opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest& req, const HostLookup& lookup,
+                   uint64_t max_added) {
   EnrichStats st;
+  Added added(max_added);
   for (auto& rl : *req.mutable_resource_logs()) {
     auto jobs = lookup(host_of(rl.resource()));
-    if (jobs) put_resource_job_ids(rl.mutable_resource(), *jobs);
+    if (jobs) put_resource_job_ids(rl.mutable_resource(), *jobs, added);
     for (auto& sl : *rl.mutable_scope_logs()) {
       if (!jobs) {
         st.items += static_cast<uint64_t>(sl.log_records_size());
         continue;
       }
-      for (auto& r : *sl.mutable_log_records()) enrich_record(r.mutable_attributes(), *jobs, st);
+      for (auto& r : *sl.mutable_log_records()) enrich_record(r.mutable_attributes(), *jobs, st, added);
     }
   }
   return st;
 }
 
-EnrichStats enrich(opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest& req,
-                   const HostLookup& lookup) {
+EnrichStats enrich(opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest& req, const HostLookup& lookup,
+                   uint64_t max_added) {
   EnrichStats st;
+  Added added(max_added);
   for (auto& rs : *req.mutable_resource_spans()) {
     auto jobs = lookup(host_of(rs.resource()));
-    if (jobs) put_resource_job_ids(rs.mutable_resource(), *jobs);
+    if (jobs) put_resource_job_ids(rs.mutable_resource(), *jobs, added);
     for (auto& ss : *rs.mutable_scope_spans()) {
       if (!jobs) {
         st.items += static_cast<uint64_t>(ss.spans_size());
         continue;
       }
-      for (auto& s : *ss.mutable_spans()) enrich_record(s.mutable_attributes(), *jobs, st);
+      for (auto& s : *ss.mutable_spans()) enrich_record(s.mutable_attributes(), *jobs, st, added);
     }
   }
   return st;

@@ -51,8 +51,7 @@ struct NodeNameHash {
   using is_transparent = void;
   size_t operator()(std::string_view name) const { return std::hash<std::string_view>()(name); }
 };
-using ClusterNodeJobs =
-    std::unordered_map<std::string, std::shared_ptr<const NodeJobs>, NodeNameHash, std::equal_to<>>;
+using ClusterNodeJobs = std::unordered_map<std::string, std::shared_ptr<const NodeJobs>, NodeNameHash, std::equal_to<>>;
 ClusterNodeJobs cluster_node_jobs(const ClusterJobs& cluster);
 
 }  // namespace gcm::processor

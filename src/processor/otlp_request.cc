@@ -87,7 +87,7 @@ void hex_ids_to_base64(nlohmann::json& j) {
 
 template <typename Request>
 RequestResult decode_enrich_encode_on(google::protobuf::Arena& arena, std::string_view body, bool json,
-                                      const char* type_name, const HostLookup& lookup) {
+                                      const char* type_name, const HostLookup& lookup, uint64_t max_added) {
   RequestResult r;
   r.json = json;
   auto* req = google::protobuf::Arena::CreateMessage<Request>(&arena);
@@ -120,7 +120,7 @@ RequestResult decode_enrich_encode_on(google::protobuf::Arena& arena, std::strin
     r.message = fmt::format("the body ({} bytes) does not decode as a protobuf {}", body.size(), type_name);
     return r;
   }
-  EnrichStats st = enrich(*req, lookup);
+  EnrichStats st = enrich(*req, lookup, max_added);
   r.items = st.items;
   r.enriched = st.enriched;
   req->SerializeToString(&r.forward);
@@ -131,7 +131,8 @@ RequestResult decode_enrich_encode_on(google::protobuf::Arena& arena, std::strin
 // 64 MiB): fresh blocks from malloc are fresh pages from the kernel, whose page faults cost more than decoding,
 // enriching and encoding together.
 template <typename Request>
-RequestResult decode_enrich_encode(std::string_view body, bool json, const char* type_name, const HostLookup& lookup) {
+RequestResult decode_enrich_encode(std::string_view body, bool json, const char* type_name, const HostLookup& lookup,
+                                   uint64_t max_added) {
   thread_local std::vector<char> block(1 << 20);
   RequestResult r;
   size_t used = 0;
@@ -141,10 +142,24 @@ RequestResult decode_enrich_encode(std::string_view body, bool json, const char*
     ao.initial_block_size = block.size();
     ao.max_block_size = 8 << 20;
     google::protobuf::Arena arena(ao);
-    r = decode_enrich_encode_on<Request>(arena, body, json, type_name, lookup);
+    r = decode_enrich_encode_on<Request>(arena, body, json, type_name, lookup, max_added);
     used = static_cast<size_t>(arena.SpaceAllocated());
   }
   if (used > block.size() && used <= (64u << 20)) block = std::vector<char>(used + used / 4);
+  return r;
+}
+
+// A request that enrichment would take past max_output: 413, which OTLP clients do not retry (the same request
+// would be refused again); the message names the bound and what to do.
+RequestResult too_large(const EnrichedTooLarge& e, size_t max_output, bool json, bool message_path) {
+  RequestResult r;
+  r.status = 413;
+  r.json = json;
+  r.message_path = message_path;
+  r.message = fmt::format(
+      "{}: an enriched request may take at most {} bytes (--queue-size); send fewer items per "
+      "request",
+      e.what(), max_output);
   return r;
 }
 
@@ -171,7 +186,7 @@ const char* item_name(Signal s) {
 
 RequestResult process_request(Signal signal, std::string_view content_type, std::string_view content_encoding,
                               std::string_view body, size_t max_body, const HostLookup& lookup, Decoder decoder,
-                              std::string recycled) {
+                              std::string recycled, size_t max_output) {
   RequestResult r;
   r.forward = std::move(recycled);
   std::string_view mt = media_type(content_type);
@@ -211,9 +226,17 @@ RequestResult process_request(Signal signal, std::string_view content_type, std:
   }
   bool json = r.json;
   if (!json && decoder == Decoder::Wire) {
-    WireOutcome w = signal == Signal::Metrics ? wire_enrich_metrics(body, lookup, r.forward)
-                    : signal == Signal::Logs  ? wire_enrich_logs(body, lookup, r.forward)
-                                              : wire_enrich_traces(body, lookup, r.forward);
+    WireOutcome w;
+    try {
+      w = signal == Signal::Metrics ? wire_enrich_metrics(body, lookup, r.forward, max_output)
+          : signal == Signal::Logs  ? wire_enrich_logs(body, lookup, r.forward, max_output)
+                                    : wire_enrich_traces(body, lookup, r.forward, max_output);
+    } catch (const EnrichedTooLarge& e) {  // not for the message path, which would grow it further
+      r.forward.clear();
+      RequestResult refused = too_large(e, max_output, false, false);
+      refused.forward = std::move(r.forward);  // the buffer stays the receiver's
+      return refused;
+    }
     if (w.ok) {
       r.items = w.stats.items;
       r.enriched = w.stats.enriched;
@@ -224,16 +247,25 @@ RequestResult process_request(Signal signal, std::string_view content_type, std:
     r.forward.clear();
   }
   bool fell_back = !json && decoder == Decoder::Wire;
-  switch (signal) {
-    case Signal::Metrics:
-      r = decode_enrich_encode<pbcm::ExportMetricsServiceRequest>(body, json, "ExportMetricsServiceRequest", lookup);
-      break;
-    case Signal::Logs:
-      r = decode_enrich_encode<pbcl::ExportLogsServiceRequest>(body, json, "ExportLogsServiceRequest", lookup);
-      break;
-    case Signal::Traces:
-      r = decode_enrich_encode<pbct::ExportTraceServiceRequest>(body, json, "ExportTraceServiceRequest", lookup);
-      break;
+  // What the job attributes may add to the request (the message path's objects counted in, enrich.h).
+  uint64_t max_added = max_output == 0 ? 0 : max_output > body.size() ? max_output - body.size() : 1;
+  try {
+    switch (signal) {
+      case Signal::Metrics:
+        r = decode_enrich_encode<pbcm::ExportMetricsServiceRequest>(body, json, "ExportMetricsServiceRequest", lookup,
+                                                                    max_added);
+        break;
+      case Signal::Logs:
+        r = decode_enrich_encode<pbcl::ExportLogsServiceRequest>(body, json, "ExportLogsServiceRequest", lookup,
+                                                                 max_added);
+        break;
+      case Signal::Traces:
+        r = decode_enrich_encode<pbct::ExportTraceServiceRequest>(body, json, "ExportTraceServiceRequest", lookup,
+                                                                  max_added);
+        break;
+    }
+  } catch (const EnrichedTooLarge& e) {
+    return too_large(e, max_output, json, fell_back);
   }
   r.message_path = fell_back;
   return r;

@@ -40,9 +40,11 @@ enum class Decoder { Wire, Messages };
 // before it is written: a receiver hands back the `forward` of its previous request, so that the wire path writes
 // into memory that is already allocated and touched (a fresh buffer per request cost malloc's consolidation of the
 // heap on every large free, and the zero-fill of the new buffer: more than a third of the rewriting's instructions).
+// max_output bounds the enriched request (0: no bound): a request that enrichment would take past it is answered 413
+// (a request of millions of tiny items gains attributes on each, hundreds of times its size: enrich.h).
 RequestResult process_request(Signal signal, std::string_view content_type, std::string_view content_encoding,
                               std::string_view body, size_t max_body, const HostLookup& lookup,
-                              Decoder decoder = Decoder::Wire, std::string recycled = {});
+                              Decoder decoder = Decoder::Wire, std::string recycled = {}, size_t max_output = 0);
 
 // What a receiver keeps of a request's `forward` for its next one: the larger of that buffer and `kept` (a request
 // answered before decoding never took `kept`), unless one huge request grew it past what a typical one needs (then

@@ -67,7 +67,8 @@ HttpReply Service::export_request(Signal signal, const HttpRequest& req) {
   } else {
     r = process_request(
         signal, req.header("content-type"), req.header("content-encoding"), req.body, opts_.listen.max_body,
-        [this](std::string_view host) { return resolver_->lookup(host); }, Decoder::Wire, std::move(forward_buffer()));
+        [this](std::string_view host) { return resolver_->lookup(host); }, Decoder::Wire, std::move(forward_buffer()),
+        opts_.forward.queue_bytes);
     count_path(signal, r);
   }
   ReturnForwardBuffer returned{r};
@@ -135,7 +136,8 @@ GrpcReply Service::handle_grpc(std::string_view method, std::string_view body, s
   // gRPC has enforced the size limit as received; process_request inflates compressed messages within it.
   RequestResult r = process_request(
       *signal, "application/x-protobuf", encoding, body, opts_.listen.max_body,
-      [this](std::string_view host) { return resolver_->lookup(host); }, Decoder::Wire, std::move(forward_buffer()));
+      [this](std::string_view host) { return resolver_->lookup(host); }, Decoder::Wire, std::move(forward_buffer()),
+      opts_.forward.queue_bytes);
   ReturnForwardBuffer returned{r};
   count_path(*signal, r);
   if (r.status != 200)

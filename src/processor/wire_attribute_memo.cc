@@ -15,13 +15,18 @@ std::string_view AttributeMemo::view_of(Span s, const char* base) {
 }
 
 AttributeMemo::AttrAt AttributeMemo::at_of(const Attr& a, const char* base) {
-  return {static_cast<uint32_t>(a.begin - base), static_cast<uint32_t>(a.end - base), span_of(a.kv, base),
-          span_of(a.key, base), span_of(a.value, base), a.has_value, a.value_twice};
+  return {static_cast<uint32_t>(a.begin - base),
+          static_cast<uint32_t>(a.end - base),
+          span_of(a.kv, base),
+          span_of(a.key, base),
+          span_of(a.value, base),
+          a.has_value,
+          a.value_twice};
 }
 
 Attr AttributeMemo::attr_of(const AttrAt& a, const char* base) {
-  return Attr{base + a.begin,     base + a.end, view_of(a.kv, base), view_of(a.key, base), view_of(a.value, base),
-              a.has_value, a.value_twice};
+  return Attr{base + a.begin,         base + a.end, view_of(a.kv, base), view_of(a.key, base),
+              view_of(a.value, base), a.has_value,  a.value_twice};
 }
 
 const AttributeMemo::Run* AttributeMemo::find(const char* at, const char* end, uint32_t attr_no, int depth) {

@@ -112,9 +112,10 @@ struct SignalType {
 // before, so that the room made for the output at first is about what it needs. Growing costs a copy of what is
 // written, and room made but never written is zero-filled all the same (std::string cannot grow without filling): a
 // fixed 2.5 times the body, which some requests outgrew (a copy and a zero-fill of twice the size) while it was far
-// more than others needed, cost about 9 % of slurm_processor under bench/cluster_load. The ratio depends on the exporter (how many attributes a point has), and one exporter
-// sends requests of about one size while another sends another size, so the ratio is kept per size class (a quarter
-// of an octave): one thread's requests from two kinds of exporter each get their own.
+// more than others needed, cost about 9 % of slurm_processor under bench/cluster_load. The ratio depends on the
+// exporter (how many attributes a point has), and one exporter sends requests of about one size while another sends
+// another size, so the ratio is kept per size class (a quarter of an octave): one thread's requests from two kinds of
+// exporter each get their own.
 class OutputEstimate {
  public:
   size_t bytes_for(size_t body_size) const {
@@ -142,8 +143,8 @@ class OutputEstimate {
 
 class Rewriter {
  public:
-  Rewriter(const SignalType& type, const HostLookup& lookup, std::string& out, size_t expected_size)
-      : type_(type), lookup_(lookup), w_(out, expected_size) {}
+  Rewriter(const SignalType& type, const HostLookup& lookup, std::string& out, size_t expected_size, size_t limit)
+      : type_(type), lookup_(lookup), w_(out, expected_size, limit) {}
 
   EnrichStats run(std::string_view body) {
     // Depth 0: the request.
@@ -340,11 +341,11 @@ class Rewriter {
 };
 
 WireOutcome rewrite(const SignalType& type, std::string_view body, const HostLookup& lookup, std::string& out,
-                    OutputEstimate& estimate) {
+                    size_t max_output, OutputEstimate& estimate) {
   WireOutcome o;
   // `out` is not cleared: the writer writes over what a recycled buffer holds, which spares a zero-fill of it.
   try {
-    Rewriter r(type, lookup, out, estimate.bytes_for(body.size()));
+    Rewriter r(type, lookup, out, estimate.bytes_for(body.size()), max_output);
     o.stats = r.run(body);
     o.ok = true;
     estimate.saw(body.size(), out.size());
@@ -358,7 +359,7 @@ WireOutcome rewrite(const SignalType& type, std::string_view body, const HostLoo
 
 }  // namespace
 
-WireOutcome wire_enrich_metrics(std::string_view body, const HostLookup& lookup, std::string& out) {
+WireOutcome wire_enrich_metrics(std::string_view body, const HostLookup& lookup, std::string& out, size_t max_output) {
   static const SignalType t{&rules_of<cm::ExportMetricsServiceRequest>(),
                             &rules_of<pbm::ResourceMetrics>(),
                             &rules_of<pbm::ScopeMetrics>(),
@@ -366,10 +367,10 @@ WireOutcome wire_enrich_metrics(std::string_view body, const HostLookup& lookup,
                             {},
                             false};
   thread_local OutputEstimate estimate;
-  return rewrite(t, body, lookup, out, estimate);
+  return rewrite(t, body, lookup, out, max_output, estimate);
 }
 
-WireOutcome wire_enrich_logs(std::string_view body, const HostLookup& lookup, std::string& out) {
+WireOutcome wire_enrich_logs(std::string_view body, const HostLookup& lookup, std::string& out, size_t max_output) {
   static const SignalType t{&rules_of<cl::ExportLogsServiceRequest>(),
                             &rules_of<pbl::ResourceLogs>(),
                             &rules_of<pbl::ScopeLogs>(),
@@ -377,10 +378,10 @@ WireOutcome wire_enrich_logs(std::string_view body, const HostLookup& lookup, st
                             {pbl::LogRecord::kAttributesFieldNumber, &rules_of<pbl::LogRecord>(), false},
                             true};
   thread_local OutputEstimate estimate;
-  return rewrite(t, body, lookup, out, estimate);
+  return rewrite(t, body, lookup, out, max_output, estimate);
 }
 
-WireOutcome wire_enrich_traces(std::string_view body, const HostLookup& lookup, std::string& out) {
+WireOutcome wire_enrich_traces(std::string_view body, const HostLookup& lookup, std::string& out, size_t max_output) {
   static const SignalType t{&rules_of<ct::ExportTraceServiceRequest>(),
                             &rules_of<pbt::ResourceSpans>(),
                             &rules_of<pbt::ScopeSpans>(),
@@ -388,7 +389,7 @@ WireOutcome wire_enrich_traces(std::string_view body, const HostLookup& lookup, 
                             {pbt::Span::kAttributesFieldNumber, &rules_of<pbt::Span>(), false},
                             true};
   thread_local OutputEstimate estimate;
-  return rewrite(t, body, lookup, out, estimate);
+  return rewrite(t, body, lookup, out, max_output, estimate);
 }
 
 }  // namespace gcm::processor

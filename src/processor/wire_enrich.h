@@ -26,9 +26,10 @@ struct WireOutcome {
 };
 
 // Writes the enriched request to out (replacing its content, in its allocation when that is large enough;
-// unspecified when !ok).
-WireOutcome wire_enrich_metrics(std::string_view body, const HostLookup& lookup, std::string& out);
-WireOutcome wire_enrich_logs(std::string_view body, const HostLookup& lookup, std::string& out);
-WireOutcome wire_enrich_traces(std::string_view body, const HostLookup& lookup, std::string& out);
+// unspecified when !ok). Throws EnrichedTooLarge (enrich.h) when the output would pass max_output bytes (0: no
+// bound): such a request is refused, not handed to the message path, which would grow it further.
+WireOutcome wire_enrich_metrics(std::string_view body, const HostLookup& lookup, std::string& out, size_t max_output);
+WireOutcome wire_enrich_logs(std::string_view body, const HostLookup& lookup, std::string& out, size_t max_output);
+WireOutcome wire_enrich_traces(std::string_view body, const HostLookup& lookup, std::string& out, size_t max_output);
 
 }  // namespace gcm::processor

@@ -1,10 +1,18 @@
 #include "processor/wire_writer.h"
 
+#include <fmt/format.h>
+
+#include "processor/enrich.h"
+
 namespace gcm::processor::wire {
 
 void Writer::grow(size_t n) {
-  // resize() zero-fills, so grow geometrically to keep that cost linear.
-  buf_.resize(std::max(buf_.size() * 2, pos_ + n + 4096));
+  if (limit_ && pos_ + n > limit_)
+    throw EnrichedTooLarge(fmt::format("the enriched request would take more than {} bytes", limit_));
+  // resize() zero-fills, so grow geometrically to keep that cost linear (and no further than the limit).
+  size_t size = std::max(buf_.size() * 2, pos_ + n + 4096);
+  if (size > buf_.size()) buf_.resize(limit_ ? std::max(std::min(size, limit_), buf_.size()) : size);
+  end_ = usable();
 }
 
 void Writer::open(uint32_t number) {

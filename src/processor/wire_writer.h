@@ -5,6 +5,7 @@
 // computed before they are written, get exact prefixes.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -19,7 +20,9 @@ class Writer {
  public:
   // expected: the output size to allocate at first (growing costs a copy and a zero-fill of the new part). What buf
   // holds already is overwritten, not cleared first: a recycled buffer's bytes need no zero-fill again.
-  Writer(std::string& buf, size_t expected) : buf_(buf) {
+  // limit: the most the output may take (0: no bound); growing past it throws EnrichedTooLarge.
+  Writer(std::string& buf, size_t expected, size_t limit = 0) : buf_(buf), limit_(limit) {
+    if (limit_ && expected > limit_) expected = limit_;
     if (buf_.capacity() < expected) {
       // A new allocation either way: what the buffer holds is not copied over (it would be overwritten), and a
       // quarter more room lets the requests to come of about this size (another exporter's, a little larger) take
@@ -28,11 +31,12 @@ class Writer {
       buf_.reserve(expected + expected / 4);
     }
     if (buf_.size() < expected) buf_.resize(expected);
+    end_ = usable();
   }
 
   // Room for n more bytes at the write position (advance() past what was written there).
   char* room(size_t n) {
-    if (n > buf_.size() - pos_) grow(n);
+    if (n > end_ - pos_) grow(n);
     return buf_.data() + pos_;
   }
   void advance(size_t n) { pos_ += n; }
@@ -69,8 +73,12 @@ class Writer {
     uint64_t length;  // the content's final length
   };
   void grow(size_t n);
+  // Where writing must stop: the buffer's end, or the limit where the buffer (a recycled one) is larger.
+  size_t usable() const { return limit_ ? std::min(buf_.size(), limit_) : buf_.size(); }
 
   std::string& buf_;
+  size_t limit_;
+  size_t end_ = 0;
   size_t pos_ = 0;
   std::vector<Frame> frames_;
   std::vector<Patch> patches_;  // in buffer order: frames open in order

@@ -41,10 +41,11 @@ HostLookup lookup() {
 }
 
 template <typename Req>
-void differential(std::string_view body, WireOutcome (*wire)(std::string_view, const HostLookup&, std::string&)) {
+void differential(std::string_view body,
+                  WireOutcome (*wire)(std::string_view, const HostLookup&, std::string&, size_t)) {
   HostLookup l = lookup();
   std::string out;
-  WireOutcome w = wire(body, l, out);
+  WireOutcome w = wire(body, l, out, 0);
   if (!w.ok) return;
   Req expected;
   // Taken, but protobuf refuses it.

@@ -451,7 +451,7 @@ TEST(HttpListener, WhatArrivesWhileARequestIsHandledIsReadAfterItsAnswer) {
   c.send("POST /next HTTP/1.1\r\nContent-Length: 2\r\n\r\nab");
   c.end_writes();
   std::this_thread::sleep_for(100ms);  // both arrive while the first request is held
-  gone.reset();  // hangs up with its request queued behind the held one
+  gone.reset();                        // hangs up with its request queued behind the held one
   held.release();
   bool closed = false;
   std::string all = c.read_all(5s, &closed);

@@ -126,7 +126,8 @@ TEST(NodeJobs, AGpuIsNamedByItsDecimalIndexOrAnInteger) {
   EXPECT_EQ(n.gpu(int64_t{12}), n.gpu("12"));
   for (std::string_view none : {"1", "00", "03", "+3", " 3", "3 ", "-0", "", "4294967296", "99999999999", "x"})
     EXPECT_EQ(n.gpu(none), nullptr) << "'" << none << "'";
-  for (int64_t none : {int64_t{1}, int64_t{-1}, int64_t{4294967296}, INT64_MIN}) EXPECT_EQ(n.gpu(none), nullptr) << none;
+  for (int64_t none : {int64_t{1}, int64_t{-1}, int64_t{4294967296}, INT64_MIN})
+    EXPECT_EQ(n.gpu(none), nullptr) << none;
 }
 
 // A fake scontrol that logs each call and fails while `fail` exists.

@@ -39,7 +39,7 @@ std::string string_value(const std::string& s) { return len(1, s); }
 
 struct Signals {
   Signal signal;
-  WireOutcome (*wire)(std::string_view, const HostLookup&, std::string&);
+  WireOutcome (*wire)(std::string_view, const HostLookup&, std::string&, size_t);
 };
 
 template <typename Req>
@@ -67,7 +67,7 @@ bool expect_same(const std::string& body, bool expect_taken = true) {
   Signals s = signals_of<Req>();
   HostLookup l = lookup();
   std::string out;
-  WireOutcome w = s.wire(body, l, out);
+  WireOutcome w = s.wire(body, l, out, 0);
   Req expected;
   bool decodes = expected.ParseFromString(body);
   if (w.ok) {
@@ -138,7 +138,7 @@ TEST(SlurmProcessorWire, EveryMetricTypeMatchesTheMessagePathByteForByte) {
   // A canonical body stays canonical: the new attributes go where protobuf writes them.
   std::string out;
   HostLookup l = lookup();
-  ASSERT_TRUE(wire_enrich_metrics(body, l, out).ok);
+  ASSERT_TRUE(wire_enrich_metrics(body, l, out, 0).ok);
   EnrichStats st = enrich(req, l);
   EXPECT_EQ(out, req.SerializeAsString());
   EXPECT_EQ(st.items, 20u);
@@ -154,10 +154,10 @@ TEST(SlurmProcessorWire, AnyBufferWrittenOverGivesTheSameOutput) {
   for (const MetricsReq* req : {&small_req, &large_req, &small_req}) {
     std::string body = req->SerializeAsString();
     std::string fresh;
-    ASSERT_TRUE(wire_enrich_metrics(body, l, fresh).ok);
+    ASSERT_TRUE(wire_enrich_metrics(body, l, fresh, 0).ok);
     for (std::string recycled : {std::string(3 * fresh.size(), '\xff'), std::string(fresh.size() / 3, 'x'),
                                  std::string(fresh.size(), '\0'), std::string()}) {
-      ASSERT_TRUE(wire_enrich_metrics(body, l, recycled).ok);
+      ASSERT_TRUE(wire_enrich_metrics(body, l, recycled, 0).ok);
       EXPECT_EQ(recycled, fresh);
     }
   }

@@ -56,7 +56,8 @@ void expect_same(const ItemScan& a, const ItemScan& b, const std::string& what) 
   SCOPED_TRACE(what);
   if (!a.attrs.empty() || a.has_added_keys) {
     ASSERT_EQ(a.attrs.size(), b.attrs.size());
-    for (size_t i = 0; i < a.attrs.size(); ++i) expect_same_attr(a.attrs[i], b.attrs[i], "attribute " + std::to_string(i));
+    for (size_t i = 0; i < a.attrs.size(); ++i)
+      expect_same_attr(a.attrs[i], b.attrs[i], "attribute " + std::to_string(i));
   }
   EXPECT_EQ(a.insert_at, b.insert_at);
   ASSERT_EQ(a.gpu.has_value(), b.gpu.has_value());
