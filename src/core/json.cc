@@ -14,6 +14,29 @@ namespace {
 
 const char kHex[] = "0123456789abcdef";
 
+// Copies n bytes with fixed-size moves the compiler inlines (two overlapping ones per size class): the parts of a
+// JSON member are ~10 bytes, and a call of the library's memcpy for each was a tenth of `sacct_publish --sink stdout`.
+inline char* put_small(char* dst, const char* src, size_t n) {
+  auto two = [&](auto word) {
+    constexpr size_t w = sizeof word;
+    decltype(word) head, tail;
+    std::memcpy(&head, src, w);
+    std::memcpy(&tail, src + n - w, w);
+    std::memcpy(dst, &head, w);
+    std::memcpy(dst + n - w, &tail, w);
+  };
+  if (n >= 16) {
+    std::memcpy(dst, src, n);
+  } else if (n >= 8) {
+    two(uint64_t{});
+  } else if (n >= 4) {
+    two(uint32_t{});
+  } else {
+    for (size_t i = 0; i < n; ++i) dst[i] = src[i];
+  }
+  return dst + n;
+}
+
 // Decodes one UTF-8 sequence at s[i]; returns its length and code point, or 0 for an invalid sequence.
 size_t decode_utf8(std::string_view s, size_t i, uint32_t& cp) {
   auto b0 = static_cast<unsigned char>(s[i]);
@@ -96,8 +119,12 @@ size_t append_valid_utf8(std::string& out, std::string_view s) {
   return replaced;
 }
 
+bool JsonWriter::plain(std::string_view s) const {
+  return known_plain_ || json_scan::first_special(s.data(), s.size()) == s.size();
+}
+
 void JsonWriter::string(std::string_view s) {
-  size_t run = json_scan::first_special(s.data(), s.size());
+  size_t run = known_plain_ ? s.size() : json_scan::first_special(s.data(), s.size());
   if (run == s.size()) {  // nearly every string: quotes and bytes in one growth of the buffer
     size_t at = out_.size();
     out_.append(s.size() + 2, '"');
@@ -177,15 +204,9 @@ bool JsonWriter::plain_string_member(std::string_view key, std::string_view valu
   const size_t n = sep.size() + key.size() + col.size() + value.size() + 4;
   char buf[256];
   if (n > sizeof buf) return false;
-  if (json_scan::first_special(key.data(), key.size()) != key.size() ||
-      json_scan::first_special(value.data(), value.size()) != value.size())
-    return false;
+  if (!plain(key) || !plain(value)) return false;
   char* p = buf;
-  auto put = [&p](std::string_view part) {
-    if (part.empty()) return;  // an empty view may hold no pointer, which memcpy must not get
-    std::memcpy(p, part.data(), part.size());
-    p += part.size();
-  };
+  auto put = [&p](std::string_view part) { p = put_small(p, part.data(), part.size()); };
   put(sep);
   *p++ = '"';
   put(key);
@@ -311,9 +332,11 @@ void JsonWriter::record(const Record& r, bool drop_nulls) {
     if (drop_nulls && r.values[i].is_null()) continue;
     if (!first) out_.append(comma());
     first = false;
-    string(r.schema->fields[i].name);
+    string(r.schema->fields[i].name);  // the schema's names are not the record's strings: always scanned
     out_.append(colon());
+    known_plain_ = r.strings_json_plain;
     value(r.values[i]);
+    known_plain_ = false;
   }
   out_.push_back('}');
 }

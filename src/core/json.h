@@ -39,6 +39,8 @@ class JsonWriter {
   // Writes `, "key": "value"` (no separator when first) in one append when neither needs escaping; false (nothing
   // written) otherwise.
   bool plain_string_member(std::string_view key, std::string_view value, bool first);
+  // Whether s needs no escaping: known for every string of a record marked strings_json_plain, else scanned.
+  bool plain(std::string_view s) const;
   // Views, not C strings: appending a C string measures it with strlen, once per member of every record.
   std::string_view comma() const {
     return style_ == JsonStyle::Python ? std::string_view(", ") : std::string_view(",");
@@ -48,6 +50,7 @@ class JsonWriter {
   }
   std::string& out_;
   JsonStyle style_;
+  bool known_plain_ = false;  // within record() of a record marked strings_json_plain
 };
 
 // Compact JSON of one value / record.

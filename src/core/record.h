@@ -11,6 +11,11 @@ namespace gcm {
 struct Record {
   const Schema* schema = nullptr;
   std::vector<Value> values;  // values[i] belongs to schema->fields[i]; null means "absent" (Python None)
+  // Set by a producer that has already looked at every byte: each string in `values`, object keys included, is
+  // printable ASCII without '"' or '\\' (is_json_plain_ascii), so the JSON writer copies them without scanning them
+  // again. sacct_publish knows it from splitting the line; a wrong true writes unescaped JSON, so only a producer
+  // that checked sets it, and whoever changes a string of the record afterwards clears it.
+  bool strings_json_plain = false;
 
   Record() = default;
   explicit Record(const Schema& s) : schema(&s), values(s.fields.size()) {}

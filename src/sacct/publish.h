@@ -112,6 +112,7 @@ class SacctPublisher {
   size_t last_size_ = 0;
   size_t fixed_size_ = 0;         // everything but the sacct values and the strings that change
   std::vector<size_t> key_size_;  // compact JSON size of each sacct key (per member)
+  bool keys_plain_ = false;       // every sacct key needs no JSON escaping (is_json_plain_ascii)
   std::string sized_cluster_, sized_derived_;
   size_t cluster_size_ = 0, derived_size_ = 0;
 };

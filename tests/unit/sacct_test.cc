@@ -265,6 +265,43 @@ TEST(SacctPublish, RecordSizeIsTheCompactJsonSize) {
   }
 }
 
+TEST(SacctPublish, ARecordIsMarkedPlainOnlyWhenNoneOfItsStringsNeedsEscaping) {
+  // The JSON writers do not look at the strings of a marked record: marking one with a quote, a backslash, a
+  // control character or non-ASCII (in a field, the cluster name or a key) would write broken JSON.
+  REQUIRE_FIXTURE("sample-sacct-output.txt");
+  REQUIRE_LA();
+  struct MarkCheck : RecordOut {
+    size_t marked = 0, unmarked = 0;
+    void emit(const Record& r) override {
+      Record scanned = r;
+      scanned.strings_json_plain = false;
+      EXPECT_EQ(to_json(r, true, JsonStyle::Python), to_json(scanned, true, JsonStyle::Python));
+      ++(r.strings_json_plain ? marked : unmarked);
+    }
+  };
+  std::string text = read_fixture("sample-sacct-output.txt");
+  std::string mixed =
+      "JobID|JobName|End\n1|plain|2021-04-07T10:00:00\n2|\"quoted\"|2021-04-07T10:00:00\n"
+      "3|back\\slash|2021-04-07T10:00:00\n4|\u00e9|2021-04-07T10:00:00\n5|a\tb|2021-04-07T10:00:00\n"
+      "6|plain again|2021-04-07T10:00:00\n";
+  std::string odd_key = "JobID|Job\"Name|End\n1|plain|2021-04-07T10:00:00\n";
+  struct Case {
+    const std::string* text;
+    std::string cluster;
+    size_t marked, unmarked;
+  };
+  for (const Case& c : {Case{&text, "testcluster", 68, 0}, Case{&mixed, "testcluster", 2, 4},
+                        Case{&odd_key, "testcluster", 0, 1}, Case{&text, "we\"ird", 0, 68}}) {
+    PublishOptions o = la_options("|");
+    o.cluster = c.cluster;
+    SacctPublisher p(o, nullptr);
+    MarkCheck out;
+    publish_text(p, *c.text, out);
+    EXPECT_EQ(out.marked, c.marked) << c.cluster << ": " << c.text->substr(0, 40);
+    EXPECT_EQ(out.unmarked, c.unmarked) << c.cluster << ": " << c.text->substr(0, 40);
+  }
+}
+
 TEST(SacctPublish, HeterogeneousClusterUsesClusterAndPartitionColumns) {
   REQUIRE_LA();
   std::string text =
