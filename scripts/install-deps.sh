@@ -16,8 +16,8 @@ PACKAGES=(
   libcpp-httplib-dev libcurl4-openssl-dev libprotobuf-dev protobuf-compiler zlib1g-dev libgrpc++-dev
   # web config (--web.config.file): YAML (static libyaml.a), OpenSSL and libxcrypt headers (both dlopen'ed)
   libyaml-dev libssl-dev libcrypt-dev
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  # tests and benchmarks (valgrind: which functions a health check runs, tests/startup_order_check.sh)
+  libgtest-dev libgmock-dev libbenchmark-dev valgrind
   # real peers for the integration tests and the demo
   prometheus prometheus-alertmanager curl time procps
   # the CA, server and client certificates of the TLS tests
