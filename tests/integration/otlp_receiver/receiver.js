@@ -6,6 +6,12 @@
 const {MockOtlpServer, normalizeMetrics, normalizeLogs, normalizeTrace} = require('@elastic/mockotlpserver');
 
 const out = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
+// The ready line comes first, always: server.start() resolves once both services listen, and a sender that was
+// retrying against the fixed port (a test's restart after an outage) can have a request received by the HTTP
+// service before then. Such requests are printed after the ready line, in the order they came.
+let ready = false;
+const early = [];
+const received = (obj) => (ready ? out(obj) : early.push(obj));
 
 // protobufjs's toJSON leaves out empty repeated fields, so an empty ArrayValue (an attribute whose value is an empty
 // list, as slurm_processor sends for job keys that no job on the node has) reaches mockotlpserver's normalisation
@@ -35,12 +41,14 @@ async function main() {
         hostname: '127.0.0.1',
         httpPort: Number(process.env.OTLP_HTTP_PORT || 0),
         grpcPort: Number(process.env.OTLP_GRPC_PORT || 0),
-        onMetrics: (m) => out({signal: 'metrics', data: normalized(normalizeMetrics, m)}),
-        onLogs: (l) => out({signal: 'logs', data: normalized(normalizeLogs, l)}),
-        onTrace: (t) => out({signal: 'traces', data: normalized(normalizeTrace, t)}),
+        onMetrics: (m) => received({signal: 'metrics', data: normalized(normalizeMetrics, m)}),
+        onLogs: (l) => received({signal: 'logs', data: normalized(normalizeLogs, l)}),
+        onTrace: (t) => received({signal: 'traces', data: normalized(normalizeTrace, t)}),
     });
     await server.start();
     out({ready: true, http: server.httpUrl, grpc: server.grpcUrl});
+    ready = true;
+    early.splice(0).forEach(out);
     const stop = async () => { try { await server.close(); } finally { process.exit(0); } };
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
