@@ -5,9 +5,19 @@
 // allocs_per_item counts heap allocations (operator new) per item; arena blocks are reused, so it is near 0 for both.
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "alloc_count.h"
+#include "cluster_job_table.h"
+
+#include "attribution/slurmctld_jobs.h"
+#include "core/subprocess.h"
 
 #include "processor/enrich.h"
+#include "processor/node_jobs.h"
 #include "processor/otlp_request.h"
 
 namespace {
@@ -181,6 +191,76 @@ void BM_TracesEnriched(benchmark::State& state, Decoder decoder) {
 }
 BENCHMARK_CAPTURE(BM_TracesEnriched, messages, Decoder::Messages);
 BENCHMARK_CAPTURE(BM_TracesEnriched, wire, Decoder::Wire);
+
+// The cluster's job table, read again at every refresh (--refresh-interval, 5 s by default) for telemetry of other
+// hosts: `scontrol show job -d` of a 12 500-node cluster (19 200 jobs, 17 MB, printed by `cat` of a file), parsed
+// and turned into the table of each node's GPUs and jobs. The reads alternate between two tables that differ in
+// every 50th job's name (2 %: what changes in a few seconds on a busy cluster), each built from the one before as
+// the processor does. Baselines in the same run: each table built from scratch (what every refresh did before),
+// and the command's output read through the same pipe and split into lines, nothing parsed.
+struct FakeScontrol {
+  std::string dir, script[2];
+  int jobs = 0;
+  uint64_t bytes = 0;
+  FakeScontrol() {
+    dir = std::filesystem::temp_directory_path() / ("gcm-processor-bench-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    for (int t = 0; t < 2; ++t) {
+      std::string table = dir + "/jobs-d-" + std::to_string(t) + ".txt";
+      jobs = gcm::bench::write_job_table(table, 12500, t == 0 ? 0 : 50);
+      bytes = std::filesystem::file_size(table);
+      script[t] = dir + "/scontrol-" + std::to_string(t);
+      std::ofstream(script[t]) << "#!/bin/sh\nexec cat " << table << "\n";
+      std::filesystem::permissions(script[t], std::filesystem::perms::owner_all);
+    }
+  }
+  ~FakeScontrol() { std::filesystem::remove_all(dir); }
+};
+const FakeScontrol& fake_scontrol() {
+  static const FakeScontrol f;
+  return f;
+}
+
+enum class Refresh { FromPrevious, FromScratch };
+
+void refresh_tables(benchmark::State& state, Refresh how) {
+  const FakeScontrol& f = fake_scontrol();
+  ClusterSizes sizes;
+  ClusterNodeJobs table;
+  size_t reads = 0, kept = 0;
+  for (auto _ : state) {
+    ClusterJobs jobs = attribute_cluster(f.script[reads++ % 2], std::chrono::seconds(60),
+                                         how == Refresh::FromPrevious ? sizes : ClusterSizes{});
+    ClusterNodeJobs next = cluster_node_jobs(jobs, how == Refresh::FromPrevious && !table.empty() ? &table : nullptr);
+    kept = 0;
+    for (const auto& [node, t] : next)
+      if (auto had = table.find(node); had != table.end() && had->second == t) ++kept;
+    sizes = ClusterSizes::of(jobs);
+    table = std::move(next);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * f.bytes));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * f.jobs));
+  state.counters["nodes"] = static_cast<double>(table.size());
+  state.counters["nodes_kept"] = static_cast<double>(kept);  // tables of the last read taken from the one before
+}
+
+void BM_ClusterTableRefresh(benchmark::State& state) { refresh_tables(state, Refresh::FromPrevious); }
+BENCHMARK(BM_ClusterTableRefresh)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+
+void BM_ClusterTableFromScratchBaseline(benchmark::State& state) { refresh_tables(state, Refresh::FromScratch); }
+BENCHMARK(BM_ClusterTableFromScratchBaseline)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+
+void BM_ClusterTableReadOnlyBaseline(benchmark::State& state) {
+  const FakeScontrol& f = fake_scontrol();
+  CommandSpec spec;
+  spec.argv = {f.script[0], "show", "job", "-d"};
+  spec.timeout = std::chrono::seconds(60);
+  size_t lines = 0;
+  for (auto _ : state) lines += stream_command_lines(spec, [](std::string_view line) { benchmark::DoNotOptimize(line.data()); });
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * f.bytes));
+  state.counters["lines"] = static_cast<double>(lines) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_ClusterTableReadOnlyBaseline)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
 
 }  // namespace
 

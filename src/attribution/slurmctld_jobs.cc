@@ -178,6 +178,15 @@ bool job_state_holds_allocation(std::string_view state) {
   return std::find(std::begin(kHolding), std::end(kHolding), state) != std::end(kHolding);
 }
 
+ClusterJobsReader::ClusterJobsReader(ClusterSizes expected) {
+  // A little more than last time: a cluster that gained a few jobs does not double the list for them.
+  auto more = [](size_t n) { return n + n / 16; };
+  out_.jobs.reserve(more(expected.jobs));
+  out_.hosts.reserve(more(expected.hosts));
+  out_.gpu_jobs.reserve(more(expected.gpu_jobs));
+  host_indices_.reserve(more(expected.hosts));
+}
+
 void ClusterJobsReader::feed(std::string_view line) {
   if (const slurm::ScontrolRecord* r = parser_.feed(line)) add(*r);
 }
@@ -254,11 +263,11 @@ ClusterJobs cluster_jobs_from(std::string_view text) {
   return reader.finish();
 }
 
-ClusterJobs attribute_cluster(const std::string& scontrol, std::chrono::milliseconds timeout) {
+ClusterJobs attribute_cluster(const std::string& scontrol, std::chrono::milliseconds timeout, ClusterSizes expected) {
   CommandSpec spec;
   spec.argv = {scontrol, "show", "job", "-d"};
   spec.timeout = timeout;
-  ClusterJobsReader reader;
+  ClusterJobsReader reader(expected);
   stream_command_lines(spec, [&](std::string_view line) { reader.feed(line); });  // CommandError names the command
   return reader.finish();
 }

@@ -181,13 +181,21 @@ std::shared_ptr<const ClusterNodeJobs> JobResolver::first_cluster_table() {
 
 std::shared_ptr<const ClusterNodeJobs> JobResolver::fetch_cluster_table() {
   try {
-    ClusterJobs jobs = attribute_cluster(opts_.attribution.scontrol, opts_.attribution.command_timeout);
+    ClusterJobs jobs =
+        attribute_cluster(opts_.attribution.scontrol, opts_.attribution.command_timeout, cluster_sizes_);
+    cluster_sizes_ = ClusterSizes::of(jobs);
     if (jobs.skipped_lists && log_)
       log_->warn(
           "slurm_processor: {} Nodes= list(s) of `scontrol show job -d` were not hostlists; their GPUs are "
           "not attributed",
           jobs.skipped_lists);
-    auto table = std::make_shared<const ClusterNodeJobs>(cluster_node_jobs(jobs));
+    std::shared_ptr<const ClusterNodeJobs> previous;
+    {
+      std::lock_guard lock(mu_);
+      previous = cluster_;
+    }
+    auto table = std::make_shared<const ClusterNodeJobs>(cluster_node_jobs(jobs, previous.get()));
+    previous.reset();
     std::lock_guard lock(mu_);
     stats_.cluster_jobs = jobs.jobs.size();
     stats_.cluster_nodes = table->size();

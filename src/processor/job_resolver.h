@@ -95,6 +95,7 @@ class JobResolver {
   int cluster_idle_rounds_ = 0;
   bool cluster_tried_ = false;                 // a first read was made (failed or not): later ones are the refresher's
   std::mutex cluster_fetch_mu_;                // one cluster read at a time
+  ClusterSizes cluster_sizes_;                 // of the last read (cluster_fetch_mu_), for the next to reserve
   std::shared_ptr<const NodeJobs> idle_node_;  // a node in no job: attributed, with nothing to add
   std::condition_variable cv_;
   bool stopping_ = false;

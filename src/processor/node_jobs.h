@@ -52,6 +52,9 @@ struct NodeNameHash {
   size_t operator()(std::string_view name) const { return std::hash<std::string_view>()(name); }
 };
 using ClusterNodeJobs = std::unordered_map<std::string, std::shared_ptr<const NodeJobs>, NodeNameHash, std::equal_to<>>;
-ClusterNodeJobs cluster_node_jobs(const ClusterJobs& cluster);
+// `previous`: the table of the read before, if any. A node whose GPUs hold the same jobs with the same fields keeps
+// its table from it (the same object): between two refreshes a few seconds apart nearly every node does, so a
+// refresh makes tables only for the nodes that changed, instead of the whole cluster's again beside the old one.
+ClusterNodeJobs cluster_node_jobs(const ClusterJobs& cluster, const ClusterNodeJobs* previous = nullptr);
 
 }  // namespace gcm::processor

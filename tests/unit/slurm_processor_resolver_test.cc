@@ -108,6 +108,72 @@ TEST(ClusterJobs, NodesWithTheSameJobsShareOneTable) {
   EXPECT_EQ(n3.job_ids_joined, "74,75");
 }
 
+// One job's block of `scontrol show job -d`, holding `gres` on `nodes`.
+std::string job_block(int id, const std::string& name, const std::string& nodes, const std::string& gres) {
+  return "JobId=" + std::to_string(id) + " JobName=" + name + "\n   UserId=u(1) GroupId=g(1)\n" +
+         "   Account=a QOS=normal\n   JobState=RUNNING Reason=None\n   Partition=gpu\n   NumNodes=1\n" +
+         "     Nodes=" + nodes + " CPU_IDs=0 Mem=0 GRES=" + gres + "\n\n";
+}
+
+// Everything a node's table says, to compare tables made in different ways.
+std::string contents(const NodeJobs& n) {
+  std::string out;
+  for (const auto& [gpu, fields] : n.by_gpu) {
+    out += std::to_string(gpu) + ":";
+    for (const auto& f : *fields) out += f + "|";
+  }
+  for (const auto& list : n.lists)
+    for (const auto& v : list) out += v + ",";
+  return out + n.job_ids_joined;
+}
+
+// A refresh builds on the table before: a node whose GPUs hold the same jobs, with the same fields, keeps its table
+// (the same object); a node where anything changed gets a new one, and every table is what a build from scratch
+// gives.
+TEST(ClusterJobs, ARefreshKeepsTheTablesOfNodesThatDidNotChange) {
+  const std::string before = job_block(10, "train", "n[1-2]", "gpu:h100:2(IDX:0-1)") +
+                             job_block(11, "a", "n3", "gpu:h100:1(IDX:0)") +
+                             job_block(12, "b", "n3", "gpu:h100:1(IDX:1)") +
+                             job_block(13, "c", "n4", "gpu:h100:1(IDX:0)") +
+                             job_block(14, "d", "n4", "gpu:h100:1(IDX:0)") +
+                             job_block(16, "e", "n6", "gpu:h100:1(IDX:0)") + job_block(17, "f", "n6", "gpu:h100:1(IDX:1)");
+  const std::string after = job_block(10, "train", "n[1-2]", "gpu:h100:2(IDX:0-1)") +
+                            job_block(11, "a", "n3", "gpu:h100:1(IDX:0)") +
+                            job_block(12, "b-renamed", "n3", "gpu:h100:1(IDX:1)") +  // a field changed
+                            job_block(13, "c", "n4", "gpu:h100:1(IDX:0)") +          // 14 ended: one job left
+                            job_block(15, "new", "n5", "gpu:h100:1(IDX:3)") +        // a node gains a job
+                            job_block(16, "e", "n6", "gpu:h100:1(IDX:1)") +          // the same jobs, GPUs swapped
+                            job_block(17, "f", "n6", "gpu:h100:1(IDX:0)");
+  ClusterNodeJobs old_table = cluster_node_jobs(cluster_jobs_from(before));
+  ASSERT_EQ(old_table.size(), 5u);
+  ASSERT_EQ(old_table.at("n4")->gpu("0")->at(1), "c,d");  // two jobs on one GPU: joined
+
+  ClusterJobs read = cluster_jobs_from(after);
+  ClusterNodeJobs refreshed = cluster_node_jobs(read, &old_table);
+  ClusterNodeJobs scratch = cluster_node_jobs(read);
+  ASSERT_EQ(refreshed.size(), scratch.size());
+  for (const auto& [node, table] : scratch) {
+    ASSERT_TRUE(refreshed.count(node)) << node;
+    EXPECT_EQ(contents(*refreshed.at(node)), contents(*table)) << node;
+  }
+  EXPECT_EQ(refreshed.at("n1").get(), old_table.at("n1").get());
+  EXPECT_EQ(refreshed.at("n2").get(), old_table.at("n2").get());
+  for (const char* changed : {"n3", "n4", "n6"})
+    EXPECT_NE(refreshed.at(changed).get(), old_table.at(changed).get()) << changed;
+  EXPECT_EQ(refreshed.at("n3")->gpu("1")->at(1), "b-renamed");
+  EXPECT_EQ(refreshed.at("n4")->gpu("0")->at(1), "c");
+  EXPECT_EQ(refreshed.at("n6")->gpu("0")->at(0), "17");
+  EXPECT_EQ(refreshed.count("n5"), 1u);
+
+  // The same answer again: every table is kept, and nodes of one job still share one.
+  ClusterNodeJobs again = cluster_node_jobs(cluster_jobs_from(after), &refreshed);
+  for (const auto& [node, table] : refreshed) EXPECT_EQ(again.at(node).get(), table.get()) << node;
+  EXPECT_EQ(again.at("n1").get(), again.at("n2").get());
+  // A table with several jobs on one GPU is compared too, not only rebuilt.
+  ClusterNodeJobs twice = cluster_node_jobs(cluster_jobs_from(before), &old_table);
+  EXPECT_EQ(twice.at("n4").get(), old_table.at("n4").get());
+}
+
 // The index of an item's `gpu` attribute names a GPU as decimal text or as an integer, as the old map of "0", "1", ...
 // keys did: any other spelling names none.
 TEST(NodeJobs, AGpuIsNamedByItsDecimalIndexOrAnInteger) {

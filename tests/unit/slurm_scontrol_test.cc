@@ -24,6 +24,20 @@ TEST(SlurmScontrol, KeysWithPunctuationAndEmptyValues) {
   EXPECT_EQ(split("TRES=cpu=8,mem=16G").get("TRES"), "cpu=8,mem=16G") << "split at the first '='";
 }
 
+// A word is a key when it is a letter, then letters, digits, '_', ':' or '/', then '='; any other word continues
+// the value before it (or is a loose word on a line that has no key yet). Tabs and carriage returns are blanks.
+TEST(SlurmScontrol, OnlyLetterLedWordsOfKeyCharactersAreKeys) {
+  ScontrolRecord r = split("A=1 1b=2 _c=3 d-e=4 =5 \xc3\xa9=6\tF_9:x/y=7\r");
+  ASSERT_EQ(r.fields.size(), 2u);
+  EXPECT_EQ(r.fields[0], (KeyValue{"A", "1 1b=2 _c=3 d-e=4 =5 \xc3\xa9=6"}));
+  EXPECT_EQ(r.fields[1], (KeyValue{"F_9:x/y", "7"}));
+  r = split("1b=2 x=1");
+  EXPECT_EQ(r.loose_words, (Views{"1b=2"}));
+  EXPECT_EQ(r.get("x"), "1");
+  EXPECT_TRUE(split(" \t\r ").fields.empty());
+  EXPECT_TRUE(split(" \t\r ").loose_words.empty());
+}
+
 TEST(SlurmScontrol, ValuesWithSpacesStayWhole) {
   ScontrolRecord r = split("NodeName=n1 Reason=Not responding [slurm@2024-01-02T03:04:05] State=DOWN+DRAIN");
   EXPECT_EQ(r.get("Reason"), "Not responding [slurm@2024-01-02T03:04:05]");
