@@ -133,7 +133,8 @@ std::shared_ptr<SlurmProcessorCommand> add_options(CLI::App& app) {
            "Telemetry without host.name, or naming this host, is attributed to it.");
   b.option("--refresh-interval", "refresh_interval", c->refresh_s,
            "Seconds between background refreshes of the job tables in memory (this host's, and the cluster's for "
-           "other hosts: one `scontrol show job -d` each time while telemetry of other hosts arrives).")
+           "other hosts: one `scontrol show job -d` each time while telemetry of other hosts arrives; nodes whose "
+           "jobs did not change keep their tables).")
       ->capture_default_str()
       ->check(CLI::PositiveNumber)
       ->check(timeout_seconds());
