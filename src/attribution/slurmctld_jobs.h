@@ -54,8 +54,8 @@ struct ClusterJobs {
 };
 
 // How large a read came out, for the next read of the same cluster to reserve: a table read again every few seconds
-// otherwise grows its lists by doubling each time, a move of every job read so far into memory not yet touched (a
-// quarter of a 12 500-node refresh's CPU, with its page faults).
+// otherwise grows its lists by doubling each time, a move of every job read so far into memory not yet touched
+// (processor_bench, a 12 500-node refresh that keeps unchanged tables: 174-191 ms CPU with it, 203 without).
 struct ClusterSizes {
   size_t jobs = 0, hosts = 0, gpu_jobs = 0;
   static ClusterSizes of(const ClusterJobs& c) { return {c.jobs.size(), c.hosts.size(), c.gpu_jobs.size()}; }

@@ -105,26 +105,23 @@ bool unchanged(const NodeJobs& old, const ClusterJobs& cluster, size_t begin, si
                std::vector<const JobFields*>& same) {
   const auto& list = cluster.gpu_jobs;
   size_t k = 0;
-  std::vector<const JobInfo*> held;
-  std::vector<uint32_t> indices;
+  std::vector<uint32_t> held;  // this GPU's jobs (indices into cluster.jobs)
   for (size_t i = begin; i < end;) {
     unsigned gpu = list[i].gpu;
     held.clear();
-    indices.clear();
     for (; i < end && list[i].gpu == gpu; ++i)
-      if (cluster.jobs[list[i].job].has_job()) {
-        held.push_back(&cluster.jobs[list[i].job]);
-        indices.push_back(list[i].job);
-      }
+      if (cluster.jobs[list[i].job].has_job()) held.push_back(list[i].job);
     if (held.empty()) continue;  // not in a table (node_jobs_of skips it too)
     if (k == old.by_gpu.size() || old.by_gpu[k].first != gpu) return false;
     const JobFields* had = old.by_gpu[k++].second.get();
     if (held.size() == 1) {
-      if (same[indices[0]] == had) continue;
-      if (fields_of(*held[0]) != *had) return false;
-      same[indices[0]] = had;
-    } else if (joined_fields(held) != *had) {
-      return false;
+      if (same[held[0]] == had) continue;
+      if (fields_of(cluster.jobs[held[0]]) != *had) return false;
+      same[held[0]] = had;
+    } else {
+      std::vector<const JobInfo*> jobs;
+      for (uint32_t j : held) jobs.push_back(&cluster.jobs[j]);
+      if (joined_fields(jobs) != *had) return false;
     }
   }
   return k == old.by_gpu.size();
