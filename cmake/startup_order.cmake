@@ -4,8 +4,8 @@
 # the 64 KiB around it, so `health_checks check-process check-zombie` had 5.6 MiB of the binary resident (7.7 MiB in
 # all). Every function is compiled into its own section (-ffunction-sections) and lld lays out the functions that
 # start-up runs first and together, in the order of cmake/startup_order.txt (mangled names, one per line, written by
-# scripts/startup-order.sh from callgrind runs of those commands, the check's first): 4.0 MiB in all for that
-# check, 3.7 MiB for `gcm --help` (bench/README.md, "Start-up floors"). This file is included before the libraries
+# scripts/startup-order.sh from callgrind runs of those commands, the check's first): 3.4-3.5 MiB in all for
+# that check, 3.1 MiB for `gcm --help`, with protobuf's registrations deferred (bench/README.md, "Start-up floors"). This file is included before the libraries
 # are defined, so that the bundled third-party code gets function sections too.
 #
 # A stale list only costs memory, never correctness: a name that no longer exists is skipped, a new function is

@@ -24,18 +24,28 @@ run "$dir/health_checks" --help
 run "$dir/health_checks" --version
 run "$BUILD/gcm" --help
 run "$BUILD/gcm" --version
-# The functions of the gcm binary itself (ob= names the object of the fn= lines after it), first seen first.
-# Two kinds of names go last, where they do not push apart the functions that each have a section of their own:
-# protobuf's (Debian's libprotobuf.a is built without -ffunction-sections, so naming one of its functions moves that
-# object's whole .text, 218 KiB for descriptor.o, into the list's place) and names the binary defines more than once
-# (local copies such as std::string::_M_construct in each protobuf object: lld places every symbol of the name).
+# The functions of the gcm binary itself (ob= names the object of the fn= lines after it), first seen first, save
+# names that lld cannot place alone. Debian's libprotobuf.a and libyaml.a are built without -ffunction-sections: a
+# name defined in one of their objects' shared .text moves that object's whole .text (218 KiB for descriptor.o) into
+# the list's place, so such names go last (their inline functions have sections of their own and keep their place).
+# Names the binary defines more than once (local copies such as a std::string clone in each unity batch) place
+# every copy, so they go last too. Last of all the names that are both: the one that drags the most objects first,
+# so that the copies run of the others lie together after those objects instead of between them.
 nm --defined-only "$BUILD/gcm" | awk 'NF == 3 { print $3 }' | sort | uniq -d >"$dir/repeated"
-python3 - "$BUILD/gcm" "$dir/repeated" "$dir"/cg.* >"$ROOT/cmake/startup_order.txt" <<'PY'
+for archive in $(sed -n 's/^GCM_\(PROTOBUF\|YAML\)_ARCHIVE:FILEPATH=//p' "$BUILD/CMakeCache.txt"); do
+  objdump -t "$archive" | awk '/file format/ { member = $1 } { for (i = 1; i < NF; i++) if ($i == ".text") print member, $NF }'
+done >"$dir/whole"
+python3 - "$BUILD/gcm" "$dir/repeated" "$dir/whole" "$dir"/cg.* >"$ROOT/cmake/startup_order.txt" <<'PY'
 import os, sys
 binary = os.path.realpath(sys.argv[1])
 repeated = set(open(sys.argv[2]).read().split())
+members = {}  # name -> the archive members that define it in their shared .text
+for line in open(sys.argv[3]):
+    member, name = line.split()
+    members.setdefault(name, set()).add(member)
+whole = set(members)
 seen, known = [], set()
-for path in sys.argv[3:]:
+for path in sys.argv[4:]:
     obj = None
     for line in open(path, errors="replace"):
         if line.startswith("ob="):
@@ -45,7 +55,10 @@ for path in sys.argv[3:]:
             if name and not name.startswith(("0x", "(")) and name not in known:
                 known.add(name)
                 seen.append(name)
-last = [n for n in seen if "6google8protobuf" in n or n in repeated]
-print("\n".join([n for n in seen if n not in set(last)] + last))
+first = [n for n in seen if n not in repeated and n not in whole]
+copies = [n for n in seen if n in repeated and n not in whole]
+objects = [n for n in seen if n in whole and n not in repeated]
+dragging = sorted((n for n in seen if n in whole and n in repeated), key=lambda n: -len(members[n]))
+print("\n".join(first + copies + objects + dragging))
 PY
 echo "$(wc -l <"$ROOT/cmake/startup_order.txt") functions in cmake/startup_order.txt"

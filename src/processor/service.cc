@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "otlp/proto/lazy_registration.h"
+
 namespace gcm::processor {
 
 Service::Service(ServiceOptions opts, std::shared_ptr<spdlog::logger> log)
@@ -43,6 +45,7 @@ struct ReturnForwardBuffer {
 }  // namespace
 
 void Service::start() {
+  otlp::register_proto_descriptors();  // before the receiving and sending threads share protobuf
   resolver_->start();
   forwarder_->start();
   server_->start();

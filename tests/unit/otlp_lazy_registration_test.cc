@@ -1,0 +1,34 @@
+#include "otlp/proto/lazy_registration.h"
+
+#include <google/protobuf/descriptor.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace gcm {
+namespace {
+
+bool in_pool(const char* file) {
+  return google::protobuf::DescriptorPool::generated_pool()->FindFileByName(file) != nullptr;
+}
+
+// Looking a file up by name does not register it, so the pool shows what was registered (descriptor.proto always
+// is: generated_pool() uses it). The statement runs in a fresh process (the "threadsafe" style runs the test binary
+// again for it alone), where nothing has used protobuf.
+TEST(OtlpLazyRegistration, FilesAreRegisteredOnlyWhenAskedFor) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        bool none_before = !in_pool("metrics.proto") && !in_pool("logs_service.proto");
+        // The OTLP subset's nine files were deferred (and, where libprotobuf is linked from its archive, its own).
+        bool deferred = otlp::deferred_proto_files() >= 9;
+        otlp::register_proto_descriptors();
+        bool all_after = in_pool("metrics.proto") && in_pool("logs_service.proto") && in_pool("trace_service.proto");
+        otlp::register_proto_descriptors();  // a second call changes nothing
+        std::exit((none_before ? 0 : 1) | (deferred ? 0 : 2) | (all_after ? 0 : 4));
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace gcm
