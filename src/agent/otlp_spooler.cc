@@ -4,7 +4,6 @@
 
 #include "logs_service.pb.h"
 #include "metrics_service.pb.h"
-#include "otlp/proto/lazy_registration.h"
 
 namespace gcm::agent {
 
@@ -30,7 +29,6 @@ OtlpSpooler::OtlpSpooler(otlp::ExporterConfig cfg, std::unique_ptr<Spool> spool,
       spool_(std::move(spool)),
       log_(std::move(log)),
       opts_(opts) {
-  otlp::register_proto_descriptors();  // before the sending thread shares protobuf with the agent's
   thread_ = std::thread([this] { run(); });
 }
 

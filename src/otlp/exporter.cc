@@ -11,6 +11,7 @@
 #include "core/json_limits.h"
 #include "otlp/encode.h"
 #include "otlp/grpc_loader.h"
+#include "otlp/proto/lazy_registration.h"
 #include "logs_service.pb.h"
 #include "metrics_service.pb.h"
 #include "status.pb.h"
@@ -88,6 +89,9 @@ std::string read_pem(const std::string& path) {
 
 Exporter::Exporter(ExporterConfig cfg, std::shared_ptr<spdlog::logger> log)
     : cfg_(std::move(cfg)), log_(std::move(log)), http_(cfg_.tls) {
+  // Before any thread exports: sinks of `gcm collect` and of a suite's checks run on threads of their own, and the
+  // agent's spooler sends from one while the agent encodes.
+  register_proto_descriptors();
   if (cfg_.protocol == Protocol::Grpc && cfg_.grpc_tls &&
       !(cfg_.tls.ca_file.empty() && cfg_.tls.cert_file.empty() && cfg_.tls.key_file.empty())) {
     std::string ca = read_pem(cfg_.tls.ca_file), cert = read_pem(cfg_.tls.cert_file), key = read_pem(cfg_.tls.key_file);

@@ -1,5 +1,7 @@
 #include "otlp/proto/lazy_registration.h"
 
+#include "otlp/exporter.h"
+
 #include <google/protobuf/descriptor.h>
 #include <gtest/gtest.h>
 
@@ -26,6 +28,22 @@ TEST(OtlpLazyRegistration, FilesAreRegisteredOnlyWhenAskedFor) {
         bool all_after = in_pool("metrics.proto") && in_pool("logs_service.proto") && in_pool("trace_service.proto");
         otlp::register_proto_descriptors();  // a second call changes nothing
         std::exit((none_before ? 0 : 1) | (deferred ? 0 : 2) | (all_after ? 0 : 4));
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+// Sinks and the agent's spooler export from threads of their own: the exporter registers every file before any of
+// them can use protobuf, so no registration on first use races a lookup on another thread.
+TEST(OtlpLazyRegistration, AnExporterRegistersEveryFileWhenItIsMade) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        bool none_before = !in_pool("metrics.proto") && !in_pool("logs_service.proto");
+        otlp::ExporterConfig cfg;
+        cfg.metrics_url = "http://127.0.0.1:1/v1/metrics";
+        otlp::Exporter exporter(cfg, nullptr);
+        bool all_after = in_pool("metrics.proto") && in_pool("logs_service.proto") && in_pool("trace_service.proto");
+        std::exit((none_before ? 0 : 1) | (all_after ? 0 : 4));
       },
       ::testing::ExitedWithCode(0), "");
 }
