@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "health/checks/host_check.h"
 #include "health/checks/manifest.h"
 #include "health/checks/proc_table.h"
 #include "health/checks/smartctl.h"
@@ -105,6 +106,24 @@ TEST(HostProcStat, NamesWithSpacesAndParentheses) {
   EXPECT_DOUBLE_EQ(p->elapsed_s, 95.0);
   EXPECT_FALSE(parse_proc_stat("42 (x) D 1", 100.0, 100));
   EXPECT_FALSE(parse_proc_stat("garbage", 100.0, 100));
+  // Runs of blanks, tabs and the line's newline separate words like one space.
+  auto q = parse_proc_stat("7 (a b)  S\t1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0   300\n", 100.0, 100);
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->state, 'S');
+  EXPECT_DOUBLE_EQ(q->elapsed_s, 97.0);
+  EXPECT_FALSE(parse_proc_stat("7 (a) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 \n", 100.0, 100));  // no starttime
+}
+
+TEST(HostParseInt, OneWholeIntegerAfterTrimming) {
+  EXPECT_EQ(parse_int(" 42\n"), 42);
+  EXPECT_EQ(parse_int("+7"), 7);
+  EXPECT_EQ(parse_int("-3"), -3);
+  EXPECT_EQ(parse_int("0"), 0);
+  EXPECT_EQ(parse_int("9223372036854775807"), LLONG_MAX);
+  EXPECT_EQ(parse_int("-9223372036854775808"), LLONG_MIN);
+  for (const char* bad : {"", " ", "+", "-", "+-5", "-+5", "++5", "4 2", "42x", "0x10", "1e3", "4.2",
+                          "9223372036854775808", "-9223372036854775809"})
+    EXPECT_FALSE(parse_int(bad)) << bad;
 }
 
 }  // namespace
