@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
 
 namespace gcm {
 namespace {
@@ -14,11 +15,18 @@ bool in_pool(const char* file) {
   return google::protobuf::DescriptorPool::generated_pool()->FindFileByName(file) != nullptr;
 }
 
+// The "threadsafe" death-test style for one test: the statement runs in the test binary started again for it alone.
+struct FreshProcessDeathTests {
+  std::string before = GTEST_FLAG_GET(death_test_style);
+  FreshProcessDeathTests() { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+  ~FreshProcessDeathTests() { GTEST_FLAG_SET(death_test_style, before); }
+};
+
 // Looking a file up by name does not register it, so the pool shows what was registered (descriptor.proto always
 // is: generated_pool() uses it). The statement runs in a fresh process (the "threadsafe" style runs the test binary
 // again for it alone), where nothing has used protobuf.
 TEST(OtlpLazyRegistration, FilesAreRegisteredOnlyWhenAskedFor) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  FreshProcessDeathTests fresh;
   EXPECT_EXIT(
       {
         bool none_before = !in_pool("metrics.proto") && !in_pool("logs_service.proto");
@@ -35,7 +43,7 @@ TEST(OtlpLazyRegistration, FilesAreRegisteredOnlyWhenAskedFor) {
 // Sinks and the agent's spooler export from threads of their own: the exporter registers every file before any of
 // them can use protobuf, so no registration on first use races a lookup on another thread.
 TEST(OtlpLazyRegistration, AnExporterRegistersEveryFileWhenItIsMade) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  FreshProcessDeathTests fresh;
   EXPECT_EXIT(
       {
         bool none_before = !in_pool("metrics.proto") && !in_pool("logs_service.proto");

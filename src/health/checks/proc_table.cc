@@ -8,21 +8,20 @@
 
 #include <fmt/format.h>
 
+#include "core/ascii.h"
 #include "health/checks/host_check.h"
 
 namespace gcm::health {
 
 namespace {
 
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n'; }
-
 // The next blank-separated word of `s`, which is advanced past it; empty at the end. A loop over the bytes:
 // find_first_of looks each byte up in the set with a call, 3.9 k instructions a /proc/PID/stat line against ~1 k.
 std::string_view next_word(std::string_view& s) {
   size_t b = 0;
-  while (b < s.size() && is_blank(s[b])) ++b;
+  while (b < s.size() && is_ascii_space(s[b])) ++b;
   size_t e = b;
-  while (e < s.size() && !is_blank(s[e])) ++e;
+  while (e < s.size() && !is_ascii_space(s[e])) ++e;
   std::string_view w = s.substr(b, e - b);
   s.remove_prefix(e);
   return w;
