@@ -122,9 +122,16 @@ class OutputEstimate {
     return static_cast<size_t>(static_cast<double>(body_size) * ratio_[size_class(body_size)]) + 4096;
   }
   void saw(size_t body_size, size_t out_size) {
+    largest_ = std::max(out_size + out_size / 8, largest_ - largest_ / 64);
     if (body_size == 0) return;
     ratio_[size_class(body_size)] = static_cast<double>(out_size) / static_cast<double>(body_size) * 1.03;
   }
+  // The room for a new buffer: about the largest output of the requests before. Buffers go round the receiving
+  // threads and the forwarder (a sent request's buffer serves the next request of any thread), so one made only as
+  // large as its own request was too small for a larger exporter's next time: under bench/cluster_load (two kinds of
+  // exporter) a quarter of all requests threw away the buffer they were given for a new one, zero-filled whole. A
+  // one-off large request is forgotten after a few hundred others (1/64 less per request).
+  size_t fresh_room() const { return largest_; }
 
  private:
   // Four classes per power of two: the bit length and the two bits below the top one.
@@ -133,7 +140,8 @@ class OutputEstimate {
     size_t below = bits >= 3 ? (n >> (bits - 3)) & 3 : 0;
     return static_cast<size_t>(bits) * 4 + below;
   }
-  std::array<double, 65 * 4> ratio_ = filled(2.5);  // before any: dcgm-exporter's points of five attributes gain ten
+  std::array<double, 65 * 4> ratio_ = filled(2.5);
+  size_t largest_ = 0;  // before any: dcgm-exporter's points of five attributes gain ten
   static std::array<double, 65 * 4> filled(double r) {
     std::array<double, 65 * 4> a;
     a.fill(r);
@@ -143,8 +151,9 @@ class OutputEstimate {
 
 class Rewriter {
  public:
-  Rewriter(const SignalType& type, const HostLookup& lookup, std::string& out, size_t expected_size, size_t limit)
-      : type_(type), lookup_(lookup), w_(out, expected_size, limit) {}
+  Rewriter(const SignalType& type, const HostLookup& lookup, std::string& out, size_t expected_size, size_t limit,
+           size_t fresh_room)
+      : type_(type), lookup_(lookup), w_(out, expected_size, limit, fresh_room) {}
 
   EnrichStats run(std::string_view body) {
     // Depth 0: the request.
@@ -345,7 +354,7 @@ WireOutcome rewrite(const SignalType& type, std::string_view body, const HostLoo
   WireOutcome o;
   // `out` is not cleared: the writer writes over what a recycled buffer holds, which spares a zero-fill of it.
   try {
-    Rewriter r(type, lookup, out, estimate.bytes_for(body.size()), max_output);
+    Rewriter r(type, lookup, out, estimate.bytes_for(body.size()), max_output, estimate.fresh_room());
     o.stats = r.run(body);
     o.ok = true;
     estimate.saw(body.size(), out.size());

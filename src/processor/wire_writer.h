@@ -21,14 +21,16 @@ class Writer {
   // expected: the output size to allocate at first (growing costs a copy and a zero-fill of the new part). What buf
   // holds already is overwritten, not cleared first: a recycled buffer's bytes need no zero-fill again.
   // limit: the most the output may take (0: no bound); growing past it throws EnrichedTooLarge.
-  Writer(std::string& buf, size_t expected, size_t limit = 0) : buf_(buf), limit_(limit) {
+  // fresh_room: the capacity to give a new buffer when buf is too small for expected (at least a quarter over it).
+  Writer(std::string& buf, size_t expected, size_t limit = 0, size_t fresh_room = 0) : buf_(buf), limit_(limit) {
     if (limit_ && expected > limit_) expected = limit_;
     if (buf_.capacity() < expected) {
-      // A new allocation either way: what the buffer holds is not copied over (it would be overwritten), and a
-      // quarter more room lets the requests to come of about this size (another exporter's, a little larger) take
-      // the buffer as it is.
+      // A new allocation either way: what the buffer holds is not copied over (it would be overwritten). The room
+      // asked for lets the requests to come take the buffer as it is: it is recycled to whichever request comes next
+      // on some receiving thread, so a buffer made for a small request would be too small for a larger exporter's.
       std::string().swap(buf_);
-      buf_.reserve(expected + expected / 4);
+      size_t room = std::max(expected + expected / 4, fresh_room);
+      buf_.reserve(limit_ ? std::min(room, std::max(limit_, expected)) : room);
     }
     if (buf_.size() < expected) buf_.resize(expected);
     end_ = usable();

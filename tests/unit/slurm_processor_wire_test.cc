@@ -163,6 +163,26 @@ TEST(SlurmProcessorWire, AnyBufferWrittenOverGivesTheSameOutput) {
   }
 }
 
+// A new buffer gets the room of the larger requests this thread enriched lately, not only its own request's: buffers
+// go round the receiving threads and the forwarder, so one made for a small request would be thrown away (and a new
+// one zero-filled) when a larger exporter's request is next written into it. A limit still bounds the room.
+TEST(SlurmProcessorWire, NewBufferHasRoomForTheLargerRequestsSeenLately) {
+  HostLookup l = lookup();
+  MetricsReq small_req = every_metric_type(""), large_req;
+  for (int i = 0; i < 40; ++i) large_req.MergeFrom(every_metric_type("node1"));
+  std::string small_body = small_req.SerializeAsString(), large_body = large_req.SerializeAsString();
+  std::string large_out, small_out, bounded_out;
+  ASSERT_TRUE(wire_enrich_metrics(large_body, l, large_out, 0).ok);
+  ASSERT_TRUE(wire_enrich_metrics(small_body, l, small_out, 0).ok);
+  ASSERT_LT(4 * small_out.size(), large_out.size()) << "what the test is for";
+  EXPECT_GE(small_out.capacity(), large_out.size());
+  // The room given is learnt from the outputs, not asked of the limit: under a limit only the small request's fits.
+  size_t limit = 2 * small_out.size();
+  ASSERT_TRUE(wire_enrich_metrics(small_body, l, bounded_out, limit).ok);
+  EXPECT_LE(bounded_out.capacity(), limit);
+  EXPECT_EQ(bounded_out, small_out);
+}
+
 TEST(SlurmProcessorWire, HostsAttributedUnattributableAndIdle) {
   MetricsReq req;
   for (const char* host : {"node1", "node9", "idle-node", ""}) req.MergeFrom(every_metric_type(host));
