@@ -26,6 +26,8 @@ class AttributeMemo {
  public:
   // As scan_item (same arguments, same result, same WireReject).
   void scan(std::string_view content, uint32_t attr_no, const MessageRules& rules, int depth, ItemScan& s);
+  // Before the next request: what was remembered points into the last request's body. The lists keep their room.
+  void forget() { used_ = next_ = last_hit_ = 0; }
 
  private:
   struct Span {

@@ -435,6 +435,66 @@ TEST(HttpListener, GetIsAnsweredWhileEveryWorkerIsBusy) {
   EXPECT_NE(post.read_answer().find("POST /slow 1"), std::string::npos);
 }
 
+// Answers finish on several workers at once and the I/O thread is woken once per batch of them (work()): every
+// answer of many clients at once still comes back, none left waiting for a wake that another answer took.
+TEST(HttpListener, AnswersFinishingTogetherOnManyWorkersAllComeBack) {
+  HttpListenerOptions o = local();
+  o.workers = 4;
+  std::atomic<unsigned> seed{1};
+  HttpListener server(o, [&](const HttpRequest& r) {
+    unsigned s = seed.fetch_add(7919);
+    std::this_thread::sleep_for(std::chrono::microseconds(s % 300));  // answers end in every order
+    return echo(r);
+  });
+  server.start();
+  constexpr int kClients = 8, kRequests = 150;
+  std::atomic<int> answered{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&, i] {
+      Raw c(server.port());
+      for (int k = 0; k < kRequests; ++k) {
+        std::string body(static_cast<size_t>(1 + (i * kRequests + k) % 97), 'b');
+        if (!c.send("POST /n HTTP/1.1\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body)) return;
+        if (c.read_answer(5s).find("POST /n " + std::to_string(body.size()) + "\n") == std::string::npos) return;
+        answered.fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(answered.load(), kClients * kRequests);
+}
+
+// Bodies are received into the buffers of bodies answered before (written over, not cleared): each request still
+// gets exactly its own bytes, larger or smaller than the one before, whether its body came with its head, after it,
+// or in pieces.
+TEST(HttpListener, ABodyInABufferOfOneBeforeIsExactlyItsOwn) {
+  HttpListenerOptions o = local();
+  o.workers = 2;
+  HttpListener server(o, [](const HttpRequest& r) { return HttpReply{200, "application/octet-stream", r.body, ""}; });
+  server.start();
+  Raw c(server.port());
+  int n = 0;
+  for (size_t size : {70000u, 5000u, 120000u, 1u, 0u, 65536u, 300000u, 17u, 70000u}) {
+    std::string body(size, '\0');
+    for (size_t i = 0; i < size; ++i) body[i] = static_cast<char>('a' + (i * 7 + static_cast<size_t>(n)) % 26);
+    std::string head = "POST /b HTTP/1.1\r\nContent-Length: " + std::to_string(size) + "\r\n\r\n";
+    size_t with_head = n % 3 == 0 ? 0 : n % 3 == 1 ? std::min<size_t>(size, 100) : size;
+    ASSERT_TRUE(c.send(head + body.substr(0, with_head)));
+    if (with_head < size) {
+      std::this_thread::sleep_for(5ms);  // the rest arrives after the head was read
+      ASSERT_TRUE(c.send(body.substr(with_head, (size - with_head) / 2)));
+      std::this_thread::sleep_for(5ms);
+      ASSERT_TRUE(c.send(body.substr(with_head + (size - with_head) / 2)));
+    }
+    std::string a = c.read_answer(5s);
+    size_t end = a.find("\r\n\r\n");
+    ASSERT_NE(end, std::string::npos) << "request " << n;
+    EXPECT_EQ(a.substr(end + 4), body) << "request " << n << " of " << size << " bytes";
+    ++n;
+  }
+}
+
 // The socket stays watched while its request is handled: a next request and the client's half-close that arrive
 // meanwhile are read after the answer, not lost and not spun on; a client that hangs up meanwhile costs nothing.
 TEST(HttpListener, WhatArrivesWhileARequestIsHandledIsReadAfterItsAnswer) {
