@@ -235,32 +235,8 @@ bool Forwarder::take(Signal signal, std::string& request, uint64_t items) {
   // A buffer far larger than what it holds (one huge request grew it) would hold the queue's room for nothing.
   if (request.capacity() > 2 * request.size() + 4096) request.shrink_to_fit();
   std::unique_lock lock(mu_);
-  uint64_t held = st_.queue_bytes;
-  for (const auto& p : pending_)
-    if (p) held += p->held;
-  bool room = held + request.capacity() <= opts_.queue_bytes ||
-              (!opts_.spool_dir.empty() && st_.spool_bytes + request.size() <= opts_.spool_bytes);
-  if (!room || stopping_) {
-    ++st_.refused_requests;  // the client is told to retry: not lost here, so not in dropped
-    // Under overload thousands of requests a second are refused: one line every 10 s says how many, so that the
-    // log neither floods the disk nor costs the CPU the processor is short of.
-    ++unlogged_.requests;
-    unlogged_.items[slot(signal)] += items;
-    auto now = std::chrono::steady_clock::now();
-    if (unlogged_.last_line.time_since_epoch().count() != 0 && now - unlogged_.last_line < std::chrono::seconds(10)) {
-      return false;
-    }
-    Unlogged said = std::exchange(unlogged_, Unlogged{});
-    unlogged_.last_line = now;
-    lock.unlock();
-    if (log_) {
-      std::string what;
-      for (Signal s : {Signal::Metrics, Signal::Logs, Signal::Traces})
-        if (uint64_t n = said.items[slot(s)]) what += fmt::format("{}{} {}", what.empty() ? "" : ", ", n, item_name(s));
-      log_->error("slurm_processor: no room in the queue ({} bytes) {}: {} request(s) refused ({}){}",
-                  opts_.queue_bytes, opts_.spool_dir.empty() ? "and no spool" : "or the spool", said.requests, what,
-                  said.last_line.time_since_epoch().count() != 0 ? " since the last such line" : "");
-    }
+  if (!room_for(request.capacity(), request.size()) || stopping_) {
+    count_refused(lock, signal, items);
     return false;
   }
   auto& p = pending_[slot(signal)];
@@ -432,6 +408,47 @@ void Forwarder::run() {
       b = Batch{};
       lock.lock();
     }
+  }
+}
+
+bool Forwarder::room_for(uint64_t capacity, uint64_t size) const {
+  uint64_t held = st_.queue_bytes;
+  for (const auto& p : pending_)
+    if (p) held += p->held;
+  return held + capacity <= opts_.queue_bytes ||
+         (!opts_.spool_dir.empty() && st_.spool_bytes + size <= opts_.spool_bytes);
+}
+
+bool Forwarder::has_room(uint64_t bytes) const {
+  std::lock_guard lock(mu_);
+  return !stopping_ && room_for(bytes, bytes);
+}
+
+void Forwarder::refused(Signal signal, uint64_t items) {
+  std::unique_lock lock(mu_);
+  count_refused(lock, signal, items);
+}
+
+void Forwarder::count_refused(std::unique_lock<std::mutex>& lock, Signal signal, uint64_t items) {
+  ++st_.refused_requests;  // the client is told to retry: not lost here, so not in dropped
+  // Under overload thousands of requests a second are refused: one line every 10 s says how many, so that the log
+  // neither floods the disk nor costs the CPU the processor is short of.
+  ++unlogged_.requests;
+  unlogged_.items[slot(signal)] += items;
+  auto now = std::chrono::steady_clock::now();
+  if (unlogged_.last_line.time_since_epoch().count() != 0 && now - unlogged_.last_line < std::chrono::seconds(10)) {
+    return;
+  }
+  Unlogged said = std::exchange(unlogged_, Unlogged{});
+  unlogged_.last_line = now;
+  lock.unlock();
+  if (log_) {
+    std::string what;
+    for (Signal s : {Signal::Metrics, Signal::Logs, Signal::Traces})
+      if (uint64_t n = said.items[slot(s)]) what += fmt::format("{}{} {}", what.empty() ? "" : ", ", n, item_name(s));
+    log_->error("slurm_processor: no room in the queue ({} bytes) {}: {} request(s) refused ({}){}", opts_.queue_bytes,
+                opts_.spool_dir.empty() ? "and no spool" : "or the spool", said.requests, what,
+                said.last_line.time_since_epoch().count() != 0 ? " since the last such line" : "");
   }
 }
 

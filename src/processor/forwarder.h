@@ -81,6 +81,12 @@ class Forwarder {
   // is allocated and touched already. False when there is no room for it (counted in refused_requests; logged at
   // most once every 10 s with the number refused since); `request` is then left as it was.
   bool take(Signal signal, std::string& request, uint64_t items);
+  // Whether a request of at least `bytes` could find room now (in the queue, or the spool). One that could not is
+  // refused before it is enriched (Service::export_request): rewriting requests only to refuse them took an overloaded
+  // processor's CPU from those it could take.
+  bool has_room(uint64_t bytes) const;
+  // Counts (and logs, as take() does) a request refused for want of room without being offered to take().
+  void refused(Signal signal, uint64_t items);
   // The same for a request the caller keeps (copied).
   bool submit(Signal signal, std::string_view request, uint64_t items);
   ForwarderStats stats() const;
@@ -110,6 +116,8 @@ class Forwarder {
   void load_spool();
   Outcome send(Signal signal, const std::vector<std::string>& body, uint64_t items, double* retry_after);
   void reuse_parts(Batch& sent);  // its buffers to spare_parts_, as far as there is room (mu_ held)
+  bool room_for(uint64_t capacity, uint64_t size) const;               // (mu_ held)
+  void count_refused(std::unique_lock<std::mutex>& lock, Signal signal, uint64_t items);  // (mu_ held; may unlock)
 
   ForwarderOptions opts_;
   std::shared_ptr<spdlog::logger> log_;

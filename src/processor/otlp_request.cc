@@ -180,6 +180,12 @@ void recycle_forward_buffer(std::string& kept, std::string&& forward) {
   }
 }
 
+bool plain_protobuf(std::string_view content_type, std::string_view content_encoding) {
+  std::string_view mt = media_type(content_type), enc = media_type(content_encoding);
+  return (iequals(mt, "application/x-protobuf") || iequals(mt, "application/protobuf")) &&
+         (enc.empty() || iequals(enc, "identity"));
+}
+
 const char* item_name(Signal s) {
   return s == Signal::Metrics ? "data points" : s == Signal::Logs ? "log records" : "spans";
 }

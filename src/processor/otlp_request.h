@@ -46,6 +46,9 @@ RequestResult process_request(Signal signal, std::string_view content_type, std:
                               std::string_view body, size_t max_body, const HostLookup& lookup,
                               Decoder decoder = Decoder::Wire, std::string recycled = {}, size_t max_output = 0);
 
+// A protobuf body sent as it is (no Content-Encoding, or identity): what the wire path reads without decoding first.
+bool plain_protobuf(std::string_view content_type, std::string_view content_encoding);
+
 // What a receiver keeps of a request's `forward` for its next one: the larger of that buffer and `kept` (a request
 // answered before decoding never took `kept`), unless one huge request grew it past what a typical one needs (then
 // both are given back to the allocator).

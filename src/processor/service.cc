@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "otlp/proto/lazy_registration.h"
+#include "processor/wire_enrich.h"
 
 namespace gcm::processor {
 
@@ -27,6 +28,8 @@ Service::Service(ServiceOptions opts, std::shared_ptr<spdlog::logger> log)
 Service::~Service() { stop(); }
 
 namespace {
+
+constexpr const char* kNoRoom = "slurm_processor: the forwarding queue and spool are full";
 
 // The enriched request's buffer of this receiving thread, handed from one request to the next (process_request's
 // `recycled`): the forwarder keeps a request it takes and gives back the buffer of one it has sent.
@@ -67,6 +70,8 @@ HttpReply Service::export_request(Signal signal, const HttpRequest& req) {
     r.status = 413;
     r.json = req.header("content-type").find("json") != std::string::npos;
     r.message = fmt::format("the body exceeds the limit of {} bytes", opts_.listen.max_body);
+  } else if (refused_before_enrichment(signal, req.header("content-type"), req.header("content-encoding"), req.body)) {
+    return {503, "application/x-protobuf", error_body(false, 503, kNoRoom), "Retry-After: 5\r\n"};
   } else {
     r = process_request(
         signal, req.header("content-type"), req.header("content-encoding"), req.body, opts_.listen.max_body,
@@ -83,10 +88,27 @@ HttpReply Service::export_request(Signal signal, const HttpRequest& req) {
   }
   // No room: 503 with Retry-After, which OTLP/HTTP clients retry with backoff, so nothing is lost while the
   // downstream catches up (a 200 with a partial success would tell the client to drop the data).
-  if (!forward(signal, r))
-    return {503, ct, error_body(r.json, 503, "slurm_processor: the forwarding queue and spool are full"),
-            "Retry-After: 5\r\n"};
+  if (!forward(signal, r)) return {503, ct, error_body(r.json, 503, kNoRoom), "Retry-After: 5\r\n"};
   return {200, ct, success_body(signal, r.json, 0, ""), ""};
+}
+
+bool Service::refused_before_enrichment(Signal signal, std::string_view content_type,
+                                        std::string_view content_encoding, std::string_view body) {
+  // The body's size is the least its enriched form takes (enrichment only adds), so a body with no room now would be
+  // refused after its rewriting all the same: under overload the rewriting of refused requests took the CPU of those
+  // that could be taken. JSON and compressed bodies, rarer, take the usual path.
+  // A body larger than the whole queue takes the usual path too: its answer is 413 (never retried), not 503.
+  if (body.size() > opts_.forward.queue_bytes || forwarder_->has_room(body.size()) ||
+      !plain_protobuf(content_type, content_encoding))
+    return false;
+  std::optional<uint64_t> items =
+      signal == Signal::Metrics ? wire_count_metric_points(body) : wire_count_records(body);
+  if (!items || *items == 0) return false;
+  auto& c = counters_[static_cast<size_t>(signal)];
+  c.items.fetch_add(*items, std::memory_order_relaxed);
+  c.refused.fetch_add(*items, std::memory_order_relaxed);
+  forwarder_->refused(signal, *items);
+  return true;
 }
 
 void Service::count_path(Signal signal, const RequestResult& r) {
@@ -136,6 +158,8 @@ GrpcReply Service::handle_grpc(std::string_view method, std::string_view body, s
             ""};
   }
   counters_[static_cast<size_t>(*signal)].requests[kGrpc].fetch_add(1, std::memory_order_relaxed);
+  if (refused_before_enrichment(*signal, "application/x-protobuf", encoding, body))
+    return grpc_error(GrpcCode::Unavailable, *signal, kNoRoom);
   // gRPC has enforced the size limit as received; process_request inflates compressed messages within it.
   RequestResult r = process_request(
       *signal, "application/x-protobuf", encoding, body, opts_.listen.max_body,
@@ -148,8 +172,7 @@ GrpcReply Service::handle_grpc(std::string_view method, std::string_view body, s
                       : r.status == 400 ? GrpcCode::InvalidArgument
                                         : GrpcCode::Internal,
                       *signal, std::move(r.message));
-  if (!forward(*signal, r))
-    return grpc_error(GrpcCode::Unavailable, *signal, "slurm_processor: the forwarding queue and spool are full");
+  if (!forward(*signal, r)) return grpc_error(GrpcCode::Unavailable, *signal, kNoRoom);
   return {GrpcCode::Ok, "", success_body(*signal, false, 0, "")};
 }
 

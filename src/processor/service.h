@@ -48,6 +48,11 @@ class Service {
   bool forward(Signal signal, RequestResult& r);
   // Counts a protobuf request that went through decoded messages (whatever its answer).
   void count_path(Signal signal, const RequestResult& r);
+  // A plain protobuf request whose body alone would find no room in the forwarder is refused before it is enriched,
+  // its items counted from its framing as a refused request's are (received and refused). Returns whether it was;
+  // a request whose framing is broken, or without items, takes the usual path.
+  bool refused_before_enrichment(Signal signal, std::string_view content_type, std::string_view content_encoding,
+                                 std::string_view body);
   GrpcReply grpc_error(GrpcCode code, Signal signal, std::string message);
 
   ServiceOptions opts_;

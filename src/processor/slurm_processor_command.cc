@@ -199,7 +199,9 @@ std::shared_ptr<SlurmProcessorCommand> add_options(CLI::App& app) {
       ->check(CLI::Range(1u, 64u));
   b.option("--queue-size", "queue_size", c->queue_mib,
            "MiB of batches kept in memory while the downstream lags (the memory their requests' buffers hold); "
-           "also the most one enriched request may take (413 past it: every item gains the job attributes).")
+           "also the most one enriched request may take (413 past it: every item gains the job attributes). "
+           "Requests that find no room are answered 503 with Retry-After (a protobuf body that alone would not fit, "
+           "before it is enriched).")
       ->capture_default_str()
       ->check(CLI::PositiveNumber)
       ->check(mebibytes_at_most_a_tebibyte());

@@ -406,4 +406,61 @@ WireOutcome wire_enrich_traces(std::string_view body, const HostLookup& lookup, 
   return rewrite(t, body, lookup, out, max_output, estimate);
 }
 
+namespace {
+
+// Calls f(content) for each length-delimited field `number` of `content`; the other fields are stepped over.
+template <typename F>
+void each_len_field(std::string_view content, uint32_t number, F f) {
+  const char* p = content.data();
+  const char* end = p + content.size();
+  Field field;
+  while (p != end) {
+    p = read_field(p, end, field);
+    if (field.number == number && field.type == kLen) f(field.bytes);
+  }
+}
+
+struct TwoDataFields {};
+
+template <typename Count>
+std::optional<uint64_t> count_items(std::string_view body, Count count_scope_items) {
+  uint64_t n = 0;
+  try {
+    each_len_field(body, kResourceLevels, [&](std::string_view resource_level) {
+      each_len_field(resource_level, kScopeLevels, [&](std::string_view scope_level) {
+        each_len_field(scope_level, kScopeItems, [&](std::string_view item) { n += count_scope_items(item); });
+      });
+    });
+  } catch (const WireReject&) {
+    return std::nullopt;
+  } catch (const TwoDataFields&) {
+    return std::nullopt;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::optional<uint64_t> wire_count_metric_points(std::string_view body) {
+  return count_items(body, [](std::string_view metric) {
+    uint64_t points = 0;
+    bool has_data = false;
+    const char* p = metric.data();
+    const char* end = p + metric.size();
+    Field f;
+    while (p != end) {
+      p = read_field(p, end, f);
+      if (f.type != kLen || !metric_data(f.number)) continue;
+      if (has_data) throw TwoDataFields{};
+      has_data = true;
+      each_len_field(f.bytes, kDataPoints, [&](std::string_view) { ++points; });
+    }
+    return points;
+  });
+}
+
+std::optional<uint64_t> wire_count_records(std::string_view body) {
+  return count_items(body, [](std::string_view) { return uint64_t{1}; });
+}
+
 }  // namespace gcm::processor

@@ -12,6 +12,8 @@
 // forwards is one the message path would have accepted.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,5 +33,12 @@ struct WireOutcome {
 WireOutcome wire_enrich_metrics(std::string_view body, const HostLookup& lookup, std::string& out, size_t max_output);
 WireOutcome wire_enrich_logs(std::string_view body, const HostLookup& lookup, std::string& out, size_t max_output);
 WireOutcome wire_enrich_traces(std::string_view body, const HostLookup& lookup, std::string& out, size_t max_output);
+
+// How many items a serialized request holds, read from the length prefixes of its nesting alone (nothing else is
+// read or checked): the count of a request refused before it is enriched (Service::export_request). nullopt where
+// that framing is broken, and for a metric with two data fields (which protobuf would merge or replace): such a
+// request takes the usual path, whose answer names what is wrong.
+std::optional<uint64_t> wire_count_metric_points(std::string_view body);
+std::optional<uint64_t> wire_count_records(std::string_view body);  // log records or spans
 
 }  // namespace gcm::processor

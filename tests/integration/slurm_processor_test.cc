@@ -324,6 +324,23 @@ TEST(SlurmProcessor, AFullQueueAnswers503WithRetryAfterWhichClientsRetry) {
   auto metrics = http.get(proc.url + "/metrics", 5s).body;
   EXPECT_NE(metrics.find("gcm_slurm_processor_refused_total{signal=\"metrics\"} 200\n"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("gcm_slurm_processor_dropped_total 0\n"), std::string::npos) << metrics;
+  // A protobuf body that alone would not fit what is left of the queue is refused before it is read further than its
+  // framing (which counts its 300 points, received and refused): a point whose string is not UTF-8, which reading
+  // would answer 400, is not seen.
+  std::string big = numbered_request(0, 300);
+  ASSERT_LT(big.size(), 10485u) << "smaller than the queue: a body larger than the queue is answered 413";
+  std::string name = "\n\x03seq";  // Metric.name, to spoil in place
+  ASSERT_NE(big.find(name), std::string::npos);
+  std::string spoilt = big;
+  spoilt.replace(spoilt.find(name), name.size(), "\n\x03s\xff\xfe");
+  res = post(http, proc.url + "/v1/metrics", spoilt, "application/x-protobuf");
+  EXPECT_EQ(res.status, 503) << res.body;
+  EXPECT_EQ(res.header("retry-after"), "5");
+  metrics = http.get(proc.url + "/metrics", 5s).body;
+  EXPECT_NE(metrics.find("gcm_slurm_processor_refused_total{signal=\"metrics\"} 500\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("gcm_slurm_processor_bad_requests_total{transport=\"http\",code=\"400\"} 0\n"),
+            std::string::npos)
+      << metrics;
   EXPECT_EQ(proc.stop(), 0);
   std::filesystem::remove_all(dir);
 }

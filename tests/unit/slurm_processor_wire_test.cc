@@ -40,13 +40,14 @@ std::string string_value(const std::string& s) { return len(1, s); }
 struct Signals {
   Signal signal;
   WireOutcome (*wire)(std::string_view, const HostLookup&, std::string&, size_t);
+  std::optional<uint64_t> (*count)(std::string_view);
 };
 
 template <typename Req>
 Signals signals_of() {
-  if constexpr (std::is_same_v<Req, MetricsReq>) return {Signal::Metrics, wire_enrich_metrics};
-  if constexpr (std::is_same_v<Req, LogsReq>) return {Signal::Logs, wire_enrich_logs};
-  if constexpr (std::is_same_v<Req, TracesReq>) return {Signal::Traces, wire_enrich_traces};
+  if constexpr (std::is_same_v<Req, MetricsReq>) return {Signal::Metrics, wire_enrich_metrics, wire_count_metric_points};
+  if constexpr (std::is_same_v<Req, LogsReq>) return {Signal::Logs, wire_enrich_logs, wire_count_records};
+  if constexpr (std::is_same_v<Req, TracesReq>) return {Signal::Traces, wire_enrich_traces, wire_count_records};
 }
 
 std::string differences(const google::protobuf::Message& a, const google::protobuf::Message& b) {
@@ -78,6 +79,8 @@ bool expect_same(const std::string& body, bool expect_taken = true) {
     EXPECT_EQ(differences(expected, got), "");
     EXPECT_EQ(w.stats.items, st.items);
     EXPECT_EQ(w.stats.enriched, st.enriched);
+    // What a request refused before its enrichment counts, from its framing alone, is what the rewriter counts.
+    EXPECT_EQ(s.count(body), std::optional<uint64_t>(w.stats.items));
   }
   if (expect_taken) {
     EXPECT_TRUE(w.ok) << w.why;
@@ -334,6 +337,21 @@ TEST(SlurmProcessorWire, EmptyRequests) {
   MetricsReq req;
   req.add_resource_metrics()->add_scope_metrics()->add_metrics();
   expect_same<MetricsReq>(req.SerializeAsString());
+}
+
+// The count of a request refused before it is enriched reads only the framing: broken framing, or a metric with two
+// data fields (which protobuf merges or replaces), is not counted there (the request takes the usual path).
+TEST(SlurmProcessorWire, ItemsCountedFromTheFramingAlone) {
+  std::string point = len(1, len(7, kv("gpu", string_value("0"))));
+  EXPECT_EQ(wire_count_metric_points(len(1, len(2, len(2, len(5, point + point))))), std::optional<uint64_t>(2));
+  EXPECT_EQ(wire_count_metric_points(len(1, len(2, len(2, len(9, point) + len(3, "unit"))))),
+            std::optional<uint64_t>(1));
+  EXPECT_EQ(wire_count_metric_points(""), std::optional<uint64_t>(0));
+  EXPECT_EQ(wire_count_metric_points(len(1, len(2, len(2, len(5, point) + len(7, point))))), std::nullopt);
+  std::string body = len(1, len(2, len(2, len(5, point))));
+  EXPECT_EQ(wire_count_metric_points(body.substr(0, body.size() - 1)), std::nullopt);  // truncated
+  EXPECT_EQ(wire_count_records(len(1, len(2, len(2, "a") + len(2, "b") + len(1, "scope")))), std::optional<uint64_t>(2));
+  EXPECT_EQ(wire_count_records("\xff"), std::nullopt);
 }
 
 // Valid bodies the rewriter leaves to protobuf: the answer is still the message path's.
