@@ -1,13 +1,15 @@
 // The wire rewriter against the message path on arbitrary protobuf bodies. The first byte picks the signal; hosts
 // resolve to a job table (this host and node1), to a host without jobs (idle-node) or to nothing. Nothing may crash
 // or read out of bounds; when the rewriter takes a body, protobuf must take it too, the rewritten bytes must decode
-// to the message enrich() makes of it, and the counts must agree; and process_request answers the same either way.
+// to the message enrich() makes of it, and the counts must agree (with the count read from the framing alone too);
+// and process_request answers the same either way.
 #include <google/protobuf/util/field_comparator.h>
 #include <google/protobuf/util/message_differencer.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,12 +43,14 @@ HostLookup lookup() {
 }
 
 template <typename Req>
-void differential(std::string_view body,
-                  WireOutcome (*wire)(std::string_view, const HostLookup&, std::string&, size_t)) {
+void differential(std::string_view body, WireOutcome (*wire)(std::string_view, const HostLookup&, std::string&, size_t),
+                  std::optional<uint64_t> (*count)(std::string_view)) {
+  std::optional<uint64_t> counted = count(body);  // what a request refused before its enrichment counts
   HostLookup l = lookup();
   std::string out;
   WireOutcome w = wire(body, l, out, 0);
   if (!w.ok) return;
+  if (counted != w.stats.items) __builtin_trap();
   Req expected;
   // Taken, but protobuf refuses it.
   if (!expected.ParseFromArray(body.data(), static_cast<int>(body.size()))) __builtin_trap();
@@ -75,13 +79,13 @@ int fuzz_one(const uint8_t* data, size_t size) {
   Signal signal = static_cast<Signal>(data[0] % 3);
   switch (signal) {
     case Signal::Metrics:
-      differential<pbcm::ExportMetricsServiceRequest>(body, wire_enrich_metrics);
+      differential<pbcm::ExportMetricsServiceRequest>(body, wire_enrich_metrics, wire_count_metric_points);
       break;
     case Signal::Logs:
-      differential<pbcl::ExportLogsServiceRequest>(body, wire_enrich_logs);
+      differential<pbcl::ExportLogsServiceRequest>(body, wire_enrich_logs, wire_count_records);
       break;
     case Signal::Traces:
-      differential<pbct::ExportTraceServiceRequest>(body, wire_enrich_traces);
+      differential<pbct::ExportTraceServiceRequest>(body, wire_enrich_traces, wire_count_records);
       break;
   }
   HostLookup l = lookup();
