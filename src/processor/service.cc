@@ -98,8 +98,8 @@ bool Service::refused_before_enrichment(Signal signal, std::string_view content_
   // refused after its rewriting all the same: under overload the rewriting of refused requests took the CPU of those
   // that could be taken. JSON and compressed bodies, rarer, take the usual path.
   // A body larger than the whole queue takes the usual path too: its answer is 413 (never retried), not 503.
-  if (body.size() > opts_.forward.queue_bytes || forwarder_->has_room(body.size()) ||
-      !plain_protobuf(content_type, content_encoding))
+  if (!plain_protobuf(content_type, content_encoding) || body.size() > opts_.forward.queue_bytes ||
+      forwarder_->has_room(body.size()))
     return false;
   std::optional<uint64_t> items =
       signal == Signal::Metrics ? wire_count_metric_points(body) : wire_count_records(body);

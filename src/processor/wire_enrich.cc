@@ -140,8 +140,8 @@ class OutputEstimate {
     size_t below = bits >= 3 ? (n >> (bits - 3)) & 3 : 0;
     return static_cast<size_t>(bits) * 4 + below;
   }
-  std::array<double, 65 * 4> ratio_ = filled(2.5);
-  size_t largest_ = 0;  // before any: dcgm-exporter's points of five attributes gain ten
+  std::array<double, 65 * 4> ratio_ = filled(2.5);  // before any: dcgm-exporter's points of five attributes gain ten
+  size_t largest_ = 0;  // an eighth over the largest output of late, decaying
   static std::array<double, 65 * 4> filled(double r) {
     std::array<double, 65 * 4> a;
     a.fill(r);

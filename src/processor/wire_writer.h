@@ -30,7 +30,7 @@ class Writer {
       // on some receiving thread, so a buffer made for a small request would be too small for a larger exporter's.
       std::string().swap(buf_);
       size_t room = std::max(expected + expected / 4, fresh_room);
-      buf_.reserve(limit_ ? std::min(room, std::max(limit_, expected)) : room);
+      buf_.reserve(limit_ ? std::min(room, limit_) : room);  // expected is within the limit already
     }
     if (buf_.size() < expected) buf_.resize(expected);
     end_ = usable();
