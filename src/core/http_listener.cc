@@ -492,13 +492,9 @@ struct HttpListener::Impl {
     while (taken < kReadPerEvent && reading(c.phase)) {
       ssize_t n;
       if (c.phase == Phase::Body && !c.framing.chunked && c.in.empty()) {
-        // A Content-Length body is received straight into the request: one copy of it is held, not two. The body
-        // is grown (zero-filled) as it arrives, never past its Content-Length, and not shrunk again after a short
-        // read: each byte is zero-filled once, however many reads it takes.
-        size_t at = static_cast<size_t>(c.framing.content_length - c.remaining);
+        // A Content-Length body is received straight into the request: one copy of it is held, not two.
         size_t want_bytes = static_cast<size_t>(std::min<uint64_t>(c.remaining, kBodyRead));
-        if (c.req.body.size() < at + want_bytes) c.req.body.resize(at + want_bytes);
-        n = recv_some(c, c.req.body.data() + at, want_bytes);
+        n = recv_some(c, body_room(c, want_bytes), want_bytes);
         if (n > 0) c.remaining -= static_cast<uint64_t>(n);
       } else {
         char buf[kReadBlock];
@@ -606,14 +602,20 @@ struct HttpListener::Impl {
     c.deadline = c.request_deadline;
   }
 
+  // Where the next n bytes of a Content-Length body go: their place in it (the buffer may hold a body before's bytes,
+  // body_buffer). The body is grown (zero-filled) only past what it holds, never past its Content-Length, and not
+  // shrunk again after a short read: each byte is zero-filled at most once, however many reads it takes.
+  char* body_room(Conn& c, size_t n) {
+    size_t at = static_cast<size_t>(c.framing.content_length - c.remaining);
+    if (c.req.body.size() < at + n) c.req.body.resize(at + n);
+    return c.req.body.data() + at;
+  }
+
   // Takes what has arrived of the body; hands the request on when it is complete.
   void read_body(Conn& c) {
     if (!c.framing.chunked) {
-      // Written at its place in the body, as on_readable receives it: the buffer may hold a body before's bytes.
       size_t take = static_cast<size_t>(std::min<uint64_t>(c.remaining, c.in.size()));
-      size_t at = static_cast<size_t>(c.framing.content_length - c.remaining);
-      if (c.req.body.size() < at + take) c.req.body.resize(at + take);
-      std::memcpy(c.req.body.data() + at, c.in.data(), take);
+      std::memcpy(body_room(c, take), c.in.data(), take);
       c.in.erase(0, take);
       c.remaining -= take;
       if (c.remaining > 0) return;
