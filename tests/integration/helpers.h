@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <filesystem>
@@ -21,15 +22,53 @@
 #include <utility>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "core/subprocess.h"
 
 namespace gcm::testing {
 
+// The temp dirs this test process made, removed when its tests end: ctest runs each test in its own process, so a
+// passing test leaves nothing under /tmp, and a failing one keeps its dirs (named on stderr) for a look at its logs.
+// At the end of the whole process rather than of each test, because a suite's SetUpTestSuite may make a dir its
+// later tests still use.
+class TempDirsOfThisProcess : public ::testing::Environment {
+ public:
+  static TempDirsOfThisProcess& instance() {
+    static TempDirsOfThisProcess* made = [] {
+      auto* environment = new TempDirsOfThisProcess;  // owned by gtest from here on
+      ::testing::AddGlobalTestEnvironment(environment);
+      return environment;
+    }();
+    return *made;
+  }
+  void add(const std::string& dir) {
+    std::lock_guard<std::mutex> lock(mu_);
+    dirs_.push_back(dir);
+  }
+  void TearDown() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool passed = ::testing::UnitTest::GetInstance()->Passed();
+    for (const auto& dir : dirs_) {
+      std::error_code ignored;  // a dir a test removed itself is gone already
+      if (passed) std::filesystem::remove_all(dir, ignored);
+      else std::fprintf(stderr, "kept for a look: %s\n", dir.c_str());
+    }
+    dirs_.clear();
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> dirs_;
+};
+// Registered before RUN_ALL_TESTS (global environments added later are never torn down).
+inline TempDirsOfThisProcess& temp_dirs_of_this_process = TempDirsOfThisProcess::instance();
+
 inline std::string temp_dir(const std::string& name) {
   std::string tmpl = "/tmp/gcm-" + name + "-XXXXXX";
   if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp");
+  TempDirsOfThisProcess::instance().add(tmpl);
   return tmpl;
 }
 
