@@ -5,6 +5,7 @@
 // allocs_per_item counts heap allocations (operator new) per item; arena blocks are reused, so it is near 0 for both.
 #include <benchmark/benchmark.h>
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -242,6 +243,10 @@ void refresh_tables(benchmark::State& state, Refresh how) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * f.jobs));
   state.counters["nodes"] = static_cast<double>(table.size());
   state.counters["nodes_kept"] = static_cast<double>(kept);  // tables of the last read taken from the one before
+  // The heap the last table holds (what the processor keeps between refreshes): what freeing it gives back.
+  size_t with_table = mallinfo2().uordblks;
+  table = {};
+  state.counters["table_heap_MiB"] = static_cast<double>(with_table - mallinfo2().uordblks) / (1 << 20);
 }
 
 void BM_ClusterTableRefresh(benchmark::State& state) { refresh_tables(state, Refresh::FromPrevious); }

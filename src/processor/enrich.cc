@@ -86,26 +86,28 @@ uint64_t keys_size() {
 void put_strings(Attrs* attrs, const JobFields& f, bool may_exist, Added& added) {
   static const uint64_t kKeys = keys_size();
   uint64_t bytes = kKeys + kJobKeys.size() * kObjectBytes;
-  for (const auto& v : f) bytes += v.size();
+  for (size_t k = 0; k < f.size(); ++k) bytes += f[k].size();
   added.count(bytes);
-  for (size_t k = 0; k < kJobKeys.size(); ++k) put(attrs, kJobKeys[k], may_exist)->set_string_value(f[k]);
+  for (size_t k = 0; k < kJobKeys.size(); ++k) put(attrs, kJobKeys[k], may_exist)->set_string_value(std::string(f[k]));
 }
 
-void put_lists(Attrs* attrs, const NodeJobs& jobs, bool may_exist, Added& added) {
+using JobLists = std::array<std::vector<std::string_view>, 9>;  // NodeJobs::lists(), made once per resource
+
+void put_lists(Attrs* attrs, const JobLists& lists, bool may_exist, Added& added) {
   static const uint64_t kKeys = keys_size();
   uint64_t bytes = kKeys + kJobKeys.size() * kObjectBytes;
-  for (const auto& list : jobs.lists)
+  for (const auto& list : lists)
     for (const auto& v : list) bytes += v.size() + kObjectBytes;
   added.count(bytes);
   for (size_t k = 0; k < kJobKeys.size(); ++k) {
     pbc::ArrayValue* arr = put(attrs, kJobKeys[k], may_exist)->mutable_array_value();
     arr->clear_values();
-    for (const auto& v : jobs.lists[k]) arr->add_values()->set_string_value(v);
+    for (const auto& v : lists[k]) arr->add_values()->set_string_value(std::string(v));
   }
 }
 
 // A metric data point: strings for its GPU's job, lists without `gpu`, UUID copied to uuid.
-void enrich_point(Attrs* attrs, const NodeJobs& jobs, EnrichStats& st, Added& added) {
+void enrich_point(Attrs* attrs, const NodeJobs& jobs, const JobLists& lists, EnrichStats& st, Added& added) {
   ++st.items;
   Scan s = scan(*attrs);
   if (s.gpu) {
@@ -114,7 +116,7 @@ void enrich_point(Attrs* attrs, const NodeJobs& jobs, EnrichStats& st, Added& ad
       ++st.enriched;
     }
   } else {
-    put_lists(attrs, jobs, s.has_added_keys, added);
+    put_lists(attrs, lists, s.has_added_keys, added);
     ++st.enriched;
   }
   // A repeated message field holds its elements by pointer: s.uuid stays valid while attributes are added.
@@ -143,8 +145,8 @@ std::string_view host_of(const opentelemetry::proto::resource::v1::Resource& r) 
 }
 
 template <typename Points>
-void enrich_points(Points* points, const NodeJobs& jobs, EnrichStats& st, Added& added) {
-  for (auto& p : *points) enrich_point(p.mutable_attributes(), jobs, st, added);
+void enrich_points(Points* points, const NodeJobs& jobs, const JobLists& lists, EnrichStats& st, Added& added) {
+  for (auto& p : *points) enrich_point(p.mutable_attributes(), jobs, lists, st, added);
 }
 
 template <typename Points>
@@ -170,9 +172,10 @@ uint64_t points_of(const pbm::Metric& m) {
 }
 
 void put_resource_job_ids(opentelemetry::proto::resource::v1::Resource* r, const NodeJobs& jobs, Added& added) {
-  if (jobs.job_ids_joined.empty()) return;
-  added.count(jobs.job_ids_joined.size() + kObjectBytes);
-  put(r->mutable_attributes(), "job_id", true)->set_string_value(jobs.job_ids_joined);
+  std::string job_ids = jobs.job_ids_joined();
+  if (job_ids.empty()) return;
+  added.count(job_ids.size() + kObjectBytes);
+  put(r->mutable_attributes(), "job_id", true)->set_string_value(std::move(job_ids));
 }
 
 }  // namespace
@@ -183,6 +186,7 @@ EnrichStats enrich(opentelemetry::proto::collector::metrics::v1::ExportMetricsSe
   Added added(max_added);
   for (auto& rm : *req.mutable_resource_metrics()) {
     auto jobs = lookup(host_of(rm.resource()));
+    const JobLists lists = jobs ? jobs->lists() : JobLists();
     for (auto& sm : *rm.mutable_scope_metrics()) {
       for (auto& m : *sm.mutable_metrics()) {
         if (!jobs) {
@@ -191,19 +195,19 @@ EnrichStats enrich(opentelemetry::proto::collector::metrics::v1::ExportMetricsSe
         }
         switch (m.data_case()) {
           case pbm::Metric::kGauge:
-            enrich_points(m.mutable_gauge()->mutable_data_points(), *jobs, st, added);
+            enrich_points(m.mutable_gauge()->mutable_data_points(), *jobs, lists, st, added);
             break;
           case pbm::Metric::kSum:
-            enrich_points(m.mutable_sum()->mutable_data_points(), *jobs, st, added);
+            enrich_points(m.mutable_sum()->mutable_data_points(), *jobs, lists, st, added);
             break;
           case pbm::Metric::kHistogram:
-            enrich_points(m.mutable_histogram()->mutable_data_points(), *jobs, st, added);
+            enrich_points(m.mutable_histogram()->mutable_data_points(), *jobs, lists, st, added);
             break;
           case pbm::Metric::kExponentialHistogram:
-            enrich_points(m.mutable_exponential_histogram()->mutable_data_points(), *jobs, st, added);
+            enrich_points(m.mutable_exponential_histogram()->mutable_data_points(), *jobs, lists, st, added);
             break;
           case pbm::Metric::kSummary:
-            enrich_points(m.mutable_summary()->mutable_data_points(), *jobs, st, added);
+            enrich_points(m.mutable_summary()->mutable_data_points(), *jobs, lists, st, added);
             break;
           default:
             break;

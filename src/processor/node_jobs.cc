@@ -10,7 +10,7 @@ namespace {
 std::string opt_text(const std::optional<std::string>& s) { return s ? *s : std::string(); }
 std::string opt_text(const std::optional<int64_t>& n) { return n ? std::to_string(*n) : std::string(); }
 
-JobFields fields_of(const JobInfo& j) {
+JobValues values_of(const JobInfo& j) {
   return {std::to_string(j.job_id),  opt_text(j.job_name),      opt_text(j.job_qos),
           opt_text(j.array_job_id),  opt_text(j.array_task_id), opt_text(j.job_user),
           opt_text(j.job_partition), opt_text(j.job_account),   opt_text(j.job_num_nodes)};
@@ -26,23 +26,25 @@ std::string join_sorted(const std::set<std::string>& values) {
   return out;
 }
 
+JobFields fields_of(const JobInfo& j) { return JobFields(values_of(j)); }
+
 // Several jobs on one GPU: each key's values sorted, unique and comma-joined.
 JobFields joined_fields(const std::vector<const JobInfo*>& held) {
   std::array<std::set<std::string>, 9> per_gpu;
   for (const JobInfo* j : held) {
-    JobFields f = fields_of(*j);
-    for (size_t k = 0; k < f.size(); ++k) per_gpu[k].insert(std::move(f[k]));
+    JobValues v = values_of(*j);
+    for (size_t k = 0; k < v.size(); ++k) per_gpu[k].insert(std::move(v[k]));
   }
-  JobFields joined;
+  JobValues joined;
   for (size_t k = 0; k < joined.size(); ++k) joined[k] = join_sorted(per_gpu[k]);
-  return joined;
+  return JobFields(joined);
 }
 
 // `shared_fields(job)` gives a job's fields, made once per job where the caller keeps them.
 template <typename SharedFields>
 NodeJobs node_jobs_of(const std::map<unsigned, std::vector<const JobInfo*>>& jobs_by_gpu, SharedFields shared_fields) {
   NodeJobs out;
-  std::array<std::set<std::string>, 9> all;
+  std::set<const JobInfo*> seen;
   for (const auto& [gpu, jobs] : jobs_by_gpu) {
     std::vector<const JobInfo*> held;
     for (const JobInfo* j : jobs)
@@ -54,20 +56,51 @@ NodeJobs node_jobs_of(const std::map<unsigned, std::vector<const JobInfo*>>& job
     } else {  // several jobs on one GPU: sorted, comma-joined values
       fields = std::make_shared<const JobFields>(joined_fields(held));
     }
-    for (const JobInfo* j : held) {
-      JobFields f = fields_of(*j);
-      for (size_t k = 0; k < f.size(); ++k)
-        if (!f[k].empty()) all[k].insert(std::move(f[k]));
-    }
+    for (const JobInfo* j : held)
+      if (seen.insert(j).second) out.jobs.push_back(held.size() == 1 ? fields : shared_fields(*j));
     out.by_gpu.emplace_back(gpu, std::move(fields));  // jobs_by_gpu is ordered by index
   }
-  for (size_t k = 0; k < all.size(); ++k) out.lists[k].assign(all[k].begin(), all[k].end());
-  out.job_ids = out.lists[0];
-  for (const auto& id : out.job_ids) out.job_ids_joined += (out.job_ids_joined.empty() ? "" : ",") + id;
+  out.by_gpu.shrink_to_fit();
+  out.jobs.shrink_to_fit();
   return out;
 }
 
 }  // namespace
+
+JobFields::JobFields(const JobValues& values) {
+  size_t total = 0;
+  for (const auto& v : values) total += v.size();
+  text_.reserve(total);
+  for (size_t k = 0; k < values.size(); ++k) {
+    text_ += values[k];
+    ends_[k] = static_cast<uint32_t>(text_.size());  // a job's fields are far below 4 GiB (scontrol's lines)
+  }
+}
+
+std::vector<std::string_view> NodeJobs::values(size_t key) const {
+  std::vector<std::string_view> list;
+  list.reserve(jobs.size());
+  for (const auto& fields : jobs)
+    if (!(*fields)[key].empty()) list.push_back((*fields)[key]);
+  std::sort(list.begin(), list.end());
+  list.erase(std::unique(list.begin(), list.end()), list.end());
+  return list;
+}
+
+std::array<std::vector<std::string_view>, 9> NodeJobs::lists() const {
+  std::array<std::vector<std::string_view>, 9> out;
+  for (size_t k = 0; k < out.size(); ++k) out[k] = values(k);
+  return out;
+}
+
+std::string NodeJobs::job_ids_joined() const {
+  std::string out;
+  for (std::string_view id : values(0)) {
+    if (!out.empty()) out += ',';
+    out += id;
+  }
+  return out;
+}
 
 const JobFields* NodeJobs::gpu(int64_t index) const {
   for (const auto& [gpu, fields] : by_gpu)

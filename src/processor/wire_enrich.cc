@@ -194,7 +194,7 @@ class Rewriter {
     scan_item(resource, kResourceAttributes, rules_of<pbr::Resource>(), depth + 1, resource_scan_);
     jobs_ = lookup_(host_of(resource_scan_));
     if (jobs_) held_.push_back(jobs_);
-    bool put_job_ids = type_.resource_job_ids && jobs_ && !jobs_->job_ids_joined.empty();
+    bool put_job_ids = type_.resource_job_ids && jobs_ && !jobs_->jobs.empty();
     w_.open(kResourceLevels);
     if (put_job_ids && !has_resource) {
       // mutable_resource() makes one: a resource holding only job_id, first as protobuf writes it.

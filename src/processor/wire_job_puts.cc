@@ -22,7 +22,7 @@ std::string string_value(std::string_view s) {
   return v;
 }
 
-std::string list_value(const std::vector<std::string>& values) {
+std::string list_value(const std::vector<std::string_view>& values) {
   std::string array;
   for (const auto& s : values) append_len_field(array, pbc::ArrayValue::kValuesFieldNumber, string_value(s));
   std::string v;
@@ -70,14 +70,14 @@ const EncodedPuts& JobPuts::strings(const JobFields& fields, uint32_t attr_no) {
 const EncodedPuts& JobPuts::lists(const NodeJobs& jobs, uint32_t attr_no) {
   return find_or_encode(&jobs, Kind::Lists, attr_no, [&](EncodedPuts& e) {
     std::vector<std::pair<std::string_view, std::string>> kvs;
-    for (size_t k = 0; k < kJobKeys.size(); ++k) kvs.emplace_back(kJobKeys[k], list_value(jobs.lists[k]));
+    for (size_t k = 0; k < kJobKeys.size(); ++k) kvs.emplace_back(kJobKeys[k], list_value(jobs.values(k)));
     encode(e, attr_no, kvs, Put::Mode::SetList);
   });
 }
 
 const EncodedPuts& JobPuts::job_ids(const NodeJobs& jobs, uint32_t attr_no) {
   return find_or_encode(&jobs, Kind::JobIds, attr_no, [&](EncodedPuts& e) {
-    encode(e, attr_no, {{"job_id", string_value(jobs.job_ids_joined)}}, Put::Mode::Set);
+    encode(e, attr_no, {{"job_id", string_value(jobs.job_ids_joined())}}, Put::Mode::Set);
   });
 }
 

@@ -101,11 +101,11 @@ TEST(ClusterJobs, NodesWithTheSameJobsShareOneTable) {
   EXPECT_EQ((*n3.gpu("0"))[0], "74");
   EXPECT_EQ((*n3.gpu("1"))[0], "75");
   EXPECT_EQ(n3.gpu(int64_t{1}), n3.gpu("1"));
-  EXPECT_EQ(n3.lists[0], (std::vector<std::string>{"74", "75"}));
+  EXPECT_EQ(n3.values(0), (std::vector<std::string_view>{"74", "75"}));
   // One job's fields are made once, for every GPU and node of it.
   ASSERT_TRUE(t.at("node1")->gpu("0"));
   EXPECT_EQ(t.at("node1")->gpu("0"), t.at("node2")->gpu("1"));
-  EXPECT_EQ(n3.job_ids_joined, "74,75");
+  EXPECT_EQ(n3.job_ids_joined(), "74,75");
 }
 
 // One job's block of `scontrol show job -d`, holding `gres` on `nodes`.
@@ -120,11 +120,11 @@ std::string contents(const NodeJobs& n) {
   std::string out;
   for (const auto& [gpu, fields] : n.by_gpu) {
     out += std::to_string(gpu) + ":";
-    for (const auto& f : *fields) out += f + "|";
+    for (size_t k = 0; k < fields->size(); ++k) out += std::string((*fields)[k]) + "|";
   }
-  for (const auto& list : n.lists)
-    for (const auto& v : list) out += v + ",";
-  return out + n.job_ids_joined;
+  for (const auto& list : n.lists())
+    for (const auto& v : list) out += std::string(v) + ",";
+  return out + n.job_ids_joined();
 }
 
 // A refresh builds on the table before: a node whose GPUs hold the same jobs, with the same fields, keeps its table
@@ -146,7 +146,7 @@ TEST(ClusterJobs, ARefreshKeepsTheTablesOfNodesThatDidNotChange) {
                             job_block(17, "f", "n6", "gpu:h100:1(IDX:0)");
   ClusterNodeJobs old_table = cluster_node_jobs(cluster_jobs_from(before));
   ASSERT_EQ(old_table.size(), 5u);
-  ASSERT_EQ(old_table.at("n4")->gpu("0")->at(1), "c,d");  // two jobs on one GPU: joined
+  ASSERT_EQ((*old_table.at("n4")->gpu("0"))[1], "c,d");  // two jobs on one GPU: joined
 
   ClusterJobs read = cluster_jobs_from(after);
   ClusterNodeJobs refreshed = cluster_node_jobs(read, &old_table);
@@ -160,9 +160,9 @@ TEST(ClusterJobs, ARefreshKeepsTheTablesOfNodesThatDidNotChange) {
   EXPECT_EQ(refreshed.at("n2").get(), old_table.at("n2").get());
   for (const char* changed : {"n3", "n4", "n6"})
     EXPECT_NE(refreshed.at(changed).get(), old_table.at(changed).get()) << changed;
-  EXPECT_EQ(refreshed.at("n3")->gpu("1")->at(1), "b-renamed");
-  EXPECT_EQ(refreshed.at("n4")->gpu("0")->at(1), "c");
-  EXPECT_EQ(refreshed.at("n6")->gpu("0")->at(0), "17");
+  EXPECT_EQ((*refreshed.at("n3")->gpu("1"))[1], "b-renamed");
+  EXPECT_EQ((*refreshed.at("n4")->gpu("0"))[1], "c");
+  EXPECT_EQ((*refreshed.at("n6")->gpu("0"))[0], "17");
   EXPECT_EQ(refreshed.count("n5"), 1u);
 
   // The same answer again: every table is kept, and nodes of one job still share one.
@@ -227,8 +227,8 @@ TEST(JobResolver, OtherHostsAreAnsweredFromOneClusterReadPerRefresh) {
   JobResolver r(cluster_options(f, 1h), nullptr);
   auto n3 = r.lookup("node3");
   ASSERT_TRUE(n3);
-  EXPECT_EQ(n3->job_ids_joined, "74,75");
-  EXPECT_EQ(r.lookup("node1.cluster.example")->job_ids_joined, "62");  // a domain name is its node's
+  EXPECT_EQ(n3->job_ids_joined(), "74,75");
+  EXPECT_EQ(r.lookup("node1.cluster.example")->job_ids_joined(), "62");  // a domain name is its node's
   EXPECT_EQ(r.lookup("node2").get(), r.lookup("node1").get());
   auto idle = r.lookup("node5");  // in no job: attributed, nothing to add
   ASSERT_TRUE(idle);
@@ -244,7 +244,7 @@ TEST(JobResolver, OtherHostsAreAnsweredFromOneClusterReadPerRefresh) {
 TEST(JobResolver, AFailedRefreshKeepsTheLastTableAndAFailedFirstReadIsNotRetriedPerRequest) {
   FakeCluster f;
   JobResolver r(cluster_options(f, 20ms), nullptr);
-  ASSERT_EQ(r.lookup("node3")->job_ids_joined, "74,75");
+  ASSERT_EQ(r.lookup("node3")->job_ids_joined(), "74,75");
   std::ofstream(f.tmp.file("fail")).close();
   r.start();
   auto until = [&](auto done) {
@@ -256,7 +256,7 @@ TEST(JobResolver, AFailedRefreshKeepsTheLastTableAndAFailedFirstReadIsNotRetried
     return false;
   };
   ASSERT_TRUE(until([&] { return r.stats().errors >= 2; }));
-  EXPECT_EQ(r.lookup("node3")->job_ids_joined, "74,75") << "kept through failed refreshes";
+  EXPECT_EQ(r.lookup("node3")->job_ids_joined(), "74,75") << "kept through failed refreshes";
   ASSERT_TRUE(until([&] { return !r.lookup("node3"); })) << "dropped after ten failed rounds";
   r.stop();
 
