@@ -42,13 +42,13 @@ const AttributeMemo::Run* AttributeMemo::find(const char* at, const char* end, u
   return nullptr;
 }
 
-void AttributeMemo::remember(const ItemScan& s, uint32_t attr_no, int depth) {
-  if (s.attrs.empty()) return;
+uint64_t AttributeMemo::remember(const ItemScan& s, uint32_t attr_no, int depth) {
+  if (s.attrs.empty()) return 0;
   for (size_t i = 1; i < s.attrs.size(); ++i)
-    if (s.attrs[i - 1].end != s.attrs[i].begin) return;  // not one run: left to scan_item each time
+    if (s.attrs[i - 1].end != s.attrs[i].begin) return 0;  // not one run: left to scan_item each time
   const char* base = s.attrs.front().begin;
   size_t size = static_cast<size_t>(s.attrs.back().end - base);
-  if (size > INT32_MAX) return;
+  if (size > INT32_MAX) return 0;
   Run& r = runs_[used_ < kRuns ? used_++ : next_];
   if (used_ == kRuns) next_ = (next_ + 1) % kRuns;
   r.bytes = {base, size};
@@ -59,6 +59,8 @@ void AttributeMemo::remember(const ItemScan& s, uint32_t attr_no, int depth) {
   r.has_added_keys = s.has_added_keys;
   r.attrs.clear();
   for (const Attr& a : s.attrs) r.attrs.push_back(at_of(a, base));
+  r.id = ++ids_;
+  return r.id;
 }
 
 void AttributeMemo::scan(std::string_view content, uint32_t attr_no, const MessageRules& rules, int depth,
@@ -80,7 +82,7 @@ void AttributeMemo::scan(std::string_view content, uint32_t attr_no, const Messa
   const Run* known = run ? find(run, end, attr_no, depth) : nullptr;
   if (!known) {
     scan_item(content, attr_no, rules, depth, s);
-    remember(s, attr_no, depth);
+    s.list_id = remember(s, attr_no, depth);
     return;
   }
   // The fields after the run: no attribute among them, else its reading is scan_item's.
@@ -89,6 +91,7 @@ void AttributeMemo::scan(std::string_view content, uint32_t attr_no, const Messa
     q = read_field(q, end, f);
     if (f.number == attr_no && f.type == kLen) {
       scan_item(content, attr_no, rules, depth, s);
+      s.list_id = 0;
       return;
     }
     check_field(rules[f.number], f, depth);
@@ -100,6 +103,7 @@ void AttributeMemo::scan(std::string_view content, uint32_t attr_no, const Messa
   s.uuid = known->uuid ? std::optional<Attr>(attr_of(*known->uuid, run)) : std::nullopt;
   s.has_added_keys = known->has_added_keys;
   s.insert_at = run + known->attrs.back().end;  // as scan_item: after the last attribute
+  s.list_id = known->id;
 }
 
 }  // namespace gcm::processor::wire

@@ -46,6 +46,7 @@ class AttributeMemo {
     std::vector<AttrAt> attrs;
     std::optional<AttrAt> gpu, uuid;
     bool has_added_keys = false;
+    uint64_t id = 0;  // ItemScan::list_id
   };
 
   static Span span_of(std::string_view v, const char* base);
@@ -53,13 +54,14 @@ class AttributeMemo {
   static AttrAt at_of(const Attr& a, const char* base);
   static Attr attr_of(const AttrAt& a, const char* base);
   const Run* find(const char* at, const char* end, uint32_t attr_no, int depth);
-  void remember(const ItemScan& s, uint32_t attr_no, int depth);
+  uint64_t remember(const ItemScan& s, uint32_t attr_no, int depth);  // the run's id, 0 when not remembered
 
   static constexpr size_t kRuns = 16;  // 8 GPUs and a few other label sets; more only cost misses
   std::array<Run, kRuns> runs_;
   size_t used_ = 0;
   size_t next_ = 0;  // the slot the next remembered run takes once all are used
   size_t last_hit_ = 0;
+  uint64_t ids_ = 0;  // the last id given
 };
 
 }  // namespace gcm::processor::wire

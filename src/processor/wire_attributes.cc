@@ -95,6 +95,7 @@ void scan_item(std::string_view content, uint32_t attr_no, const MessageRules& r
   static const MessageRules& kv_rules = rules_of<pbc::KeyValue>();
   static const MessageRules& any_rules = rules_of<pbc::AnyValue>();
   s.attrs.clear();
+  s.list_id = 0;
   s.insert_at = nullptr;
   s.has_added_keys = false;
   int gpu = -1, uuid = -1;  // indices: the list may move as it grows

@@ -36,6 +36,9 @@ struct ItemScan {
   std::optional<Attr> gpu;          // the last `gpu` attribute (the message path's scan keeps the last)
   std::optional<Attr> uuid;         // the last `UUID`
   bool has_added_keys = false;
+  // Set by AttributeMemo: the remembered list this item's attributes are byte for byte (unique per memo, never
+  // reused), so what follows from them alone (the job of their `gpu`) can be kept per list; 0 when none.
+  uint64_t list_id = 0;
 };
 
 // Reads the item's fields (checking all of them as protobuf would) and its attributes (field attr_no).
