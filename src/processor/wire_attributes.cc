@@ -16,27 +16,28 @@ constexpr uint32_t kArrayValues = pbc::ArrayValue::kValuesFieldNumber;
 struct KeyRole {
   std::string_view key;
   Role role;
+  uint16_t added_bit;  // its bit in ItemScan::added_keys (Role::Added)
 };
 // As string_views: comparing with the const char* of kJobKeys would measure them (strlen) on every attribute.
-constexpr std::array<KeyRole, 12> kRoles = {{{"gpu", Role::Gpu},
-                                             {"UUID", Role::UUID},
-                                             {"uuid", Role::Added},
-                                             {kJobKeys[0], Role::Added},
-                                             {kJobKeys[1], Role::Added},
-                                             {kJobKeys[2], Role::Added},
-                                             {kJobKeys[3], Role::Added},
-                                             {kJobKeys[4], Role::Added},
-                                             {kJobKeys[5], Role::Added},
-                                             {kJobKeys[6], Role::Added},
-                                             {kJobKeys[7], Role::Added},
-                                             {kJobKeys[8], Role::Added}}};
+constexpr std::array<KeyRole, 12> kRoles = {{{"gpu", Role::Gpu, 0},
+                                             {"UUID", Role::UUID, 0},
+                                             {"uuid", Role::Added, kUuidKeyBit},
+                                             {kJobKeys[0], Role::Added, 1 << 0},
+                                             {kJobKeys[1], Role::Added, 1 << 1},
+                                             {kJobKeys[2], Role::Added, 1 << 2},
+                                             {kJobKeys[3], Role::Added, 1 << 3},
+                                             {kJobKeys[4], Role::Added, 1 << 4},
+                                             {kJobKeys[5], Role::Added, 1 << 5},
+                                             {kJobKeys[6], Role::Added, 1 << 6},
+                                             {kJobKeys[7], Role::Added, 1 << 7},
+                                             {kJobKeys[8], Role::Added, 1 << 8}}};
 static_assert(kJobKeys.size() == 9);
 
-Role role_of(std::string_view key) {
-  if (key.empty()) return Role::Other;
+KeyRole role_of(std::string_view key) {
+  if (key.empty()) return {key, Role::Other, 0};
   for (const KeyRole& r : kRoles)  // length and first letter rule out nearly all before memcmp
-    if (key.size() == r.key.size() && key[0] == r.key[0] && key == r.key) return r.role;
-  return Role::Other;
+    if (key.size() == r.key.size() && key[0] == r.key[0] && key == r.key) return r;
+  return {key, Role::Other, 0};
 }
 
 // The wire type each AnyValue member is declared with; a field that does not match is an unknown field.
@@ -98,6 +99,7 @@ void scan_item(std::string_view content, uint32_t attr_no, const MessageRules& r
   s.list_id = 0;
   s.insert_at = nullptr;
   s.has_added_keys = false;
+  s.added_keys = 0;
   int gpu = -1, uuid = -1;  // indices: the list may move as it grows
   const char* p = content.data();
   const char* end = p + content.size();
@@ -108,7 +110,8 @@ void scan_item(std::string_view content, uint32_t attr_no, const MessageRules& r
     if (f.number == attr_no && f.type == kLen) {
       Attr& a = s.attrs.emplace_back(Attr{f.begin, f.end, f.bytes, {}, {}});
       read_kv(a, kv_rules, any_rules, depth + 1);
-      switch (role_of(a.key)) {
+      const KeyRole role = role_of(a.key);
+      switch (role.role) {
         case Role::Gpu:
           gpu = static_cast<int>(s.attrs.size() - 1);
           break;
@@ -117,6 +120,7 @@ void scan_item(std::string_view content, uint32_t attr_no, const MessageRules& r
           break;
         case Role::Added:
           s.has_added_keys = true;
+          s.added_keys |= role.added_bit;
           break;
         case Role::Other:
           break;

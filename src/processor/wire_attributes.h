@@ -26,6 +26,9 @@ struct Attr {
 };
 
 enum class Role : uint8_t { Other, Gpu, UUID, Added };  // Added: a key the enrichment writes (job keys, uuid)
+// ItemScan::added_keys: the nine job keys are bits 0-8.
+inline constexpr uint16_t kJobKeyBits = 0x1ff;
+inline constexpr uint16_t kUuidKeyBit = 0x200;
 
 struct ItemScan {
   // Every attribute, in order. AttributeMemo fills it only for an item with an added key, the one case whose whole
@@ -36,6 +39,7 @@ struct ItemScan {
   std::optional<Attr> gpu;          // the last `gpu` attribute (the message path's scan keeps the last)
   std::optional<Attr> uuid;         // the last `UUID`
   bool has_added_keys = false;
+  uint16_t added_keys = 0;  // which: bit k for kJobKeys[k], kUuidKeyBit for "uuid" (nonzero iff has_added_keys)
   // Set by AttributeMemo: the remembered list this item's attributes are byte for byte (unique per memo, never
   // reused), so what follows from them alone (the job of their `gpu`) can be kept per list; 0 when none.
   uint64_t list_id = 0;
@@ -77,7 +81,7 @@ class ItemWriter {
   void write(Writer& w, uint32_t field_no, std::string_view content, uint32_t attr_no, const ItemScan& s,
              const Put* puts, size_t n_puts);
 
-  // The common case, when none of the keys put is there yet (!s.has_added_keys): the content with attribute fields
+  // The common case, when none of the keys put is there yet (none of s.added_keys): the content with attribute fields
   // inserted at s.insert_at, `fields` (encoded beforehand) and then, when last_key is not empty, one encoded here.
   static void write_appended(Writer& w, uint32_t field_no, std::string_view content, uint32_t attr_no,
                              const ItemScan& s, std::string_view fields, std::string_view last_key,

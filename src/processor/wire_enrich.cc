@@ -24,6 +24,8 @@ using wire::Field;
 using wire::ItemScan;
 using wire::ItemWriter;
 using wire::JobPuts;
+using wire::kJobKeyBits;
+using wire::kUuidKeyBit;
 using wire::kLen;
 using wire::kMaxDepth;
 using wire::MessageRules;
@@ -314,7 +316,9 @@ class Rewriter {
     if (uuid && uuid->value_twice) reject("UUID with its value twice");
     if (!job && !uuid) {
       w_.len_field(field_no, content);
-    } else if (!scan_.has_added_keys) {  // nothing to replace: one insertion (nearly every item)
+    } else if (!(scan_.added_keys & ((job ? kJobKeyBits : 0) | (uuid ? kUuidKeyBit : 0)))) {
+      // Nothing to replace, one insertion: nearly every item, our agent's too (their "uuid" is not put again
+      // when they have no "UUID").
       ItemWriter::write_appended(w_, field_no, content, type.attributes, scan_, job ? job->bytes : std::string_view(),
                                  uuid ? "uuid" : "", uuid ? uuid->value : std::string_view());
     } else {

@@ -231,6 +231,39 @@ TEST(SlurmProcessorWire, ExistingKeysAreReplacedInPlace) {
   expect_same<MetricsReq>(once.SerializeAsString());
 }
 
+// Our agent's points name their GPU's "uuid" themselves and have no "UUID": the job keys go after it (appended,
+// nothing replaced), and a "uuid" is replaced only where a "UUID" is copied into it; a job key already there is.
+TEST(SlurmProcessorWire, AnAgentsOwnUuidStaysAndTheJobKeysFollowIt) {
+  MetricsReq req;
+  auto* g = req.add_resource_metrics()->add_scope_metrics()->add_metrics()->mutable_gauge();
+  for (int i = 0; i < 3; ++i) {  // the same list again: the attribute memo's copy of it
+    auto* p = g->add_data_points();
+    set_str(p->mutable_attributes(), "gpu", "0");
+    set_str(p->mutable_attributes(), "uuid", "GPU-agent");
+  }
+  auto* p = g->add_data_points();  // a job key there: replaced, the uuid kept
+  set_str(p->mutable_attributes(), "uuid", "GPU-agent");
+  set_str(p->mutable_attributes(), "gpu", "0");
+  set_str(p->mutable_attributes(), "partition", "stale");
+  p = g->add_data_points();  // no gpu: the lists after it
+  set_str(p->mutable_attributes(), "uuid", "GPU-agent");
+  expect_same<MetricsReq>(req.SerializeAsString());
+  std::string out;
+  ASSERT_TRUE(wire_enrich_metrics(req.SerializeAsString(), lookup(), out, 0).ok);
+  MetricsReq got;
+  ASSERT_TRUE(got.ParseFromString(out));
+  const auto& a = got.resource_metrics(0).scope_metrics(0).metrics(0).gauge().data_points(1).attributes();
+  ASSERT_EQ(a.size(), 11);
+  EXPECT_EQ(a[1].key(), "uuid");
+  EXPECT_EQ(a[1].value().string_value(), "GPU-agent");
+  EXPECT_EQ(a[2].key(), "job_id");
+  EXPECT_EQ(a[2].value().string_value(), "11");
+  const auto& replaced = got.resource_metrics(0).scope_metrics(0).metrics(0).gauge().data_points(3).attributes();
+  ASSERT_EQ(replaced.size(), 11);
+  EXPECT_EQ(replaced[2].key(), "partition");
+  EXPECT_NE(replaced[2].value().string_value(), "stale");
+}
+
 TEST(SlurmProcessorWire, GpuValues) {
   MetricsReq req;
   auto* g = req.add_resource_metrics()->add_scope_metrics()->add_metrics()->mutable_gauge();
