@@ -243,10 +243,14 @@ void refresh_tables(benchmark::State& state, Refresh how) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * f.jobs));
   state.counters["nodes"] = static_cast<double>(table.size());
   state.counters["nodes_kept"] = static_cast<double>(kept);  // tables of the last read taken from the one before
-  // The heap the last table holds (what the processor keeps between refreshes): what freeing it gives back.
+  // The heap the last table holds (what the processor keeps between refreshes): what freeing it gives back. And the
+  // heap one read's jobs hold while the new table is made (a refresh's peak beside the table in use).
   size_t with_table = mallinfo2().uordblks;
   table = {};
   state.counters["table_heap_MiB"] = static_cast<double>(with_table - mallinfo2().uordblks) / (1 << 20);
+  size_t before_read = mallinfo2().uordblks;
+  ClusterJobs read = attribute_cluster(f.script[0], std::chrono::seconds(60), sizes);
+  state.counters["read_heap_MiB"] = static_cast<double>(mallinfo2().uordblks - before_read) / (1 << 20);
 }
 
 void BM_ClusterTableRefresh(benchmark::State& state) { refresh_tables(state, Refresh::FromPrevious); }

@@ -171,6 +171,43 @@ std::map<unsigned, std::vector<JobInfo>> attribute_slurmctld(const SlurmctldOpti
   return out;
 }
 
+namespace {
+// The members ClusterJob keeps, in its order.
+constexpr std::optional<std::string> JobInfo::*kClusterJobStrings[5] = {
+    &JobInfo::job_name, &JobInfo::job_user, &JobInfo::job_account, &JobInfo::job_partition, &JobInfo::job_qos};
+constexpr std::optional<int64_t> JobInfo::*kClusterJobNumbers[3] = {&JobInfo::job_num_nodes, &JobInfo::array_job_id,
+                                                                     &JobInfo::array_task_id};
+}  // namespace
+
+ClusterJob::ClusterJob(const JobInfo& job) : job_id_(job.job_id) {
+  for (size_t i = 0; i < 5; ++i) {
+    if (const auto& v = job.*kClusterJobStrings[i]) {
+      text_ += *v;
+      present_ |= static_cast<uint8_t>(1u << i);
+    }
+    ends_[i] = static_cast<uint32_t>(text_.size());  // one block of scontrol's output: far below 4 GiB
+  }
+  text_.shrink_to_fit();
+  for (size_t i = 0; i < 3; ++i)
+    if (const auto& v = job.*kClusterJobNumbers[i]) {
+      numbers_[i] = *v;
+      present_ |= static_cast<uint8_t>(1u << (5 + i));
+    }
+}
+
+JobInfo ClusterJob::info() const {
+  JobInfo j;
+  j.job_id = job_id_;
+  for (size_t i = 0; i < 5; ++i)
+    if (present_ & (1u << i)) {
+      size_t begin = i ? ends_[i - 1] : 0;
+      j.*kClusterJobStrings[i] = text_.substr(begin, ends_[i] - begin);
+    }
+  for (size_t i = 0; i < 3; ++i)
+    if (present_ & (1u << (5 + i))) j.*kClusterJobNumbers[i] = numbers_[i];
+  return j;
+}
+
 bool job_state_holds_allocation(std::string_view state) {
   // scontrol prints the base state, or a flag that overrides it (COMPLETING, CONFIGURING, RESIZING, ...).
   static constexpr std::string_view kHolding[] = {"RUNNING",  "SUSPENDED", "COMPLETING", "CONFIGURING",
@@ -250,7 +287,7 @@ void ClusterJobsReader::add(const slurm::ScontrolRecord& r) {
     }
     any = true;
   }
-  if (any) out_.jobs.push_back(job_of_block(r));
+  if (any) out_.jobs.emplace_back(job_of_block(r));
 }
 
 ClusterJobs cluster_jobs_from(std::string_view text) {

@@ -5,7 +5,9 @@
 // every few seconds loads it.
 #pragma once
 
+#include <array>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -36,8 +38,25 @@ std::map<unsigned, std::vector<JobInfo>> attribute_slurmctld(const SlurmctldOpti
 // Every node's GPUs at once, from one `scontrol show job -d` of all jobs: what slurm_processor needs to attribute
 // the telemetry of a whole cluster. Asking per node instead (`listpids`, then `show job` per job) would be
 // thousands of calls per refresh on a large cluster, and `scontrol listpids` only answers on the node itself.
+// One job of a cluster's table: what job_of_block reads of a block, its strings side by side in one allocation. A
+// JobInfo is 344 bytes of optionals, and a refresh holds some 20 000 of them while it builds the new table.
+class ClusterJob {
+ public:
+  explicit ClusterJob(const JobInfo& job);
+  JobInfo info() const;  // the JobInfo it was made of
+  int64_t job_id() const { return job_id_; }
+  bool has_job() const { return job_id_ >= 0; }
+
+ private:
+  int64_t job_id_;
+  std::string text_;               // name, user, account, partition, QOS, one after the other
+  std::array<uint32_t, 5> ends_;   // where each ends in text_
+  uint8_t present_ = 0;            // which of the eight optionals were set: bits 0-4 the strings, 5-7 the numbers
+  int64_t numbers_[3] = {};        // node count, array job id, array task id
+};
+
 struct ClusterJobs {
-  std::vector<JobInfo> jobs;       // the jobs that hold an allocation, each once
+  std::vector<ClusterJob> jobs;    // the jobs that hold an allocation, each once
   std::vector<std::string> hosts;  // the nodes with a GPU of such a job, each once
   // One GPU of one node held by one job, sorted by node and GPU (a GPU's jobs in the order read). A flat list:
   // maps of maps per node and GPU held 16 MiB for a 12 500-node cluster, beside the tables built from them.

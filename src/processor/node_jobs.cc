@@ -26,12 +26,18 @@ std::string join_sorted(const std::set<std::string>& values) {
   return out;
 }
 
-JobFields fields_of(const JobInfo& j) { return JobFields(values_of(j)); }
+JobValues values_of(const ClusterJob& j) { return values_of(j.info()); }
+
+template <typename Job>
+JobFields fields_of(const Job& j) {
+  return JobFields(values_of(j));
+}
 
 // Several jobs on one GPU: each key's values sorted, unique and comma-joined.
-JobFields joined_fields(const std::vector<const JobInfo*>& held) {
+template <typename Job>
+JobFields joined_fields(const std::vector<const Job*>& held) {
   std::array<std::set<std::string>, 9> per_gpu;
-  for (const JobInfo* j : held) {
+  for (const Job* j : held) {
     JobValues v = values_of(*j);
     for (size_t k = 0; k < v.size(); ++k) per_gpu[k].insert(std::move(v[k]));
   }
@@ -40,14 +46,15 @@ JobFields joined_fields(const std::vector<const JobInfo*>& held) {
   return JobFields(joined);
 }
 
-// `shared_fields(job)` gives a job's fields, made once per job where the caller keeps them.
-template <typename SharedFields>
-NodeJobs node_jobs_of(const std::map<unsigned, std::vector<const JobInfo*>>& jobs_by_gpu, SharedFields shared_fields) {
+// `shared_fields(job)` gives a job's fields, made once per job where the caller keeps them. Job: a JobInfo (a node's
+// own attribution) or a ClusterJob (the cluster's table).
+template <typename Job, typename SharedFields>
+NodeJobs node_jobs_of(const std::map<unsigned, std::vector<const Job*>>& jobs_by_gpu, SharedFields shared_fields) {
   NodeJobs out;
-  std::set<const JobInfo*> seen;
+  std::set<const Job*> seen;
   for (const auto& [gpu, jobs] : jobs_by_gpu) {
-    std::vector<const JobInfo*> held;
-    for (const JobInfo* j : jobs)
+    std::vector<const Job*> held;
+    for (const Job* j : jobs)
       if (j->has_job()) held.push_back(j);
     if (held.empty()) continue;  // no job on this GPU: its points stay untouched
     std::shared_ptr<const JobFields> fields;
@@ -56,7 +63,7 @@ NodeJobs node_jobs_of(const std::map<unsigned, std::vector<const JobInfo*>>& job
     } else {  // several jobs on one GPU: sorted, comma-joined values
       fields = std::make_shared<const JobFields>(joined_fields(held));
     }
-    for (const JobInfo* j : held)
+    for (const Job* j : held)
       if (seen.insert(j).second) out.jobs.push_back(held.size() == 1 ? fields : shared_fields(*j));
     out.by_gpu.emplace_back(gpu, std::move(fields));  // jobs_by_gpu is ordered by index
   }
@@ -152,7 +159,7 @@ bool unchanged(const NodeJobs& old, const ClusterJobs& cluster, size_t begin, si
       if (fields_of(cluster.jobs[held[0]]) != *had) return false;
       same[held[0]] = had;
     } else {
-      std::vector<const JobInfo*> jobs;
+      std::vector<const ClusterJob*> jobs;
       for (uint32_t j : held) jobs.push_back(&cluster.jobs[j]);
       if (joined_fields(jobs) != *had) return false;
     }
@@ -166,7 +173,7 @@ ClusterNodeJobs cluster_node_jobs(const ClusterJobs& cluster, const ClusterNodeJ
   ClusterNodeJobs out;
   out.reserve(cluster.hosts.size());
   std::vector<std::shared_ptr<const JobFields>> fields(cluster.jobs.size());  // each job's, made once
-  auto shared_fields = [&](const JobInfo& j) {
+  auto shared_fields = [&](const ClusterJob& j) {
     auto& f = fields[static_cast<size_t>(&j - cluster.jobs.data())];
     if (!f) f = std::make_shared<const JobFields>(fields_of(j));
     return f;
@@ -197,7 +204,7 @@ ClusterNodeJobs cluster_node_jobs(const ClusterJobs& cluster, const ClusterNodeJ
     }
     auto& table = shared[key];
     if (!table) {
-      std::map<unsigned, std::vector<const JobInfo*>> jobs_by_gpu;
+      std::map<unsigned, std::vector<const ClusterJob*>> jobs_by_gpu;
       for (size_t i = begin; i < end; ++i) jobs_by_gpu[list[i].gpu].push_back(&cluster.jobs[list[i].job]);
       table = std::make_shared<const NodeJobs>(node_jobs_of(jobs_by_gpu, shared_fields));
     }

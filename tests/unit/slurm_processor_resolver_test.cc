@@ -30,8 +30,43 @@ std::string read(const std::string& path) {
   return ss.str();
 }
 
-const JobInfo& job_on(const ClusterJobs& c, const std::string& host, unsigned gpu, size_t nth = 0) {
-  return c.jobs.at(c.gpus_of(host).at(gpu).at(nth));
+JobInfo job_on(const ClusterJobs& c, const std::string& host, unsigned gpu, size_t nth = 0) {
+  return c.jobs.at(c.gpus_of(host).at(gpu).at(nth)).info();
+}
+
+// A job of the cluster's table gives back the JobInfo it was made of: each value, and which were absent (an empty
+// string is not an absent one).
+TEST(ClusterJobs, AJobOfTheTableKeepsWhatItWasMadeOf) {
+  JobInfo full;
+  full.job_id = 42;
+  full.job_name = "train";
+  full.job_user = "alice";
+  full.job_account = "";
+  full.job_partition = "gpu";
+  full.job_qos = "high";
+  full.job_num_nodes = 16;
+  full.array_job_id = 40;
+  full.array_task_id = 0;
+  JobInfo back = ClusterJob(full).info();
+  EXPECT_EQ(back.job_id, 42);
+  EXPECT_EQ(back.job_name, "train");
+  EXPECT_EQ(back.job_user, "alice");
+  EXPECT_EQ(back.job_account, std::optional<std::string>(""));
+  EXPECT_EQ(back.job_partition, "gpu");
+  EXPECT_EQ(back.job_qos, "high");
+  EXPECT_EQ(back.job_num_nodes, 16);
+  EXPECT_EQ(back.array_job_id, 40);
+  EXPECT_EQ(back.array_task_id, 0);
+  JobInfo sparse;
+  sparse.job_id = 7;
+  sparse.job_qos = "normal";
+  back = ClusterJob(sparse).info();
+  EXPECT_EQ(back.job_id, 7);
+  EXPECT_FALSE(back.job_name || back.job_user || back.job_account || back.job_partition);
+  EXPECT_EQ(back.job_qos, "normal");
+  EXPECT_FALSE(back.job_num_nodes || back.array_job_id || back.array_task_id);
+  EXPECT_FALSE(ClusterJob(JobInfo()).has_job());
+  EXPECT_LT(sizeof(ClusterJob), sizeof(JobInfo) / 3);
 }
 
 TEST(ClusterJobs, TheTestbedsJobTableGivesEveryNodeItsGpus) {
