@@ -176,7 +176,7 @@ namespace {
 constexpr std::optional<std::string> JobInfo::*kClusterJobStrings[5] = {
     &JobInfo::job_name, &JobInfo::job_user, &JobInfo::job_account, &JobInfo::job_partition, &JobInfo::job_qos};
 constexpr std::optional<int64_t> JobInfo::*kClusterJobNumbers[3] = {&JobInfo::job_num_nodes, &JobInfo::array_job_id,
-                                                                     &JobInfo::array_task_id};
+                                                                    &JobInfo::array_task_id};
 }  // namespace
 
 ClusterJob::ClusterJob(const JobInfo& job) : job_id_(job.job_id) {

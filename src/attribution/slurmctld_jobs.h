@@ -35,9 +35,6 @@ struct SlurmctldOptions {
 // Throws std::runtime_error naming the command when scontrol fails.
 std::map<unsigned, std::vector<JobInfo>> attribute_slurmctld(const SlurmctldOptions& opts);
 
-// Every node's GPUs at once, from one `scontrol show job -d` of all jobs: what slurm_processor needs to attribute
-// the telemetry of a whole cluster. Asking per node instead (`listpids`, then `show job` per job) would be
-// thousands of calls per refresh on a large cluster, and `scontrol listpids` only answers on the node itself.
 // One job of a cluster's table: what job_of_block reads of a block, its strings side by side in one allocation. A
 // JobInfo is 344 bytes of optionals, and a refresh holds some 20 000 of them while it builds the new table.
 class ClusterJob {
@@ -49,12 +46,15 @@ class ClusterJob {
 
  private:
   int64_t job_id_;
-  std::string text_;               // name, user, account, partition, QOS, one after the other
-  std::array<uint32_t, 5> ends_;   // where each ends in text_
-  uint8_t present_ = 0;            // which of the eight optionals were set: bits 0-4 the strings, 5-7 the numbers
-  int64_t numbers_[3] = {};        // node count, array job id, array task id
+  std::string text_;              // name, user, account, partition, QOS, one after the other
+  std::array<uint32_t, 5> ends_;  // where each ends in text_
+  uint8_t present_ = 0;           // which of the eight optionals were set: bits 0-4 the strings, 5-7 the numbers
+  int64_t numbers_[3] = {};       // node count, array job id, array task id
 };
 
+// Every node's GPUs at once, from one `scontrol show job -d` of all jobs: what slurm_processor needs to attribute
+// the telemetry of a whole cluster. Asking per node instead (`listpids`, then `show job` per job) would be
+// thousands of calls per refresh on a large cluster, and `scontrol listpids` only answers on the node itself.
 struct ClusterJobs {
   std::vector<ClusterJob> jobs;    // the jobs that hold an allocation, each once
   std::vector<std::string> hosts;  // the nodes with a GPU of such a job, each once

@@ -37,7 +37,7 @@ class JobFields {
   bool operator==(const JobFields& other) const = default;
 
  private:
-  std::string text_;                             // the values one after the other
+  std::string text_;                              // the values one after the other
   std::array<uint32_t, kJobKeys.size()> ends_{};  // where each ends in text_
 };
 

@@ -25,9 +25,9 @@ using wire::ItemScan;
 using wire::ItemWriter;
 using wire::JobPuts;
 using wire::kJobKeyBits;
-using wire::kUuidKeyBit;
 using wire::kLen;
 using wire::kMaxDepth;
+using wire::kUuidKeyBit;
 using wire::MessageRules;
 using wire::Put;
 using wire::read_field;
@@ -143,7 +143,7 @@ class OutputEstimate {
     return static_cast<size_t>(bits) * 4 + below;
   }
   std::array<double, 65 * 4> ratio_ = filled(2.5);  // before any: dcgm-exporter's points of five attributes gain ten
-  size_t largest_ = 0;  // an eighth over the largest output of late, decaying
+  size_t largest_ = 0;                              // an eighth over the largest output of late, decaying
   static std::array<double, 65 * 4> filled(double r) {
     std::array<double, 65 * 4> a;
     a.fill(r);
@@ -362,8 +362,8 @@ class Rewriter {
   ItemScan scan_;
   AttributeMemo& memo_;  // the items' attribute lists read so far in this request
   struct GpuPuts {
-    uint64_t list_id = 0;              // ItemScan::list_id (0: empty slot)
-    const NodeJobs* jobs = nullptr;    // the resource's table it was found in (one of held_)
+    uint64_t list_id = 0;            // ItemScan::list_id (0: empty slot)
+    const NodeJobs* jobs = nullptr;  // the resource's table it was found in (one of held_)
     const ItemType* type = nullptr;
     const EncodedPuts* puts = nullptr;  // gpu_puts()'s answer
   };

@@ -52,8 +52,10 @@ class TempDirsOfThisProcess : public ::testing::Environment {
     const bool passed = ::testing::UnitTest::GetInstance()->Passed();
     for (const auto& dir : dirs_) {
       std::error_code ignored;  // a dir a test removed itself is gone already
-      if (passed) std::filesystem::remove_all(dir, ignored);
-      else std::fprintf(stderr, "kept for a look: %s\n", dir.c_str());
+      if (passed)
+        std::filesystem::remove_all(dir, ignored);
+      else
+        std::fprintf(stderr, "kept for a look: %s\n", dir.c_str());
     }
     dirs_.clear();
   }
