@@ -56,7 +56,6 @@ uint64_t AttributeMemo::remember(const ItemScan& s, uint32_t attr_no, int depth)
   r.depth = depth;
   r.gpu = s.gpu ? std::optional<AttrAt>(at_of(*s.gpu, base)) : std::nullopt;
   r.uuid = s.uuid ? std::optional<AttrAt>(at_of(*s.uuid, base)) : std::nullopt;
-  r.has_added_keys = s.has_added_keys;
   r.added_keys = s.added_keys;
   r.attrs.clear();
   for (const Attr& a : s.attrs) r.attrs.push_back(at_of(a, base));
@@ -98,11 +97,10 @@ void AttributeMemo::scan(std::string_view content, uint32_t attr_no, const Messa
     check_field(rules[f.number], f, depth);
   }
   s.attrs.clear();
-  if (known->has_added_keys)
+  if (known->added_keys)
     for (const AttrAt& a : known->attrs) s.attrs.push_back(attr_of(a, run));
   s.gpu = known->gpu ? std::optional<Attr>(attr_of(*known->gpu, run)) : std::nullopt;
   s.uuid = known->uuid ? std::optional<Attr>(attr_of(*known->uuid, run)) : std::nullopt;
-  s.has_added_keys = known->has_added_keys;
   s.added_keys = known->added_keys;
   s.insert_at = run + known->attrs.back().end;  // as scan_item: after the last attribute
   s.list_id = known->id;

@@ -45,7 +45,6 @@ class AttributeMemo {
     int depth = 0;
     std::vector<AttrAt> attrs;
     std::optional<AttrAt> gpu, uuid;
-    bool has_added_keys = false;
     uint16_t added_keys = 0;
     uint64_t id = 0;  // ItemScan::list_id
   };

@@ -98,7 +98,6 @@ void scan_item(std::string_view content, uint32_t attr_no, const MessageRules& r
   s.attrs.clear();
   s.list_id = 0;
   s.insert_at = nullptr;
-  s.has_added_keys = false;
   s.added_keys = 0;
   int gpu = -1, uuid = -1;  // indices: the list may move as it grows
   const char* p = content.data();
@@ -119,7 +118,6 @@ void scan_item(std::string_view content, uint32_t attr_no, const MessageRules& r
           uuid = static_cast<int>(s.attrs.size() - 1);
           break;
         case Role::Added:
-          s.has_added_keys = true;
           s.added_keys |= role.added_bit;
           break;
         case Role::Other:
@@ -238,7 +236,7 @@ void ItemWriter::write(Writer& w, uint32_t field_no, std::string_view content, u
   if (n_puts > kMaxPuts) reject("too many puts");
   for (size_t i = 0; i < n_puts; ++i) {
     target[i] = -1;
-    if (!s.has_added_keys) continue;  // none of the keys we write is there: nothing to find
+    if (!s.has_added_keys()) continue;  // none of the keys we write is there: nothing to find
     for (size_t j = 0; j < s.attrs.size(); ++j) {
       if (s.attrs[j].key == puts[i].key) {
         if (s.attrs[j].value_twice) reject("an attribute to replace has its value twice");

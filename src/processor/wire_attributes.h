@@ -38,8 +38,8 @@ struct ItemScan {
   const char* insert_at = nullptr;  // where new attributes go: after the last one, else in field-number order
   std::optional<Attr> gpu;          // the last `gpu` attribute (the message path's scan keeps the last)
   std::optional<Attr> uuid;         // the last `UUID`
-  bool has_added_keys = false;
-  uint16_t added_keys = 0;  // which: bit k for kJobKeys[k], kUuidKeyBit for "uuid" (nonzero iff has_added_keys)
+  uint16_t added_keys = 0;  // which keys we write are there: bit k for kJobKeys[k], kUuidKeyBit for "uuid"
+  bool has_added_keys() const { return added_keys != 0; }
   // Set by AttributeMemo: the remembered list this item's attributes are byte for byte (unique per memo, never
   // reused), so what follows from them alone (the job of their `gpu`) can be kept per list; 0 when none.
   uint64_t list_id = 0;
