@@ -352,6 +352,7 @@ int main(int argc, char** argv) {
     }
     down_delay_ms = delay_ms;
     double cpu0 = cpu_seconds(proc_pid);
+    auto threads0 = gcm::bench::cpu_seconds_by_thread(proc_pid);
     uint64_t down0 = down_requests;
     std::vector<long> rss;
     auto start = Clock::now();
@@ -382,6 +383,7 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     double cpu = cpu_seconds(proc_pid) - cpu0;
+    auto threads = gcm::bench::cpu_seconds_by_thread(proc_pid);
     std::lock_guard lock(counts_mu);
     long rss_max = rss.empty() ? 0 : *std::max_element(rss.begin(), rss.end());
     std::vector<double> lat;
@@ -401,6 +403,16 @@ int main(int argc, char** argv) {
         "requests\n",
         cpu, cpu / std::max(1e-9, phase_counts.points / 1e6), phase_counts.points / 1e6 / std::max(1e-9, cpu),
         rss_max / 1024, pct(lat, 0.5) / 1000, pct(lat, 0.99) / 1000, down_requests - down0);
+    // Per thread role, user + system CPU-s per million points (the main thread keeps the process's name).
+    std::string by_thread;
+    double mpoints = std::max(1e-9, phase_counts.points / 1e6);
+    for (const auto& [name_of, t] : threads) {
+      auto before = threads0.find(name_of);
+      double user = t.user_s - (before == threads0.end() ? 0 : before->second.user_s);
+      double sys = t.system_s - (before == threads0.end() ? 0 : before->second.system_s);
+      by_thread += fmt::format(" {} {:.3f} + {:.3f};", name_of, user / mpoints, sys / mpoints);
+    }
+    fmt::print("  by thread, user + system CPU-s per million points:{}\n", by_thread);
     counts = nullptr;
   };
 

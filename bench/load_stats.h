@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -50,6 +52,31 @@ inline double cpu_seconds(pid_t pid) {
   for (int i = 3; i <= 15 && rest >> field; ++i)
     if (i >= 14) ticks += std::stod(field);  // utime, stime
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// User and system CPU seconds of each of a process's threads, summed by thread name (/proc/PID/task/*/stat): which
+// of the processor's roles (http-io, http-handler, forward-sender, job-refresh) takes the CPU.
+struct ThreadCpu {
+  double user_s = 0, system_s = 0;
+};
+inline std::map<std::string, ThreadCpu> cpu_seconds_by_thread(pid_t pid) {
+  std::map<std::string, ThreadCpu> out;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), {});
+    size_t open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;  // the thread ended meanwhile
+    std::istringstream rest(stat.substr(close + 2));
+    std::string field;
+    double ticks[2] = {0, 0};
+    for (int i = 3; i <= 15 && rest >> field; ++i)
+      if (i >= 14) ticks[i - 14] = std::stod(field);
+    ThreadCpu& t = out[stat.substr(open + 1, close - open - 1)];
+    t.user_s += ticks[0] / static_cast<double>(sysconf(_SC_CLK_TCK));
+    t.system_s += ticks[1] / static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
+  return out;
 }
 
 // The figures of a `/usr/bin/time -v -o FILE` report.

@@ -2,8 +2,15 @@
 
 #include <curl/curl.h>
 #include <dlfcn.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <algorithm>
+#include <climits>
+#include <cerrno>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -12,7 +19,9 @@
 
 #include <fmt/format.h>
 
+#include "core/ascii.h"
 #include "core/endpoint_url.h"
+#include "core/http_response_reader.h"
 
 namespace gcm {
 
@@ -31,6 +40,13 @@ struct Curl {
   const char* (*easy_strerror)(CURLcode);
   curl_slist* (*slist_append)(curl_slist*, const char*);
   void (*slist_free_all)(curl_slist*);
+  CURLcode (*easy_send)(CURL*, const void*, size_t, size_t*);
+  CURLcode (*easy_recv)(CURL*, void*, size_t, size_t*);
+  CURLU* (*url)();
+  void (*url_cleanup)(CURLU*);
+  CURLUcode (*url_set)(CURLU*, CURLUPart, const char*, unsigned int);
+  CURLUcode (*url_get)(const CURLU*, CURLUPart, char**, unsigned int);
+  void (*free)(void*);
 };
 
 const Curl& curl() {
@@ -53,6 +69,13 @@ const Curl& curl() {
     c.easy_strerror = reinterpret_cast<decltype(c.easy_strerror)>(sym("curl_easy_strerror"));
     c.slist_append = reinterpret_cast<decltype(c.slist_append)>(sym("curl_slist_append"));
     c.slist_free_all = reinterpret_cast<decltype(c.slist_free_all)>(sym("curl_slist_free_all"));
+    c.easy_send = reinterpret_cast<decltype(c.easy_send)>(sym("curl_easy_send"));
+    c.easy_recv = reinterpret_cast<decltype(c.easy_recv)>(sym("curl_easy_recv"));
+    c.url = reinterpret_cast<decltype(c.url)>(sym("curl_url"));
+    c.url_cleanup = reinterpret_cast<decltype(c.url_cleanup)>(sym("curl_url_cleanup"));
+    c.url_set = reinterpret_cast<decltype(c.url_set)>(sym("curl_url_set"));
+    c.url_get = reinterpret_cast<decltype(c.url_get)>(sym("curl_url_get"));
+    c.free = reinterpret_cast<decltype(c.free)>(sym("curl_free"));
     c.global_init(CURL_GLOBAL_DEFAULT);
     return c;
   }();
@@ -92,45 +115,146 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
   return size * n;
 }
 
-// The request body as libcurl reads it: the pieces in order, and where the next read starts. libcurl seeks back to
-// the start when it sends the request again on a new connection (a kept-alive one the server had closed).
-struct BodySource {
-  std::span<const std::string> parts;
-  size_t part = 0;    // the piece the next read starts in
-  size_t offset = 0;  // within it
+using Deadline = std::chrono::steady_clock::time_point;
+
+void set_tls_options(const Curl& api, CURL* c, const HttpClientTls& tls) {
+  if (!tls.ca_file.empty()) api.easy_setopt(c, CURLOPT_CAINFO, tls.ca_file.c_str());
+  if (!tls.cert_file.empty()) api.easy_setopt(c, CURLOPT_SSLCERT, tls.cert_file.c_str());
+  if (!tls.key_file.empty()) api.easy_setopt(c, CURLOPT_SSLKEY, tls.key_file.c_str());
+  if (!tls.verify) {
+    api.easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+    api.easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+}
+
+// A kept-alive connection that broke before any byte of the answer came: the server had closed it while it was
+// idle (or reset it). The request is sent once more on a new connection, as a browser or libcurl would.
+struct ConnectionLost : HttpTransportError {
+  using HttpTransportError::HttpTransportError;
 };
 
-size_t on_read(char* into, size_t size, size_t n, void* user) {
-  auto* src = static_cast<BodySource*>(user);
-  size_t room = size * n, filled = 0;
-  while (filled < room && src->part < src->parts.size()) {
-    const std::string& piece = src->parts[src->part];
-    size_t take = std::min(room - filled, piece.size() - src->offset);
-    std::memcpy(into + filled, piece.data() + src->offset, take);
-    filled += take;
-    src->offset += take;
-    if (src->offset == piece.size()) {
-      ++src->part;
-      src->offset = 0;
-    }
-  }
-  return filled;
+std::string url_part(const Curl& api, CURLU* u, CURLUPart part, unsigned flags = 0) {
+  char* value = nullptr;
+  if (api.url_get(u, part, &value, flags) != CURLUE_OK || !value) return {};
+  std::string out(value);
+  api.free(value);
+  return out;
 }
 
-int on_seek(void* user, curl_off_t to, int origin) {
-  auto* src = static_cast<BodySource*>(user);
-  if (origin != SEEK_SET || to < 0) return CURL_SEEKFUNC_CANTSEEK;
-  src->part = 0;
-  src->offset = 0;
-  auto left = static_cast<size_t>(to);
-  while (src->part < src->parts.size() && left >= src->parts[src->part].size()) {
-    left -= src->parts[src->part].size();
-    ++src->part;
+std::string base64(std::string_view in) {
+  static constexpr char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < in.size(); i += 3) {
+    uint32_t n = static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << 16;
+    if (i + 1 < in.size()) n |= static_cast<uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8;
+    if (i + 2 < in.size()) n |= static_cast<unsigned char>(in[i + 2]);
+    out += kDigits[(n >> 18) & 63];
+    out += kDigits[(n >> 12) & 63];
+    out += i + 1 < in.size() ? kDigits[(n >> 6) & 63] : '=';
+    out += i + 2 < in.size() ? kDigits[n & 63] : '=';
   }
-  if (left > 0 && src->part == src->parts.size()) return CURL_SEEKFUNC_FAIL;  // past the end
-  src->offset = left;
-  return CURL_SEEKFUNC_OK;
+  return out;
 }
+
+// What a POST needs of its URL besides the address libcurl connects to: the origin that a kept-alive connection
+// serves, the request target, the Host field, and the credentials of a user@ in it (sent as Basic, as libcurl does).
+struct PostTarget {
+  std::string origin;  // scheme://host:port
+  std::string target;  // /path?query
+  std::string host;    // host[:port] as written
+  std::string authorization;
+};
+
+PostTarget post_target(const std::string& url) {
+  const Curl& api = curl();
+  std::unique_ptr<CURLU, void (*)(CURLU*)> u(api.url(), api.url_cleanup);
+  if (!u || api.url_set(u.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK)
+    throw HttpTransportError(fmt::format("POST {}: refused: not a URL", url));
+  PostTarget t;
+  std::string host = url_part(api, u.get(), CURLUPART_HOST);
+  std::string port = url_part(api, u.get(), CURLUPART_PORT);
+  t.origin = ascii_lower(url_part(api, u.get(), CURLUPART_SCHEME)) + "://" + host + ":" +
+             url_part(api, u.get(), CURLUPART_PORT, CURLU_DEFAULT_PORT);
+  t.host = port.empty() ? host : host + ":" + port;
+  t.target = url_part(api, u.get(), CURLUPART_PATH);
+  if (t.target.empty()) t.target = "/";
+  std::string query = url_part(api, u.get(), CURLUPART_QUERY);
+  if (!query.empty()) t.target += "?" + query;
+  std::string user = url_part(api, u.get(), CURLUPART_USER, CURLU_URLDECODE);
+  if (!user.empty())
+    t.authorization = "Basic " + base64(user + ":" + url_part(api, u.get(), CURLUPART_PASSWORD, CURLU_URLDECODE));
+  return t;
+}
+
+// The request head. The caller's fields come as libcurl takes them ("Name: value"; "Name:" drops a field of ours);
+// Content-Length is always ours.
+std::string post_head(const PostTarget& t, const std::vector<std::string>& headers, uint64_t length) {
+  std::string own;  // the caller's fields, and the names they set
+  std::vector<std::string> named;
+  for (const std::string& h : headers) {
+    size_t colon = h.find(':');
+    if (colon == std::string::npos) continue;
+    std::string name = ascii_lower(ascii_trim(std::string_view(h).substr(0, colon), " \t"));
+    named.push_back(name);
+    if (name == "content-length" || ascii_trim(std::string_view(h).substr(colon + 1), " \t").empty()) continue;
+    own += h;
+    own += "\r\n";
+  }
+  auto ours = [&](std::string_view name) { return std::find(named.begin(), named.end(), name) == named.end(); };
+  std::string head = fmt::format("POST {} HTTP/1.1\r\n", t.target);
+  if (ours("host")) head += fmt::format("Host: {}\r\n", t.host);
+  if (ours("user-agent")) head += "User-Agent: gcm/" GCM_VERSION "\r\n";
+  if (ours("accept")) head += "Accept: */*\r\n";
+  if (!t.authorization.empty() && ours("authorization")) head += fmt::format("Authorization: {}\r\n", t.authorization);
+  head += own;
+  head += fmt::format("Content-Length: {}\r\n\r\n", length);
+  return head;
+}
+
+// Waits until the socket is ready for `events` or the deadline passes (HttpTransportError "timed out").
+void wait_for(curl_socket_t fd, short events, Deadline deadline, std::chrono::milliseconds timeout) {
+  for (;;) {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) throw HttpTransportError(fmt::format("timed out after {} ms", timeout.count()));
+    pollfd p{fd, events, 0};
+    int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), INT32_MAX)));
+    if (r > 0) return;
+    if (r < 0 && errno != EINTR) throw HttpTransportError(fmt::format("poll: {}", std::strerror(errno)));
+  }
+}
+
+// Blocks SIGPIPE on this thread while a TLS connection is written: OpenSSL writes with write(), not
+// send(MSG_NOSIGNAL), and a server that has gone would raise it. A SIGPIPE raised meanwhile is taken off the
+// thread's pending signals before the old mask returns, so the write fails with EPIPE and nothing else happens.
+class SigpipeBlocked {
+ public:
+  explicit SigpipeBlocked(bool active) : active_(active) {
+    if (!active_) return;
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~SigpipeBlocked() {
+    if (!active_) return;
+    sigset_t pending;
+    sigpending(&pending);
+    if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
+      timespec now{};
+      sigtimedwait(&pipe_, nullptr, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeBlocked(const SigpipeBlocked&) = delete;
+  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
+
+ private:
+  bool active_;
+  bool was_pending_ = false;
+  sigset_t pipe_{}, old_{};
+};
 
 }  // namespace
 
@@ -140,14 +264,11 @@ HttpClient::HttpClient(HttpClientTls tls) : tls_(std::move(tls)) {
   if (!curl_) throw HttpTransportError("curl_easy_init failed");
 }
 
-HttpClient::~HttpClient() { curl().easy_cleanup(static_cast<CURL*>(curl_)); }
-
-HttpResponse HttpClient::perform(const std::string& url, const std::span<const std::string>* body,
-                                 const std::vector<std::string>& headers, std::chrono::milliseconds timeout) {
+HttpResponse HttpClient::get(const std::string& url, std::chrono::milliseconds timeout,
+                             const std::vector<std::string>& headers) {
   // The options were checked where they were given; this keeps any other caller from reaching libcurl's other
   // protocols (file://, gopher://, ...).
-  if (auto problem = http_url_problem(url))
-    throw HttpTransportError(fmt::format("{} {}: refused: {}", body ? "POST" : "GET", url, *problem));
+  if (auto problem = http_url_problem(url)) throw HttpTransportError(fmt::format("GET {}: refused: {}", url, *problem));
   const Curl& api = curl();
   CURL* c = static_cast<CURL*>(curl_);
   api.easy_reset(c);
@@ -167,35 +288,14 @@ HttpResponse HttpClient::perform(const std::string& url, const std::span<const s
   api.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
   api.easy_setopt(c, CURLOPT_HEADERDATA, &res);
   api.easy_setopt(c, CURLOPT_USERAGENT, "gcm/" GCM_VERSION);
-  if (!tls_.ca_file.empty()) api.easy_setopt(c, CURLOPT_CAINFO, tls_.ca_file.c_str());
-  if (!tls_.cert_file.empty()) api.easy_setopt(c, CURLOPT_SSLCERT, tls_.cert_file.c_str());
-  if (!tls_.key_file.empty()) api.easy_setopt(c, CURLOPT_SSLKEY, tls_.key_file.c_str());
-  if (!tls_.verify) {
-    api.easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-    api.easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-  }
-  BodySource source;
-  if (body) {
-    source.parts = *body;
-    curl_off_t total = 0;
-    for (const std::string& piece : *body) total += static_cast<curl_off_t>(piece.size());
-    api.easy_setopt(c, CURLOPT_POST, 1L);
-    api.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, total);  // a Content-Length, not chunked
-    api.easy_setopt(c, CURLOPT_READFUNCTION, on_read);
-    api.easy_setopt(c, CURLOPT_READDATA, &source);
-    api.easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek);
-    api.easy_setopt(c, CURLOPT_SEEKDATA, &source);
-    if (upload_buffer_bytes_) api.easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, static_cast<long>(upload_buffer_bytes_));
-  }
+  set_tls_options(api, c, tls_);
   CURLcode rc = api.easy_perform(c);
   api.slist_free_all(hdrs);
   if (sink.too_large)
-    throw HttpTransportError(
-        fmt::format("{} {}: the response is larger than {} bytes", body ? "POST" : "GET", url, max_body_bytes_));
+    throw HttpTransportError(fmt::format("GET {}: the response is larger than {} bytes", url, max_body_bytes_));
   if (rc != CURLE_OK) {
-    throw HttpTransportError(fmt::format("{} {}{}: {}", body ? "POST" : "GET", url,
-                                         unix_socket_.empty() ? "" : " on unix socket " + unix_socket_,
-                                         api.easy_strerror(rc)));
+    throw HttpTransportError(fmt::format(
+        "GET {}{}: {}", url, unix_socket_.empty() ? "" : " on unix socket " + unix_socket_, api.easy_strerror(rc)));
   }
   api.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &res.status);
   return res;
@@ -206,14 +306,197 @@ HttpResponse HttpClient::post(const std::string& url, const std::string& body, c
   return post(url, std::span<const std::string>(&body, 1), headers, timeout);
 }
 
+// One kept-alive HTTP/1.1 connection for POSTs. libcurl opens it (DNS, TCP or the unix socket, TLS, a proxy's
+// tunnel: CURLOPT_CONNECT_ONLY), and the request is written on it straight from the caller's buffers
+// (curl_easy_send: send() for plain HTTP, SSL_write for HTTPS); the answer is read with curl_easy_recv and framed by
+// HttpResponseReader. Not curl_easy_perform: libcurl copies every byte of a request body into its upload buffer
+// before it sends it, which under slurm_processor's load was 8 % of the whole process (bench/README.md).
+struct HttpClient::PostConnection {
+  CURL* handle = nullptr;
+  curl_socket_t fd = CURL_SOCKET_BAD;
+  std::string origin;  // what it is connected to: scheme://host:port
+  bool plain = false;  // straight to the server without TLS: the socket can be written directly
+
+  ~PostConnection() { close(); }
+
+  void close() {
+    if (handle) curl().easy_cleanup(handle);
+    handle = nullptr;
+    fd = CURL_SOCKET_BAD;
+    origin.clear();
+    plain = false;
+  }
+
+  // Whether it can carry a request to `to`: connected there, and not closed by the server meanwhile.
+  bool usable_for(const std::string& to) {
+    if (!handle || origin != to) return false;
+    pollfd p{fd, POLLIN, 0};
+    int r = ::poll(&p, 1, 0);
+    if (r == 0) return true;
+    if (r < 0 || (p.revents & (POLLERR | POLLHUP | POLLNVAL))) return false;
+    // Readable while no request is out: a TLS session ticket (read and dropped by libcurl, which then answers
+    // "again"), or the end of the connection, or bytes no request asked for.
+    char c;
+    size_t n = 0;
+    return curl().easy_recv(handle, &c, 1, &n) == CURLE_AGAIN;
+  }
+
+  void open(const std::string& url, const std::string& to, const HttpClientTls& tls, const std::string& unix_socket,
+            Deadline deadline, std::chrono::milliseconds timeout) {
+    close();
+    const Curl& api = curl();
+    handle = api.easy_init();
+    if (!handle) throw HttpTransportError("curl_easy_init failed");
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) throw HttpTransportError(fmt::format("timed out after {} ms", timeout.count()));
+    api.easy_setopt(handle, CURLOPT_URL, url.c_str());
+    api.easy_setopt(handle, CURLOPT_CONNECT_ONLY, 1L);
+    api.easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
+    api.easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(left.count()));
+    api.easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(left.count()));
+    // Through a proxy (http_proxy and the like), the request written here is for the server: a tunnel carries it.
+    api.easy_setopt(handle, CURLOPT_HTTPPROXYTUNNEL, 1L);
+    if (!unix_socket.empty()) api.easy_setopt(handle, CURLOPT_UNIX_SOCKET_PATH, unix_socket.c_str());
+    set_tls_options(api, handle, tls);
+    CURLcode rc = api.easy_perform(handle);
+    if (rc == CURLE_OK) rc = api.easy_getinfo(handle, CURLINFO_ACTIVESOCKET, &fd);
+    if (rc != CURLE_OK || fd == CURL_SOCKET_BAD) {
+      std::string why = rc != CURLE_OK ? api.easy_strerror(rc) : "no socket";
+      close();
+      throw HttpTransportError(why);
+    }
+    long tunnel = 0;  // the proxy's answer to CONNECT; 0 without one
+    api.easy_getinfo(handle, CURLINFO_HTTP_CONNECTCODE, &tunnel);
+    plain = !to.starts_with("https:") && tunnel == 0;
+    origin = to;
+  }
+
+  // The head and the pieces of the body. On a plain connection, one sendmsg over all of them as far as the socket
+  // takes them at a time (a batch of dozens of requests in a few system calls, none of them copied in user space);
+  // over TLS or a proxy's tunnel (which may be TLS too), libcurl writes each one.
+  void send_request(std::string_view head, std::span<const std::string> body, Deadline deadline,
+                    std::chrono::milliseconds timeout) {
+    if (!plain) {
+      send(head, deadline, timeout);
+      for (const std::string& piece : body) send(piece, deadline, timeout);
+      return;
+    }
+    std::vector<iovec> iov;
+    iov.reserve(body.size() + 1);
+    iov.push_back({const_cast<char*>(head.data()), head.size()});
+    for (const std::string& piece : body)
+      if (!piece.empty()) iov.push_back({const_cast<char*>(piece.data()), piece.size()});
+    size_t at = 0;  // the first piece not sent whole
+    while (at < iov.size()) {
+      msghdr m{};
+      m.msg_iov = &iov[at];
+      m.msg_iovlen = std::min<size_t>(iov.size() - at, IOV_MAX);
+      ssize_t n = ::sendmsg(fd, &m, MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+          wait_for(fd, POLLOUT, deadline, timeout);
+        } else if (errno != EINTR) {
+          throw ConnectionLost(fmt::format("send: {}", std::strerror(errno)));
+        }
+        continue;
+      }
+      for (auto sent = static_cast<size_t>(n); sent > 0;) {
+        size_t take = std::min(sent, iov[at].iov_len);
+        iov[at].iov_base = static_cast<char*>(iov[at].iov_base) + take;
+        iov[at].iov_len -= take;
+        sent -= take;
+        if (iov[at].iov_len == 0) ++at;
+      }
+    }
+  }
+
+  void send(std::string_view data, Deadline deadline, std::chrono::milliseconds timeout) {
+    while (!data.empty()) {
+      size_t n = 0;
+      CURLcode rc = curl().easy_send(handle, data.data(), data.size(), &n);
+      if (rc == CURLE_AGAIN) {
+        wait_for(fd, POLLOUT, deadline, timeout);
+        continue;
+      }
+      if (rc != CURLE_OK) throw ConnectionLost(curl().easy_strerror(rc));
+      data.remove_prefix(n);
+    }
+  }
+
+  void receive(HttpResponseReader& reader, Deadline deadline, std::chrono::milliseconds timeout) {
+    char buf[16384];
+    for (;;) {
+      size_t n = 0;
+      CURLcode rc = curl().easy_recv(handle, buf, sizeof buf, &n);
+      if (rc == CURLE_AGAIN) {
+        wait_for(fd, POLLIN, deadline, timeout);
+        continue;
+      }
+      if (rc != CURLE_OK) {
+        if (!reader.started()) throw ConnectionLost(curl().easy_strerror(rc));
+        throw HttpTransportError(curl().easy_strerror(rc));
+      }
+      if (n == 0) {
+        if (!reader.started()) throw ConnectionLost("the server closed the connection without an answer");
+        reader.end_of_stream();
+        return;
+      }
+      if (reader.feed(std::string_view(buf, n))) return;
+    }
+  }
+};
+
+HttpClient::~HttpClient() { curl().easy_cleanup(static_cast<CURL*>(curl_)); }  // post_ closes its own
+
 HttpResponse HttpClient::post(const std::string& url, std::span<const std::string> body,
                               const std::vector<std::string>& headers, std::chrono::milliseconds timeout) {
-  return perform(url, &body, headers, timeout);
-}
-
-HttpResponse HttpClient::get(const std::string& url, std::chrono::milliseconds timeout,
-                             const std::vector<std::string>& headers) {
-  return perform(url, nullptr, headers, timeout);
+  if (auto problem = http_url_problem(url))
+    throw HttpTransportError(fmt::format("POST {}: refused: {}", url, *problem));
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  PostTarget target = post_target(url);
+  uint64_t length = 0;
+  for (const std::string& piece : body) length += piece.size();
+  std::string head = post_head(target, headers, length);
+  if (!post_) post_ = std::make_unique<PostConnection>();
+  SigpipeBlocked pipe_blocked(target.origin.starts_with("https:"));
+  auto failed = [&](const std::exception& e) {
+    return HttpTransportError(
+        fmt::format("POST {}{}: {}", url, unix_socket_.empty() ? "" : " on unix socket " + unix_socket_, e.what()));
+  };
+  for (int attempt = 0;; ++attempt) {
+    bool reused = post_->usable_for(target.origin);
+    bool sending = false;
+    try {
+      if (!reused) post_->open(url, target.origin, tls_, unix_socket_, deadline, timeout);
+      sending = true;
+      post_->send_request(head, body, deadline, timeout);
+      sending = false;
+      HttpResponseReader reader(max_body_bytes_);
+      post_->receive(reader, deadline, timeout);
+      if (!reader.keep_alive()) post_->close();
+      return std::move(reader.response());
+    } catch (const ConnectionLost& e) {
+      if (sending) {
+        // A server may answer before it has read the whole request (413, 401) and close the connection: its answer,
+        // when it came, is the result.
+        HttpResponseReader early(max_body_bytes_);
+        try {
+          post_->receive(early, deadline, timeout);
+        } catch (const HttpTransportError&) {
+        }
+        if (early.done()) {
+          post_->close();
+          return std::move(early.response());
+        }
+      }
+      post_->close();
+      if (reused && attempt == 0) continue;  // the server had closed the kept-alive connection: once more, anew
+      throw failed(e);
+    } catch (const HttpTransportError& e) {
+      post_->close();
+      throw failed(e);
+    }
+  }
 }
 
 std::optional<double> parse_retry_after(const std::string& value) {

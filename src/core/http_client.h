@@ -1,5 +1,7 @@
-// A small HTTP client (libcurl) for POSTing telemetry: keeps the connection alive between requests, bounded by a
-// timeout, and reports transport failures separately from HTTP answers so callers can decide what to retry.
+// A small HTTP client for POSTing telemetry: keeps the connection alive between requests, bounded by a timeout, and
+// reports transport failures separately from HTTP answers so callers can decide what to retry. libcurl opens the
+// connections (DNS, TCP or a unix socket, TLS, proxies) and performs GETs; a POST is written on its connection from
+// the caller's buffers and its answer read by core/http_response_reader.h (see PostConnection in the .cc for why).
 #pragma once
 
 #include <chrono>
@@ -45,8 +47,10 @@ class HttpClient {
 
   HttpResponse post(const std::string& url, const std::string& body, const std::vector<std::string>& headers,
                     std::chrono::milliseconds timeout);
-  // The body in pieces, sent one after the other as one body: a batch of requests goes out without first being
-  // copied into one buffer (libcurl copies each piece into its upload buffer as it sends, as it does a whole body).
+  // The body in pieces, sent one after the other as one body, each straight from its buffer: a batch of requests
+  // goes out without being copied into one buffer, or into libcurl's upload buffer. POSTs keep their connection
+  // alive between calls (their own, apart from GETs'), and a request whose kept-alive connection the server had
+  // closed is sent once more on a new one.
   HttpResponse post(const std::string& url, std::span<const std::string> body, const std::vector<std::string>& headers,
                     std::chrono::milliseconds timeout);
   HttpResponse get(const std::string& url, std::chrono::milliseconds timeout,
@@ -57,18 +61,14 @@ class HttpClient {
   void set_unix_socket(std::string path) { unix_socket_ = std::move(path); }
   // A response body larger than this is refused with an HttpTransportError naming the limit (0: no limit).
   void set_max_body_bytes(size_t bytes) { max_body_bytes_ = bytes; }
-  // libcurl's upload buffer (CURLOPT_UPLOAD_BUFFERSIZE; 0: libcurl's 64 KiB): a request body goes out in sends of
-  // this size, so a sender of megabyte bodies makes fewer system calls with a larger one.
-  void set_upload_buffer_bytes(size_t bytes) { upload_buffer_bytes_ = bytes; }
 
  private:
-  HttpResponse perform(const std::string& url, const std::span<const std::string>* body,
-                       const std::vector<std::string>& headers, std::chrono::milliseconds timeout);
-  void* curl_;
+  struct PostConnection;
+  void* curl_;  // GETs' handle (curl_easy_perform)
+  std::unique_ptr<PostConnection> post_;
   HttpClientTls tls_;
   std::string unix_socket_;
   size_t max_body_bytes_ = 0;
-  size_t upload_buffer_bytes_ = 0;
 };
 
 // The answers a sender should retry later: 429 Too Many Requests, 502, 503, 504 (a proxy or the server is busy or

@@ -1,5 +1,6 @@
 #include "processor/job_resolver.h"
 
+#include <pthread.h>
 #include <malloc.h>
 #include <unistd.h>
 
@@ -181,8 +182,7 @@ std::shared_ptr<const ClusterNodeJobs> JobResolver::first_cluster_table() {
 
 std::shared_ptr<const ClusterNodeJobs> JobResolver::fetch_cluster_table() {
   try {
-    ClusterJobs jobs =
-        attribute_cluster(opts_.attribution.scontrol, opts_.attribution.command_timeout, cluster_sizes_);
+    ClusterJobs jobs = attribute_cluster(opts_.attribution.scontrol, opts_.attribution.command_timeout, cluster_sizes_);
     cluster_sizes_ = ClusterSizes::of(jobs);
     if (jobs.skipped_lists && log_)
       log_->warn(
@@ -253,6 +253,7 @@ ResolverStats JobResolver::stats() const {
 
 void JobResolver::start() {
   thread_ = std::thread([this] { refresher(); });
+  ::pthread_setname_np(thread_.native_handle(), "job-refresh");  // for top -H and perf
 }
 
 void JobResolver::stop() {

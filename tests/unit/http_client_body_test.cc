@@ -19,11 +19,26 @@
 namespace gcm {
 namespace {
 
-// An HTTP/1.1 server on loopback that answers each request 200 with keep-alive, except the requests it is told to
-// drop: it reads them whole, then closes the connection without a word.
+// What the server does with the request of its number: answer these bytes (then close the connection if told to), or,
+// with no bytes, read it whole and close the connection without a word; with `silent`, read it and never answer.
+struct Answer {
+  std::string bytes = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+  bool close_after = false;
+  bool silent = false;
+  bool before_body = false;  // answered as soon as the head is read, and the connection closed with the body unread
+};
+
+Answer dropped() { return Answer{"", false, false}; }
+
+// An HTTP/1.1 server on loopback that answers each request 200 with keep-alive, except those it is told otherwise.
 class KeepAliveServer {
  public:
-  explicit KeepAliveServer(std::vector<bool> drop) : drop_(std::move(drop)) {
+  explicit KeepAliveServer(std::vector<bool> drop) {
+    for (bool d : drop) answers_.push_back(d ? dropped() : Answer{});
+    start();
+  }
+  explicit KeepAliveServer(std::vector<Answer> answers) : answers_(std::move(answers)) { start(); }
+  void start() {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -46,6 +61,10 @@ class KeepAliveServer {
     std::lock_guard lock(mu_);
     return bodies_;
   }
+  std::vector<std::string> heads() {
+    std::lock_guard lock(mu_);
+    return heads_;
+  }
   int connections() const { return connections_; }
 
  private:
@@ -61,22 +80,37 @@ class KeepAliveServer {
         while ((head_end = in.find("\r\n\r\n")) == std::string::npos && (open = read_more(c, in))) {
         }
         if (!open) break;
+        if (request < answers_.size() && answers_[request].before_body) {
+          ++request;
+          [[maybe_unused]] auto n =
+              ::send(c, answers_[request - 1].bytes.data(), answers_[request - 1].bytes.size(), MSG_NOSIGNAL);
+          break;
+        }
         size_t at = in.find("Content-Length: ");
         size_t length = at < head_end ? std::stoul(in.substr(at + 16)) : 0;
         while (in.size() < head_end + 4 + length && (open = read_more(c, in))) {
         }
         if (!open) break;
         std::string body = in.substr(head_end + 4, length);
+        std::string head = in.substr(0, head_end);
         in.erase(0, head_end + 4 + length);
-        bool dropped = request < drop_.size() && drop_[request];
+        Answer answer = request < answers_.size() ? answers_[request] : Answer{};
         ++request;
-        if (dropped) break;  // read whole, never answered
+        if (answer.silent) {
+          while (!stopping_ && read_more(c, in)) {
+          }
+          break;
+        }
+        if (answer.bytes.empty()) break;  // read whole, never answered
         {
           std::lock_guard lock(mu_);
           bodies_.push_back(body);
+          heads_.push_back(head);
         }
-        std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
-        if (::send(c, answer.data(), answer.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(answer.size())) break;
+        if (::send(c, answer.bytes.data(), answer.bytes.size(), MSG_NOSIGNAL) !=
+            static_cast<ssize_t>(answer.bytes.size()))
+          break;
+        if (answer.close_after) break;
       }
       ::close(c);
     }
@@ -89,13 +123,14 @@ class KeepAliveServer {
     return true;
   }
 
-  std::vector<bool> drop_;
+  std::vector<Answer> answers_;
   int fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<int> connections_{0};
   std::mutex mu_;
   std::vector<std::string> bodies_;
+  std::vector<std::string> heads_;
   std::thread thread_;
 };
 
@@ -117,7 +152,7 @@ std::string joined(const std::vector<std::string>& parts) {
 }
 
 TEST(HttpClientBody, PiecesArriveAsOneBodyInOrder) {
-  KeepAliveServer server({});
+  KeepAliveServer server(std::vector<Answer>{});
   HttpClient http;
   auto parts = pieces();
   HttpResponse res = http.post(server.url(), std::span<const std::string>(parts), {}, std::chrono::seconds(10));
@@ -135,8 +170,8 @@ TEST(HttpClientBody, PiecesArriveAsOneBodyInOrder) {
   EXPECT_EQ(server.connections(), 1) << "one kept-alive connection";
 }
 
-// The second request goes out on the kept-alive connection, which the server then drops unanswered: libcurl sends
-// it again on a new connection, reading the body again from its start (the seek callback), and it arrives whole.
+// The second request goes out on the kept-alive connection, which the server then drops unanswered: it is sent again
+// on a new connection, from the start of its first piece, and arrives whole.
 TEST(HttpClientBody, ARequestSentAgainOnANewConnectionIsReadAgainFromItsStart) {
   KeepAliveServer server({false, true});
   HttpClient http;
@@ -148,6 +183,115 @@ TEST(HttpClientBody, ARequestSentAgainOnANewConnectionIsReadAgainFromItsStart) {
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[1], joined(parts));
   EXPECT_EQ(server.connections(), 2);
+}
+
+// A 100 Continue before the answer, a chunked body with an extension and a trailer: the final status, the final
+// answer's fields and the body, and the connection is kept for the next request.
+TEST(HttpClientBody, AChunkedAnswerAfterAnInterimOneIsReadWhole) {
+  Answer chunked{
+      "HTTP/1.1 100 Continue\r\nX-Interim: 1\r\n\r\n"
+      "HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\nRetry-After: 7\r\n\r\n"
+      "6;ext=1\r\nhello \r\n5\r\nworld\r\n0\r\nX-Trailer: t\r\n\r\n"};
+  KeepAliveServer server({chunked, Answer{}});
+  HttpClient http;
+  HttpResponse res = http.post(server.url(), std::string("a"), {}, std::chrono::seconds(10));
+  EXPECT_EQ(res.status, 503);
+  EXPECT_EQ(res.body, "hello world");
+  EXPECT_EQ(res.header("retry-after"), "7");
+  EXPECT_EQ(res.header("x-interim"), "") << "the interim answer's fields are not the answer's";
+  EXPECT_EQ(http.post(server.url(), std::string("b"), {}, std::chrono::seconds(10)).status, 200);
+  EXPECT_EQ(server.connections(), 1);
+}
+
+// An answer without a length runs to the end of the connection; one with "Connection: close", or after which the
+// server closes the connection on its own, is read whole too. The next request goes on a new connection each time.
+TEST(HttpClientBody, AnAnswerThatEndsItsConnectionIsFollowedByANewOne) {
+  KeepAliveServer server({Answer{"HTTP/1.1 200 OK\r\n\r\nto the end", true},
+                          Answer{"HTTP/1.1 202 Accepted\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", true},
+                          Answer{"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nthen", true}, Answer{}});
+  HttpClient http;
+  HttpResponse res = http.post(server.url(), std::string("1"), {}, std::chrono::seconds(10));
+  EXPECT_EQ(res.status, 200);
+  EXPECT_EQ(res.body, "to the end");
+  res = http.post(server.url(), std::string("2"), {}, std::chrono::seconds(10));
+  EXPECT_EQ(res.status, 202);
+  EXPECT_EQ(res.body, "ok");
+  res = http.post(server.url(), std::string("3"), {}, std::chrono::seconds(10));
+  EXPECT_EQ(res.body, "then");
+  // The server closed the third connection after its answer, unasked: the fourth request finds that out before it
+  // sends, so it is not one that fails and goes again.
+  EXPECT_EQ(http.post(server.url(), std::string("4"), {}, std::chrono::seconds(10)).status, 200);
+  EXPECT_EQ(server.bodies(), (std::vector<std::string>{"1", "2", "3", "4"}));
+  EXPECT_EQ(server.connections(), 4);
+}
+
+TEST(HttpClientBody, AServerThatNeverAnswersTimesOut) {
+  KeepAliveServer server({Answer{"", false, true}});
+  HttpClient http;
+  auto start = std::chrono::steady_clock::now();
+  try {
+    http.post(server.url(), std::string("x"), {}, std::chrono::milliseconds(300));
+    FAIL() << "no error";
+  } catch (const HttpTransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("timed out after 300 ms"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("POST " + server.url()), std::string::npos) << e.what();
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(300));
+}
+
+TEST(HttpClientBody, AnAnswerOverTheLimitIsAnError) {
+  KeepAliveServer server({Answer{"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + std::string(100, 'x')},
+                          Answer{"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n"
+                                 "8\r\n12345678\r\n0\r\n\r\n"}});
+  HttpClient http;
+  http.set_max_body_bytes(10);
+  for (int i = 0; i < 2; ++i) {
+    try {
+      http.post(server.url(), std::string("x"), {}, std::chrono::seconds(10));
+      FAIL() << "no error for answer " << i;
+    } catch (const HttpTransportError& e) {
+      EXPECT_NE(std::string(e.what()).find("the response is larger than 10 bytes"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// The request head: the request target with its query, Host with the port as written, the caller's fields ("Name:"
+// drops one of ours, as libcurl's list does), credentials of the URL as Basic, and the Content-Length of the pieces.
+TEST(HttpClientBody, TheHeadCarriesTheTargetHostFieldsAndLength) {
+  KeepAliveServer server(std::vector<Answer>{});
+  HttpClient http;
+  std::string url = server.url();
+  url.insert(url.find("://") + 3, "us%20er:p%40ss@");
+  std::vector<std::string> parts{"ab", "cde"};
+  ASSERT_EQ(http.post(url + "?q=1", std::span<const std::string>(parts),
+                      {"Content-Type: application/x-protobuf", "Accept:"}, std::chrono::seconds(10))
+                .status,
+            200);
+  auto heads = server.heads();
+  ASSERT_EQ(heads.size(), 1u);
+  std::string port = server.url().substr(server.url().rfind(':') + 1);
+  port = port.substr(0, port.find('/'));
+  EXPECT_EQ(heads[0].substr(0, heads[0].find("\r\n")), "POST /v1/metrics?q=1 HTTP/1.1");
+  EXPECT_NE(heads[0].find("\r\nHost: 127.0.0.1:" + port + "\r\n"), std::string::npos) << heads[0];
+  EXPECT_NE(heads[0].find("\r\nContent-Type: application/x-protobuf\r\n"), std::string::npos) << heads[0];
+  EXPECT_NE(heads[0].find("\r\nContent-Length: 5"), std::string::npos) << heads[0];
+  // "us er:p@ss"
+  EXPECT_NE(heads[0].find("\r\nAuthorization: Basic dXMgZXI6cEBzcw==\r\n"), std::string::npos) << heads[0];
+  EXPECT_EQ(heads[0].find("Accept"), std::string::npos) << heads[0];
+  EXPECT_NE(heads[0].find("\r\nUser-Agent: gcm/"), std::string::npos) << heads[0];
+}
+
+// A server that refuses a request from its head (413) and closes the connection without reading the body: the
+// sending fails, and the answer that came before is the result, not a transport error.
+TEST(HttpClientBody, AnAnswerBeforeTheBodyWasReadIsTheResult) {
+  Answer early{"HTTP/1.1 413 Content Too Large\r\nConnection: close\r\nContent-Length: 8\r\n\r\ntoo big!"};
+  early.before_body = true;
+  KeepAliveServer server({early, Answer{}});
+  HttpClient http;
+  HttpResponse res = http.post(server.url(), std::string(32u << 20, 'x'), {}, std::chrono::seconds(10));
+  EXPECT_EQ(res.status, 413);
+  EXPECT_EQ(res.body, "too big!");
+  EXPECT_EQ(http.post(server.url(), std::string("next"), {}, std::chrono::seconds(10)).status, 200);
 }
 
 }  // namespace
