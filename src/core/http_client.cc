@@ -362,6 +362,13 @@ struct HttpClient::PostConnection {
     if (rc == CURLE_OK) rc = api.easy_getinfo(handle, CURLINFO_ACTIVESOCKET, &fd);
     if (rc != CURLE_OK || fd == CURL_SOCKET_BAD) {
       std::string why = rc != CURLE_OK ? api.easy_strerror(rc) : "no socket";
+      long proxy_answer = 0;
+      api.easy_getinfo(handle, CURLINFO_HTTP_CONNECTCODE, &proxy_answer);
+      if (proxy_answer >= 300)
+        why += fmt::format(
+            " (the proxy answered CONNECT with HTTP {}: list the server in no_proxy, or let the proxy "
+            "tunnel to its port)",
+            proxy_answer);
       close();
       throw HttpTransportError(why);
     }

@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -292,6 +293,121 @@ TEST(HttpClientBody, AnAnswerBeforeTheBodyWasReadIsTheResult) {
   EXPECT_EQ(res.status, 413);
   EXPECT_EQ(res.body, "too big!");
   EXPECT_EQ(http.post(server.url(), std::string("next"), {}, std::chrono::seconds(10)).status, 200);
+}
+
+// A proxy on loopback that takes CONNECT and relays the tunnel both ways (or, told to refuse, answers 403), one
+// connection at a time, and notes the request lines it got.
+class ConnectProxy {
+ public:
+  explicit ConnectProxy(bool refuse) : refuse_(refuse) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 8) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+      throw std::runtime_error("cannot listen on loopback");
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~ConnectProxy() {
+    ::shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::vector<std::string> request_lines() {
+    std::lock_guard lock(mu_);
+    return lines_;
+  }
+
+ private:
+  void serve() {
+    for (;;) {
+      int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      std::string in;
+      char buf[4096];
+      ssize_t n;
+      while (in.find("\r\n\r\n") == std::string::npos && (n = ::recv(c, buf, sizeof buf, 0)) > 0) in.append(buf, n);
+      std::string line = in.substr(0, in.find("\r\n"));
+      {
+        std::lock_guard lock(mu_);
+        lines_.push_back(line);
+      }
+      if (refuse_ || line.rfind("CONNECT 127.0.0.1:", 0) != 0) {
+        std::string no = "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n";
+        [[maybe_unused]] auto sent = ::send(c, no.data(), no.size(), MSG_NOSIGNAL);
+        ::close(c);
+        continue;
+      }
+      int port = std::stoi(line.substr(18));
+      int s = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a.sin_port = htons(static_cast<uint16_t>(port));
+      std::string yes = "HTTP/1.1 200 Connection established\r\n\r\n";
+      if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+          ::send(c, yes.data(), yes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(yes.size())) {
+        pollfd p[2] = {{c, POLLIN, 0}, {s, POLLIN, 0}};
+        for (bool open = true; open && ::poll(p, 2, 5000) > 0;) {
+          for (int i = 0; i < 2 && open; ++i) {
+            if (!p[i].revents) continue;
+            n = ::recv(p[i].fd, buf, sizeof buf, 0);
+            open = n > 0 && ::send(p[1 - i].fd, buf, static_cast<size_t>(n), MSG_NOSIGNAL) == n;
+          }
+        }
+      }
+      ::close(s);
+      ::close(c);
+    }
+  }
+
+  bool refuse_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+  std::thread thread_;
+};
+
+// The proxy variables as libcurl reads them (http_proxy), set for one test.
+class ProxyEnvironment {
+ public:
+  explicit ProxyEnvironment(const std::string& url) { ::setenv("http_proxy", url.c_str(), 1); }
+  ~ProxyEnvironment() { ::unsetenv("http_proxy"); }
+};
+
+// Through a proxy, a POST to an http:// URL goes in a CONNECT tunnel (the request written on the connection is the
+// server's, in origin form), and the tunnel is kept alive for the next one.
+TEST(HttpClientBody, ThroughAProxyAPostGoesInATunnel) {
+  KeepAliveServer server(std::vector<Answer>{});
+  ConnectProxy proxy(false);
+  ProxyEnvironment env(proxy.url());
+  HttpClient http;
+  auto parts = pieces();
+  EXPECT_EQ(http.post(server.url(), std::span<const std::string>(parts), {}, std::chrono::seconds(10)).status, 200);
+  EXPECT_EQ(http.post(server.url(), std::string("again"), {}, std::chrono::seconds(10)).status, 200);
+  std::string port = server.url().substr(server.url().rfind(':') + 1);
+  port = port.substr(0, port.find('/'));
+  EXPECT_EQ(proxy.request_lines(), (std::vector<std::string>{"CONNECT 127.0.0.1:" + port + " HTTP/1.1"}));
+  EXPECT_EQ(server.bodies(), (std::vector<std::string>{joined(parts), "again"}));
+}
+
+TEST(HttpClientBody, AProxyThatRefusesTheTunnelIsNamedInTheError) {
+  KeepAliveServer server(std::vector<Answer>{});
+  ConnectProxy proxy(true);
+  ProxyEnvironment env(proxy.url());
+  HttpClient http;
+  try {
+    http.post(server.url(), std::string("x"), {}, std::chrono::seconds(10));
+    FAIL() << "no error";
+  } catch (const HttpTransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("the proxy answered CONNECT with HTTP 403"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(server.bodies().empty());
 }
 
 }  // namespace
