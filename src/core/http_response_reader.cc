@@ -113,6 +113,14 @@ void HttpResponseReader::add_body(std::string_view bytes) {
   response_.body.append(bytes);
 }
 
+bool HttpResponseReader::take_counted(std::string_view& bytes) {
+  size_t take = static_cast<size_t>(std::min<uint64_t>(left_, bytes.size()));
+  add_body(bytes.substr(0, take));
+  bytes.remove_prefix(take);
+  left_ -= take;
+  return left_ == 0;
+}
+
 bool HttpResponseReader::feed(std::string_view bytes) {
   if (!bytes.empty()) started_ = true;
   while (!bytes.empty() && state_ != State::Done) {
@@ -141,14 +149,9 @@ bool HttpResponseReader::feed(std::string_view bytes) {
         }
         break;
       }
-      case State::Body: {
-        size_t take = static_cast<size_t>(std::min<uint64_t>(left_, bytes.size()));
-        add_body(bytes.substr(0, take));
-        bytes.remove_prefix(take);
-        left_ -= take;
-        if (left_ == 0) state_ = State::Done;
+      case State::Body:
+        if (take_counted(bytes)) state_ = State::Done;
         break;
-      }
       case State::UntilClose:
         add_body(bytes);
         bytes = {};
@@ -167,8 +170,8 @@ bool HttpResponseReader::feed(std::string_view bytes) {
         bytes.remove_prefix(pending_.size() - before);
         std::string_view line(pending_);
         if (line.size() < 2 || line[line.size() - 2] != '\r')
-          throw HttpTransportError(
-              fmt::format("a chunk-size line of the answer does not end in CRLF: '{}'", shown(line)));
+          throw HttpTransportError(fmt::format("a chunk-size line of the answer does not end in CRLF: '{}'",
+                                               shown(line.substr(0, line.size() - 1))));
         auto size = parse_chunk_size(line.substr(0, line.size() - 2));
         if (!size)
           throw HttpTransportError(
@@ -185,14 +188,9 @@ bool HttpResponseReader::feed(std::string_view bytes) {
         }
         break;
       }
-      case State::ChunkData: {
-        size_t take = static_cast<size_t>(std::min<uint64_t>(left_, bytes.size()));
-        add_body(bytes.substr(0, take));
-        bytes.remove_prefix(take);
-        left_ -= take;
-        if (left_ == 0) state_ = State::ChunkEnd;
+      case State::ChunkData:
+        if (take_counted(bytes)) state_ = State::ChunkEnd;
         break;
-      }
       case State::ChunkEnd: {
         size_t take = std::min(bytes.size(), 2 - pending_.size());
         pending_.append(bytes.substr(0, take));

@@ -41,6 +41,7 @@ class HttpResponseReader {
 
   bool parse_head(std::string_view head);  // false: an interim (1xx) answer, read the next head
   void add_body(std::string_view bytes);
+  bool take_counted(std::string_view& bytes);  // up to left_ bytes into the body; true when left_ is reached
 
   size_t max_body_;
   State state_ = State::Head;

@@ -20,6 +20,20 @@
 namespace gcm {
 namespace {
 
+// A listening socket on a free port of 127.0.0.1.
+int listen_on_loopback(int* port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 8) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+    throw std::runtime_error("cannot listen on loopback");
+  *port = ntohs(a.sin_port);
+  return fd;
+}
+
 // What the server does with the request of its number: answer these bytes (then close the connection if told to), or,
 // with no bytes, read it whole and close the connection without a word; with `silent`, read it and never answer.
 struct Answer {
@@ -40,15 +54,7 @@ class KeepAliveServer {
   }
   explicit KeepAliveServer(std::vector<Answer> answers) : answers_(std::move(answers)) { start(); }
   void start() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 8) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-      throw std::runtime_error("cannot listen on loopback");
-    port_ = ntohs(a.sin_port);
+    fd_ = listen_on_loopback(&port_);
     thread_ = std::thread([this] { serve(); });
   }
   ~KeepAliveServer() {
@@ -300,15 +306,7 @@ TEST(HttpClientBody, AnAnswerBeforeTheBodyWasReadIsTheResult) {
 class ConnectProxy {
  public:
   explicit ConnectProxy(bool refuse) : refuse_(refuse) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 8) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-      throw std::runtime_error("cannot listen on loopback");
-    port_ = ntohs(a.sin_port);
+    fd_ = listen_on_loopback(&port_);
     thread_ = std::thread([this] { serve(); });
   }
   ~ConnectProxy() {
