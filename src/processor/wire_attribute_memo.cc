@@ -63,6 +63,12 @@ uint64_t AttributeMemo::remember(const ItemScan& s, uint32_t attr_no, int depth)
   return r.id;
 }
 
+void AttributeMemo::complete(ItemScan& s) {
+  if (!pending_) return;  // scan_item's reading: the list is there
+  for (const AttrAt& a : pending_->attrs) s.attrs.push_back(attr_of(a, pending_at_));
+  pending_ = nullptr;
+}
+
 void AttributeMemo::scan(std::string_view content, uint32_t attr_no, const MessageRules& rules, int depth,
                          ItemScan& s) {
   const char* p = content.data();
@@ -79,6 +85,7 @@ void AttributeMemo::scan(std::string_view content, uint32_t attr_no, const Messa
     }
     check_field(rules[f.number], f, depth);
   }
+  pending_ = nullptr;
   const Run* known = run ? find(run, end, attr_no, depth) : nullptr;
   if (!known) {
     scan_item(content, attr_no, rules, depth, s);
@@ -97,8 +104,8 @@ void AttributeMemo::scan(std::string_view content, uint32_t attr_no, const Messa
     check_field(rules[f.number], f, depth);
   }
   s.attrs.clear();
-  if (known->added_keys)
-    for (const AttrAt& a : known->attrs) s.attrs.push_back(attr_of(a, run));
+  pending_ = known;
+  pending_at_ = run;
   s.gpu = known->gpu ? std::optional<Attr>(attr_of(*known->gpu, run)) : std::nullopt;
   s.uuid = known->uuid ? std::optional<Attr>(attr_of(*known->uuid, run)) : std::nullopt;
   s.added_keys = known->added_keys;

@@ -326,6 +326,7 @@ class Rewriter {
       for (size_t i = 0; job && i < job->count; ++i) puts_[n++] = job->puts[i];
       // CopyFrom the UUID's value (of a KeyValue without one: an empty value).
       if (uuid) puts_[n++] = {"uuid", uuid->value, {}, Put::Mode::Copy};
+      memo_.complete(scan_);
       item_writer_.write(w_, field_no, content, type.attributes, scan_, puts_.data(), n);
     }
   }
