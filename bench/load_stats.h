@@ -42,39 +42,45 @@ inline long rss_kib(pid_t pid) {
   return -1;
 }
 
+// The name and user and system CPU seconds of a /proc/.../stat file (a process's or one of its threads'); an empty
+// name when it could not be read (a thread that ended meanwhile).
+struct ThreadCpu {
+  std::string name;
+  double user_s = 0, system_s = 0;
+};
+inline ThreadCpu read_stat_cpu(const std::filesystem::path& stat_file) {
+  std::ifstream in(stat_file);
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  size_t open = stat.find('('), close = stat.rfind(')');  // the name may hold blanks and parentheses
+  ThreadCpu t;
+  if (open == std::string::npos || close == std::string::npos) return t;
+  t.name = stat.substr(open + 1, close - open - 1);
+  std::istringstream rest(stat.substr(close + 2));  // fields from the 3rd on
+  std::string field;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) t.user_s = std::stod(field) / static_cast<double>(sysconf(_SC_CLK_TCK));
+    if (i == 15) t.system_s = std::stod(field) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
+  return t;
+}
+
 // User + system CPU seconds of the whole process so far.
 inline double cpu_seconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), {});
-  std::istringstream rest(stat.substr(stat.rfind(')') + 2));  // fields from the 3rd on; the name may hold blanks
-  std::string field;
-  double ticks = 0;
-  for (int i = 3; i <= 15 && rest >> field; ++i)
-    if (i >= 14) ticks += std::stod(field);  // utime, stime
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+  ThreadCpu t = read_stat_cpu("/proc/" + std::to_string(pid) + "/stat");
+  return t.user_s + t.system_s;
 }
 
 // User and system CPU seconds of each of a process's threads, summed by thread name (/proc/PID/task/*/stat): which
 // of the processor's roles (http-io, http-handler, forward-sender, job-refresh) takes the CPU.
-struct ThreadCpu {
-  double user_s = 0, system_s = 0;
-};
 inline std::map<std::string, ThreadCpu> cpu_seconds_by_thread(pid_t pid) {
   std::map<std::string, ThreadCpu> out;
   std::error_code ec;
   for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
-    std::ifstream in(task.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), {});
-    size_t open = stat.find('('), close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos) continue;  // the thread ended meanwhile
-    std::istringstream rest(stat.substr(close + 2));
-    std::string field;
-    double ticks[2] = {0, 0};
-    for (int i = 3; i <= 15 && rest >> field; ++i)
-      if (i >= 14) ticks[i - 14] = std::stod(field);
-    ThreadCpu& t = out[stat.substr(open + 1, close - open - 1)];
-    t.user_s += ticks[0] / static_cast<double>(sysconf(_SC_CLK_TCK));
-    t.system_s += ticks[1] / static_cast<double>(sysconf(_SC_CLK_TCK));
+    ThreadCpu t = read_stat_cpu(task.path() / "stat");
+    if (t.name.empty()) continue;
+    ThreadCpu& sum = out[t.name];
+    sum.user_s += t.user_s;
+    sum.system_s += t.system_s;
   }
   return out;
 }

@@ -314,7 +314,9 @@ HttpResponse HttpClient::post(const std::string& url, const std::string& body, c
 struct HttpClient::PostConnection {
   CURL* handle = nullptr;
   curl_socket_t fd = CURL_SOCKET_BAD;
-  std::string origin;  // what it is connected to: scheme://host:port
+  std::string origin;      // what it is connected to: scheme://host:port
+  std::string target_url;  // the URL `target` was read from: a sender posts to the same few URLs again and again
+  PostTarget target;
   bool plain = false;  // straight to the server without TLS: the socket can be written directly
 
   ~PostConnection() { close(); }
@@ -325,6 +327,14 @@ struct HttpClient::PostConnection {
     fd = CURL_SOCKET_BAD;
     origin.clear();
     plain = false;
+  }
+
+  const PostTarget& target_of(const std::string& url) {
+    if (url != target_url) {
+      target = post_target(url);
+      target_url = url;
+    }
+    return target;
   }
 
   // Whether it can carry a request to `to`: connected there, and not closed by the server meanwhile.
@@ -460,11 +470,11 @@ HttpResponse HttpClient::post(const std::string& url, std::span<const std::strin
   if (auto problem = http_url_problem(url))
     throw HttpTransportError(fmt::format("POST {}: refused: {}", url, *problem));
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  PostTarget target = post_target(url);
+  if (!post_) post_ = std::make_unique<PostConnection>();
+  const PostTarget& target = post_->target_of(url);
   uint64_t length = 0;
   for (const std::string& piece : body) length += piece.size();
   std::string head = post_head(target, headers, length);
-  if (!post_) post_ = std::make_unique<PostConnection>();
   SigpipeBlocked pipe_blocked(target.origin.starts_with("https:"));
   auto failed = [&](const std::exception& e) {
     return HttpTransportError(
