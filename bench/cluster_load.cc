@@ -185,9 +185,40 @@ struct PhaseCounts {
   std::vector<double> latency_us;
 };
 
+// The processor (under /usr/bin/time) stopped on every way out of the run: a run that ended early on an error used
+// to leave it running, and a script reading the bench's output waited for ever on the pipe the processor kept.
+struct ProcessorChild {
+  pid_t time_pid = -1, proc_pid = -1;
+  int status = 0;  // /usr/bin/time's, once stopped
+  void stop() {
+    if (proc_pid > 0)
+      ::kill(proc_pid, SIGTERM);
+    else if (time_pid > 0)
+      ::kill(time_pid, SIGTERM);  // the processor never said where it listens
+    proc_pid = -1;
+    if (time_pid > 0) ::waitpid(time_pid, &status, 0);
+    time_pid = -1;
+  }
+  ~ProcessorChild() { stop(); }
+};
+
+int run(int argc, char** argv);
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Caught here so that the stack unwinds and the processor is stopped (an uncaught exception need not unwind).
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "cluster_load: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+namespace {
+
+int run(int argc, char** argv) {
   if (argc < 3 || argc > 6) {
     std::cerr << "usage: cluster_load GCM SECONDS [HOSTS] [INTERVAL_S] [SENDERS]\n";
     return 2;
@@ -221,11 +252,21 @@ int main(int argc, char** argv) {
   });
   int down_port = downstream.bind_to_any_port("127.0.0.1");
   std::thread down_thread([&] { downstream.listen_after_bind(); });
+  struct StopDownstream {  // an early return or an exception must not leave a joinable thread (std::terminate)
+    httplib::Server& server;
+    std::thread& thread;
+    ~StopDownstream() {
+      server.stop();
+      if (thread.joinable()) thread.join();
+    }
+  } stop_downstream{downstream, down_thread};
   while (!downstream.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
   int out[2];
   if (pipe(out) != 0) return 1;
+  ProcessorChild child;
   pid_t time_pid = fork();
+  child.time_pid = time_pid;
   if (time_pid == 0) {
     dup2(out[1], 1);
     std::vector<std::string> args = {"time",
@@ -263,6 +304,7 @@ int main(int argc, char** argv) {
   std::string direct = fmt::format("http://127.0.0.1:{}/v1/metrics", down_port);
   pid_t proc_pid = -1;
   std::ifstream(fmt::format("/proc/{}/task/{}/children", time_pid, time_pid)) >> proc_pid;
+  child.proc_pid = proc_pid;
 
   const Payload kinds[2] = {Payload(dcgm_fields(), true), Payload(agent_fields(), false)};
   // Each body is made when it is sent (12 500 x 2 bodies of 100-200 KB would be gigabytes): bytes concatenated.
@@ -271,6 +313,10 @@ int main(int argc, char** argv) {
   // Latency added: one request at a time, straight to the downstream and through the processor.
   // 1 000 each, so that the p99 is the tenth slowest rather than the slowest one; the processor's first request,
   // which waits for the first read of the job table, is timed on its own before them.
+  // The processor answers a request once it is queued, so one client sending back to back can outrun the forwarding
+  // and fill the queue: a 503 then says to come back after Retry-After, which the probe does (the refused attempt is
+  // counted, not timed).
+  int probe_refused = 0;
   auto one_at_a_time = [&](const std::string& to, int count) {
     gcm::HttpClient http;
     std::vector<double> us;
@@ -278,6 +324,13 @@ int main(int argc, char** argv) {
       std::string body = body_of(i % hosts, 0);
       auto t0 = Clock::now();
       auto res = http.post(to, body, {"Content-Type: application/x-protobuf"}, std::chrono::seconds(10));
+      if (res.status == 503 && probe_refused < 100) {
+        ++probe_refused;
+        int wait_s = std::clamp(std::atoi(res.header("retry-after").c_str()), 1, 5);
+        std::this_thread::sleep_for(std::chrono::seconds(wait_s));
+        --i;
+        continue;
+      }
       if (res.status != 200) throw std::runtime_error(fmt::format("{} answered {}: {}", to, res.status, res.body));
       us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
     }
@@ -424,10 +477,11 @@ int main(int argc, char** argv) {
   fmt::print(
       "added latency, one request at a time: direct p50 {:.2f} ms p99 {:.2f} ms, via slurm_processor p50 "
       "{:.2f} ms p99 {:.2f} ms (+{:.2f} ms p50, +{:.2f} ms p99; 1 000 each), after a first one that waited {:.0f} ms "
-      "for the job table; processor RSS at start {} MiB, after them {} MiB\n",
+      "for the job table ({} refused with 503 and sent again after Retry-After); processor RSS at start {} MiB, after "
+      "them {} MiB\n",
       pct(base, 0.5) / 1000, pct(base, 0.99) / 1000, pct(via, 0.5) / 1000, pct(via, 0.99) / 1000,
       (pct(via, 0.5) - pct(base, 0.5)) / 1000, (pct(via, 0.99) - pct(base, 0.99)) / 1000, first_us / 1000,
-      rss_start / 1024, rss_idle / 1024);
+      probe_refused, rss_start / 1024, rss_idle / 1024);
   // DOWNSTREAM_LATENCY_MS: the downstream answers that much later while it keeps up (a collector across a network,
   // or busy): it takes any number of requests at once, so only a forwarder that sends one at a time falls behind.
   const char* latency = std::getenv("DOWNSTREAM_LATENCY_MS");
@@ -449,11 +503,10 @@ int main(int argc, char** argv) {
     metrics = gcm::HttpClient().get(url.substr(0, url.rfind("/v1/")) + "/metrics", std::chrono::seconds(5)).body;
   } catch (const std::exception&) {
   }
-  ::kill(proc_pid, SIGTERM);
-  int st = 0;
-  waitpid(time_pid, &st, 0);
+  child.stop();
   downstream.stop();
   down_thread.join();
+  int st = child.status;
   std::ifstream calls(dir + "/scontrol-calls");
   int scontrol_calls = static_cast<int>(std::count(std::istreambuf_iterator<char>(calls), {}, '\n'));
   auto report = gcm::bench::read_time_report(dir + "/time.txt");
@@ -471,3 +524,5 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(dir);
   return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }
+
+}  // namespace

@@ -54,10 +54,13 @@ if(GCM_STARTUP_ORDER)
   endif()
 endif()
 
+# With every function in a section of its own, the link also drops the sections nothing reaches (--gc-sections):
+# code and vtables of the static libraries that gcm never calls. .data.rel.ro, which the loader writes whole at
+# every start (a page fault per 4 KiB page), falls from 117 to 103 KiB, .text from 5.8 to 5.0 MiB.
 function(gcm_startup_order target)
   if(GCM_STARTUP_ORDER)
     target_link_options(${target} PRIVATE ${GCM_LLD_OPTIONS} "LINKER:--symbol-ordering-file=${GCM_STARTUP_ORDER_FILE}"
-                        "LINKER:--no-warn-symbol-ordering")
+                        "LINKER:--no-warn-symbol-ordering" "LINKER:--gc-sections")
     set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${GCM_STARTUP_ORDER_FILE})
   endif()
 endfunction()

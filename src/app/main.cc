@@ -1,5 +1,10 @@
 // One binary, several names: `gcm`, `health_checks` (the health checks) and gcm-prolog, gcm-epilog,
 // gcm-healthcheck (the suite runners, as Slurm's Prolog=, Epilog= and HealthCheckProgram= run them).
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
 #include <string_view>
 #include <vector>
 
@@ -19,6 +24,25 @@ int dispatch_main(int argc, char** argv) {
   return gcm_main(argc, argv);
 }
 
+namespace {
+
+// The end of the process once the command has returned: its sinks, listeners, threads and files were closed by
+// their owners on the way out, and what is left in buffers is written here. The static objects (every registered
+// command, check, collector and sink, their options and help) are then left to the kernel rather than destroyed
+// one by one: their destructors change nothing outside the process and were 114 k instructions, a tenth of a
+// health check's process. The sanitizer builds exit normally, so that the leak checker runs.
+[[noreturn]] void finish(int rc) {
+  std::cout.flush();
+  std::clog.flush();
+  std::fflush(nullptr);  // C streams: stdout and every log file (spdlog writes through FILE*)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  std::exit(rc);
+#else
+  ::_exit(rc);
+#endif
+}
+
+}  // namespace
 }  // namespace gcm
 
-int main(int argc, char** argv) { return gcm::dispatch_main(argc, argv); }
+int main(int argc, char** argv) { gcm::finish(gcm::dispatch_main(argc, argv)); }

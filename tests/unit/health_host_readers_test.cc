@@ -1,10 +1,13 @@
 // The readers under the host checks: the node manifest (coercions, errors naming the key), smartctl's JSON, and
-// /proc/<pid>/stat lines.
+// /proc/<pid>/stat lines and the process scan.
+#include <unistd.h>
+
 #include <climits>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "health/checks/host_check.h"
@@ -12,6 +15,7 @@
 #include "health/checks/proc_table.h"
 #include "health/checks/smartctl.h"
 #include "fixture_records.h"
+#include "temp_dir.h"
 
 namespace gcm::health {
 namespace {
@@ -19,6 +23,7 @@ namespace {
 const std::string kShared = std::string(GCM_SOURCE_DIR) + "/../shared/fixtures/gcm/health_checks/";
 
 using gcm::testing::slurp;
+using gcm::testing::TempDir;
 
 TEST(HostManifest, SharedManifestsLoadWithTheirCoercions) {
   if (!std::filesystem::exists(kShared)) GTEST_SKIP() << "shared fixtures not present: " << kShared;
@@ -112,6 +117,39 @@ TEST(HostProcStat, NamesWithSpacesAndParentheses) {
   EXPECT_EQ(q->state, 'S');
   EXPECT_DOUBLE_EQ(q->elapsed_s, 97.0);
   EXPECT_FALSE(parse_proc_stat("7 (a) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 \n", 100.0, 100));  // no starttime
+}
+
+// The scan the process checks share: every numeric directory with a well-formed stat file, each read whole by one
+// read; anything else is skipped, and a missing uptime is an error naming the file.
+TEST(HostProcStat, ScanVisitsEveryReadableProcess) {
+  TempDir proc;
+  auto put = [&](const std::string& rel, const std::string& text) {
+    std::filesystem::create_directories(std::filesystem::path(proc.path() + "/" + rel).parent_path());
+    std::ofstream(proc.path() + "/" + rel) << text;
+  };
+  EXPECT_THROW(for_each_process(proc.path(), [](const ProcStat&) {}), std::runtime_error);
+  put("uptime", "1000.50 10.00\n");
+  put("1/stat", "1 (init) S 0 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 100 0 0\n");
+  put("77/stat", "77 (defunct (x)) Z 1 77 77 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 50000 0 0\n");
+  put("78/stat", "78 (truncated) S 1");                    // malformed: skipped
+  put("79/status", "Name: gone\n");                         // no stat: exited meanwhile
+  put("self/stat", "1 (init) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 100 0 0\n");  // not a process number
+  put("80/stat", std::string(5000, '8'));                   // longer than any stat line: skipped, not cut
+  std::map<int, std::pair<std::string, char>> seen;
+  std::map<int, double> age;
+  for_each_process(proc.path(), [&](const ProcStat& p) {
+    seen[p.pid] = {std::string(p.comm), p.state};
+    age[p.pid] = p.elapsed_s;
+  });
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[1], std::make_pair(std::string("init"), 'S'));
+  EXPECT_EQ(seen[77], std::make_pair(std::string("defunct (x)"), 'Z'));
+  long ticks = ::sysconf(_SC_CLK_TCK);
+  EXPECT_DOUBLE_EQ(age[1], 1000.5 - 100.0 / static_cast<double>(ticks));
+  // The copying table gives the same processes, with "[comm]" for a process without a command line.
+  auto table = read_process_table(proc.path(), true);
+  ASSERT_EQ(table.size(), 2u);
+  for (const auto& p : table) EXPECT_EQ(p.cmdline, "[" + p.comm + "]");
 }
 
 TEST(HostParseInt, OneWholeIntegerAfterTrimming) {

@@ -34,8 +34,9 @@ const bool kZombie = register_simple_check<ZombieOpts>(
     },
     [](CheckRun&, const ZombieOpts& o) -> CheckOutcome {
       std::vector<int> pids;
-      for (const auto& p : read_process_table(o.roots.procfs, false))
+      for_each_process(o.roots.procfs, [&](const ProcStat& p) {
         if (p.state == 'Z' && p.elapsed_s > static_cast<double>(o.elapsed)) pids.push_back(p.pid);
+      });
       if (!pids.empty())
         return {ExitCode::WARN,
                 fmt::format("Found zombie processes. Node needs a reboot. pids: [{}]", fmt::join(pids, ", "))};
@@ -79,14 +80,15 @@ const bool kDstate = register_simple_check<DstateOpts>(
         }
       }
       std::vector<std::pair<int, long long>> candidates;
-      for (const auto& p : read_process_table(o.roots.procfs, false)) {
-        if (p.state != 'D' || p.elapsed_s <= static_cast<double>(o.elapsed)) continue;
-        if (!res.empty() &&
-            std::none_of(res.begin(), res.end(), [&](const std::regex& re) { return std::regex_search(p.comm, re); }))
-          continue;
+      for_each_process(o.roots.procfs, [&](const ProcStat& p) {
+        if (p.state != 'D' || p.elapsed_s <= static_cast<double>(o.elapsed)) return;
+        if (!res.empty() && std::none_of(res.begin(), res.end(), [&](const std::regex& re) {
+              return std::regex_search(p.comm.begin(), p.comm.end(), re);
+            }))
+          return;
         auto cs = context_switches(o.roots.procfs, p.pid);
         candidates.emplace_back(p.pid, cs ? *cs : -1);
-      }
+      });
       std::vector<int> stuck;
       if (!candidates.empty()) {
         std::this_thread::sleep_for(std::chrono::duration<double>(o.sample_interval));

@@ -1,54 +1,81 @@
 #include "health/checks/proc_table.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
-#include "core/ascii.h"
 #include "health/checks/host_check.h"
 
 namespace gcm::health {
 
 namespace {
 
-// The next blank-separated word of `s`, which is advanced past it; empty at the end. A loop over the bytes:
-// find_first_of looks each byte up in the set with a call, 3.9 k instructions a /proc/PID/stat line against ~1 k.
-std::string_view next_word(std::string_view& s) {
-  size_t b = 0;
-  while (b < s.size() && is_ascii_space(s[b])) ++b;
-  size_t e = b;
-  while (e < s.size() && !is_ascii_space(s[e])) ++e;
-  std::string_view w = s.substr(b, e - b);
-  s.remove_prefix(e);
-  return w;
+// A byte that separates the words of a stat line: blanks, tabs, the final newline (and any control byte, which no
+// field after the name holds). One comparison a byte: this runs over every process's line.
+inline bool is_separator(char c) { return static_cast<unsigned char>(c) <= ' '; }
+
+// The stat line of one process, read with one read(2) into buf relative to the procfs directory: a procfs file
+// gives its whole text to the first read that has room for it, and a regular file (a test's procfs) gives less
+// than asked only at its end, so a read that leaves room is the last, without the second read to see the end.
+// Empty when the process is gone or the line does not fit (no stat line comes near 4 KiB).
+std::string_view read_stat_line(int procfs_fd, std::string_view pid, char (&buf)[4096]) {
+  char path[64];
+  if (pid.size() > sizeof path - sizeof "/stat") return {};
+  pid.copy(path, pid.size());
+  std::memcpy(path + pid.size(), "/stat", sizeof "/stat");
+  int fd = ::openat(procfs_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return {};
+  ssize_t n;
+  do n = ::read(fd, buf, sizeof buf);
+  while (n < 0 && errno == EINTR);
+  ::close(fd);
+  if (n <= 0 || static_cast<size_t>(n) == sizeof buf) return {};
+  return {buf, static_cast<size_t>(n)};
+}
+
+double read_uptime(const std::string& procfs) {
+  HostRoots roots;
+  roots.procfs = procfs;
+  auto up = read_file(roots.proc("uptime"));
+  if (!up) throw std::runtime_error(fmt::format("cannot read {}", roots.proc("uptime")));
+  try {
+    return std::stod(*up);
+  } catch (const std::exception&) {
+    throw std::runtime_error(fmt::format("{}: expected seconds since boot, got '{}'", roots.proc("uptime"), trim(*up)));
+  }
 }
 
 }  // namespace
 
-std::optional<ProcInfo> parse_proc_stat(std::string_view stat, double uptime_s, long ticks_per_s) {
+std::optional<ProcStat> parse_proc_stat(std::string_view stat, double uptime_s, long ticks_per_s) {
   // "pid (comm) S ppid ..." where comm may itself hold spaces and parentheses: it ends at the LAST ')'.
   size_t open = stat.find('(');
   // memrchr, not rfind: rfind compares byte by byte from the end of the ~250-byte line (800 instructions a line).
   const void* last = stat.empty() ? nullptr : ::memrchr(stat.data(), ')', stat.size());
   size_t close = last ? static_cast<size_t>(static_cast<const char*>(last) - stat.data()) : std::string_view::npos;
   if (open == std::string_view::npos || close == std::string_view::npos || close < open) return std::nullopt;
-  ProcInfo p;
+  ProcStat p;
   auto pid = parse_int(stat.substr(0, open));
   if (!pid) return std::nullopt;
   p.pid = static_cast<int>(*pid);
-  p.comm = std::string(stat.substr(open + 1, close - open - 1));
-  // After the comm: field 3 (state) ... field 22 (starttime), the 20th word. Words are found in place: this runs
-  // for every process on the node, and splitting each line into strings was most of check-zombie's own time.
-  std::string_view rest = stat.substr(close + 1);
-  std::string_view word;
-  std::string_view state;
+  p.comm = stat.substr(open + 1, close - open - 1);
+  // After the comm: field 3 (state) ... field 22 (starttime), the 20th word, found in place.
+  const char* at = stat.data() + close + 1;
+  const char* end = stat.data() + stat.size();
+  std::string_view word, state;
   for (int n = 0; n < 20; ++n) {
-    word = next_word(rest);
-    if (word.empty()) return std::nullopt;
+    while (at < end && is_separator(*at)) ++at;
+    const char* begin = at;
+    while (at < end && !is_separator(*at)) ++at;
+    if (at == begin) return std::nullopt;
+    word = std::string_view(begin, static_cast<size_t>(at - begin));
     if (n == 0) state = word;
   }
   if (state.size() != 1) return std::nullopt;
@@ -60,45 +87,39 @@ std::optional<ProcInfo> parse_proc_stat(std::string_view stat, double uptime_s, 
   return p;
 }
 
-std::vector<ProcInfo> read_process_table(const std::string& procfs, bool with_cmdline) {
-  HostRoots roots;
-  roots.procfs = procfs;
-  auto up = read_file(roots.proc("uptime"));
-  if (!up) throw std::runtime_error(fmt::format("cannot read {}", roots.proc("uptime")));
-  double uptime = 0;
-  try {
-    uptime = std::stod(*up);
-  } catch (const std::exception&) {
-    throw std::runtime_error(fmt::format("{}: expected seconds since boot, got '{}'", roots.proc("uptime"), trim(*up)));
-  }
+void for_each_process(const std::string& procfs, const std::function<void(const ProcStat&)>& visit) {
+  double uptime = read_uptime(procfs);
   long ticks = ::sysconf(_SC_CLK_TCK);
-  std::vector<ProcInfo> v;
-  DIR* d = ::opendir(procfs.c_str());
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(procfs.c_str()), ::closedir);  // closed when a visit throws too
   if (!d) throw std::runtime_error(fmt::format("cannot list {}", procfs));
-  // Each process's directory is the root's once, plus its number: HostRoots::proc joins with std::filesystem::path,
-  // ~3 000 instructions a call, which for every process of a node was a third of check-zombie.
-  std::string root = roots.proc("");
-  if (root.empty() || root.back() != '/') root += '/';
-  while (dirent* e = ::readdir(d)) {
+  // Each stat file is opened relative to the listed directory: no path to build or walk from the root.
+  int fd = ::dirfd(d.get());
+  char buf[4096];
+  while (dirent* e = ::readdir(d.get())) {
     std::string_view name = e->d_name;
     if (name.empty() || name[0] < '0' || name[0] > '9') continue;
-    std::string dir = root;
-    dir += name;
-    auto stat = read_file(dir + "/stat");
-    if (!stat) continue;  // exited meanwhile
-    auto p = parse_proc_stat(*stat, uptime, ticks);
-    if (!p) continue;
+    std::string_view line = read_stat_line(fd, name, buf);
+    if (line.empty()) continue;  // exited meanwhile
+    if (auto p = parse_proc_stat(line, uptime, ticks)) visit(*p);
+  }
+}
+
+std::vector<ProcInfo> read_process_table(const std::string& procfs, bool with_cmdline) {
+  std::string root = procfs;
+  if (root.empty() || root.back() != '/') root += '/';
+  std::vector<ProcInfo> v;
+  for_each_process(procfs, [&](const ProcStat& s) {
+    ProcInfo p{s.pid, s.state, std::string(s.comm), {}, s.elapsed_s};
     if (with_cmdline) {
-      auto cmd = read_file(dir + "/cmdline");
+      auto cmd = read_file(root + std::to_string(s.pid) + "/cmdline");
       std::string c = cmd ? *cmd : "";
       while (!c.empty() && c.back() == '\0') c.pop_back();
       for (char& ch : c)
         if (ch == '\0') ch = ' ';
-      p->cmdline = c.empty() ? "[" + p->comm + "]" : c;
+      p.cmdline = c.empty() ? "[" + p.comm + "]" : c;
     }
-    v.push_back(std::move(*p));
-  }
-  ::closedir(d);
+    v.push_back(std::move(p));
+  });
   return v;
 }
 
