@@ -7,15 +7,14 @@
 #include <filesystem>
 #include <string>
 
-#include "agent/spool.h"
+#include "otlp/spool.h"
 #include "metrics_service.pb.h"
 #include "otlp/encode.h"
 
 namespace {
 
 using namespace gcm;
-using gcm::agent::Spool;
-using gcm::agent::SpoolKind;
+using gcm::otlp::Spool;
 
 const Schema& schema() {
   static Schema s = [] {
@@ -63,7 +62,7 @@ void BM_SpoolAppendWindow(benchmark::State& state) {
   const std::string& w = window_request();
   {
     auto spool = Spool::open(dir + "/spool", uint64_t{1} << 30);
-    for (auto _ : state) benchmark::DoNotOptimize(spool->append(SpoolKind::Metrics, 576, w));
+    for (auto _ : state) benchmark::DoNotOptimize(spool->append(gcm::otlp::Signal::Metrics, 576, w));
   }
   std::filesystem::remove_all(dir);
   state.SetItemsProcessed(state.iterations());
@@ -82,7 +81,7 @@ void BM_SpoolReplayWindow(benchmark::State& state) {
     for (auto _ : state) {
       if (left == 0) {
         state.PauseTiming();
-        for (int i = 0; i < kBacklog; ++i) spool->append(SpoolKind::Metrics, 576, w);
+        for (int i = 0; i < kBacklog; ++i) spool->append(gcm::otlp::Signal::Metrics, 576, w);
         left = kBacklog;
         state.ResumeTiming();
       }

@@ -25,20 +25,20 @@
 #include "agent/nvml_events.h"
 #include "agent/xid_records.h"
 #include "agent/xid_tracker.h"
-#include "agent/otlp_spooler.h"
-#include "agent/spool.h"
 #include "agent/window.h"
 #include "attribution/gpu_jobs.h"
 #include "detector/detector.h"
 #include "detector/health_records.h"
 #include "core/http_listener.h"
 #include "core/logging.h"
+#include "core/retry.h"
 #include "core/shutdown.h"
 #include "core/web_config.h"
 #include "gpu/gpu_records.h"
 #include "gpu/gpu_sampler.h"
 #include "health/check.h"
 #include "health/kernel_event.h"
+#include "otlp/delivery.h"
 #include "otlp/encode.h"
 #include "sinks/otel_config.h"
 #include "sinks/prometheus_store.h"
@@ -86,19 +86,6 @@ struct SourceStats {
   std::string last_error;
 };
 
-// A retry schedule that doubles from 1 s to 5 min: NVML missing at start or gone after a driver reload is asked
-// again without a crash loop and without a log line per second.
-struct Backoff {
-  double delay_s = 1;
-  Clock::time_point next = Clock::now();
-  bool due() const { return Clock::now() >= next; }
-  void failed() {
-    next = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay_s));
-    delay_s = std::min(delay_s * 2, 300.0);
-  }
-  void succeeded() { delay_s = 1; }
-};
-
 }  // namespace
 
 void install_reload_handler() {
@@ -126,7 +113,10 @@ struct Agent::Impl {
   std::shared_ptr<NvmlLibrary> lib;
   std::unique_ptr<GpuSampler> sampler;
   std::string nvml_error;
-  Backoff nvml_backoff;
+  // NVML missing at start or gone after a driver reload is asked again, 1 s doubling to 5 min: without a crash loop
+  // and without a log line per second.
+  Backoff nvml_backoff{1, 300};
+  Clock::time_point nvml_next_try = Clock::now();
   int all_gone_samples = 0;  // samples in a row in which no GPU answered: the driver may have been reloaded
   std::vector<GpuWindowAccumulator> acc;
   std::map<unsigned, std::string> uuids;
@@ -144,7 +134,7 @@ struct Agent::Impl {
   mutable std::mutex page_mu;
   std::string page;
   std::unique_ptr<HttpListener> listener;
-  std::unique_ptr<OtlpSpooler> otlp;  // null: no OTLP push
+  std::unique_ptr<otlp::Delivery> otlp;  // null: no OTLP push
   uint64_t spool_limit_bytes = 0;     // --spool-max-bytes, exported beside the spool's size
   Object otlp_resource;
   std::vector<Record> window_metrics, window_logs;  // what this window pushes over OTLP
@@ -289,21 +279,30 @@ struct Agent::Impl {
       headers.push_back({h.substr(0, colon), value});
     }
     if (!headers.empty()) o.push_back({"headers", Value(std::move(headers))});
-    otlp::ExporterConfig cfg;
+    otlp::DeliveryOptions d;
     try {
-      cfg = otel_exporter_config(SinkOptions("otel", Value(std::move(o))), RetryPolicy{});
+      d.transport = std::make_shared<otlp::TransportConfig>(otel_transport_config(SinkOptions("otel", Value(std::move(o)))));
     } catch (const SinkUsageError& e) {
       throw AgentUsageError(fmt::format("--otlp-*: {}", e.what()));
     }
-    std::unique_ptr<Spool> spool;
+    d.name = "agent";
+    // Every window is on disk before it is sent, and the windows a receiver refuses for its own reasons (a wrong
+    // token, a receiver in trouble) wait there too: an outage of the collector costs no window while the spool lasts.
+    d.spool_policy = otlp::SpoolPolicy::Always;
+    d.spool_dir = opts.spool_dir;
+    d.keep_refused = true;
+    d.backoff = RetryPolicy{0, 1, 2, 30};
     try {
       spool_limit_bytes = parse_byte_size(opts.spool_max_bytes);
-      spool = Spool::open(opts.spool_dir, spool_limit_bytes, log);
+      d.spool_bytes = spool_limit_bytes;
+      otlp = std::make_unique<otlp::Delivery>(std::move(d), log);
+    } catch (const otlp::TransportError& e) {
+      throw AgentUsageError(fmt::format("--otlp-*: {}", e.what()));
     } catch (const std::exception& e) {
       throw AgentUsageError(fmt::format("--spool-dir: {}", e.what()));
     }
+    otlp->start();
     otlp_resource = otel_resource(Object{});
-    otlp = std::make_unique<OtlpSpooler>(std::move(cfg), std::move(spool), log);
     log->info("agent: pushing OTLP ({}) to {} through the spool in {}", opts.otlp_protocol, opts.otlp_endpoint,
               opts.spool_dir);
   }
@@ -322,19 +321,25 @@ struct Agent::Impl {
     otlp::LogsBuilder lb(otlp_resource);
     uint64_t observed = static_cast<uint64_t>(end_ms) * 1000000ULL;
     for (const auto& r : window_logs) lb.add(r, ts, observed);
-    otlp->enqueue(mb);
-    otlp->enqueue(lb);
+    if (mb.points() > 0) {
+      std::string request = mb.request().SerializeAsString();
+      otlp->take(otlp::Signal::Metrics, request, mb.points());
+    }
+    if (lb.records() > 0) {
+      std::string request = lb.request().SerializeAsString();
+      otlp->take(otlp::Signal::Logs, request, lb.records());
+    }
     window_metrics.clear();
     window_logs.clear();
   }
 
   void publish_export() {
     if (!otlp) return;
-    SpoolerStats st = otlp->stats();
+    otlp::DeliveryStats st = otlp->stats();
     Record r(kAgentExport);
-    r.at("sent_points") = static_cast<int64_t>(st.sent_points);
-    r.at("dropped_points") = static_cast<int64_t>(st.dropped_points());
-    r.at("export_failures") = static_cast<int64_t>(st.send_failures);
+    r.at("sent_points") = static_cast<int64_t>(st.delivered);
+    r.at("dropped_points") = static_cast<int64_t>(st.lost());
+    r.at("export_failures") = static_cast<int64_t>(st.retried);
     r.at("spool_entries") = static_cast<int64_t>(st.spool.entries);
     r.at("spool") = static_cast<int64_t>(st.spool.bytes);
     r.at("spool_limit") = static_cast<int64_t>(spool_limit_bytes);
@@ -342,14 +347,14 @@ struct Agent::Impl {
     publish(kAgentExport, {r});
     auto& s = sources["otlp"];
     s.up = st.spool.entries == 0 || st.last_error.empty();
-    s.errors = st.send_failures;
+    s.errors = st.retried;
     s.last_error = st.last_error;
   }
 
   // Loads NVML when it is not loaded and the backoff allows; true when a sampler is ready.
   bool ensure_nvml() {
     if (sampler) return true;
-    if (!nvml_backoff.due()) return false;
+    if (Clock::now() < nvml_next_try) return false;
     auto timeout = std::chrono::milliseconds(static_cast<int64_t>(opts.nvml_timeout_s * 1000));
     auto t0 = Clock::now();
     try {
@@ -363,15 +368,14 @@ struct Agent::Impl {
       lib.reset();
       bool new_error = nvml_error != e.what();
       nvml_error = e.what();
-      nvml_backoff.failed();
+      double wait_s = retry_nvml_later();
       auto& s = sources["nvml"];
       s.up = false;
       ++s.errors;
       s.last_error = nvml_error;
       s.last_duration_s = seconds_since(t0);
       if (new_error)
-        log->warn("agent: NVML unavailable ({}); retrying with backoff, next in {:.0f} s", nvml_error,
-                  nvml_backoff.delay_s / 2);
+        log->warn("agent: NVML unavailable ({}); retrying with backoff, next in {:.0f} s", nvml_error, wait_s);
       return false;
     }
     nvml_backoff.succeeded();
@@ -390,7 +394,14 @@ struct Agent::Impl {
     nvml_error = why;
     sampler.reset();
     lib.reset();
-    nvml_backoff.failed();
+    retry_nvml_later();
+  }
+
+  // The seconds until NVML is asked again.
+  double retry_nvml_later() {
+    double wait_s = nvml_backoff.failed();
+    nvml_next_try = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait_s));
+    return wait_s;
   }
 
   // Re-resolves the GPU -> job attribution when something says a job changed: a GPU's processes, a mapping file,
@@ -893,7 +904,7 @@ int Agent::run() {
   if (m.otlp) {
     // What the receiver does not take within the flush stays in the spool for the next start.
     bool all = m.otlp->flush(std::chrono::seconds(5));
-    SpoolerStats st = m.otlp->stats();
+    otlp::DeliveryStats st = m.otlp->stats();
     m.log->info("agent: OTLP flushed{}; {} window request(s) left in the spool", all ? "" : " in part",
                 st.spool.entries);
     m.otlp.reset();

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "core/retry.h"
+
 namespace gcm::agent {
 
 namespace {
@@ -358,13 +360,13 @@ bool KmsgFollower::follow(int fd, Kind kind) {
 }
 
 void KmsgFollower::run() {
-  auto backoff = options_.retry_initial;
+  Backoff backoff(std::chrono::duration<double>(options_.retry_initial).count(),
+                  std::chrono::duration<double>(options_.retry_max).count());
   while (!stopping_) {
     Kind kind = Kind::File;
     int fd = open_path(&kind);
     if (fd < 0) {
-      sleep_for(backoff);
-      backoff = std::min(backoff * 2, options_.retry_max);
+      sleep_for(backoff.failed_ms());
       continue;
     }
     note_open();
@@ -378,12 +380,10 @@ void KmsgFollower::run() {
       if (kind == Kind::Fifo && !failed && !stopping_) ++stats_.reopens;
     }
     if (stopping_) break;
-    if (failed) {  // wait before trying again, longer each time
-      sleep_for(backoff);
-      backoff = std::min(backoff * 2, options_.retry_max);
-    } else {
-      backoff = options_.retry_initial;  // a FIFO's writer left: reopen at once
-    }
+    if (failed)  // wait before trying again, longer each time
+      sleep_for(backoff.failed_ms());
+    else
+      backoff.succeeded();  // a FIFO's writer left: reopen at once
   }
 }
 

@@ -14,8 +14,17 @@ double RetryPolicy::delay_for(int retry_index) const {
   return std::min(max_backoff_s, initial_backoff_s * std::pow(multiplier, retry_index));
 }
 
+double Backoff::failed(std::optional<double> retry_after_s) {
+  double delay = policy_.delay_for(failures_);
+  if (retry_after_s) delay = std::min(std::max(delay, *retry_after_s), policy_.max_backoff_s);
+  // Capped so that a loop that fails for days does not overflow the exponent.
+  if (policy_.delay_for(failures_) < policy_.max_backoff_s) ++failures_;
+  return delay;
+}
+
 void retry_with_backoff(const RetryPolicy& policy, const std::function<void()>& attempt,
                         const RetryNotice& before_retry) {
+  Backoff backoff(policy);
   for (int retry = 0;; ++retry) {
     try {
       attempt();
@@ -26,8 +35,7 @@ void retry_with_backoff(const RetryPolicy& policy, const std::function<void()>& 
             fmt::format("{} (gave up after {} retr{})", e.what(), policy.retries, policy.retries == 1 ? "y" : "ies"),
             false);
       }
-      double delay = policy.delay_for(retry);
-      if (e.retry_after) delay = std::min(std::max(delay, *e.retry_after), policy.max_backoff_s);
+      double delay = backoff.failed(e.retry_after);
       if (before_retry) before_retry(e, retry, delay);
       if (!sleep_unless_shutdown(std::chrono::duration<double>(delay))) {
         try {

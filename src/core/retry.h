@@ -4,6 +4,7 @@
 // --retry-backoff mean the same for all of them.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -17,6 +18,34 @@ struct RetryPolicy {
   double multiplier = 2;
   double max_backoff_s = 300;
   double delay_for(int retry_index) const;  // 0-based retry -> seconds
+};
+
+// The waits between the failed attempts of something tried again and again (a receiver that is away, a library that
+// is not loaded yet, a device that cannot be opened): the policy's first delay, multiplied after each failure up to
+// its cap; a success starts the schedule again. retry_with_backoff waits by it, and so does every loop of the
+// project that retries without end (the OTLP delivery's senders, the agent's NVML loader, the kernel-log follower).
+class Backoff {
+ public:
+  explicit Backoff(const RetryPolicy& policy) : policy_(policy) {}
+  Backoff(double initial_s, double max_s) {
+    policy_.initial_backoff_s = initial_s;
+    policy_.max_backoff_s = max_s;
+  }
+  // Counts a failure; the seconds to wait before the next attempt: the schedule's, or a server's Retry-After when
+  // that is longer, never more than the cap.
+  double failed(std::optional<double> retry_after_s = std::nullopt);
+  std::chrono::milliseconds failed_ms(std::optional<double> retry_after_s = std::nullopt) {
+    return std::chrono::milliseconds(static_cast<int64_t>(failed(retry_after_s) * 1000));
+  }
+  void succeeded() { failures_ = 0; }
+  int failures() const { return failures_; }
+  // The wait the next failure will be given (without a Retry-After).
+  double next_delay_s() const { return policy_.delay_for(failures_); }
+  const RetryPolicy& policy() const { return policy_; }
+
+ private:
+  RetryPolicy policy_;
+  int failures_ = 0;
 };
 
 // Thrown by an operation that may succeed if tried again later (HTTP 429/502/503/504, connection refused).

@@ -165,10 +165,6 @@ RequestResult too_large(const EnrichedTooLarge& e, size_t max_output, bool json,
 
 }  // namespace
 
-const char* signal_name(Signal s) { return s == Signal::Metrics ? "metrics" : s == Signal::Logs ? "logs" : "traces"; }
-const char* signal_path(Signal s) {
-  return s == Signal::Metrics ? "v1/metrics" : s == Signal::Logs ? "v1/logs" : "v1/traces";
-}
 void recycle_forward_buffer(std::string& kept, std::string&& forward) {
   // 8 MiB holds the enriched form of a 3 MiB request, far over what an exporter sends at once (dcgm-exporter's
   // scrape of an 8-GPU node enriches to ~60 KiB).
@@ -184,10 +180,6 @@ bool plain_protobuf(std::string_view content_type, std::string_view content_enco
   std::string_view mt = media_type(content_type), enc = media_type(content_encoding);
   return (iequals(mt, "application/x-protobuf") || iequals(mt, "application/protobuf")) &&
          (enc.empty() || iequals(enc, "identity"));
-}
-
-const char* item_name(Signal s) {
-  return s == Signal::Metrics ? "data points" : s == Signal::Logs ? "log records" : "spans";
 }
 
 RequestResult process_request(Signal signal, std::string_view content_type, std::string_view content_encoding,

@@ -11,14 +11,15 @@
 #include <string>
 #include <string_view>
 
+#include "otlp/signal.h"
 #include "processor/enrich.h"
 
 namespace gcm::processor {
 
-enum class Signal { Metrics, Logs, Traces };
-const char* signal_name(Signal s);  // "metrics", "logs", "traces"
-const char* signal_path(Signal s);  // "v1/metrics", ...
-const char* item_name(Signal s);    // "data points", "log records", "spans"
+using otlp::Signal;
+using otlp::signal_name;
+using otlp::signal_path;
+using otlp::item_name;
 
 struct RequestResult {
   int status = 200;

@@ -11,7 +11,7 @@ namespace gcm::processor {
 Service::Service(ServiceOptions opts, std::shared_ptr<spdlog::logger> log)
     : opts_(std::move(opts)), log_(std::move(log)) {
   resolver_ = std::make_unique<JobResolver>(opts_.resolver, log_);
-  forwarder_ = std::make_unique<Forwarder>(opts_.forward, log_);
+  forwarder_ = std::make_unique<otlp::Delivery>(opts_.forward, log_);
   server_ = std::make_unique<HttpListener>(opts_.listen, [this](const HttpRequest& r) { return handle(r); });
   if (opts_.grpc) {
     opts_.grpc->max_message = opts_.listen.max_body;
@@ -190,9 +190,9 @@ HttpReply Service::handle(const HttpRequest& req) {
   if (req.path == "/health") {
     auto f = forwarder_->stats();
     nlohmann::json j = {{"status", "ok"},
-                        {"downstream", to_string(f.downstream)},
+                        {"downstream", otlp::to_string(f.downstream)},
                         {"queued_items", f.queued_items},
-                        {"spooled_items", f.spool_items}};
+                        {"spooled_items", f.spool.points}};
     return {200, "application/json", j.dump() + "\n", ""};
   }
   if (req.path == "/metrics") return {200, "text/plain; version=0.0.4; charset=utf-8", metrics_text(), ""};
@@ -263,25 +263,29 @@ std::string Service::metrics_text() const {
   one("http_over_budget_total", "counter",
       "Requests answered 503 because the bodies in flight reached --max-in-flight-size.", h.over_budget);
   auto f = forwarder_->stats();
-  one("forwarded_total", "counter", "Items the downstream accepted.", f.forwarded);
+  one("forwarded_total", "counter", "Items the downstream accepted.", f.delivered);
   one("forward_requests_total", "counter", "Requests the downstream accepted.", f.requests);
   one("retried_total", "counter", "Downstream attempts that failed and were retried.", f.retried);
   one("spooled_total", "counter", "Items written to the disk spool.", f.spooled);
   one("unspooled_total", "counter", "Items sent from the disk spool.", f.unspooled);
-  one("dropped_total", "counter", "Items lost (no room, rejected by the downstream, spool unwritable).", f.dropped);
+  one("dropped_total", "counter",
+      "Items lost (rejected by the downstream, spool unwritable or full, no room at shutdown).", f.lost());
   one("downstream_rejected_total", "counter", "Items the downstream reported as rejected (partial success).",
-      f.rejected_downstream);
+      f.rejected_partial);
   one("queue_items", "gauge", "Items waiting in memory.", f.queued_items);
   one("queue_bytes", "gauge", "Bytes waiting in memory.", f.queue_bytes);
-  one("spool_items", "gauge", "Items waiting in the spool.", f.spool_items);
-  one("spool_bytes", "gauge", "Bytes waiting in the spool.", f.spool_bytes);
+  one("spool_items", "gauge", "Items waiting in the spool.", f.spool.points);
+  one("spool_bytes", "gauge", "Bytes of the spool's files on disk.", f.spool.bytes);
+  one("spool_corrupt_total", "counter",
+      "Spool entries found torn or corrupt (cut off when the spool was opened, or skipped when read back).",
+      f.spool.corrupt_tails + f.spool.corrupt_entries);
   // No sample before the first attempt: "unknown" is neither up (1) nor down (0), and an alert on == 0 must not
   // fire for a processor nobody has sent to yet.
   family("downstream_up", "gauge",
          "1 when the last downstream attempt got a final answer, 0 when it failed; no sample before the first "
          "attempt.");
-  if (f.downstream != DownstreamState::Unknown)
-    out += fmt::format("gcm_slurm_processor_downstream_up {}\n", f.downstream == DownstreamState::Up ? 1 : 0);
+  if (f.downstream != otlp::DownstreamState::Unknown)
+    out += fmt::format("gcm_slurm_processor_downstream_up {}\n", f.downstream == otlp::DownstreamState::Up ? 1 : 0);
   auto r = resolver_->stats();
   one("attribution_cache_hits_total", "counter", "Job lookups answered from memory.", r.hits);
   one("attribution_cache_misses_total", "counter", "Job lookups that asked the sources.", r.misses);

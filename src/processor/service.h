@@ -1,5 +1,5 @@
 // slurm_processor as a whole: the OTLP/HTTP receiver, the optional OTLP/gRPC receiver, the enrichment with the
-// resolver's job tables, the forwarder, and the service's own endpoints (GET /health, GET /metrics in the Prometheus
+// resolver's job tables, the forwarding (otlp/delivery.h), and the service's own endpoints (GET /health, GET /metrics in the Prometheus
 // text format) on the HTTP port.
 #pragma once
 
@@ -10,10 +10,11 @@
 
 #include <spdlog/logger.h>
 
-#include "processor/forwarder.h"
 #include "processor/grpc_receiver.h"
 #include "core/http_listener.h"
+#include "otlp/delivery.h"
 #include "processor/job_resolver.h"
+#include "processor/otlp_request.h"
 
 namespace gcm::processor {
 
@@ -21,7 +22,8 @@ struct ServiceOptions {
   HttpListenerOptions listen;
   std::optional<GrpcReceiverOptions> grpc;  // absent: no gRPC receiver (its max_message follows listen.max_body)
   ResolverOptions resolver;
-  ForwarderOptions forward;
+  std::string downstream;        // the base URL, for messages (forward.transport has every signal's URL)
+  otlp::DeliveryOptions forward;  // OnOutage: memory first, the spool during an outage
 };
 
 class Service {
@@ -58,7 +60,7 @@ class Service {
   ServiceOptions opts_;
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<JobResolver> resolver_;
-  std::unique_ptr<Forwarder> forwarder_;
+  std::unique_ptr<otlp::Delivery> forwarder_;
   std::unique_ptr<HttpListener> server_;
   std::unique_ptr<GrpcReceiver> grpc_;
   std::array<SignalCounters, 3> counters_;

@@ -339,17 +339,21 @@ void fill_service_options(const SlurmProcessorCommand& c, processor::ServiceOpti
     if (const char* n = std::getenv("SLURMD_NODENAME")) o.resolver.host = n;
   o.resolver.refresh = std::chrono::milliseconds(static_cast<int64_t>(c.refresh_s * 1000));
   o.resolver.nvml_library = c.nvml_library;
-  o.forward.endpoint = c.downstream;
-  o.forward.headers = c.headers;
-  o.forward.timeout = std::chrono::milliseconds(static_cast<int64_t>(c.timeout_s * 1000));
+  o.downstream = c.downstream;
+  auto transport = std::make_shared<otlp::TransportConfig>();
+  transport->set_endpoint(c.downstream);
+  transport->headers = c.headers;
+  transport->timeout = std::chrono::milliseconds(static_cast<int64_t>(c.timeout_s * 1000));
+  o.forward.transport = std::move(transport);
+  o.forward.name = "slurm_processor";
   o.forward.batch_items = c.batch_size;
   o.forward.concurrency = c.downstream_concurrency;
   o.forward.batch_timeout = std::chrono::milliseconds(static_cast<int64_t>(c.batch_timeout_s * 1000));
   o.forward.queue_bytes = mib(c.queue_mib);
   o.forward.spool_dir = c.spool_dir;
   o.forward.spool_bytes = mib(c.spool_mib);
-  o.forward.backoff_initial_s = c.retry_initial_s;
-  o.forward.backoff_max_s = c.retry_max_s;
+  o.forward.backoff.initial_backoff_s = c.retry_initial_s;
+  o.forward.backoff.max_backoff_s = c.retry_max_s;
 }
 
 int serve(const processor::ServiceOptions& o, const std::shared_ptr<spdlog::logger>& log) {
@@ -359,7 +363,7 @@ int serve(const processor::ServiceOptions& o, const std::shared_ptr<spdlog::logg
   std::string sources;
   for (const auto& s : o.resolver.attribution.sources) sources += (sources.empty() ? "" : ",") + s;
   log->info("slurm_processor: listening on {}:{}{}{}, forwarding to {}, attribution {}", o.listen.host, svc.port(),
-            o.listen.tls ? " (TLS)" : "", o.listen.auth ? " (authentication required)" : "", o.forward.endpoint,
+            o.listen.tls ? " (TLS)" : "", o.listen.auth ? " (authentication required)" : "", o.downstream,
             sources);
   // The port, for scripts and tests that asked for port 0 (stdout: logs go to the log file unless --stdout).
   std::cout << fmt::format("slurm_processor listening on {}:{}\n", o.listen.host, svc.port());

@@ -63,8 +63,8 @@ void require_http_url(std::string_view what, const std::string& url) {
 
 }  // namespace
 
-otlp::ExporterConfig otel_exporter_config(const SinkOptions& o, const RetryPolicy& retry) {
-  otlp::ExporterConfig cfg;
+otlp::TransportConfig otel_transport_config(const SinkOptions& o) {
+  otlp::TransportConfig cfg;
   std::string endpoint = o.get_string("otel_endpoint", env_or("OTEL_EXPORTER_OTLP_ENDPOINT", ""));
   std::string logs_url = env_or("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "");
   std::string metrics_url = env_or("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "");
@@ -114,7 +114,6 @@ otlp::ExporterConfig otel_exporter_config(const SinkOptions& o, const RetryPolic
 
   cfg.headers = otlp::parse_headers_env(env_or("OTEL_EXPORTER_OTLP_HEADERS", ""));
   for (const auto& m : o.get_dict("headers")) cfg.headers.push_back(m.key + ": " + m.value.to_display_string());
-  cfg.retry = retry;
   cfg.tls.ca_file = o.get_string("otel_ca_file", env_or("OTEL_EXPORTER_OTLP_CERTIFICATE", ""));
   cfg.tls.cert_file = o.get_string("otel_client_cert_file", env_or("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", ""));
   cfg.tls.key_file = o.get_string("otel_client_key_file", env_or("OTEL_EXPORTER_OTLP_CLIENT_KEY", ""));

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "otlp/encode.h"
-#include "otlp/exporter.h"
+#include "otlp/delivery.h"
 #include "sinks/otel_config.h"
 #include "sinks/sink.h"
 
@@ -14,15 +14,17 @@ namespace {
 
 class OtelSink : public Sink {
  public:
-  OtelSink(const SinkOptions& o, const SinkContext& ctx) : log_(ctx.log) {
-    otlp::ExporterConfig cfg = otel_exporter_config(o, ctx.retry);
+  OtelSink(const SinkOptions& o, const SinkContext& ctx) : log_(ctx.log), retry_(ctx.retry) {
+    otlp::DeliveryOptions d;
+    d.name = "sink 'otel'";
+    d.transport = std::make_shared<otlp::TransportConfig>(otel_transport_config(o));
     max_request_bytes_ = static_cast<size_t>(o.get_int("max_request_bytes", 20 << 20));
 
     logs_ = std::make_unique<otlp::LogsBuilder>(otel_resource(o.get_dict("log_resource_attributes")));
     metrics_ = std::make_unique<otlp::MetricsBuilder>(otel_resource(o.get_dict("metric_resource_attributes")));
     try {
-      exporter_ = std::make_unique<otlp::Exporter>(std::move(cfg), log_);
-    } catch (const otlp::ExportError& e) {  // a TLS file that cannot be read, no gRPC module
+      delivery_ = std::make_unique<otlp::Delivery>(std::move(d), log_);
+    } catch (const otlp::TransportError& e) {  // a TLS file that cannot be read, no gRPC module
       throw SinkError(e.what());
     }
   }
@@ -60,7 +62,7 @@ class OtelSink : public Sink {
       otlp::LogsBuilder* b;
       ~Clear() { b->clear(); }
     } clear{logs_.get()};
-    send(otlp::Signal::Logs, logs_->request());
+    send(otlp::Signal::Logs, logs_->request(), logs_->records());
   }
   void send_metrics() {
     if (metrics_->points() == 0) {
@@ -71,12 +73,13 @@ class OtelSink : public Sink {
       otlp::MetricsBuilder* b;
       ~Clear() { b->clear(); }
     } clear{metrics_.get()};
-    send(otlp::Signal::Metrics, metrics_->request());
+    send(otlp::Signal::Metrics, metrics_->request(), metrics_->points());
   }
-  // The exporter's failure as the sinks' own: the loop reports (and counts) a SinkError whatever the sink.
-  void send(otlp::Signal signal, const google::protobuf::Message& request) {
+  // Sent now, retried by the command's --retries; a failure is the sinks' own: the loop reports (and counts) a
+  // SinkError whatever the sink.
+  void send(otlp::Signal signal, const google::protobuf::Message& request, uint64_t items) {
     try {
-      exporter_->send(signal, request);
+      delivery_->deliver_now(signal, request.SerializeAsString(), items, retry_);
     } catch (const otlp::ExportError& e) {
       throw SinkError(e.what());
     }
@@ -85,7 +88,8 @@ class OtelSink : public Sink {
   std::shared_ptr<spdlog::logger> log_;
   std::unique_ptr<otlp::LogsBuilder> logs_;
   std::unique_ptr<otlp::MetricsBuilder> metrics_;
-  std::unique_ptr<otlp::Exporter> exporter_;
+  RetryPolicy retry_;
+  std::unique_ptr<otlp::Delivery> delivery_;
   BatchInfo info_;
   uint64_t observed_ = 0;
   size_t max_request_bytes_ = 20 << 20;

@@ -14,8 +14,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "agent/otlp_spooler.h"
-#include "agent/spool_format.h"
+#include "otlp/delivery.h"
+#include "otlp/encode.h"
+#include "otlp/spool_format.h"
 #include "agent_node.h"
 #include "core/logging.h"
 #include "helpers.h"
@@ -27,8 +28,7 @@ namespace gcm::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using agent::OtlpSpooler;
-using agent::Spool;
+using otlp::Delivery;
 
 // The receiver, and the window each request it got belongs to.
 class Receiver {
@@ -85,17 +85,17 @@ const Schema& window_schema() {
 }
 
 // One window: a metrics request and a logs request, both carrying the window's number as an attribute.
-void enqueue_window(OtlpSpooler& sp, int w, bool with_logs = true) {
+void enqueue_window(Delivery& sp, int w, bool with_logs = true) {
   Record r(window_schema());
   r[0] = w;
   r[1] = static_cast<double>(w);
   otlp::MetricsBuilder m({{"service.name", Value("gcm-agent-test")}});
   m.add(r, 1700000000 + 30 * w);
-  ASSERT_TRUE(sp.enqueue(m));
+  ASSERT_TRUE(sp.submit(otlp::Signal::Metrics, m.request().SerializeAsString(), m.points()));
   if (!with_logs) return;
   otlp::LogsBuilder l({{"service.name", Value("gcm-agent-test")}});
   l.add(r, 1700000000 + 30 * w, 1);
-  ASSERT_TRUE(sp.enqueue(l));
+  ASSERT_TRUE(sp.submit(otlp::Signal::Logs, l.request().SerializeAsString(), l.records()));
 }
 
 std::vector<std::string> expected_windows(int from, int to, bool with_logs = true) {
@@ -107,14 +107,26 @@ std::vector<std::string> expected_windows(int from, int to, bool with_logs = tru
   return out;
 }
 
-// The exporter configured as `gcm agent` will: through the otel sink's own option parsing.
-otlp::ExporterConfig exporter_for(const std::string& protocol, int http_port, int grpc_port) {
+// The delivery configured as `gcm agent` configures it: the transport through the otel sink's own option parsing,
+// every window on the spool first, refusals kept; its backoff capped at 1 s (30 s by default).
+std::unique_ptr<Delivery> agent_delivery(const std::string& protocol, int http_port, int grpc_port,
+                                         const std::string& spool, uint64_t spool_bytes) {
   if (protocol == "grpc") setenv("GCM_OTLP_GRPC_MODULE", GCM_GRPC_MODULE, 1);
   int port = protocol == "grpc" ? grpc_port : http_port;
   Object o{{"otel_endpoint", Value("http://127.0.0.1:" + std::to_string(port))},
            {"protocol", Value(protocol)},
            {"otel_timeout", Value(5)}};
-  return otel_exporter_config(SinkOptions("otel", Value(o)), RetryPolicy{});
+  otlp::DeliveryOptions d;
+  d.transport = std::make_shared<otlp::TransportConfig>(otel_transport_config(SinkOptions("otel", Value(o))));
+  d.name = "agent";
+  d.spool_policy = otlp::SpoolPolicy::Always;
+  d.spool_dir = spool;
+  d.spool_bytes = spool_bytes;
+  d.keep_refused = true;
+  d.backoff = RetryPolicy{0, 0.2, 2, 1};
+  auto delivery = std::make_unique<Delivery>(std::move(d), stderr_logger("agent-spool"));
+  delivery->start();
+  return delivery;
 }
 
 class AgentSpool : public ::testing::TestWithParam<std::string> {};
@@ -124,8 +136,8 @@ TEST_P(AgentSpool, EveryWindowArrivesOnceAndInOrderAcrossAReceiverOutage) {
   auto dir = temp_dir("agent-spool");
   int http_port = free_port(), grpc_port = free_port();
   auto rx = std::make_unique<Receiver>(dir, http_port, grpc_port);
-  OtlpSpooler sp(exporter_for(GetParam(), http_port, grpc_port), Spool::open(dir + "/spool", 64 << 20),
-                 stderr_logger("agent-spool"), {200ms, 1000ms});
+  auto delivery = agent_delivery(GetParam(), http_port, grpc_port, dir + "/spool", 64 << 20);
+  Delivery& sp = *delivery;
 
   for (int w = 0; w < 5; ++w) enqueue_window(sp, w);
   EXPECT_EQ(rx->receive(10, 30s), expected_windows(0, 5));
@@ -137,12 +149,12 @@ TEST_P(AgentSpool, EveryWindowArrivesOnceAndInOrderAcrossAReceiverOutage) {
   for (int w = 5; w < 65; ++w) enqueue_window(sp, w);
   // Down for 3 s, and the sender has been failing, and backing off, all along.
   ASSERT_TRUE(eventually(
-      [&] { return std::chrono::steady_clock::now() - outage_start >= 3s && sp.stats().send_failures >= 3; }, 30s))
+      [&] { return std::chrono::steady_clock::now() - outage_start >= 3s && sp.stats().retried >= 3; }, 30s))
       << sp.stats().last_error;
   auto during = sp.stats();
   EXPECT_EQ(during.spool.entries, 120u) << "every window of the outage is on disk";
   EXPECT_GT(during.oldest_age_seconds, 1.0);
-  EXPECT_EQ(during.sent_entries, 10u);
+  EXPECT_EQ(during.requests, 10u);
 
   rx = std::make_unique<Receiver>(dir, http_port, grpc_port);
   EXPECT_EQ(rx->receive(120, 60s), expected_windows(5, 65)) << sp.stats().last_error;
@@ -152,9 +164,9 @@ TEST_P(AgentSpool, EveryWindowArrivesOnceAndInOrderAcrossAReceiverOutage) {
   EXPECT_TRUE(sp.flush(10s));
   EXPECT_EQ(rx->extra(1500ms), std::vector<std::string>{}) << "nothing arrives twice";
   auto after = sp.stats();
-  EXPECT_EQ(after.sent_entries, 134u);
-  EXPECT_EQ(after.sent_points, 134u);
-  EXPECT_EQ(after.dropped_points(), 0u);
+  EXPECT_EQ(after.requests, 134u);
+  EXPECT_EQ(after.delivered, 134u);
+  EXPECT_EQ(after.lost(), 0u);
   EXPECT_EQ(after.spool.bytes, 0u);
 }
 
@@ -167,23 +179,23 @@ TEST_P(AgentSpool, ASpoolTooSmallForTheOutageDropsTheOldestAndCountsThem) {
   r[1] = 0.0;
   otlp::MetricsBuilder probe({{"service.name", Value("gcm-agent-test")}});
   probe.add(r, 1700000000);
-  uint64_t frame = agent::kFrameHeaderBytes + probe.request().ByteSizeLong();
+  uint64_t frame = otlp::kFrameHeaderBytes + probe.request().ByteSizeLong();
   {
     // The receiver is not running: every window goes to the spool.
-    OtlpSpooler sp(exporter_for(GetParam(), http_port, grpc_port), Spool::open(dir + "/spool", 4 * frame),
-                   stderr_logger("agent-spool"), {200ms, 1000ms});
+    auto delivery = agent_delivery(GetParam(), http_port, grpc_port, dir + "/spool", 4 * frame);
+    Delivery& sp = *delivery;
     for (int w = 0; w < 10; ++w) enqueue_window(sp, w, false);
     auto st = sp.stats();
     EXPECT_EQ(st.spool.entries, 4u);
     EXPECT_EQ(st.spool.dropped_entries, 6u);
     EXPECT_EQ(st.spool.dropped_points, 6u);
-    EXPECT_EQ(st.dropped_points(), 6u) << "what gcm_agent_dropped_points_total reports";
+    EXPECT_EQ(st.lost(), 6u) << "what gcm_agent_dropped_points_total reports";
     EXPECT_FALSE(sp.flush(500ms));
   }
   // The next start delivers what was kept, oldest first.
   Receiver rx(dir, http_port, grpc_port);
-  OtlpSpooler sp(exporter_for(GetParam(), http_port, grpc_port), Spool::open(dir + "/spool", 4 * frame),
-                 stderr_logger("agent-spool"), {200ms, 1000ms});
+  auto delivery = agent_delivery(GetParam(), http_port, grpc_port, dir + "/spool", 4 * frame);
+  Delivery& sp = *delivery;
   EXPECT_EQ(rx.receive(4, 60s), expected_windows(6, 10, false));
   EXPECT_TRUE(sp.flush(10s));
   EXPECT_EQ(rx.extra(1000ms), std::vector<std::string>{});

@@ -398,7 +398,7 @@ TEST(Agent, EveryWindowReachesTheOtlpReceiverInOrderAcrossAnOutage) {
   int64_t during = static_cast<int64_t>(n.value("gcm_agent_windows_total").value_or(0));
   rx = std::make_unique<OtlpReceiverProcess>(n.dir, http_port, grpc_port);
   ASSERT_TRUE(collect_until(during + 2, 60s)) << n.diagnosis();
-  for (size_t i = 0; i < windows.size(); ++i) ASSERT_EQ(windows[i], windows[0] + static_cast<int64_t>(i)) << i;
+  for (size_t i = 0; i < windows.size(); ++i) ASSERT_EQ(windows[i], windows[0] + static_cast<int64_t>(i)) << i << n.diagnosis();
   EXPECT_EQ(windows[0], 1);
   EXPECT_GE(static_cast<int64_t>(windows.size()), during + 2);
   EXPECT_EQ(n.value("gcm_agent_dropped_points_total"), 0);

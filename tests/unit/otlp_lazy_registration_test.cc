@@ -1,6 +1,6 @@
 #include "otlp/proto/lazy_registration.h"
 
-#include "otlp/exporter.h"
+#include "otlp/transport.h"
 
 #include <google/protobuf/descriptor.h>
 #include <gtest/gtest.h>
@@ -40,16 +40,16 @@ TEST(OtlpLazyRegistration, FilesAreRegisteredOnlyWhenAskedFor) {
       ::testing::ExitedWithCode(0), "");
 }
 
-// Sinks and the agent's spooler export from threads of their own: the exporter registers every file before any of
-// them can use protobuf, so no registration on first use races a lookup on another thread.
-TEST(OtlpLazyRegistration, AnExporterRegistersEveryFileWhenItIsMade) {
+// Sinks, the agent's push and slurm_processor's forwarding send from threads of their own: a transport registers
+// every file before any of them can use protobuf, so no registration on first use races a lookup on another thread.
+TEST(OtlpLazyRegistration, ATransportRegistersEveryFileWhenItIsMade) {
   FreshProcessDeathTests fresh;
   EXPECT_EXIT(
       {
         bool none_before = !in_pool("metrics.proto") && !in_pool("logs_service.proto");
-        otlp::ExporterConfig cfg;
-        cfg.metrics_url = "http://127.0.0.1:1/v1/metrics";
-        otlp::Exporter exporter(cfg, nullptr);
+        auto cfg = std::make_shared<otlp::TransportConfig>();
+        cfg->metrics_url = "http://127.0.0.1:1/v1/metrics";
+        otlp::Transport transport(cfg);
         bool all_after = in_pool("metrics.proto") && in_pool("logs_service.proto") && in_pool("trace_service.proto");
         std::exit((none_before ? 0 : 1) | (all_after ? 0 : 4));
       },

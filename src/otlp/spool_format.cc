@@ -1,8 +1,8 @@
-#include "agent/spool_format.h"
+#include "otlp/spool_format.h"
 
 #include <zlib.h>
 
-namespace gcm::agent {
+namespace gcm::otlp {
 
 namespace {
 
@@ -18,29 +18,40 @@ uint64_t get(std::string_view in, size_t at, int bytes) {
   return v;
 }
 
-uint32_t crc_of(std::string_view covered_header, std::string_view payload) {
-  uLong c = crc32(0L, Z_NULL, 0);
-  c = crc32(c, reinterpret_cast<const Bytef*>(covered_header.data()), static_cast<uInt>(covered_header.size()));
+uLong crc_add(uLong c, std::string_view bytes) {
   // zlib's crc32 takes uInt lengths; payloads are bounded by max_bytes, but feed large ones in pieces anyway.
-  for (size_t at = 0; at < payload.size(); at += 1u << 30) {
-    std::string_view piece = payload.substr(at, 1u << 30);
+  for (size_t at = 0; at < bytes.size(); at += 1u << 30) {
+    std::string_view piece = bytes.substr(at, 1u << 30);
     c = crc32(c, reinterpret_cast<const Bytef*>(piece.data()), static_cast<uInt>(piece.size()));
   }
+  return c;
+}
+
+uint32_t crc_of(std::string_view covered_header, std::span<const std::string_view> payload) {
+  uLong c = crc_add(crc32(0L, Z_NULL, 0), covered_header);
+  for (std::string_view part : payload) c = crc_add(c, part);
   return static_cast<uint32_t>(c);
 }
 
 }  // namespace
 
-std::string encode_frame(const FrameHeader& h, std::string_view payload) {
+std::string encode_frame_header(const FrameHeader& h, std::span<const std::string_view> payload) {
+  size_t length = 0;
+  for (std::string_view part : payload) length += part.size();
   std::string out;
-  out.reserve(kFrameHeaderBytes + payload.size());
+  out.reserve(kFrameHeaderBytes);
   put(out, kFrameMagic, 4);
-  put(out, payload.size(), 4);
+  put(out, length, 4);
   put(out, h.kind, 1);
   put(out, h.points, 8);
   put(out, h.seq, 8);
   put(out, static_cast<uint64_t>(h.appended_unix_ms), 8);
   put(out, crc_of(out, payload), 4);
+  return out;
+}
+
+std::string encode_frame(const FrameHeader& h, std::string_view payload) {
+  std::string out = encode_frame_header(h, {&payload, 1});
   out.append(payload);
   return out;
 }
@@ -59,7 +70,7 @@ std::optional<FrameHeader> decode_frame_header(std::string_view bytes, uint64_t 
 }
 
 bool frame_crc_ok(const FrameHeader& h, std::string_view header_bytes, std::string_view payload) {
-  return header_bytes.size() >= kCrcCovered && crc_of(header_bytes.substr(0, kCrcCovered), payload) == h.crc;
+  return header_bytes.size() >= kCrcCovered && crc_of(header_bytes.substr(0, kCrcCovered), {&payload, 1}) == h.crc;
 }
 
-}  // namespace gcm::agent
+}  // namespace gcm::otlp

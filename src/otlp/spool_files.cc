@@ -1,22 +1,25 @@
-#include "agent/spool_files.h"
+#include "otlp/spool_files.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <climits>
 #include <filesystem>
+#include <vector>
 
 #include <fmt/format.h>
 
-#include "agent/spool.h"
+#include "otlp/spool.h"
 
-namespace gcm::agent {
+namespace gcm::otlp {
 
 namespace {
 
@@ -113,14 +116,29 @@ void replace_file_durably(const std::string& dir, const std::string& name, const
   fsync_dir(dir);
 }
 
-void append_durably(int fd, const std::string& path, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+void append_pieces(int fd, const std::string& path, std::span<const std::string_view> pieces, bool sync) {
+  // writev over the pieces, as far as each call takes them: one system call for a frame in the usual case.
+  std::vector<iovec> iov;
+  iov.reserve(pieces.size());
+  for (std::string_view p : pieces)
+    if (!p.empty()) iov.push_back({const_cast<char*>(p.data()), p.size()});
+  size_t first = 0;
+  while (first < iov.size()) {
+    int count = static_cast<int>(std::min<size_t>(iov.size() - first, IOV_MAX));
+    ssize_t n = ::writev(fd, iov.data() + first, count);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) fail("cannot write", path);
-    done += static_cast<size_t>(n);
+    auto left = static_cast<size_t>(n);
+    while (first < iov.size() && left >= iov[first].iov_len) left -= iov[first++].iov_len;
+    if (left > 0) {
+      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+      iov[first].iov_len -= left;
+    }
   }
+  if (sync && ::fdatasync(fd) != 0) fail("cannot fdatasync", path);
+}
+
+void sync_file(int fd, const std::string& path) {
   if (::fdatasync(fd) != 0) fail("cannot fdatasync", path);
 }
 
@@ -166,4 +184,4 @@ std::vector<uint64_t> list_segments(const std::string& dir) {
   return out;
 }
 
-}  // namespace gcm::agent
+}  // namespace gcm::otlp

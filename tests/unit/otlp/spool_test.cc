@@ -1,6 +1,6 @@
 // The agent's on-disk spool: order and acknowledgement across reopen, torn and corrupt tails, the size bound and
 // what it drops, and the directory it refuses to trust.
-#include "agent/spool.h"
+#include "otlp/spool.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "agent/spool_format.h"
+#include "otlp/spool_format.h"
 #include "temp_dir.h"
 
-namespace gcm::agent {
+namespace gcm::otlp {
 namespace {
 
 namespace fs = std::filesystem;
@@ -60,18 +60,18 @@ TEST(Spool, EntriesComeBackInOrderAcrossReopenAndPopsAreKept) {
   std::string dir = tmp.file("spool");  // not there yet: open() creates it
   {
     auto s = Spool::open(dir, 1 << 20);
-    for (int i = 0; i < 3; ++i) ASSERT_TRUE(s->append(SpoolKind::Metrics, 10 + i, payload(i)));
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(s->append(Signal::Metrics, 10 + i, payload(i)));
     auto e = s->front();
     ASSERT_TRUE(e);
     EXPECT_EQ(e->bytes, payload(0));
     EXPECT_EQ(e->points, 10u);
-    EXPECT_EQ(e->kind, SpoolKind::Metrics);
+    EXPECT_EQ(e->signal, Signal::Metrics);
     s->pop_front(e->seq);
   }
   auto s = Spool::open(dir, 1 << 20);
   EXPECT_EQ(s->stats().entries, 2u);
   EXPECT_EQ(s->stats().bytes, 3 * kFrame);  // the acknowledged entry shares the segment until it is all acked
-  ASSERT_TRUE(s->append(SpoolKind::Logs, 7, payload(3)));
+  ASSERT_TRUE(s->append(Signal::Logs, 7, payload(3)));
   auto e = s->front();
   ASSERT_TRUE(e);
   EXPECT_EQ(e->points, 11u);
@@ -87,17 +87,17 @@ TEST(Spool, NothingIsReplayedTwiceAfterAPopAndAReopen) {
   uint64_t last_seq = 0;
   {
     auto s = Spool::open(dir, 1 << 20);
-    for (int i = 0; i < 4; ++i) s->append(SpoolKind::Metrics, 1, payload(i));
+    for (int i = 0; i < 4; ++i) s->append(Signal::Metrics, 1, payload(i));
     auto got = drain(*s);
     ASSERT_EQ(got.size(), 4u);
-    s->append(SpoolKind::Metrics, 1, payload(4));
+    s->append(Signal::Metrics, 1, payload(4));
     last_seq = s->front()->seq;
     s->pop_front(last_seq);
   }
   {
     auto s = Spool::open(dir, 1 << 20);
     EXPECT_FALSE(s->front());
-    s->append(SpoolKind::Metrics, 1, payload(5));
+    s->append(Signal::Metrics, 1, payload(5));
     auto e = s->front();
     ASSERT_TRUE(e);
     EXPECT_GT(e->seq, last_seq) << "numbers continue past the acknowledged ones even with no segment left";
@@ -112,7 +112,7 @@ TEST(Spool, ATornTailIsCutOffCountedAndAppendingGoesOn) {
   std::string dir = tmp.file("spool");
   {
     auto s = Spool::open(dir, 1 << 20);
-    for (int i = 0; i < 3; ++i) s->append(SpoolKind::Metrics, 1, payload(i));
+    for (int i = 0; i < 3; ++i) s->append(Signal::Metrics, 1, payload(i));
   }
   auto segs = segments(dir);
   ASSERT_EQ(segs.size(), 1u);
@@ -122,7 +122,7 @@ TEST(Spool, ATornTailIsCutOffCountedAndAppendingGoesOn) {
     EXPECT_EQ(s->stats().corrupt_tails, 1u);
     EXPECT_EQ(s->stats().entries, 2u);
     EXPECT_EQ(fs::file_size(segs[0]), 2 * kFrame) << "the torn bytes are truncated away";
-    s->append(SpoolKind::Metrics, 1, payload(9));
+    s->append(Signal::Metrics, 1, payload(9));
   }
   auto s = Spool::open(dir, 1 << 20);
   EXPECT_EQ(s->stats().corrupt_tails, 0u);
@@ -134,7 +134,7 @@ TEST(Spool, ACorruptCrcStopsItsSegmentThereAndIsCounted) {
   std::string dir = tmp.file("spool");
   {
     auto s = Spool::open(dir, 1 << 20);
-    for (int i = 0; i < 3; ++i) s->append(SpoolKind::Metrics, 1, payload(i));
+    for (int i = 0; i < 3; ++i) s->append(Signal::Metrics, 1, payload(i));
   }
   auto segs = segments(dir);
   ASSERT_EQ(segs.size(), 1u);
@@ -151,7 +151,7 @@ TEST(Spool, ACorruptEntryDoesNotCostTheSegmentsAfterIt) {
   uint64_t max = 10 * kFrame;
   {
     auto s = Spool::open(dir, max);
-    for (int i = 0; i < 3; ++i) s->append(SpoolKind::Metrics, 1, payload(i));
+    for (int i = 0; i < 3; ++i) s->append(Signal::Metrics, 1, payload(i));
   }
   auto segs = segments(dir);
   ASSERT_EQ(segs.size(), 3u);
@@ -166,7 +166,7 @@ TEST(Spool, WhenFullTheOldestAreDroppedAndTheirPointsCounted) {
   std::string dir = tmp.file("spool");
   uint64_t max = 5 * kFrame;  // five entries, one per segment
   auto s = Spool::open(dir, max);
-  for (int i = 0; i < 8; ++i) ASSERT_TRUE(s->append(SpoolKind::Metrics, static_cast<uint64_t>(i + 1), payload(i)));
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(s->append(Signal::Metrics, static_cast<uint64_t>(i + 1), payload(i)));
   auto st = s->stats();
   EXPECT_EQ(st.entries, 5u);
   EXPECT_LE(st.bytes, max);
@@ -182,8 +182,8 @@ TEST(Spool, AnEntryLargerThanTheWholeSpoolIsRefusedAndCounted) {
   TempDir tmp;
   std::string dir = tmp.file("spool");
   auto s = Spool::open(dir, 4 * kFrame);
-  s->append(SpoolKind::Logs, 1, payload(0));
-  EXPECT_FALSE(s->append(SpoolKind::Logs, 42, std::string(4 * kFrame, 'x')));
+  s->append(Signal::Logs, 1, payload(0));
+  EXPECT_FALSE(s->append(Signal::Logs, 42, std::string(4 * kFrame, 'x')));
   auto st = s->stats();
   EXPECT_EQ(st.refused_entries, 1u);
   EXPECT_EQ(st.dropped_entries, 1u);
@@ -195,10 +195,10 @@ TEST(Spool, APopOfAnEntryDroppedMeanwhileAcknowledgesNothing) {
   TempDir tmp;
   std::string dir = tmp.file("spool");
   auto s = Spool::open(dir, 3 * kFrame);
-  for (int i = 0; i < 3; ++i) s->append(SpoolKind::Metrics, 1, payload(i));
+  for (int i = 0; i < 3; ++i) s->append(Signal::Metrics, 1, payload(i));
   auto sending = s->front();
   ASSERT_EQ(sending->bytes, payload(0));
-  s->append(SpoolKind::Metrics, 1, payload(3));  // full: entry 0 is dropped while it is being sent
+  s->append(Signal::Metrics, 1, payload(3));  // full: entry 0 is dropped while it is being sent
   s->pop_front(sending->seq);
   EXPECT_EQ(drain(*s), (std::vector<std::string>{payload(1), payload(2), payload(3)}));
 }
@@ -211,8 +211,8 @@ TEST(Spool, TheOldestEntrysAppendTimeGivesTheAge) {
   auto before =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count();
-  s->append(SpoolKind::Metrics, 1, payload(0));
-  s->append(SpoolKind::Metrics, 1, payload(1));
+  s->append(Signal::Metrics, 1, payload(0));
+  s->append(Signal::Metrics, 1, payload(1));
   int64_t oldest = s->stats().oldest_unix_ms;
   EXPECT_GE(oldest, before);
   EXPECT_LE(oldest, before + 60000);
@@ -225,7 +225,7 @@ TEST(Spool, ANewDirectoryIs0700AndItsFiles0600) {
   TempDir tmp;
   std::string dir = tmp.file("spool");
   auto s = Spool::open(dir, 1 << 20);
-  s->append(SpoolKind::Metrics, 1, payload(0));
+  s->append(Signal::Metrics, 1, payload(0));
   EXPECT_EQ(fs::status(dir).permissions() & fs::perms::all, fs::perms::owner_all);
   for (const auto& e : fs::directory_iterator(dir))
     EXPECT_EQ(fs::status(e.path()).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write)
@@ -271,7 +271,7 @@ TEST(Spool, ALowerMaxBytesOnReopenDropsTheOldest) {
   std::string dir = tmp.file("spool");
   {
     auto s = Spool::open(dir, 16 * kFrame);  // one entry per segment
-    for (int i = 0; i < 6; ++i) s->append(SpoolKind::Metrics, 2, payload(i));
+    for (int i = 0; i < 6; ++i) s->append(Signal::Metrics, 2, payload(i));
   }
   auto s = Spool::open(dir, 4 * kFrame);
   EXPECT_EQ(s->stats().dropped_entries, 2u);
@@ -279,5 +279,74 @@ TEST(Spool, ALowerMaxBytesOnReopenDropsTheOldest) {
   EXPECT_EQ(drain(*s), (std::vector<std::string>{payload(2), payload(3), payload(4), payload(5)}));
 }
 
+TEST(Spool, AnEntryInPartsReadsBackAsTheirConcatenationWithOneCrc) {
+  TempDir tmp;
+  std::string dir = tmp.file("spool");
+  std::vector<std::string> parts = {"first-", "", "second-", std::string(70000, 'z')};
+  {
+    auto s = Spool::open(dir, 1 << 20);
+    ASSERT_TRUE(s->append(Signal::Traces, 5, parts, Spool::Sync::Later));
+    s->sync();
+  }
+  auto s = Spool::open(dir, 1 << 20);  // read back from disk, CRC checked by open() and again by front()
+  auto e = s->front();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->signal, Signal::Traces);
+  EXPECT_EQ(e->bytes, "first-second-" + std::string(70000, 'z'));
+  EXPECT_EQ(s->stats().corrupt_tails, 0u);
+}
+
+TEST(Spool, FrontBatchTakesConsecutiveEntriesOfOneSignalWithinItsBounds) {
+  TempDir tmp;
+  auto s = Spool::open(tmp.file("spool"), 1 << 20);
+  for (int i = 0; i < 4; ++i) s->append(Signal::Metrics, 10, payload(i));
+  s->append(Signal::Logs, 1, payload(4));
+  s->append(Signal::Metrics, 10, payload(5));
+  EXPECT_EQ(s->stats().points, 51u);
+
+  auto batch = s->front_batch(30, 1 << 20);  // three of 10 points fit, the fourth would pass 30
+  ASSERT_EQ(batch.size(), 3u);
+  EXPECT_EQ(batch[2].bytes, payload(2));
+  batch = s->front_batch(1000, 2 * 100);  // by bytes: two payloads of 100
+  ASSERT_EQ(batch.size(), 2u);
+  batch = s->front_batch(1, 1);  // always at least the front, whatever the bounds
+  ASSERT_EQ(batch.size(), 1u);
+
+  s->pop_through(s->front_batch(1000, 1 << 20).back().seq);  // the four metrics entries, up to the logs one
+  EXPECT_EQ(s->stats().entries, 2u);
+  EXPECT_EQ(s->stats().points, 11u);
+  batch = s->front_batch(1000, 1 << 20);
+  ASSERT_EQ(batch.size(), 1u) << "a batch never mixes signals";
+  EXPECT_EQ(batch[0].signal, Signal::Logs);
+  s->pop_through(batch[0].seq);
+  s->pop_through(batch[0].seq);  // acknowledged already: nothing more is popped
+  EXPECT_EQ(drain(*s), std::vector<std::string>{payload(5)});
+}
+
+TEST(Spool, AnEntryOfAnUnknownKindIsSkippedAndCountedNotSent) {
+  TempDir tmp;
+  std::string dir = tmp.file("spool");
+  {
+    auto s = Spool::open(dir, 1 << 20);
+    s->append(Signal::Metrics, 1, payload(0));
+  }
+  // A frame whose kind this build does not know (a later version's), with a valid CRC, before a good one.
+  FrameHeader h;
+  h.kind = 9;
+  h.points = 3;
+  h.seq = 2;
+  std::string frame = encode_frame(h, payload(1));
+  {
+    std::ofstream f(segments(dir)[0], std::ios::app | std::ios::binary);
+    f << frame;
+  }
+  {
+    auto s = Spool::open(dir, 1 << 20);
+    s->append(Signal::Metrics, 1, payload(2));
+    EXPECT_EQ(drain(*s), (std::vector<std::string>{payload(0), payload(2)}));
+    EXPECT_EQ(s->stats().corrupt_entries, 1u);
+  }
+}
+
 }  // namespace
-}  // namespace gcm::agent
+}  // namespace gcm::otlp

@@ -6,10 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
-namespace gcm::agent {
+namespace gcm::otlp {
 
 inline constexpr size_t kFrameHeaderBytes = 37;
 inline constexpr uint32_t kFrameMagic = 0x31505347;  // "GSP1" little-endian
@@ -23,6 +24,8 @@ struct FrameHeader {
   uint32_t crc = 0;  // over the first 33 header bytes and the payload
 };
 
+// The header of a frame whose payload is `payload`'s pieces one after the other (h.length and h.crc are computed).
+std::string encode_frame_header(const FrameHeader& h, std::span<const std::string_view> payload);
 // Header and payload, ready to append.
 std::string encode_frame(const FrameHeader& h, std::string_view payload);
 // The header in `bytes` (at least kFrameHeaderBytes), or nullopt when its magic is wrong or its length exceeds
@@ -30,4 +33,4 @@ std::string encode_frame(const FrameHeader& h, std::string_view payload);
 std::optional<FrameHeader> decode_frame_header(std::string_view bytes, uint64_t max_payload);
 bool frame_crc_ok(const FrameHeader& h, std::string_view header_bytes, std::string_view payload);
 
-}  // namespace gcm::agent
+}  // namespace gcm::otlp

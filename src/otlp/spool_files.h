@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
-namespace gcm::agent {
+namespace gcm::otlp {
 
 // Creates `dir` (0700; parents as needed) when missing; refuses a symlink, a non-directory, a directory owned by
 // another user or writable by group or others.
@@ -20,8 +22,9 @@ int open_spool_file(const std::string& path, int flags);
 int lock_spool_dir(const std::string& dir);
 void replace_file_durably(const std::string& dir, const std::string& name, const std::string& text);
 void fsync_dir(const std::string& dir);
-// Writes all of `bytes` at the end of fd (retrying short writes) and fdatasyncs.
-void append_durably(int fd, const std::string& path, const std::string& bytes);
+// Writes all of `pieces`, one after the other, at the end of fd (retrying short writes), and fdatasyncs when `sync`.
+void append_pieces(int fd, const std::string& path, std::span<const std::string_view> pieces, bool sync);
+void sync_file(int fd, const std::string& path);
 // The whole content of an open file.
 std::string read_all(int fd, const std::string& path);
 
@@ -32,4 +35,4 @@ std::string segment_name(uint64_t first_seq);
 // First sequence numbers of the segments in `dir`, ascending; other names are ignored.
 std::vector<uint64_t> list_segments(const std::string& dir);
 
-}  // namespace gcm::agent
+}  // namespace gcm::otlp

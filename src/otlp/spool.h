@@ -1,37 +1,41 @@
-// The agent's on-disk spool: a bounded, durable FIFO of opaque entries (encoded OTLP export requests) that keeps
-// windows while the backend is down and gives them back oldest first.
+// The on-disk spool of OTLP delivery (otlp/delivery.h): a bounded, durable FIFO of encoded OTLP export requests that
+// keeps them while the receiver is down and gives them back oldest first. The agent's windows and the processor's
+// batches wait in it alike.
 //
-// Layout of the directory (0700, owned by the agent's user, writable by no one else):
+// Layout of the directory (0700, owned by the process's user, writable by no one else):
 //   seg-<first seq, 20 digits>.log  append-only segments of framed entries (spool_format.h)
 //   ack                             the sequence number of the last entry delivered or dropped, replaced atomically
-//   lock                            flock'ed while open, so two agents never share a spool
+//   lock                            flock'ed while open, so two processes never share a spool
 // The ack file is the only truth about what was delivered: an entry is live when its seq is above it. Segments whose
 // entries are all acknowledged are garbage and deleted after the ack is durable, so a crash between the two leaves
 // a segment that the next open deletes, never one that is replayed.
 //
 // What survives what:
-//   - kill -9: every append() that returned (its bytes are in the page cache); the window being written when the
-//     process died may be torn, and open() truncates it. A pop_front() that returned is never replayed; a request
-//     sent but not yet acknowledged is sent again (at-least-once).
-//   - power cut: the same, since append() and pop_front() fdatasync before returning.
+//   - kill -9: every append() that returned (its bytes are in the page cache); the entry being written when the
+//     process died may be torn, and open() truncates it. A pop that returned is never replayed; a request sent but
+//     not yet acknowledged is sent again (at-least-once).
+//   - power cut: the same for every append made with Sync::Now or followed by a sync(), since they and the pops
+//     fdatasync before returning; an append made with Sync::Later since the last sync() may be lost.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <spdlog/logger.h>
 
-namespace gcm::agent {
+#include "otlp/signal.h"
 
-enum class SpoolKind : uint8_t { Metrics = 1, Logs = 2 };
+namespace gcm::otlp {
 
 struct SpoolEntry {
   uint64_t seq = 0;  // strictly increasing over the spool's life, across restarts
-  SpoolKind kind = SpoolKind::Metrics;
+  Signal signal = Signal::Metrics;
   uint64_t points = 0;           // data points or log records in the request
   int64_t appended_unix_ms = 0;  // wall clock when appended, for the spool's age
   std::string bytes;             // the serialized request
@@ -39,6 +43,7 @@ struct SpoolEntry {
 
 struct SpoolStats {
   uint64_t entries = 0;          // live (unacknowledged) entries
+  uint64_t points = 0;           // their points
   uint64_t bytes = 0;            // bytes of the segment files on disk (what max_bytes bounds)
   int64_t oldest_unix_ms = 0;    // append time of the oldest live entry; 0 when empty
   uint64_t dropped_entries = 0;  // oldest entries dropped for room, and entries refused as larger than max_bytes
@@ -62,14 +67,27 @@ class Spool {
   Spool(const Spool&) = delete;
   Spool& operator=(const Spool&) = delete;
 
-  // Appends durably; drops the oldest entries first when the entry would not fit. Returns false (and counts it)
-  // when the entry alone is larger than max_bytes. Throws SpoolError on an I/O failure.
-  bool append(SpoolKind kind, uint64_t points, const std::string& bytes);
+  enum class Sync { Now, Later };
+  // Appends one entry whose bytes are `parts` one after the other (one request, or requests that concatenate into
+  // one); drops the oldest entries first when it would not fit. Sync::Now returns once it is on disk (fdatasync);
+  // Sync::Later once the kernel has it, which a kill -9 does not lose, and sync() makes it durable. Returns false
+  // (and counts it) when the entry alone is larger than max_bytes. Throws SpoolError on an I/O failure.
+  bool append(Signal signal, uint64_t points, std::span<const std::string> parts, Sync sync = Sync::Now);
+  bool append(Signal signal, uint64_t points, const std::string& bytes, Sync sync = Sync::Now) {
+    return append(signal, points, std::span<const std::string>(&bytes, 1), sync);
+  }
+  // Makes every append so far durable.
+  void sync();
   // The oldest live entry, read from disk; nullopt when empty.
   std::optional<SpoolEntry> front();
+  // The oldest live entries of the front's signal, in order, as many as fit in max_points and max_bytes (always at
+  // least the front): sent together as one request, then acknowledged with pop_through. Empty when the spool is.
+  std::vector<SpoolEntry> front_batch(uint64_t max_points, uint64_t max_bytes);
   // Acknowledges the entry `seq` that front() returned, durably. A no-op when that entry is no longer the front
   // (dropped for room meanwhile), so a pop never acknowledges an entry that was not sent.
   void pop_front(uint64_t seq);
+  // Acknowledges every live entry up to and including `seq`, durably, as one ack.
+  void pop_through(uint64_t seq);
   SpoolStats stats() const;
   const std::string& dir() const;
 
@@ -81,4 +99,4 @@ class Spool {
   std::unique_ptr<State> s_;
 };
 
-}  // namespace gcm::agent
+}  // namespace gcm::otlp

@@ -1,4 +1,4 @@
-#include "agent/spool.h"
+#include "otlp/spool.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,11 +12,11 @@
 
 #include <fmt/format.h>
 
-#include "agent/spool_files.h"
-#include "agent/spool_format.h"
+#include "otlp/spool_files.h"
+#include "otlp/spool_format.h"
 #include "core/private_file.h"
 
-namespace gcm::agent {
+namespace gcm::otlp {
 
 namespace {
 
@@ -30,6 +30,13 @@ struct Slot {
   uint64_t points;
   int64_t appended_unix_ms;
 };
+
+// On disk a signal is 1 + its value (metrics 1, logs 2, traces 3): the agent's spools from before traces read alike.
+uint8_t kind_byte(Signal s) { return static_cast<uint8_t>(static_cast<uint8_t>(s) + 1); }
+std::optional<Signal> signal_of_kind(uint8_t kind) {
+  if (kind < 1 || kind > kSignalCount) return std::nullopt;
+  return static_cast<Signal>(kind - 1);
+}
 
 int64_t now_unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -50,6 +57,15 @@ struct Spool::State {
   uint64_t read_segment = 0;
   std::map<uint64_t, uint64_t> segment_sizes;  // first seq -> bytes on disk
   std::deque<Slot> live;
+  uint64_t live_points = 0;  // the points of `live`, kept beside it (every push and pop goes through these two)
+  void push_live(const Slot& slot) {
+    live.push_back(slot);
+    live_points += slot.points;
+  }
+  void pop_live() {
+    live_points -= live.front().points;
+    live.pop_front();
+  }
   uint64_t acked = 0;
   uint64_t next_seq = 1;
   uint64_t disk_bytes = 0;
@@ -69,6 +85,9 @@ struct Spool::State {
   void drop_oldest_segment();
   void start_segment();
   std::optional<SpoolEntry> read_front();
+  std::optional<SpoolEntry> read_slot(const Slot& s);
+  void skip_front(const char* why);
+  void pop_through(uint64_t seq);
 };
 
 void Spool::State::read_ack() {
@@ -121,7 +140,7 @@ void Spool::State::scan_segment(uint64_t segment, uint64_t& last_seq) {
       break;
     }
     last_seq = h->seq;
-    if (h->seq > acked) live.push_back({h->seq, segment, at, h->length, h->kind, h->points, h->appended_unix_ms});
+    if (h->seq > acked) push_live({h->seq, segment, at, h->length, h->kind, h->points, h->appended_unix_ms});
     at += kFrameHeaderBytes + h->length;
   }
   ::close(fd);
@@ -168,7 +187,7 @@ void Spool::State::drop_oldest_segment() {
     ++entries;
     points += live.front().points;
     last = live.front().seq;
-    live.pop_front();
+    pop_live();
   }
   counters.dropped_entries += entries;
   counters.dropped_points += points;
@@ -189,32 +208,51 @@ void Spool::State::start_segment() {
   fsync_dir(dir);  // the new name survives a power cut along with the entry about to be synced into it
 }
 
+// The entry in `s`, read back and checked; nullopt when it no longer reads back intact.
+std::optional<SpoolEntry> Spool::State::read_slot(const Slot& s) {
+  if (read_fd < 0 || read_segment != s.segment) {
+    if (read_fd >= 0) ::close(read_fd);
+    read_fd = -1;
+    read_fd = open_spool_file(path_of(s.segment), O_RDONLY);
+    read_segment = s.segment;
+  }
+  auto signal = signal_of_kind(s.kind);
+  std::string buf(kFrameHeaderBytes + s.length, '\0');
+  ssize_t n = ::pread(read_fd, buf.data(), buf.size(), static_cast<off_t>(s.offset));
+  std::string_view v(buf);
+  auto h = n == static_cast<ssize_t>(buf.size()) ? decode_frame_header(v, UINT32_MAX) : std::nullopt;
+  if (!signal || !h || h->seq != s.seq ||
+      !frame_crc_ok(*h, v.substr(0, kFrameHeaderBytes), v.substr(kFrameHeaderBytes)))
+    return std::nullopt;
+  buf.erase(0, kFrameHeaderBytes);
+  return SpoolEntry{s.seq, *signal, s.points, s.appended_unix_ms, std::move(buf)};
+}
+
+// Changed on disk since open() checked it, or of a kind this build does not send: skipped rather than sent as
+// garbage or left to stall the queue.
+void Spool::State::skip_front(const char* why) {
+  const Slot& s = live.front();
+  ++counters.corrupt_entries;
+  if (log) log->error("spool: entry {} in '{}' {}; skipped", s.seq, path_of(s.segment), why);
+  uint64_t seq = s.seq;
+  pop_live();
+  write_ack(seq);
+  delete_dead_segments();
+}
+
 std::optional<SpoolEntry> Spool::State::read_front() {
   while (!live.empty()) {
-    const Slot& s = live.front();
-    if (read_fd < 0 || read_segment != s.segment) {
-      if (read_fd >= 0) ::close(read_fd);
-      read_fd = -1;
-      read_fd = open_spool_file(path_of(s.segment), O_RDONLY);
-      read_segment = s.segment;
-    }
-    std::string buf(kFrameHeaderBytes + s.length, '\0');
-    ssize_t n = ::pread(read_fd, buf.data(), buf.size(), static_cast<off_t>(s.offset));
-    std::string_view v(buf);
-    auto h = n == static_cast<ssize_t>(buf.size()) ? decode_frame_header(v, UINT32_MAX) : std::nullopt;
-    if (h && h->seq == s.seq && frame_crc_ok(*h, v.substr(0, kFrameHeaderBytes), v.substr(kFrameHeaderBytes))) {
-      buf.erase(0, kFrameHeaderBytes);
-      return SpoolEntry{s.seq, static_cast<SpoolKind>(s.kind), s.points, s.appended_unix_ms, std::move(buf)};
-    }
-    // Changed on disk since open() checked it: skip it rather than send garbage or stall the queue.
-    ++counters.corrupt_entries;
-    if (log) log->error("spool: entry {} in '{}' no longer reads back intact; skipped", s.seq, path_of(s.segment));
-    uint64_t seq = s.seq;
-    live.pop_front();
-    write_ack(seq);
-    delete_dead_segments();
+    if (auto e = read_slot(live.front())) return e;
+    skip_front(signal_of_kind(live.front().kind) ? "no longer reads back intact" : "has an unknown kind");
   }
   return std::nullopt;
+}
+
+void Spool::State::pop_through(uint64_t seq) {
+  if (live.empty() || live.front().seq > seq) return;
+  while (!live.empty() && live.front().seq <= seq) pop_live();
+  write_ack(seq);
+  delete_dead_segments();
 }
 
 std::unique_ptr<Spool> Spool::open(const std::string& dir, uint64_t max_bytes, std::shared_ptr<spdlog::logger> log) {
@@ -239,30 +277,34 @@ std::unique_ptr<Spool> Spool::open(const std::string& dir, uint64_t max_bytes, s
 Spool::Spool(std::unique_ptr<State> state) : s_(std::move(state)) {}
 Spool::~Spool() = default;
 
-bool Spool::append(SpoolKind kind, uint64_t points, const std::string& bytes) {
+bool Spool::append(Signal signal, uint64_t points, std::span<const std::string> parts, Sync sync) {
   std::lock_guard lock(mu_);
   State& s = *s_;
-  uint64_t frame_bytes = kFrameHeaderBytes + bytes.size();
-  if (frame_bytes > s.max_bytes || bytes.size() > UINT32_MAX) {
+  uint64_t length = 0;
+  for (const auto& p : parts) length += p.size();
+  uint64_t frame_bytes = kFrameHeaderBytes + length;
+  if (frame_bytes > s.max_bytes || length > UINT32_MAX) {
     ++s.counters.refused_entries;
     ++s.counters.dropped_entries;
     s.counters.dropped_points += points;
     if (s.log)
       s.log->error("spool: an entry of {} bytes ({} points) is larger than the spool's max_bytes ({}); dropped",
-                   bytes.size(), points, s.max_bytes);
+                   length, points, s.max_bytes);
     return false;
   }
   while (s.disk_bytes + frame_bytes > s.max_bytes && !s.live.empty()) s.drop_oldest_segment();
   if (s.active_fd < 0 || s.segment_sizes[s.active_segment] >= s.segment_bytes) s.start_segment();
   FrameHeader h;
-  h.kind = static_cast<uint8_t>(kind);
+  h.kind = kind_byte(signal);
   h.points = points;
   h.seq = s.next_seq;
   h.appended_unix_ms = now_unix_ms();
-  std::string frame = encode_frame(h, bytes);
+  std::vector<std::string_view> payload(parts.begin(), parts.end());
+  std::string header = encode_frame_header(h, payload);
+  payload.insert(payload.begin(), header);
   uint64_t offset = s.segment_sizes[s.active_segment];
   try {
-    append_durably(s.active_fd, s.path_of(s.active_segment), frame);
+    append_pieces(s.active_fd, s.path_of(s.active_segment), payload, sync == Sync::Now);
   } catch (const SpoolError&) {
     // Cut a partial frame off, so the entries appended after it stay readable; failing that, the next append
     // starts a new segment and open() will cut this one at the partial frame.
@@ -273,12 +315,16 @@ bool Spool::append(SpoolKind kind, uint64_t points, const std::string& bytes) {
     }
     throw;
   }
-  s.live.push_back(
-      {h.seq, s.active_segment, offset, static_cast<uint32_t>(bytes.size()), h.kind, points, h.appended_unix_ms});
-  s.segment_sizes[s.active_segment] += frame.size();
-  s.disk_bytes += frame.size();
+  s.push_live({h.seq, s.active_segment, offset, static_cast<uint32_t>(length), h.kind, points, h.appended_unix_ms});
+  s.segment_sizes[s.active_segment] += frame_bytes;
+  s.disk_bytes += frame_bytes;
   ++s.next_seq;
   return true;
+}
+
+void Spool::sync() {
+  std::lock_guard lock(mu_);
+  if (s_->active_fd >= 0) sync_file(s_->active_fd, s_->path_of(s_->active_segment));
 }
 
 std::optional<SpoolEntry> Spool::front() {
@@ -286,19 +332,45 @@ std::optional<SpoolEntry> Spool::front() {
   return s_->read_front();
 }
 
+std::vector<SpoolEntry> Spool::front_batch(uint64_t max_points, uint64_t max_bytes) {
+  std::lock_guard lock(mu_);
+  State& s = *s_;
+  std::vector<SpoolEntry> out;
+  auto first = s.read_front();
+  if (!first) return out;
+  uint64_t points = first->points, bytes = first->bytes.size();
+  out.push_back(std::move(*first));
+  for (size_t i = 1; i < s.live.size(); ++i) {
+    const Slot& next = s.live[i];
+    if (next.kind != kind_byte(out.front().signal) || points + next.points > max_points ||
+        bytes + next.length > max_bytes)
+      break;
+    auto e = s.read_slot(next);
+    if (!e) break;  // the next call skips it when it is the front
+    points += e->points;
+    bytes += e->bytes.size();
+    out.push_back(std::move(*e));
+  }
+  return out;
+}
+
 void Spool::pop_front(uint64_t seq) {
   std::lock_guard lock(mu_);
   State& s = *s_;
   if (s.live.empty() || s.live.front().seq != seq) return;
-  s.live.pop_front();
-  s.write_ack(seq);
-  s.delete_dead_segments();
+  s.pop_through(seq);
+}
+
+void Spool::pop_through(uint64_t seq) {
+  std::lock_guard lock(mu_);
+  s_->pop_through(seq);
 }
 
 SpoolStats Spool::stats() const {
   std::lock_guard lock(mu_);
   SpoolStats out = s_->counters;
   out.entries = s_->live.size();
+  out.points = s_->live_points;
   out.bytes = s_->disk_bytes;
   out.oldest_unix_ms = s_->live.empty() ? 0 : s_->live.front().appended_unix_ms;
   return out;
@@ -306,4 +378,4 @@ SpoolStats Spool::stats() const {
 
 const std::string& Spool::dir() const { return s_->dir; }
 
-}  // namespace gcm::agent
+}  // namespace gcm::otlp
