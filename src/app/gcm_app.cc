@@ -17,6 +17,9 @@ namespace gcm {
 
 namespace {
 
+const char* const kGcmDescription =
+    "GCM: GPU cluster monitoring. Collectors turn Slurm's and the hosts' state into records for a sink.";
+
 // The command named on the command line (its first word that is not an option or --config's value). Only that
 // command's options are built: building every collector's options was most of the start-up of `gcm prolog`, which
 // runs before every job. No name, or one that is not a command, builds them all, for --help and the error message.
@@ -34,6 +37,35 @@ std::string_view named_command(int argc, char** argv) {
   return {};
 }
 
+// The options gcm itself takes, before the command's name.
+struct GcmRootOptions {
+  std::optional<std::string> config_path;
+  bool detach = false;
+};
+
+void add_gcm_root_options(CLI::App& app, OptionBinder& root, GcmRootOptions& o) {
+  app.name("gcm");
+  app.option_defaults()->always_capture_default(false);
+  app.footer(fmt::format("GCM Version: {}", GCM_VERSION));
+  app.add_option("--config", o.config_path,
+                 "TOML config file: [gcm.<subcommand>] tables keyed by parameter name (default: "
+                 "/etc/gcm/config.toml, else /etc/fb-gcm/config.toml)");
+  root.flag("-d,--detach", "detach", o.detach,
+            "Run in the background, detached from the terminal (collectors, slurm_processor; not the prolog, epilog "
+            "or healthcheck suites, whose exit status Slurm reads).");
+  app.set_version_flag("--version", fmt::format("gcm, version {}", GCM_VERSION));
+}
+
+void visit_gcm_subcommands(const std::vector<std::string>& path, const CLI::App& app,
+                       const std::function<void(const std::vector<std::string>&, const CLI::App&)>& fn) {
+  fn(path, app);
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    std::vector<std::string> sub_path = path;
+    sub_path.push_back(sub->get_name());
+    visit_gcm_subcommands(sub_path, *sub, fn);
+  }
+}
+
 struct Chosen {
   CLI::App* app = nullptr;
   CommandRunner runner;   // a command with options
@@ -43,20 +75,12 @@ struct Chosen {
 }  // namespace
 
 int gcm_main(int argc, char** argv) {
-  CLI::App app{"GCM: GPU cluster monitoring. Collectors turn Slurm's and the hosts' state into records for a sink."};
-  app.name("gcm");
-  app.option_defaults()->always_capture_default(false);
-  app.footer(fmt::format("GCM Version: {}", GCM_VERSION));
-  std::optional<std::string> config_path;
-  bool detach_flag = false;
+  CLI::App app{kGcmDescription};
+  GcmRootOptions root_options;
   OptionBinder root(app);
-  app.add_option("--config", config_path,
-                 "TOML config file: [gcm.<subcommand>] tables keyed by parameter name (default: "
-                 "/etc/gcm/config.toml, else /etc/fb-gcm/config.toml)");
-  root.flag("-d,--detach", "detach", detach_flag,
-            "Run in the background, detached from the terminal (collectors, slurm_processor; not the prolog, epilog "
-            "or healthcheck suites, whose exit status Slurm reads).");
-  app.set_version_flag("--version", fmt::format("gcm, version {}", GCM_VERSION));
+  add_gcm_root_options(app, root, root_options);
+  std::optional<std::string>& config_path = root_options.config_path;
+  bool& detach_flag = root_options.detach;
 
   std::string named(named_command(argc, argv));
   // `gcm --help <command>` is the root's help, as click's eager --help gives it, with every command in it (CLI11
@@ -120,6 +144,20 @@ int gcm_main(int argc, char** argv) {
   } catch (const ConfigError& e) {
     return usage_error(e.what());
   }
+}
+
+void visit_gcm_command_lines(const std::function<void(const std::vector<std::string>& path, const CLI::App& app)>& fn) {
+  CLI::App app{kGcmDescription};
+  GcmRootOptions root_options;
+  OptionBinder root(app);
+  add_gcm_root_options(app, root, root_options);
+  std::vector<CommandRunner> runners;  // they own the variables the options write to
+  for (const auto& [name, spec] : app_command_registry()) {
+    CLI::App* sub = app.add_subcommand(name, spec.help);
+    if (spec.setup) runners.push_back(spec.setup(*sub));
+  }
+  one_value_per_occurrence(app);
+  visit_gcm_subcommands({}, app, fn);
 }
 
 }  // namespace gcm

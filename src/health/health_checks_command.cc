@@ -45,6 +45,11 @@ struct CheckCommand {
   std::unique_ptr<health::HealthCheck> check;
 };
 
+// Added after the check's own options. GCM declares a check's own options after the common ones, and click gives a
+// short name declared twice to the option declared last: check-path-access-by-user's `-o/--operation` takes -o from
+// the telemetry `-o/--sink-opt`, so GCM's `... -p /data -o read` checks read access. Here --sink-opt keeps only its
+// long name where the check took -o (CLI11 refuses the second -o before it adds anything). A try rather than a
+// look-up first: the look-up would put CLI11's name matching on every check's start-up path.
 void add_common_options(CheckCommand& c) {
   OptionBinder& b = *c.binder;
   b.option("cluster", "cluster", c.cluster, "Cluster name (telemetry cluster and derived_cluster).");
@@ -59,7 +64,15 @@ void add_common_options(CheckCommand& c) {
   b.flag("--stdout", "stdout", c.log_stdout, "Write internal logs to stdout instead of the log file.");
   b.option("--sink", "sink", c.sink, fmt::format("Where the telemetry record goes: {}.", sink_names()))
       ->capture_default_str();
-  b.option("-o,--sink-opt", "sink_opts", c.sink_opts, "Sink option key=value; repeat for several.");
+  try {
+    b.option("-o,--sink-opt", "sink_opts", c.sink_opts, "Sink option key=value; repeat for several.");
+  } catch (const CLI::OptionAlreadyAdded&) {
+    const CLI::Option* owner = c.app->get_option_no_throw("-o");
+    b.option("--sink-opt", "sink_opts", c.sink_opts,
+             fmt::format("Sink option key=value; repeat for several. -o is this check's {}, as in GCM: give sink "
+                         "options as --sink-opt.",
+                         owner ? owner->get_name() : "own option"));
+  }
   b.flag("--verbose-out", "verbose_out", c.verbose_out, "Always print the result line, with its message.");
   b.flag("--heterogeneous-cluster-v1", "heterogeneous_cluster_v1", c.heterogeneous,
          "derived_cluster = CLUSTER.<hostname up to its first '-'>.");
@@ -149,8 +162,8 @@ struct HealthChecksCli {
       c->app = parent->add_subcommand(spec.path.back(), spec.help);
       c->binder = std::make_unique<OptionBinder>(*c->app);
       if (only) {
+        c->check = spec.setup(*c->binder);  // first: a short name both declare is the check's (add_common_options)
         add_common_options(*c);
-        c->check = spec.setup(*c->binder);
       }
       commands.push_back(std::move(c));
     }
@@ -158,12 +171,11 @@ struct HealthChecksCli {
     one_value_per_occurrence(app);
   }
 
-  // Parses the words after the program name (throws CLI::ParseError and the help/version calls).
+  // Parses the words after the program name (throws CLI::ParseError and the help/version calls). CLI11 takes the
+  // words in reverse order.
   void parse(const std::vector<std::string>& words) {
-    // The reference spells cuda memtest's option "-gpu" (one dash, three letters), which CLI11 would read as -g -p
-    // -u. CLI11 takes the words in reverse order.
     std::vector<std::string> args;
-    for (auto it = words.rbegin(); it != words.rend(); ++it) args.push_back(*it == "-gpu" ? "--gpu-devices" : *it);
+    for (auto it = words.rbegin(); it != words.rend(); ++it) args.push_back(health_checks_cli_word(*it));
     app.parse(args);
   }
 
@@ -180,6 +192,21 @@ struct HealthChecksCli {
 };
 
 }  // namespace
+
+std::string health_checks_cli_word(const std::string& word) {
+  // The reference spells cuda memtest's option "-gpu" (one dash, three letters), which CLI11 would read as -g -p -u.
+  return word == "-gpu" ? "--gpu-devices" : word;
+}
+
+void visit_health_checks_command_lines(
+    const std::function<void(const std::vector<std::string>& path, const CLI::App& app)>& fn) {
+  fn({}, HealthChecksCli(nullptr).app);
+  for (const auto& spec : health::health_check_registry()) {
+    HealthChecksCli cli(&spec);
+    for (const auto& c : cli.commands)
+      if (c->spec == &spec) fn(spec.path, *c->app);
+  }
+}
 
 ParsedCheckLine parse_health_checks_line(const std::vector<std::string>& words) {
   std::vector<char*> argv = {const_cast<char*>("health_checks")};

@@ -56,5 +56,44 @@ TEST(HostChecksAuth, PasswordAccessCertsCredentials) {
                  WARN, "cannot list");
 }
 
+// GCM's own line (issue 55): the check's -o is --operation, as click resolves GCM's declarations, so `-o read`
+// checks read access; a fake sudo records what it was asked to run. Nagios prints the verdict line only.
+TEST(HostChecksAuth, GcmsPathAccessLineWithDashOChecksReadAccess) {
+  Host h;
+  const std::string asked = h.dir + "/sudo-argv", data = h.dir + "/data", absent = h.dir + "/absent";
+  h.tool("sudo", "echo \"$*\" >> '" + asked + "'\nwhile [ \"$1\" = -u ]; do shift; shift; done\nexec \"$@\"");
+  h.write(data, "x");
+  ::chmod(data.c_str(), 0444);  // readable; writable only by root
+
+  auto readable = h.run({"check-authentication", "check-path-access-by-user", "CLUSTER", "nagios", "-p", data, "-o",
+                         "read", "--sink", "file", "--sink-opt", "file_path=" + h.dir + "/records.json"});
+  EXPECT_EQ(readable.exit_code, OK) << readable.out << readable.err;
+  EXPECT_EQ(readable.out, "OK - check path access\n") << readable.err;
+  auto unreadable =
+      h.run({"check-authentication", "check-path-access-by-user", "CLUSTER", "nagios", "-p", absent, "-o", "read"});
+  EXPECT_EQ(unreadable.exit_code, CRIT) << unreadable.out << unreadable.err;
+  EXPECT_EQ(unreadable.out, "CRITICAL - check path access\n") << unreadable.err;
+  EXPECT_EQ(read_text(asked),
+            "-u root /usr/bin/test -r " + data + "\n" + "-u root /usr/bin/test -r " + absent + "\n");
+  // --sink-opt keeps its long name: the record went to the file it named.
+  json record = json::parse(read_text(h.dir + "/records.json"));
+  EXPECT_EQ(record["health_check"], "check path access");
+  EXPECT_EQ(record["result"], 0);
+  EXPECT_EQ(record["_msg"], "User root can read " + data + ".");
+
+  if (::geteuid() != 0) {  // root reads a file of mode 000; another user cannot
+    ::chmod(data.c_str(), 0);
+    auto denied =
+        h.run({"check-authentication", "check-path-access-by-user", "CLUSTER", "nagios", "-p", data, "-o", "read"});
+    EXPECT_EQ(denied.exit_code, CRIT) << denied.out << denied.err;
+    ::chmod(data.c_str(), 0644);
+  }
+  // -o takes read or write only, as in GCM (a sink option there is a usage error, exit 2).
+  auto sink_option =
+      h.run({"check-authentication", "check-path-access-by-user", "CLUSTER", "nagios", "-p", data, "-o", "a=b"});
+  EXPECT_EQ(sink_option.exit_code, 2);
+  EXPECT_NE(sink_option.err.find("--operation"), std::string::npos) << sink_option.err;
+}
+
 }  // namespace
 }  // namespace gcm::testing

@@ -46,7 +46,8 @@ const bool kAccess = register_simple_check<AccessOpts>(
     [](OptionBinder& b, AccessOpts& o) {
       b.option("-u,--user", "user", o.user, "The user.")->capture_default_str();
       b.option("-p,--path", "path", o.path, "The path.")->required();
-      b.option("--operation", "operation", o.operation, "read or write (no -o: that is --sink-opt here).")
+      b.option("-o,--operation", "operation", o.operation,
+               "read or write. -o is this option, as in GCM; sink options go by their long name, --sink-opt.")
           ->capture_default_str()
           ->check(CLI::IsMember({"read", "write"}));
     },
