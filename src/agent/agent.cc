@@ -1,4 +1,5 @@
 #include "agent/agent.h"
+#include "core/clock.h"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -55,11 +56,6 @@ void on_sighup(int) { g_reload = true; }
 void on_sigusr1(int) { g_run_checks = true; }
 
 using Clock = std::chrono::steady_clock;
-
-int64_t unix_ms_now() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -852,11 +848,6 @@ void Agent::reload(AgentOptions opts) {
 
 void Agent::set_reload_source(std::function<std::optional<AgentOptions>()> source) {
   impl_->reload_source = std::move(source);
-}
-
-std::string Agent::metrics_page() const {
-  std::lock_guard<std::mutex> g(impl_->page_mu);
-  return impl_->page;
 }
 
 int Agent::run() {

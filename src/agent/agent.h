@@ -47,8 +47,6 @@ class Agent {
   // Where new options come from on SIGHUP (the config file read again under the same command line); nullopt when
   // they are bad (the error is logged and the running options stay).
   void set_reload_source(std::function<std::optional<AgentOptions>()> source);
-  // The last rendered /metrics page.
-  std::string metrics_page() const;
 
   struct Impl;
 
@@ -56,7 +54,7 @@ class Agent {
   std::unique_ptr<Impl> impl_;
 };
 
-// Installs the SIGHUP handler; reload_requested() returns true once per signal.
+// Installs the SIGHUP handler; take_reload_request() returns true once per signal.
 void install_reload_handler();
 bool take_reload_request();
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "agent/agent.h"
+#include "core/clock.h"
 #include "agent/agent_options.h"
 #include "agent/agent_state.h"
 #include "core/host_roots.h"
@@ -107,10 +108,7 @@ int run_status(const AgentCommand& c) {
     std::cerr << "Error: no agent state at " << path << " (is `gcm agent` running with --path.run " << dir << "?)\n";
     return 1;
   }
-  int64_t now =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
-  std::cout << (c.status_json ? to_json(*st) : status_text(*st, now));
+  std::cout << (c.status_json ? to_json(*st) : status_text(*st, unix_ms_now()));
   return 0;
 }
 
@@ -136,6 +134,7 @@ int run_agent(AgentCommand& c, const Invocation& inv) {
 
 const bool kAgentCommandRegistered = register_app_command({
     "agent",
+    "The node agent: samples GPUs, judges them against their peers, exports",
     "The node agent: samples every GPU each --collect-interval (per-GPU workers with call timeouts), summarises "
     "windows, follows the kernel log and NVML events for XIDs, attributes GPUs to Slurm jobs, judges each GPU "
     "against its job's other GPUs, serves /metrics, writes a textfile, pushes OTLP through an on-disk spool, and "

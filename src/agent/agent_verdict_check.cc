@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "agent/agent_state.h"
+#include "core/clock.h"
 #include "cli/option_binder.h"
 #include "core/host_roots.h"
 #include "health/check.h"
@@ -40,10 +41,7 @@ class AgentVerdict : public HealthCheck {
       } catch (const std::exception& e) {
         return {ExitCode::WARN, std::string("WARNING: ") + e.what() + "; not failing the node for it"};
       }
-      int64_t now_ms =
-          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-              .count();
-      agent::StateVerdict v = agent::judge_agent_state(state, now_ms, path, stale_windows_);
+      agent::StateVerdict v = agent::judge_agent_state(state, unix_ms_now(), path, stale_windows_);
       return {*exit_code_from_int(v.code), v.message};
     });
   }

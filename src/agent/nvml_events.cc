@@ -1,4 +1,5 @@
 #include "agent/nvml_events.h"
+#include "core/clock.h"
 
 #include <fmt/format.h>
 
@@ -11,10 +12,6 @@ std::string describe(const nvml::Api& api, nvml::Return r) {
   if (s && *s) return s;
   const char* name = nvml::return_code_name(r);
   return *name ? name : fmt::format("NVML error {}", r);
-}
-
-double wall_clock_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -131,7 +128,7 @@ void NvmlEventWatcher::run() {
     if (!(ev.event_type & nvml::kEventTypeXidCriticalError)) continue;
     NvmlXid x;
     x.xid = ev.event_data;
-    x.unix_s = wall_clock_now();
+    x.unix_s = unix_seconds_now();
     bool found = false;
     for (size_t i = 0; i < handles.size() && !found; ++i)
       if (handles[i] && handles[i] == ev.device) {

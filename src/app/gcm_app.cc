@@ -93,9 +93,10 @@ int gcm_main(int argc, char** argv) {
   for (const auto& [name, spec] : app_command_registry()) {
     sub_names.push_back(name);
     if (!build_all && name != named) continue;
-    CLI::App* sub = app.add_subcommand(name, spec.help);
     // No command named (--help, --version, no words) or an unknown one: nothing will run, and the root's help lists
-    // each command by name and description only, so their options are not built (most of `gcm --help`'s time).
+    // each command by name and its one-line summary only, so their options are not built (most of `gcm --help`'s
+    // time). The named command's own help starts with its whole paragraph.
+    CLI::App* sub = app.add_subcommand(name, build_all ? spec.summary : spec.help);
     if (build_all) continue;
     if (spec.run_words) {
       sub->prefix_command();

@@ -31,7 +31,8 @@ using WordsRunner = std::function<int(std::vector<std::string> words, bool detac
 
 struct AppCommandSpec {
   std::string name;
-  std::string help;
+  std::string summary;  // its line in `gcm --help`: one short line, no full stop
+  std::string help;     // the paragraph that heads `gcm <name> --help`
   // Adds the command's options to its subcommand and returns the function that runs it. Empty for a WordsRunner.
   std::function<CommandRunner(CLI::App& sub)> setup;
   WordsRunner run_words;

@@ -9,6 +9,7 @@ namespace {
 
 const bool kSchemasCommandRegistered = register_app_command({
     "schemas",
+    "Print every record schema as Markdown",
     "Print every record schema (fields, types, roles, units, Prometheus names) as Markdown.",
     [](CLI::App&) -> CommandRunner {
       return [](const Invocation&) {

@@ -325,6 +325,7 @@ int run(CollectCommand& c, const Invocation& inv) {
 
 const bool kCollectCommandRegistered = register_app_command({
     "collect",
+    "Run several collectors in one daemon, sharing one Slurm snapshot",
     "Runs several collectors in one daemon (collectors = [...] in [gcm.collect], or --collector), each configured "
     "by its own [gcm.<name>] table with its own sink and interval. The rounds due at the same moment share one Slurm "
     "snapshot: a query two collectors ask runs once, slurm_monitor's nodes come from the `sinfo --json` answer "

@@ -51,7 +51,8 @@ class Collector {
 
 struct CollectorSpec {
   std::string name;          // subcommand name, e.g. "storage"
-  std::string help;          // one paragraph for --help
+  std::string summary;       // its line in `gcm --help`
+  std::string help;          // one paragraph for `gcm <name> --help`
   int64_t default_interval;  // seconds
   std::string logger_name;   // the reference's LOGGER_NAME
   // Adds the collector's own options to its subcommand and returns the collector that will hold their values.

@@ -72,13 +72,13 @@ std::map<std::string, CollectorSpec>& collectors() {
 
 bool register_collector(CollectorSpec spec) {
   std::string name = spec.name;
-  std::string help = spec.help;
+  std::string summary = spec.summary, help = spec.help;
   if (!collectors().emplace(name, std::move(spec)).second) {
     std::fprintf(stderr, "collector '%s' is registered twice\n", name.c_str());
     std::abort();
   }
   const CollectorSpec* registered = &collectors().at(name);  // std::map: the address stays
-  return register_app_command({name, help, [registered](CLI::App& sub) -> CommandRunner {
+  return register_app_command({name, summary, help, [registered](CLI::App& sub) -> CommandRunner {
                                  auto c = std::make_shared<CollectorCommand>();
                                  c->spec = registered;
                                  sub.footer(sinks_help());

@@ -211,6 +211,7 @@ class NvmlMonitor : public Collector {
 
 const bool kNvmlMonitorRegistered = register_collector({
     "nvml_monitor",
+    "Sample every GPU through NVML and attribute it to its Slurm job",
     "Sample every GPU through NVML (utilisation, memory, temperature, power, clocks, throttling, PCIe, NVLink, ECC, "
     "retired pages, remapped rows, processes, MIG) and attribute each GPU to its Slurm job. Each NVML call has a "
     "timeout; a hung or lost GPU is reported with gpu_up 0, never with stale values. Exit code 69 when NVML is "

@@ -132,6 +132,7 @@ class SacctmgrQos : public Collector {
 
 const bool kSacctmgrQosRegistered = register_collector({
     "sacctmgr_qos",
+    "The QOS table, one SacctmgrQosPayload record per QOS",
     "The QOS table of `sacctmgr show qos -P`, one SacctmgrQosPayload LOG record per QOS (daily by default).",
     86400,
     "sacctmgr_qos",

@@ -100,6 +100,7 @@ class SacctmgrUser : public Collector {
 
 const bool kSacctmgrUserRegistered = register_collector({
     "sacctmgr_user",
+    "Every Slurm user's associations, one record per association",
     "Every Slurm user's associations (`sacctmgr show user <user> withassoc`), one SacctmgrUserPayload LOG record "
     "per association (daily by default).",
     86400,

@@ -138,6 +138,7 @@ class ScontrolCollector : public Collector {
 
 const bool kScontrolRegistered = register_collector({
     "scontrol",
+    "Slurm partitions, one Scontrol record per partition",
     "Slurm partitions (LOG): one Scontrol record per partition of `scontrol show partition -a -o` (limits, TRES, "
     "billing weights, priority, node list).",
     86400,

@@ -288,6 +288,7 @@ class ScontrolConfigCollector : public Collector {
 
 const bool kScontrolConfigRegistered = register_collector({
     "scontrol_config",
+    "Slurm's configuration, one ScontrolConfig record per round",
     "Slurm's configuration (LOG): one ScontrolConfig record per round from `scontrol show config`, with the 221 "
     "keys GCM knows (ClusterName, SlurmctldPort, SchedulerType, PriorityWeight*, ...).",
     86400,

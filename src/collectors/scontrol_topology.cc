@@ -141,6 +141,7 @@ size_t collect_scontrol_topology(slurm::SlurmClient& slurm, const Params& p, Rec
 namespace {
 const bool kScontrolTopologyRegistered = register_slurm_query_collector(
     {"scontrol_topology",
+     "The network topology slurmctld schedules on",
      "The network topology slurmctld schedules on (`scontrol show topo`): one ScontrolTopology LOG record per switch "
      "(topology/tree) or block (topology/block), with its nodes expanded (at most 10000) and counted.",
      3600, &kScontrolTopology, "Seconds `scontrol show topo` may run before it is killed and the round fails.",

@@ -406,6 +406,7 @@ class SlurmJobMonitor : public Collector {
 
 const bool kSlurmJobMonitorRegistered = register_collector({
     "slurm_job_monitor",
+    "Snapshots of Slurm's nodes and jobs (NodeData and JobData)",
     "Snapshots of Slurm's nodes and jobs (LOG): a NodeData record per row of `sinfo --all -N -o %all` (identifier "
     "NODE) and a JobData record per pending or running job of `squeue --all -O ...` (identifier JOB).",
     60,

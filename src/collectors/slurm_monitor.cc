@@ -644,6 +644,7 @@ class SlurmMonitor : public Collector {
 
 const bool kSlurmMonitorRegistered = register_collector({
     "slurm_monitor",
+    "Cluster aggregates: node states, CPU/GPU totals, scheduler, job statistics",
     "Cluster aggregates every --interval seconds (METRIC): node states and CPU/GPU totals from sinfo, controller "
     "load from sdiag, and statistics of the jobs sacct reports in the last interval (running, pending, failed, "
     "users, wait/run times, time-weighted allocation), one SLURMLogAccountMetrics per account with running jobs "

@@ -42,6 +42,7 @@ bool register_slurm_query_collector(SlurmQueryCollectorSpec spec) {
   auto owned = std::make_shared<const SlurmQueryCollectorSpec>(std::move(spec));
   const bool collector = register_collector({
       owned->name,
+      owned->summary,
       owned->help,
       owned->default_interval,
       owned->name,

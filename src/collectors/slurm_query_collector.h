@@ -15,7 +15,8 @@ namespace gcm::scheduler {
 
 struct SlurmQueryCollectorSpec {
   std::string name;          // the subcommand, its task and its logger
-  std::string help;          // one paragraph for --help
+  std::string summary;       // its line in `gcm --help`
+  std::string help;          // one paragraph for `gcm <name> --help`
   int64_t default_interval;  // seconds
   const LazySchema* schema;  // what it emits (registered too)
   const char* timeout_help;  // --slurm-timeout's help: the command it bounds

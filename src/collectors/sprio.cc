@@ -115,6 +115,7 @@ size_t collect_sprio(slurm::SlurmClient& slurm, const Params& p, RecordOut& out)
 namespace {
 const bool kSprioRegistered = register_slurm_query_collector(
     {"sprio",
+     "The priority factors of every pending job",
      "The priority factors of every pending job (`sprio -h --sort=r,-y -o ...` with GCM's own header), one "
      "SprioPayload LOG record per job and partition.",
      120, &kSprioPayload, "Seconds `sprio` may run before it is killed and the round fails.", collect_sprio,

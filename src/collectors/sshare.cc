@@ -77,6 +77,7 @@ size_t collect_sshare(slurm::SlurmClient& slurm, const Params& p, RecordOut& out
 namespace {
 const bool kSshareRegistered = register_slurm_query_collector(
     {"sshare",
+     "The fair-share tree, one SsharePayload record per association",
      "The fair-share tree of `sshare -a -P` (shares, usage, fair-share factor), one SsharePayload LOG record per "
      "association.",
      300, &kSsharePayload,

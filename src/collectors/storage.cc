@@ -282,6 +282,7 @@ class StorageCollector : public Collector {
 
 const bool kStorageRegistered = register_collector({
     "storage",
+    "Filesystem capacity of matching mounts, and Pure storage usage",
     "Filesystem capacity (statvfs) of the mounts matching a per-cluster pattern, and Pure storage usage files.",
     86400,
     "storage",
@@ -290,8 +291,5 @@ const bool kStorageRegistered = register_collector({
 const bool kStorageSchemasRegistered = register_schema(&kStatvfs) && register_schema(&kPureInfo);
 
 }  // namespace
-
-// For tests.
-std::string storage_normalise_posix(std::string_view p) { return normalise_posix(p); }
 
 }  // namespace gcm

@@ -310,7 +310,7 @@ HttpResponse HttpClient::post(const std::string& url, const std::string& body, c
 // tunnel: CURLOPT_CONNECT_ONLY), and the request is written on it straight from the caller's buffers
 // (curl_easy_send: send() for plain HTTP, SSL_write for HTTPS); the answer is read with curl_easy_recv and framed by
 // HttpResponseReader. Not curl_easy_perform: libcurl copies every byte of a request body into its upload buffer
-// before it sends it, which under slurm_processor's load was 8 % of the whole process (bench/README.md).
+// before it sends it, a copy of everything slurm_processor forwards (bench/README.md).
 struct HttpClient::PostConnection {
   CURL* handle = nullptr;
   curl_socket_t fd = CURL_SOCKET_BAD;

@@ -213,8 +213,8 @@ struct HttpListener::Impl {
   std::mutex done_mu;
   std::deque<Done> done;
   // Buffers of bodies answered, for the next Content-Length bodies (I/O thread only). A body received into a new
-  // buffer costs its allocation and the zero-fill of every byte before the recv writes it (7 % of the I/O thread
-  // under slurm_processor's load); a buffer of a body before holds bytes already, and is written over. At most
+  // buffer costs its allocation and the zero-fill of every byte before the recv writes it; a buffer of a body before
+  // holds bytes already, and is written over. At most
   // kSpareBodyBytes in all.
   std::vector<std::string> spare_bodies;
   size_t spare_body_bytes = 0;

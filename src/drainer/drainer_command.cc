@@ -94,6 +94,7 @@ int run(DrainerCommand& c, const Invocation& inv) {
 
 const bool kDrainerCommandRegistered = register_app_command({
     "drainer",
+    "Drain the node of each firing alert labelled gcm_action=\"drain\"",
     "Receives Alertmanager's webhook (POST /alertmanager) and drains the node of each firing alert labelled "
     "gcm_action=\"drain\" (e.g. GcmPeerSlowNode from deploy/prometheus/rules/gcm-peer-node.yml) with "
     "Reason=\"gcm: detector: <gcm_evidence>\": never a node drained or marked for another reason, at most "

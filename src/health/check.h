@@ -14,6 +14,7 @@
 #include <spdlog/logger.h>
 
 #include "cli/cli_fwd.h"
+#include "core/clock.h"
 #include "health/exit_code.h"
 #include "health/health_record.h"
 #include "health/killswitches.h"
@@ -57,7 +58,7 @@ class CheckRun {
   // Every check's shape: the killswitch (empty: none), then fn, then the sub-checks' records, the stdout line and
   // the overall record. Returns the exit code.
   int run_standard(const std::string& health_check, const std::string& killswitch, const std::function<Verdict()>& fn);
-  static double now() { return wall_clock_now(); }
+  static double now() { return unix_seconds_now(); }
   // started + --timeout; nullopt when timeout_s <= 0. Readers of host files that can block or never end (the kernel
   // log on a FIFO, a syslog path that is /dev/zero) stop there with an error. Why a deadline the reader checks
   // rather than a watchdog that stops the check: a thread cannot be cancelled safely, and the suite runs several

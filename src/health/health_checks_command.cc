@@ -317,7 +317,8 @@ int health_checks_main(int argc, char** argv) {
 namespace {
 
 const bool kHealthChecksCommandRegistered =
-    register_app_command({"health_checks", "The health checks (same as the `health_checks` command).", nullptr,
+    register_app_command({"health_checks", "The health checks (same as the `health_checks` command)",
+                          "The health checks (same as the `health_checks` command).", nullptr,
                           [](std::vector<std::string> words, bool detach) {
                             std::vector<std::string> line = {"health_checks"};
                             if (detach) line.push_back("--detach");  // GCM's -d applies to the whole invocation

@@ -1,12 +1,9 @@
 #include "health/verdict.h"
+#include "core/clock.h"
 
 #include <fmt/format.h>
 
 namespace gcm::health {
-
-double wall_clock_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 bool SubChecks::disabled(std::initializer_list<std::string> killswitches) const {
   for (const auto& k : killswitches)
@@ -29,14 +26,14 @@ void SubChecks::run(const std::string& health_check, std::initializer_list<std::
 
 void SubChecks::run_each(const std::string& health_check, std::initializer_list<std::string> killswitches,
                          const std::function<void(const Emit&)>& fn) {
-  double start = wall_clock_now();
+  double start = unix_seconds_now();
   if (disabled(killswitches)) {
     add(health_check, {ExitCode::OK, fmt::format("{} is disabled by killswitch.", health_check)}, start);
     return;
   }
   fn([&](const CheckOutcome& o) {
     add(health_check, o, start);
-    start = wall_clock_now();
+    start = unix_seconds_now();
   });
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "health/exit_code.h"
+#include "core/clock.h"
 #include "health/killswitches.h"
 
 namespace gcm::health {
@@ -62,6 +63,5 @@ class SubChecks {
   Verdict verdict_;
 };
 
-double wall_clock_now();  // seconds since the epoch, the records' start_time and end_time
 
 }  // namespace gcm::health

@@ -89,6 +89,7 @@ int run(JobstatsCommand& c, const Invocation& inv) {
 
 const bool kJobstatsCommandRegistered = register_app_command({
     "jobstats",
+    "Where a job's GPU hours went, per GPU (text, JSON or HTML)",
     "Where a job's GPU hours went: per GPU utilisation, memory, SM clock, power, energy, throttling, XIDs and "
     "health (Prometheus, joined through gcm_gpu_job_info), GPU-hours allocated (sacct) vs used, and notes such as "
     "idle or slow GPUs. Text, --json, or --html FILE with a per-GPU timeline. Running and finished jobs.",

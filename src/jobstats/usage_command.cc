@@ -80,6 +80,7 @@ int run(UsageCommand& c, const Invocation& inv) {
 
 const bool kUsageCommandRegistered = register_app_command({
     "usage",
+    "GPU-hours allocated and used per account, user or partition",
     "GPU-hours allocated (sacct) and used (utilisation-weighted, Prometheus through gcm_gpu_job_info) per account, "
     "user or partition over a period, for budget reports. Running jobs count up to --until.",
     [](CLI::App& sub) -> CommandRunner {

@@ -1,4 +1,5 @@
 #include "otlp/delivery.h"
+#include "core/clock.h"
 
 #include <pthread.h>
 
@@ -25,9 +26,7 @@ constexpr auto kSpoolSyncInterval = std::chrono::seconds(1);
 
 double age_seconds(int64_t since_unix_ms) {
   if (since_unix_ms == 0) return 0;
-  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-                 .count();
-  return std::max<double>(0, static_cast<double>(now - since_unix_ms) / 1000.0);
+  return std::max<double>(0, static_cast<double>(unix_ms_now() - since_unix_ms) / 1000.0);
 }
 
 // slurm_processor before the shared spool wrote one file per batch, "<seq>-<signal>-<items>.pb", in its spool

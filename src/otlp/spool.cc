@@ -1,4 +1,5 @@
 #include "otlp/spool.h"
+#include "core/clock.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -36,11 +37,6 @@ uint8_t kind_byte(Signal s) { return static_cast<uint8_t>(static_cast<uint8_t>(s
 std::optional<Signal> signal_of_kind(uint8_t kind) {
   if (kind < 1 || kind > kSignalCount) return std::nullopt;
   return static_cast<Signal>(kind - 1);
-}
-
-int64_t now_unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -298,7 +294,7 @@ bool Spool::append(Signal signal, uint64_t points, std::span<const std::string> 
   h.kind = kind_byte(signal);
   h.points = points;
   h.seq = s.next_seq;
-  h.appended_unix_ms = now_unix_ms();
+  h.appended_unix_ms = unix_ms_now();
   std::vector<std::string_view> payload(parts.begin(), parts.end());
   std::string header = encode_frame_header(h, payload);
   payload.insert(payload.begin(), header);

@@ -46,9 +46,8 @@ struct NodeJobs {
   // every node of it) point to the same fields.
   std::vector<std::pair<unsigned, std::shared_ptr<const JobFields>>> by_gpu;
   // Each job on the node once, its own fields (where a GPU holds several, by_gpu has them joined). The lists below
-  // are made from these when a request asks, once per request: kept in the table they were most of it (a node of
-  // eight one-GPU jobs held 80 strings for them; bench/cluster_load's 12 500 nodes' tables took 13.7 MiB of heap with
-  // them, 8.7 without them, 5.5 with JobFields in one allocation too).
+  // are made from these when a request asks, once per request: kept in the table they would be most of it (a node of
+  // eight one-GPU jobs would hold 80 strings for them; the heap figures are in bench/README.md).
   std::vector<std::shared_ptr<const JobFields>> jobs;
 
   // Per key (an index into kJobKeys), the sorted unique non-empty values over all GPUs (views into `jobs`).
@@ -59,8 +58,8 @@ struct NodeJobs {
 
   // The job fields of the GPU an item's `gpu` attribute names, null when that GPU holds no job. As text the index
   // is decimal as NVML and dcgm-exporter write it ("0", "12"); another spelling ("01", "+1", " 1") names no GPU.
-  // Asked for every data point: a scan of a few integers, where a map of strings cost a string compare per level
-  // (4 % of slurm_processor under load).
+  // Asked for every data point: a scan of a few integers, where a map of strings would cost a string compare per
+  // level.
   const JobFields* gpu(std::string_view index) const;
   const JobFields* gpu(int64_t index) const;
 };

@@ -39,8 +39,8 @@ enum class Decoder { Wire, Messages };
 // content_type and content_encoding are the raw header values (parameters such as "; charset=utf-8" allowed).
 // max_body bounds the body both as received and after gzip inflation. `recycled` becomes the result's `forward`
 // before it is written: a receiver hands back the `forward` of its previous request, so that the wire path writes
-// into memory that is already allocated and touched (a fresh buffer per request cost malloc's consolidation of the
-// heap on every large free, and the zero-fill of the new buffer: more than a third of the rewriting's instructions).
+// into memory that is already allocated and touched (a fresh buffer per request costs malloc's consolidation of the
+// heap on every large free, and the zero-fill of the new buffer, more than the rewriting itself).
 // max_output bounds the enriched request (0: no bound): a request that enrichment would take past it is answered 413
 // (a request of millions of tiny items gains attributes on each, hundreds of times its size: enrich.h).
 RequestResult process_request(Signal signal, std::string_view content_type, std::string_view content_encoding,

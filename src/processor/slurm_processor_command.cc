@@ -393,7 +393,7 @@ int run(SlurmProcessorCommand& c, const Invocation& inv) {
 }
 
 const bool kSlurmProcessorCommandRegistered =
-    register_app_command({"slurm_processor", kHelp, [](CLI::App& sub) -> CommandRunner {
+    register_app_command({"slurm_processor", "OTLP service that adds each GPU's Slurm job and forwards it", kHelp, [](CLI::App& sub) -> CommandRunner {
                             auto c = add_options(sub);
                             return [c](const Invocation& inv) { return run(*c, inv); };
                           }});

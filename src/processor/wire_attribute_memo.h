@@ -28,7 +28,7 @@ class AttributeMemo {
   void scan(std::string_view content, uint32_t attr_no, const MessageRules& rules, int depth, ItemScan& s);
   // Gives `s`, the item scan() read last, its whole attribute list, for the one writer that reads it again (to replace
   // values in place). Made only when asked: our agent's points carry "uuid", an added key, yet nearly all of them are
-  // written with one insertion, and copying their lists onto every point was ~5 % of slurm_processor under load.
+  // written with one insertion, and copying their lists onto every point would be paid for nothing.
   void complete(ItemScan& s);
   // Before the next request: what was remembered points into the last request's body. The lists keep their room.
   void forget() {

@@ -33,8 +33,8 @@ inline constexpr uint16_t kUuidKeyBit = 0x200;
 struct ItemScan {
   // Every attribute, in order. For an item whose list it remembered, AttributeMemo fills it only when asked
   // (AttributeMemo::complete), for the one writer that reads the whole list again (to replace values in place):
-  // copying a remembered list onto every point was 4-5 % of slurm_processor under load, for the two attributes that
-  // are read on every item, kept apart below.
+  // copying a remembered list onto every point would be paid on every point for the two attributes that are read on
+  // every item, kept apart below.
   std::vector<Attr> attrs;
   const char* insert_at = nullptr;  // where new attributes go: after the last one, else in field-number order
   std::optional<Attr> gpu;          // the last `gpu` attribute (the message path's scan keeps the last)

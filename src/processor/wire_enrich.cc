@@ -114,7 +114,7 @@ struct SignalType {
 // before, so that the room made for the output at first is about what it needs. Growing costs a copy of what is
 // written, and room made but never written is zero-filled all the same (std::string cannot grow without filling): a
 // fixed 2.5 times the body, which some requests outgrew (a copy and a zero-fill of twice the size) while it was far
-// more than others needed, cost about 9 % of slurm_processor under bench/cluster_load. The ratio depends on the
+// more than others needed, was one of slurm_processor's largest costs (bench/README.md). The ratio depends on the
 // exporter (how many attributes a point has), and one exporter sends requests of about one size while another sends
 // another size, so the ratio is kept per size class (a quarter of an octave): one thread's requests from two kinds of
 // exporter each get their own.
@@ -130,9 +130,9 @@ class OutputEstimate {
   }
   // The room for a new buffer: about the largest output of the requests before. Buffers go round the receiving
   // threads and the forwarder (a sent request's buffer serves the next request of any thread), so one made only as
-  // large as its own request was too small for a larger exporter's next time: under bench/cluster_load (two kinds of
-  // exporter) a quarter of all requests threw away the buffer they were given for a new one, zero-filled whole. A
-  // one-off large request is forgotten after a few hundred others (1/64 less per request).
+  // large as its own request was too small for a larger exporter's next time, and with two kinds of exporter many
+  // requests threw away the buffer they were given for a new one, zero-filled whole. A one-off large request is
+  // forgotten after a few hundred others (1/64 less per request).
   size_t fresh_room() const { return largest_; }
 
  private:
@@ -332,8 +332,8 @@ class Rewriter {
   }
 
   // The attributes to put for the item's `gpu`, null when that GPU has no job. Kept per attribute list: the points
-  // of one GPU repeat its list (AttributeMemo), and reading the value, finding its GPU and its encoded puts again
-  // for each was ~5 % of slurm_processor under load.
+  // of one GPU repeat its list (AttributeMemo), so the value is read, its GPU found and its puts encoded once per
+  // list rather than once per point.
   const EncodedPuts* gpu_puts(const ItemType& type) {
     GpuPuts* kept = scan_.list_id ? &gpu_puts_[scan_.list_id % gpu_puts_.size()] : nullptr;
     if (kept && kept->list_id == scan_.list_id && kept->jobs == jobs_.get() && kept->type == &type) return kept->puts;
@@ -379,7 +379,7 @@ WireOutcome rewrite(const SignalType& type, std::string_view body, const HostLoo
   // `out` is not cleared: the writer writes over what a recycled buffer holds, which spares a zero-fill of it.
   try {
     // The thread's memo, so that its lists keep their room from one request to the next (a memo per request
-    // allocated its sixteen lists again each time: 1.5 % of the process under bench/cluster_load).
+    // would allocate its sixteen lists again each time).
     thread_local AttributeMemo memo;
     Rewriter r(type, lookup, out, estimate.bytes_for(body.size()), max_output, estimate.fresh_room(), memo);
     o.stats = r.run(body);

@@ -9,6 +9,7 @@ namespace {
 
 const bool kFsacctCommandRegistered = register_app_command({
     "fsacct",
+    "Time-bound-strict sacct wrapper",
     "Time-bound-strict sacct wrapper: with -P, -S/-E and terminal states only, prints only the rows whose End "
     "lies in the window (see `gcm fsacct --wrapper-help`); other command lines run sacct unchanged.",
     nullptr,

@@ -161,6 +161,7 @@ int BackfillCommand::backfill(BackfillOptions& o, spdlog::logger& log) {
 
 const bool kSacctBackfillCommandRegistered = register_app_command({
     "sacct_backfill",
+    "Publish the finished jobs of a past time range, chunk by chunk",
     "Publish finished jobs of a past time range: runs `gcm fsacct` per chunk of the range and pipes each chunk "
     "into the publish command given after `--`; a state file makes a restart skip published chunks.",
     [](CLI::App& sub) -> CommandRunner {

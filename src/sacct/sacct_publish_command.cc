@@ -171,6 +171,7 @@ int PublishCommand::publish(const std::shared_ptr<spdlog::logger>& log) {
 
 const bool kSacctPublishCommandRegistered = register_app_command({
     "sacct_publish",
+    "Turn sacct parsable output into SacctPayload records, once",
     "Turn sacct parsable output (`sacct -P ...`, from a file or stdin) into SacctPayload records, once.",
     [](CLI::App& sub) -> CommandRunner {
       auto cmd = std::make_shared<PublishCommand>();

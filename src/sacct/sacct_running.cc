@@ -226,6 +226,7 @@ class SacctRunning : public Collector {
 
 const bool kSacctRunningRegistered = register_collector({
     "sacct_running",
+    "Running jobs and steps from sacct (or slurmrestd)",
     "Running jobs and steps from `sacct -P -s running,r --delimiter '|#' -a -o all --duplicates --noconvert` "
     "(LOG): one Sacct record per row, records broken across lines by a newline in a field joined back. With "
     "--slurm-backend rest the rows come from slurmrestd (GET /slurmdb/vX/jobs?state=running).",

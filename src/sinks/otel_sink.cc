@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "otlp/encode.h"
+#include "core/clock.h"
 #include "otlp/delivery.h"
 #include "sinks/otel_config.h"
 #include "sinks/sink.h"
@@ -31,9 +32,7 @@ class OtelSink : public Sink {
 
   void begin_chunk(const BatchInfo& info) override {
     info_ = info;
-    observed_ = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count());
+    observed_ = unix_ns_now();
   }
 
   void write(const Record& r) override {

@@ -1,6 +1,7 @@
 #include "slurm/gres.h"
 
 #include <charconv>
+#include <optional>
 
 #include "core/ascii.h"
 #include "slurm/coerce.h"
@@ -39,23 +40,41 @@ std::optional<int> small_int(std::string_view s) {
   return v;
 }
 
-// "0-2,4" -> 0 1 2 4, appended to out. "" and "N/A" add nothing.
-void parse_index_list(std::string_view list, std::string_view item, std::vector<int>& out) {
-  if (list.empty() || list == "N/A") return;
+// One part of an index list, "3" or "0-7", as its bounds; nullopt when it is neither. The strict list reader and
+// the lenient one (shelper's) differ only in what they do with a part that does not read.
+struct IndexRange {
+  int lo = 0, hi = 0;
+  bool sensible() const { return hi >= lo && hi - lo <= kMaxIndexRange; }
+};
+std::optional<IndexRange> index_range(std::string_view part) {
+  size_t dash = part.find('-');
+  auto lo = small_int(part.substr(0, dash));
+  auto hi = dash == std::string_view::npos ? lo : small_int(part.substr(dash + 1));
+  if (!lo || !hi) return std::nullopt;
+  return IndexRange{*lo, *hi};
+}
+
+// Calls `each` with every comma-separated part of `list` ("" is one empty part).
+template <typename Each>
+void for_each_part(std::string_view list, Each each) {
   size_t start = 0;
   while (true) {
     size_t comma = list.find(',', start);
-    std::string_view part =
-        list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    size_t dash = part.find('-');
-    auto lo = small_int(part.substr(0, dash));
-    auto hi = dash == std::string_view::npos ? lo : small_int(part.substr(dash + 1));
-    if (!lo || !hi) bad_gres(item, "index '" + std::string(part) + "' is not a number or range");
-    if (*hi < *lo || *hi - *lo > kMaxIndexRange) bad_gres(item, "bad index range '" + std::string(part) + "'");
-    for (int i = *lo; i <= *hi; ++i) out.push_back(i);
-    if (comma == std::string_view::npos) break;
+    each(list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (comma == std::string_view::npos) return;
     start = comma + 1;
   }
+}
+
+// "0-2,4" -> 0 1 2 4, appended to out. "" and "N/A" add nothing.
+void parse_index_list(std::string_view list, std::string_view item, std::vector<int>& out) {
+  if (list.empty() || list == "N/A") return;
+  for_each_part(list, [&](std::string_view part) {
+    auto r = index_range(part);
+    if (!r) bad_gres(item, "index '" + std::string(part) + "' is not a number or range");
+    if (!r->sensible()) bad_gres(item, "bad index range '" + std::string(part) + "'");
+    for (int i = r->lo; i <= r->hi; ++i) out.push_back(i);
+  });
 }
 
 // The text between the parentheses: "IDX:0-7", "S:0-1", possibly several "KEY:list" joined by ','.
@@ -173,21 +192,12 @@ std::vector<int> shelper_gres_indices(std::string_view gres) {
   std::string_view inside = gres.substr(open + 1, close - open - 1);
   size_t colon = inside.find(':');
   if (colon == std::string_view::npos) return out;
-  std::string_view list = inside.substr(colon + 1);
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    std::string_view part =
-        list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    size_t dash = part.find('-');
-    auto lo = small_int(part.substr(0, dash));
-    auto hi = dash == std::string_view::npos ? lo : small_int(part.substr(dash + 1));
-    if (lo && hi && *hi - *lo <= kMaxIndexRange) {
-      for (int i = *lo; i <= *hi; ++i) out.push_back(i);
-    }
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
+  // A part that does not read is skipped, as shelper does.
+  for_each_part(inside.substr(colon + 1), [&](std::string_view part) {
+    auto r = index_range(part);
+    if (r && r->sensible())
+      for (int i = r->lo; i <= r->hi; ++i) out.push_back(i);
+  });
   return out;
 }
 

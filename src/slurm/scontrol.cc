@@ -12,8 +12,8 @@ namespace gcm::slurm {
 namespace {
 
 // Character classes for the word splitter, one table lookup per byte: a cluster's `scontrol show job -d` is tens of
-// megabytes read again at every refresh, and testing each byte against each class in turn took ~13 instructions a
-// byte (a third of the instructions of slurm_processor's table refresh).
+// megabytes read again at every refresh, and testing each byte against each class in turn costs several compares
+// a byte, the bulk of slurm_processor's table refresh (figures in bench/README.md).
 enum : uint8_t { kBlank = 1, kLetter = 2, kKeyChar = 4 };
 constexpr std::array<uint8_t, 256> kClasses = [] {
   std::array<uint8_t, 256> t{};

@@ -16,6 +16,23 @@ namespace gcm {
 
 namespace {
 
+// The line of `gcm --help`.
+const char* profile_summary(suite::Profile p) {
+  switch (p) {
+    case suite::Profile::Prolog:
+      return "Run the suite's [prolog] checks (Slurm Prolog=)";
+    case suite::Profile::Epilog:
+      return "Run the suite's [epilog] checks (Slurm Epilog=)";
+    case suite::Profile::HealthCheck:
+      return "Run the suite's [healthcheck] checks (Slurm HealthCheckProgram=)";
+    case suite::Profile::Agent:
+      return "The [agent] profile, run by `gcm agent`";
+    case suite::Profile::Confirm:
+      return "The [confirm] profile, run by `gcm agent --drain`";
+  }
+  return "";
+}
+
 const char* profile_help(suite::Profile p) {
   switch (p) {
     case suite::Profile::Prolog:
@@ -92,7 +109,7 @@ namespace {
 // slurmd reads a prolog's exit status to decide whether the job may start: a detached suite would always say 0.
 bool register_suite_command(suite::Profile p) {
   return register_app_command(
-      {suite::to_string(p), profile_help(p), nullptr, [p](std::vector<std::string> words, bool detach) {
+      {suite::to_string(p), profile_summary(p), profile_help(p), nullptr, [p](std::vector<std::string> words, bool detach) {
          if (detach)
            return usage_error(
                fmt::format("-d/--detach does not apply to '{}': Slurm reads its exit status", suite::to_string(p)));

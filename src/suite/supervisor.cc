@@ -1,4 +1,5 @@
 #include "suite/supervisor.h"
+#include "core/clock.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -26,7 +27,6 @@ namespace {
 
 constexpr size_t kMaxOutput = 64u << 10;
 
-double wall_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 double mono_now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 void close_fd(int& fd) {
@@ -208,7 +208,7 @@ class Supervisor {
     posix_spawnattr_setsigmask(&attr, &none);
     // A session of its own, as a forked child gets (see kill_session). Every other fd here is O_CLOEXEC.
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    out.start = wall_now();
+    out.start = unix_seconds_now();
     pid_t pid = -1;
     int rc = job.argv[0].find('/') != std::string::npos ? posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ)
                                                         : posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
@@ -223,7 +223,7 @@ class Supervisor {
           nlohmann::json{{"start_error", fmt::format("cannot run '{}': {}", job.argv[0], std::strerror(rc))}}.dump(
               -1, ' ', false, nlohmann::json::error_handler_t::replace) +
           "\n";
-      out.end = wall_now();
+      out.end = unix_seconds_now();
       return;
     }
     Proc pr;
@@ -245,7 +245,7 @@ class Supervisor {
       r.close_both();
       return;
     }
-    out.start = wall_now();
+    out.start = unix_seconds_now();
     pid_t pid = ::fork();
     if (pid == 0) {
       std::vector<int> to_close = parent_fds_;
@@ -290,7 +290,7 @@ class Supervisor {
     bool ok = proc_out.open();
     for (size_t i = 0; ok && i < outs.size(); ++i) ok = o[i].open() && r[i].open();
     if (!ok) return fail("pipe");
-    double start = wall_now();
+    double start = unix_seconds_now();
     for (auto& out : outs) out.start = start;
     pid_t pid = ::fork();
     if (pid == 0) {
@@ -349,7 +349,7 @@ class Supervisor {
 
   void finish(Proc& pr, int status) {
     drain_all(pr);
-    double end = wall_now();
+    double end = unix_seconds_now();
     for (auto& p : pr.parts) {
       if (WIFEXITED(status)) p.out->exit_code = WEXITSTATUS(status);
       if (WIFSIGNALED(status)) p.out->term_signal = WTERMSIG(status);
@@ -365,7 +365,7 @@ class Supervisor {
     ::kill(pr.pid, SIGKILL);
     kill_session(pr.pid);
     drain_all(pr);
-    double end = wall_now();
+    double end = unix_seconds_now();
     for (auto& p : pr.parts) {
       if (p.closed) continue;
       if (now >= p.deadline) {
@@ -455,7 +455,7 @@ class Supervisor {
             // A single job's result pipe closes at exec; only a group's part says "done" this way.
             if (pr.group) {
               p.closed = true;
-              p.out->end = wall_now();
+              p.out->end = unix_seconds_now();
             }
           }
         }

@@ -146,6 +146,7 @@ TEST_P(AgentSpool, EveryWindowArrivesOnceAndInOrderAcrossAReceiverOutage) {
   rx->kill9();
   auto outage_start = std::chrono::steady_clock::now();
   rx.reset();
+  HeldPorts outage({http_port, grpc_port});
   for (int w = 5; w < 65; ++w) enqueue_window(sp, w);
   // Down for 3 s, and the sender has been failing, and backing off, all along.
   ASSERT_TRUE(eventually(
@@ -156,6 +157,7 @@ TEST_P(AgentSpool, EveryWindowArrivesOnceAndInOrderAcrossAReceiverOutage) {
   EXPECT_GT(during.oldest_age_seconds, 1.0);
   EXPECT_EQ(during.requests, 10u);
 
+  outage.release();
   rx = std::make_unique<Receiver>(dir, http_port, grpc_port);
   EXPECT_EQ(rx->receive(120, 60s), expected_windows(5, 65)) << sp.stats().last_error;
   ASSERT_TRUE(eventually([&] { return sp.stats().spool.entries == 0; }, 10s));
@@ -173,6 +175,7 @@ TEST_P(AgentSpool, EveryWindowArrivesOnceAndInOrderAcrossAReceiverOutage) {
 TEST_P(AgentSpool, ASpoolTooSmallForTheOutageDropsTheOldestAndCountsThem) {
   auto dir = temp_dir("agent-spool-full");
   int http_port = free_port(), grpc_port = free_port();
+  HeldPorts receiver_away({http_port, grpc_port});
   // Room for four metrics windows: the request size is the same for windows 0-9.
   Record r(window_schema());
   r[0] = 0;
@@ -193,6 +196,7 @@ TEST_P(AgentSpool, ASpoolTooSmallForTheOutageDropsTheOldestAndCountsThem) {
     EXPECT_FALSE(sp.flush(500ms));
   }
   // The next start delivers what was kept, oldest first.
+  receiver_away.release();
   Receiver rx(dir, http_port, grpc_port);
   auto delivery = agent_delivery(GetParam(), http_port, grpc_port, dir + "/spool", 4 * frame);
   Delivery& sp = *delivery;
@@ -210,6 +214,7 @@ TEST(AgentKill9, LosesAtMostTheWindowInProgress) {
   ASSERT_FALSE(find_executable("node").empty()) << "node is not installed";
   AgentNode n(2);
   int http_port = free_port(), grpc_port = free_port();
+  HeldPorts receiver_away({http_port, grpc_port});
   std::vector<std::string> otlp = {"--otlp-endpoint", "http://127.0.0.1:" + std::to_string(http_port)};
   auto env = [&](const std::string& run) {
     return std::vector<std::string>{"GCM_FAKE_NVML_SCENARIO=" + n.dir + "/scenario.json",
@@ -226,6 +231,7 @@ TEST(AgentKill9, LosesAtMostTheWindowInProgress) {
 
   n.port = free_port();
   n.start(otlp, env("2"));
+  receiver_away.release();
   OtlpReceiverProcess rx(n.dir, http_port, grpc_port);
   std::vector<int64_t> first, second;  // window numbers of each run's metrics requests, as received
   bool second_started = false, interleaved = false;

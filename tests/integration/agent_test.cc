@@ -389,6 +389,7 @@ TEST(Agent, EveryWindowReachesTheOtlpReceiverInOrderAcrossAnOutage) {
   };
   ASSERT_TRUE(collect_until(3, 30s)) << n.diagnosis();
   rx->kill9();
+  HeldPorts outage({http_port, grpc_port});
   double down_at = n.value("gcm_agent_windows_total").value_or(0);
   // The outage: 60 windows close into the spool.
   ASSERT_TRUE(eventually([&] { return n.value("gcm_agent_windows_total").value_or(0) >= down_at + 60; }, 60s))
@@ -396,6 +397,7 @@ TEST(Agent, EveryWindowReachesTheOtlpReceiverInOrderAcrossAnOutage) {
   EXPECT_GE(n.value("gcm_agent_export_failures_total").value_or(0), 7);
   EXPECT_GE(n.value("gcm_agent_spool_entries").value_or(0), 50) << "the outage's windows wait on disk";
   int64_t during = static_cast<int64_t>(n.value("gcm_agent_windows_total").value_or(0));
+  outage.release();
   rx = std::make_unique<OtlpReceiverProcess>(n.dir, http_port, grpc_port);
   ASSERT_TRUE(collect_until(during + 2, 60s)) << n.diagnosis();
   for (size_t i = 0; i < windows.size(); ++i) ASSERT_EQ(windows[i], windows[0] + static_cast<int64_t>(i)) << i << n.diagnosis();

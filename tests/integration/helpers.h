@@ -114,6 +114,44 @@ inline int free_port() {
   throw std::runtime_error("no free TCP port in " + std::to_string(range.first) + "-" + std::to_string(range.second));
 }
 
+// Ports kept bound, not listening, until released: a connect to one is refused, as to a receiver that is down,
+// and no free_port() of another test process (ctest runs the integration shards in parallel, all in the same
+// range) can hand it out meanwhile. A test that kills a receiver and starts it again on the same port, or starts its
+// sender before its receiver, holds the port in between: once a parallel test's server took it during an outage
+// and answered the sender's requests in its place. SO_REUSEADDR, so that it binds over the connections a killed
+// receiver left in TIME_WAIT.
+class HeldPorts {
+ public:
+  explicit HeldPorts(std::vector<int> ports) {
+    for (int port : ports) {
+      int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      int one = 1;
+      ::setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_ANY);
+      a.sin_port = htons(static_cast<uint16_t>(port));
+      if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        ::close(s);
+        release();
+        throw std::runtime_error("cannot hold port " + std::to_string(port) + ": it is in use");
+      }
+      fds_.push_back(s);
+    }
+  }
+  HeldPorts(const HeldPorts&) = delete;
+  HeldPorts& operator=(const HeldPorts&) = delete;
+  ~HeldPorts() { release(); }
+  // Just before the receiver that binds them starts.
+  void release() {
+    for (int fd : fds_) ::close(fd);
+    fds_.clear();
+  }
+
+ private:
+  std::vector<int> fds_;
+};
+
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;

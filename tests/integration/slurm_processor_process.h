@@ -92,6 +92,8 @@ class ProcessorProcess {
     }
   }
   int stop() { return proc_.stop(SIGTERM, std::chrono::seconds(30)); }
+  // A crash: nothing flushed, nothing closed.
+  int kill9() { return proc_.stop(SIGKILL, std::chrono::seconds(10)); }
   std::string url;          // http://127.0.0.1:PORT
   std::string grpc_target;  // 127.0.0.1:PORT
 

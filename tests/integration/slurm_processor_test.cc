@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
@@ -202,6 +204,7 @@ TEST(SlurmProcessor, ADownstreamOutageLosesNothingAndDuplicatesNothing) {
   collect(*rx, 10s);
   rx->kill();
   rx.reset();
+  HeldPorts outage({port});
   send(kRequests / 3);
   // The queue (10 KiB) is far smaller than what the outage gathers: it must have spooled.
   ASSERT_TRUE(eventually(
@@ -211,6 +214,7 @@ TEST(SlurmProcessor, ADownstreamOutageLosesNothingAndDuplicatesNothing) {
                m.body.find("gcm_slurm_processor_retried_total 0\n") == std::string::npos;
       },
       30s));
+  outage.release();
   rx = std::make_unique<Receiver>(dir, port);
   send(kRequests - 2 * (kRequests / 3));
   ASSERT_TRUE(eventually(
@@ -235,6 +239,115 @@ TEST(SlurmProcessor, ADownstreamOutageLosesNothingAndDuplicatesNothing) {
   EXPECT_NE(metrics.find("gcm_slurm_processor_dropped_total 0\n"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("gcm_slurm_processor_received_total{signal=\"metrics\"} 3000\n"), std::string::npos);
   EXPECT_EQ(proc.stop(), 0);
+  std::filesystem::remove_all(dir);
+}
+
+// The values of the "seq" points of every metrics request the receiver gets until none arrives for 2 s.
+std::multiset<int64_t> seq_points(Receiver& rx, std::chrono::milliseconds first_wait) {
+  std::multiset<int64_t> seen;
+  for (json data = rx.next("metrics", first_wait); !data.is_null(); data = rx.next("metrics", 2s))
+    for (const auto& rm : data["resourceMetrics"])
+      for (const auto& sm : rm["scopeMetrics"])
+        for (const auto& m : sm["metrics"])
+          for (const auto& p : m["gauge"]["dataPoints"])
+            seen.insert(p["asInt"].is_string() ? std::stoll(p["asInt"].get<std::string>()) : p["asInt"].get<int64_t>());
+  return seen;
+}
+
+std::optional<double> metric(HttpClient& http, const std::string& url, const std::string& name) {
+  std::string page = http.get(url + "/metrics", 5s).body;
+  auto at = page.find("\n" + name + " ");
+  if (at == std::string::npos) return std::nullopt;
+  return std::stod(page.substr(at + name.size() + 2));
+}
+
+// What the processor promises with --spool-dir: once it has seen the downstream fail, every request it answers 200
+// is on disk first. Killed with SIGKILL in that outage and started again on the same spool (with the receiver back),
+// it delivers every point it accepted, none twice; a torn tail left by the crash and a damaged segment are skipped
+// and counted, and the processor starts anyway.
+TEST(SlurmProcessor, AKill9DuringAnOutageLosesNoAcceptedPoint) {
+  ASSERT_FALSE(find_executable("node").empty()) << "node is not installed";
+  auto dir = temp_dir("slurm-processor-kill9");
+  std::string spool = dir + "/spool";
+  int away = free_port();
+  HeldPorts downstream_down({away});  // connects refused for the whole first run
+  std::vector<std::string> common = {"--attribution", "slurmd-local", "--scontrol", "/bin/false", "--batch-size",
+                                     "50", "--batch-timeout", "0.05", "--spool-dir", spool,
+                                     "--retry-initial-backoff", "0.05", "--retry-max-backoff", "0.2"};
+  auto args = [&](const std::string& downstream) {
+    std::vector<std::string> a = {"--downstream", downstream};
+    a.insert(a.end(), common.begin(), common.end());
+    return a;
+  };
+  HttpClient http;
+  constexpr int kPerRequest = 10;
+  int sent = 0;
+  auto send = [&](Processor& proc, int n) {
+    for (int i = 0; i < n; ++i, ++sent) {
+      auto res = post(http, proc.url + "/v1/metrics", numbered_request(int64_t{sent} * kPerRequest, kPerRequest),
+                      "application/x-protobuf");
+      ASSERT_EQ(res.status, 200) << res.body;
+    }
+  };
+  {
+    Processor first(dir, args("http://127.0.0.1:" + std::to_string(away)));
+    // Taken into memory until the first send fails; then moved to the spool.
+    send(first, 20);
+    ASSERT_TRUE(eventually(
+        [&] {
+          return metric(http, first.url, "gcm_slurm_processor_retried_total").value_or(0) > 0 &&
+                 metric(http, first.url, "gcm_slurm_processor_spool_items").value_or(0) == 20 * kPerRequest;
+        },
+        30s))
+        << "the outage is seen and what was taken is on disk";
+    // The outage is known: each of these is written to the spool before its 200.
+    send(first, 100);
+    ASSERT_EQ(first.kill9(), 128 + SIGKILL);
+  }
+  std::vector<std::filesystem::path> segments;
+  for (const auto& e : std::filesystem::directory_iterator(spool))
+    if (e.path().filename().string().rfind("seg-", 0) == 0) segments.push_back(e.path());
+  std::sort(segments.begin(), segments.end());
+  ASSERT_FALSE(segments.empty());
+  {
+    // A frame the crash cut off after its first bytes, at the end of the last segment.
+    std::ofstream torn(segments.back(), std::ios::app | std::ios::binary);
+    torn.write("GSP1\x10\x00\x00", 7);
+  }
+  {
+    // A later segment whose only frame's payload was damaged on disk: its header is whole, its CRC fails.
+    std::string bytes;
+    {
+      std::ifstream in(segments.front(), std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    ASSERT_GT(bytes.size(), 64u);
+    constexpr uint64_t kLaterSeq = 1000000;  // after every entry the first run wrote (bytes 17-24 of a frame)
+    for (int i = 0; i < 8; ++i) bytes[17 + i] = static_cast<char>((kLaterSeq >> (8 * i)) & 0xff);
+    bytes[50] = static_cast<char>(bytes[50] ^ 0x5a);
+    std::ofstream out(spool + "/seg-00000000000001000000.log", std::ios::binary);
+    out.write(bytes.data(), 60);  // the damaged first frame and no more: nothing of it may be sent
+  }
+  downstream_down.release();
+  Receiver rx(dir);
+  Processor second(dir, args(rx.url));
+  std::multiset<int64_t> seen;
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto more = seq_points(rx, 500ms);
+        seen.insert(more.begin(), more.end());
+        return seen.size() >= static_cast<size_t>(sent * kPerRequest);
+      },
+      60s))
+      << seen.size() << " of " << sent * kPerRequest << " points arrived";
+  auto late = seq_points(rx, 1s);  // anything more would be a duplicate
+  seen.insert(late.begin(), late.end());
+  EXPECT_EQ(seen.size(), static_cast<size_t>(sent * kPerRequest));
+  for (int64_t v = 0; v < int64_t{sent} * kPerRequest; ++v) EXPECT_EQ(seen.count(v), 1u) << "point " << v;
+  EXPECT_EQ(metric(http, second.url, "gcm_slurm_processor_spool_corrupt_total"), 2) << "the torn tail and the damaged frame";
+  EXPECT_EQ(metric(http, second.url, "gcm_slurm_processor_unspooled_total"), sent * kPerRequest);
+  EXPECT_EQ(metric(http, second.url, "gcm_slurm_processor_dropped_total"), 0);
+  EXPECT_EQ(second.stop(), 0);
   std::filesystem::remove_all(dir);
 }
 

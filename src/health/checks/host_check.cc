@@ -121,7 +121,7 @@ std::vector<std::string> split_ws(std::string_view s) {
 }
 
 // In place, without a copy or exceptions: check-zombie parses two per process on the node, and a copy, stoll and its
-// try block cost ~370 instructions a number.
+// try block would cost more than the rest of the parse.
 std::optional<long long> parse_int(std::string_view s) {
   std::string_view t = ascii_trim(s);
   if (!t.empty() && t[0] == '+') {  // from_chars takes '-' but not '+'

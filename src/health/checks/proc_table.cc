@@ -57,7 +57,7 @@ double read_uptime(const std::string& procfs) {
 std::optional<ProcStat> parse_proc_stat(std::string_view stat, double uptime_s, long ticks_per_s) {
   // "pid (comm) S ppid ..." where comm may itself hold spaces and parentheses: it ends at the LAST ')'.
   size_t open = stat.find('(');
-  // memrchr, not rfind: rfind compares byte by byte from the end of the ~250-byte line (800 instructions a line).
+  // memrchr, not rfind: rfind compares byte by byte from the end of the line; memrchr a word at a time.
   const void* last = stat.empty() ? nullptr : ::memrchr(stat.data(), ')', stat.size());
   size_t close = last ? static_cast<size_t>(static_cast<const char*>(last) - stat.data()) : std::string_view::npos;
   if (open == std::string_view::npos || close == std::string_view::npos || close < open) return std::nullopt;
