@@ -1,4 +1,5 @@
 #include "agent/drain_control.h"
+#include "core/clock.h"
 
 #include <algorithm>
 #include <ctime>
@@ -13,8 +14,6 @@
 namespace gcm::agent {
 
 namespace {
-
-int64_t unix_seconds_now() { return static_cast<int64_t>(std::time(nullptr)); }
 
 bool bad(const detector::GpuVerdict& v) { return v.state >= detector::HealthState::Degraded; }
 
@@ -105,7 +104,7 @@ DrainControl::TaskResult DrainControl::drain_task(std::string evidence) {
   TaskResult r;
   suite::DrainOutcome o;
   try {
-    o = suite::drain_for_detector(scontrol(), opts_.node, evidence, opts_.limits, !opts_.drain, unix_seconds_now());
+    o = suite::drain_for_detector(scontrol(), opts_.node, evidence, opts_.limits, !opts_.drain, unix_time_now());
   } catch (const std::exception& e) {
     o.action = suite::DrainAction::Failed;
     o.message = e.what();

@@ -1,4 +1,5 @@
 #include "collectors/loop.h"
+#include "core/clock.h"
 
 #include <chrono>
 #include <ctime>
@@ -94,7 +95,7 @@ bool CollectionRounds::run_round() {
   const std::string& command = command_;
   auto& log = ctx_.log;
   if (stats_.rounds > 0) retry_cluster_name(command, ctx_);
-  int64_t log_time = static_cast<int64_t>(std::time(nullptr));
+  int64_t log_time = unix_time_now();
   bool round_ok = true;
   for (const auto& task : tasks_) {
     BatchInfo info;

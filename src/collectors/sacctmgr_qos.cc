@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "collectors/sacctmgr.h"
+#include "core/clock.h"
 #include "collectors/sacctmgr_table.h"
 #include "collectors/slurm_backend.h"
 #include "collectors/slurm_collectors.h"
@@ -118,7 +119,7 @@ class SacctmgrQos : public Collector {
     slurm_.configure(backend_, slurm_timeout_ms(timeout_s_));
     if (slurm_.rest()) context.log->info("sacctmgr_qos: the QOS table from slurmrestd at {}", backend_.rest_url);
     return {{"sacctmgr_qos", &kSacctmgrQosPayload.get(), [this](const CollectorContext& ctx, RecordOut& out) {
-               Params p{ctx.cluster, ctx.heterogeneous_cluster_v1, static_cast<int64_t>(std::time(nullptr)),
+               Params p{ctx.cluster, ctx.heterogeneous_cluster_v1, unix_time_now(),
                         slurm_timeout_ms(timeout_s_)};
                collect_qos(slurm_.client(), p, out, ctx.log.get());
              }}};

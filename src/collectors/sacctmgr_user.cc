@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "collectors/sacctmgr.h"
+#include "core/clock.h"
 #include "core/ascii.h"
 #include "collectors/sacctmgr_table.h"
 #include "collectors/slurm_backend.h"
@@ -86,7 +87,7 @@ class SacctmgrUser : public Collector {
     if (slurm_.rest())
       context.log->info("sacctmgr_user: users and their associations from slurmrestd at {}", backend_.rest_url);
     return {{"sacctmgr_user", &kSacctmgrUserPayload.get(), [this](const CollectorContext& ctx, RecordOut& out) {
-               Params p{ctx.cluster, ctx.heterogeneous_cluster_v1, static_cast<int64_t>(std::time(nullptr)),
+               Params p{ctx.cluster, ctx.heterogeneous_cluster_v1, unix_time_now(),
                         slurm_timeout_ms(timeout_s_)};
                collect_users(slurm_.client(), p, out, ctx.log.get());
              }}};

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/option_binder.h"
+#include "core/clock.h"
 #include "collectors/slurm_backend.h"
 #include "collectors/slurm_collectors.h"
 #include "core/subprocess.h"
@@ -326,7 +327,7 @@ SlurmQuery make_query(const char* name, const std::vector<std::string>& argv, co
 }
 
 int64_t collection_time(const SlurmSnapshotOptions& o) {
-  return o.collection_unixtime ? o.collection_unixtime : static_cast<int64_t>(std::time(nullptr));
+  return o.collection_unixtime ? o.collection_unixtime : unix_time_now();
 }
 
 // The line number of a bad line travels to the SlurmError.

@@ -3,6 +3,7 @@
 // from the jobs sacct reports in the last interval, preceded by one SLURMLogAccountMetrics per account with running
 // jobs. Formulas: gcm-reference.md §1.11.
 #include "collectors/slurm_monitor.h"
+#include "core/clock.h"
 
 #include <algorithm>
 #include <cmath>
@@ -593,7 +594,7 @@ class SlurmMonitor : public Collector {
     p.cluster = ctx.cluster;
     p.heterogeneous_cluster_v1 = ctx.heterogeneous_cluster_v1;
     p.interval = ctx.interval;
-    p.now = static_cast<int64_t>(std::time(nullptr));
+    p.now = unix_time_now();
     p.timeout = slurm_timeout_ms(timeout_s_);
     p.sdiag_json = slurm_.rest();  // slurmrestd's /diag is the JSON form, whatever the version
     p.slurm_version = version_;    // asked once, on the first round that gets an answer

@@ -1,4 +1,5 @@
 #include "collectors/slurm_query_collector.h"
+#include "core/clock.h"
 
 #include <ctime>
 #include <memory>
@@ -23,7 +24,7 @@ class SlurmQueryCollector : public Collector {
       context.log->info("{}: from slurmrestd at {} where its API version has an endpoint for it, else its command",
                         spec_->name, backend_.rest_url);
     return {{spec_->name, &spec_->schema->get(), [this](const CollectorContext& ctx, RecordOut& out) {
-               Params p{ctx.cluster, ctx.heterogeneous_cluster_v1, static_cast<int64_t>(std::time(nullptr)),
+               Params p{ctx.cluster, ctx.heterogeneous_cluster_v1, unix_time_now(),
                         slurm_timeout_ms(timeout_s_)};
                spec_->collect(slurm_.client(), p, out);
              }}};

@@ -7,6 +7,11 @@
 
 namespace gcm {
 
+// Whole seconds, as the records' time fields and Slurm's time arguments take them.
+inline int64_t unix_time_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 inline double unix_seconds_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }

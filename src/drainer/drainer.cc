@@ -1,4 +1,5 @@
 #include "drainer/drainer.h"
+#include "core/clock.h"
 
 #include <ctime>
 
@@ -132,7 +133,7 @@ void Drainer::work() {
     suite::DrainOutcome o;
     try {
       o = suite::drain_for_detector(opts_.scontrol, job.node, job.evidence, opts_.limits, !opts_.drain,
-                                    static_cast<int64_t>(std::time(nullptr)));
+                                    unix_time_now());
     } catch (const std::exception& e) {
       o.action = suite::DrainAction::Failed;
       o.message = e.what();

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_registry.h"
+#include "core/clock.h"
 #include "cli/command_startup.h"
 #include "cli/option_binder.h"
 #include "core/config.h"
@@ -65,7 +66,7 @@ int run(JobstatsCommand& c, const Invocation& inv) {
     if (!job.start)
       throw SacctError(
           fmt::format("job {} has not started (state {}): there is nothing to report yet", c.job_id, job.state));
-    int64_t now = static_cast<int64_t>(std::time(nullptr));
+    int64_t now = unix_time_now();
     int64_t start = *job.start, end = job.end.value_or(now);
     if (end < start) end = start;
     int64_t step = c.step > 0 ? c.step : choose_step(start, end, c.min_step);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_registry.h"
+#include "core/clock.h"
 #include "cli/command_startup.h"
 #include "cli/option_binder.h"
 #include "core/config.h"
@@ -51,7 +52,7 @@ int run(UsageCommand& c, const Invocation& inv) {
   startup.validate = [&] {
     by = parse_usage_by(c.by);
     so = sacct_options(c.sources);
-    int64_t now = static_cast<int64_t>(std::time(nullptr));
+    int64_t now = unix_time_now();
     try {
       since = sacct::parse_date_expr(c.since, now, so.zone);
       until = sacct::parse_date_expr(c.until, now, so.zone);

@@ -1,4 +1,5 @@
 #include "sacct/fsacct.h"
+#include "core/clock.h"
 
 #include <algorithm>
 #include <cctype>
@@ -340,7 +341,7 @@ int run_fsacct(const std::vector<std::string>& args, std::chrono::milliseconds s
   TimeZone zone = TimeZone::host();
   if (patched) {
     try {
-      argv = fsacct_sacct_argv(a, static_cast<int64_t>(std::time(nullptr)), zone, window);
+      argv = fsacct_sacct_argv(a, unix_time_now(), zone, window);
     } catch (const slurm::ParseError& e) {
       std::cerr << "Error: " << e.what() << "\n";
       return 2;

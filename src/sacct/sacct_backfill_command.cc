@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/command_registry.h"
+#include "core/clock.h"
 #include "cli/command_startup.h"
 #include "cli/option_binder.h"
 #include "cli/option_limits.h"
@@ -129,7 +130,7 @@ int BackfillCommand::backfill(BackfillOptions& o, spdlog::logger& log) {
   bool any_failed = false;
   while (!shutdown_requested()) {
     auto t0 = std::chrono::steady_clock::now();
-    auto now = static_cast<int64_t>(std::time(nullptr));
+    auto now = unix_time_now();
     std::vector<Chunk> chunks;
     try {
       if (is_new) {

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_registry.h"
+#include "core/clock.h"
 #include "cli/command_startup.h"
 #include "cli/option_binder.h"
 #include "collectors/loop.h"
@@ -81,7 +82,7 @@ int PublishCommand::publish(const std::shared_ptr<spdlog::logger>& log) {
     std::cerr << "Error: end_ds needs the America/Los_Angeles zone: " << e.what() << "\n";
     return 1;
   }
-  o.time = static_cast<int64_t>(std::time(nullptr));
+  o.time = unix_time_now();
   o.input_name = input == "-" ? "<stdin>" : input;
 
   int fd = 0;

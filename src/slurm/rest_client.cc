@@ -1,4 +1,5 @@
 #include "slurm/rest_client.h"
+#include "core/clock.h"
 
 #include <ctime>
 #include <regex>
@@ -227,7 +228,7 @@ std::string RestSlurmClient::answer(const SlurmQuery& query, const std::string& 
       case RestRender::SqueueJobs:
         // The host's zone is read once per client, not per answer (it is a file read and a parse).
         if (!host_zone_) host_zone_ = TimeZone::host();
-        return render_squeue_jobs(body, static_cast<int64_t>(std::time(nullptr)), *host_zone_);
+        return render_squeue_jobs(body, unix_time_now(), *host_zone_);
       case RestRender::SinfoNodes:
         return render_sinfo_nodes(body);
       case RestRender::ScontrolPartitions:
