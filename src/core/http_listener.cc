@@ -24,8 +24,10 @@
 
 #include <fmt/format.h>
 
+#include "core/http_chunked_body.h"
 #include "core/http_auth.h"
 #include "core/http_request_head.h"
+#include "core/spare_buffers.h"
 #include "core/tls.h"
 #include "core/web_config.h"
 
@@ -37,7 +39,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kListenTag = 0;
 constexpr uint64_t kWakeTag = 1;
-constexpr size_t kMaxChunkLine = 4096;    // a chunk-size line with its extensions
 constexpr size_t kReadBlock = 64 * 1024;  // one recv
 // One recv of a Content-Length body, straight into the request: a large body in fewer system calls.
 constexpr size_t kBodyRead = 256 * 1024;
@@ -151,7 +152,6 @@ struct HttpListener::Impl {
     Writing,    // the answer is being sent
     Lingering,  // answered and half-closed; reading what the client still sends until it closes, then closing
   };
-  enum class ChunkStep { Size, Data, DataEnd, Trailers };
 
   struct Conn {
     uint64_t id = 0;
@@ -162,9 +162,8 @@ struct HttpListener::Impl {
     size_t scan_from = 0;
     HttpRequest req;
     RequestFraming framing;
-    ChunkStep chunk = ChunkStep::Size;
-    uint64_t remaining = 0;  // body bytes still expected: of the Content-Length, or of the current chunk
-    size_t trailer_bytes = 0;
+    ChunkedBodyDecoder chunked;
+    uint64_t remaining = 0;  // Content-Length body bytes still expected
     size_t reserved = 0;  // bytes of max_in_flight this request holds
     bool linger_after = false;
     bool head_only = false;      // a HEAD request: the answer has no body
@@ -190,748 +189,722 @@ struct HttpListener::Impl {
     std::string body;  // the request's, handed back for the bodies to come (spare_bodies)
   };
 
+  // Who may touch what. Three kinds of thread share this object: the caller's (the constructor, start() and stop(),
+  // which join the others before anything is destroyed), the I/O thread (run(): every socket and every Conn), and
+  // the handler threads (work()). They meet only at the two queues below, each under its own mutex, and at the
+  // atomics.
+
+  // Set by the constructor; read by every thread, changed by none.
   HttpListenerOptions opts;
   Handler handler;
   int listen_fd = -1;
   int epoll_fd = -1;
   int wake_fd = -1;
   int port = 0;
+
+  // The caller's thread.
   std::thread io;
   std::vector<std::thread> workers;
-  std::atomic<bool> stopping{false};
   bool started = false;
+  std::atomic<bool> stopping{false};  // set by stop(), read by every thread
 
+  // The I/O thread's alone.
   std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns;
   // TLS connections with decrypted bytes inside OpenSSL: epoll cannot report them, so the loop reads them itself.
   std::unordered_set<uint64_t> tls_ready;
   uint64_t next_id = 2;  // 0 and 1 tag the listening socket and the wake-up eventfd
-  size_t in_flight = 0;
+  size_t in_flight = 0;  // body bytes the open requests hold (max_in_flight bounds it)
+  SpareBuffers spare_bodies{kSpareBodyBytes};  // for the next Content-Length bodies
 
+  // Requests for the handler threads: pushed by the I/O thread, popped by a handler thread, under jobs_mu.
   std::mutex jobs_mu;
   std::condition_variable jobs_cv;
   std::deque<Job> jobs;
+  // Answers for the I/O thread: pushed by a handler thread (which then wakes the loop), popped by the I/O thread,
+  // under done_mu.
   std::mutex done_mu;
   std::deque<Done> done;
-  // Buffers of bodies answered, for the next Content-Length bodies (I/O thread only). A body received into a new
-  // buffer costs its allocation and the zero-fill of every byte before the recv writes it; a buffer of a body before
-  // holds bytes already, and is written over. At most
-  // kSpareBodyBytes in all.
-  std::vector<std::string> spare_bodies;
-  size_t spare_body_bytes = 0;
 
+  // Written by the I/O thread, read by any (stats()).
   struct Counters {
     std::atomic<uint64_t> accepted{0}, requests{0}, open{0}, evicted{0}, refused{0}, timed_out{0}, bad{0},
         over_budget{0}, in_flight{0}, tls_failed{0}, unauthorized{0};
   } counters;
 
-  Impl(HttpListenerOptions o, Handler h) : opts(std::move(o)), handler(std::move(h)) {
-    // bcrypt is never run on the I/O thread: it needs a handler thread.
-    if (opts.auth && opts.auth->enabled() && opts.workers == 0) opts.workers = 1;
-    if (opts.auth && !opts.auth->enabled()) opts.auth.reset();
-    listen_fd = bind_listener(opts.host, opts.port);
-    port = bound_port(listen_fd);
-    epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
-    wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (epoll_fd < 0 || wake_fd < 0) throw std::runtime_error(fmt::format("epoll/eventfd: {}", std::strerror(errno)));
-    add_fd(listen_fd, kListenTag, EPOLLIN);
-    add_fd(wake_fd, kWakeTag, EPOLLIN);
+  Impl(HttpListenerOptions o, Handler h);
+  ~Impl();
+  void add_fd(int fd, uint64_t tag, uint32_t events);
+  void wake();  // any thread: the loop looks at the answers and at `stopping`
+
+  // The I/O thread. The loop, accepting and evicting:
+  void run();
+  void accept_all();
+  bool evict_one();
+  void close_conn(uint64_t id);
+  void sweep(Clock::time_point now);  // deadlines
+  // One connection's events, TLS and plain I/O:
+  void want(Conn& c, uint32_t events);
+  void on_event(Conn& c, uint32_t events);
+  static bool reading(Phase p);
+  void handshake_step(Conn& c);
+  ssize_t recv_some(Conn& c, char* buf, size_t cap);
+  ssize_t send_some(Conn& c, const char* buf, size_t len);
+  void on_readable(Conn& c);
+  // A request, phase by phase (Conn::phase):
+  bool advance(Conn& c);
+  void begin_request(Conn& c);
+  void read_head(Conn& c);
+  char* body_room(Conn& c, size_t n);
+  void read_body(Conn& c);
+  bool reserve(Conn& c, size_t bytes);
+  void release(Conn& c);
+  void too_large(Conn& c);
+  void over_budget(Conn& c);
+  void refuse(Conn& c, HttpReply r);
+  void dispatch(Conn& c);  // to a handler thread, or the handler on this thread when there are none
+  // Answers:
+  void take_done();
+  void answer(Conn& c, HttpReply r);
+  bool queue_output(Conn& c, std::string_view bytes);
+  bool flush_some(Conn& c);
+  void flush(Conn& c);
+
+  // A handler thread (the I/O thread itself when opts.workers is 0, and for GETs with opts.inline_get):
+  void work();
+  HttpReply unauthorized();
+  HttpReply call_handler(const HttpRequest& req);
+};
+
+HttpListener::Impl::Impl(HttpListenerOptions o, Handler h) : opts(std::move(o)), handler(std::move(h)) {
+  // bcrypt is never run on the I/O thread: it needs a handler thread.
+  if (opts.auth && opts.auth->enabled() && opts.workers == 0) opts.workers = 1;
+  if (opts.auth && !opts.auth->enabled()) opts.auth.reset();
+  listen_fd = bind_listener(opts.host, opts.port);
+  port = bound_port(listen_fd);
+  epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
+  wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (epoll_fd < 0 || wake_fd < 0) throw std::runtime_error(fmt::format("epoll/eventfd: {}", std::strerror(errno)));
+  add_fd(listen_fd, kListenTag, EPOLLIN);
+  add_fd(wake_fd, kWakeTag, EPOLLIN);
+}
+
+HttpListener::Impl::~Impl() {
+  for (int fd : {listen_fd, epoll_fd, wake_fd})
+    if (fd >= 0) ::close(fd);
+}
+
+void HttpListener::Impl::add_fd(int fd, uint64_t tag, uint32_t events) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = tag;
+  ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+void HttpListener::Impl::want(Conn& c, uint32_t events) {
+  if (c.events == events) return;
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = c.id;
+  ::epoll_ctl(epoll_fd, EPOLL_CTL_MOD, c.fd, &ev);
+  c.events = events;
+}
+
+void HttpListener::Impl::wake() {
+  uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(wake_fd, &one, sizeof one);
+}
+
+void HttpListener::Impl::run() {
+  if (opts.tls) {
+    // OpenSSL writes to the socket with write(), not send(MSG_NOSIGNAL): a peer that has gone would raise SIGPIPE.
+    // Blocked on this thread, the write fails with EPIPE instead, and the rest of the process is unaffected.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
   }
-
-  ~Impl() {
-    for (int fd : {listen_fd, epoll_fd, wake_fd})
-      if (fd >= 0) ::close(fd);
+  epoll_event evs[64];
+  auto next_sweep = Clock::now() + kSweepEvery;
+  while (!stopping.load()) {
+    int n = ::epoll_wait(epoll_fd, evs, 64, tls_ready.empty() ? static_cast<int>(kSweepEvery.count()) : 0);
+    for (int i = 0; i < n; ++i) {
+      uint64_t tag = evs[i].data.u64;
+      if (tag == kListenTag) {
+        accept_all();
+      } else if (tag == kWakeTag) {
+        uint64_t v;
+        [[maybe_unused]] auto r = ::read(wake_fd, &v, sizeof v);
+        take_done();
+      } else if (auto it = conns.find(tag); it != conns.end()) {
+        on_event(*it->second, evs[i].events);
+      }
+    }
+    if (!tls_ready.empty()) {
+      std::unordered_set<uint64_t> ready;
+      ready.swap(tls_ready);
+      for (uint64_t id : ready)
+        if (auto it = conns.find(id); it != conns.end() && reading(it->second->phase)) on_readable(*it->second);
+    }
+    if (Clock::now() >= next_sweep) {
+      sweep(Clock::now());
+      next_sweep = Clock::now() + kSweepEvery;
+    }
   }
+  std::vector<uint64_t> ids;
+  for (auto& [id, c] : conns) ids.push_back(id);
+  for (uint64_t id : ids) close_conn(id);
+}
 
-  void add_fd(int fd, uint64_t tag, uint32_t events) {
-    epoll_event ev{};
-    ev.events = events;
-    ev.data.u64 = tag;
-    ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev);
-  }
-
-  void want(Conn& c, uint32_t events) {
-    if (c.events == events) return;
-    epoll_event ev{};
-    ev.events = events;
-    ev.data.u64 = c.id;
-    ::epoll_ctl(epoll_fd, EPOLL_CTL_MOD, c.fd, &ev);
-    c.events = events;
-  }
-
-  void wake() {
-    uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(wake_fd, &one, sizeof one);
-  }
-
-  // --- the I/O thread ---------------------------------------------------------------------------------------------
-
-  void run() {
+void HttpListener::Impl::accept_all() {
+  for (;;) {
+    int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;  // EAGAIN, or an error the next event retries (EMFILE among them)
+    counters.accepted.fetch_add(1, std::memory_order_relaxed);
+    if (static_cast<int>(conns.size()) >= opts.max_connections && !evict_one()) {
+      counters.refused.fetch_add(1, std::memory_order_relaxed);
+      // A TLS client would read a plain-text answer as a protocol error: it is only closed.
+      if (!opts.tls) {
+        std::string r = serialize(text_reply(503, "too many connections", "Retry-After: 1\r\n"), false, true, false);
+        [[maybe_unused]] auto s = ::send(fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      }
+      ::close(fd);
+      continue;
+    }
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    auto c = std::make_unique<Conn>();
+    c->id = next_id++;
+    c->fd = fd;
     if (opts.tls) {
-      // OpenSSL writes to the socket with write(), not send(MSG_NOSIGNAL): a peer that has gone would raise SIGPIPE.
-      // Blocked on this thread, the write fails with EPIPE instead, and the rest of the process is unaffected.
-      sigset_t pipe;
-      sigemptyset(&pipe);
-      sigaddset(&pipe, SIGPIPE);
-      pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
-    }
-    epoll_event evs[64];
-    auto next_sweep = Clock::now() + kSweepEvery;
-    while (!stopping.load()) {
-      int n = ::epoll_wait(epoll_fd, evs, 64, tls_ready.empty() ? static_cast<int>(kSweepEvery.count()) : 0);
-      for (int i = 0; i < n; ++i) {
-        uint64_t tag = evs[i].data.u64;
-        if (tag == kListenTag) {
-          accept_all();
-        } else if (tag == kWakeTag) {
-          uint64_t v;
-          [[maybe_unused]] auto r = ::read(wake_fd, &v, sizeof v);
-          take_done();
-        } else if (auto it = conns.find(tag); it != conns.end()) {
-          on_event(*it->second, evs[i].events);
-        }
-      }
-      if (!tls_ready.empty()) {
-        std::unordered_set<uint64_t> ready;
-        ready.swap(tls_ready);
-        for (uint64_t id : ready)
-          if (auto it = conns.find(id); it != conns.end() && reading(it->second->phase)) on_readable(*it->second);
-      }
-      if (Clock::now() >= next_sweep) {
-        sweep(Clock::now());
-        next_sweep = Clock::now() + kSweepEvery;
-      }
-    }
-    std::vector<uint64_t> ids;
-    for (auto& [id, c] : conns) ids.push_back(id);
-    for (uint64_t id : ids) close_conn(id);
-  }
-
-  void accept_all() {
-    for (;;) {
-      int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) return;  // EAGAIN, or an error the next event retries (EMFILE among them)
-      counters.accepted.fetch_add(1, std::memory_order_relaxed);
-      if (static_cast<int>(conns.size()) >= opts.max_connections && !evict_one()) {
-        counters.refused.fetch_add(1, std::memory_order_relaxed);
-        // A TLS client would read a plain-text answer as a protocol error: it is only closed.
-        if (!opts.tls) {
-          std::string r = serialize(text_reply(503, "too many connections", "Retry-After: 1\r\n"), false, true, false);
-          [[maybe_unused]] auto s = ::send(fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-        }
+      try {
+        c->tls = opts.tls->session(fd);
+      } catch (const TlsError&) {
         ::close(fd);
         continue;
       }
-      int one = 1;
-      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      auto c = std::make_unique<Conn>();
-      c->id = next_id++;
-      c->fd = fd;
-      if (opts.tls) {
-        try {
-          c->tls = opts.tls->session(fd);
-        } catch (const TlsError&) {
-          ::close(fd);
-          continue;
-        }
-        c->phase = Phase::Handshake;
-      }
-      c->started = Clock::now();
-      // A new connection has the head's deadline to start a request, not the (longer) keep-alive one.
-      c->deadline = c->started + opts.head_timeout;
-      c->events = EPOLLIN | EPOLLRDHUP;
-      add_fd(fd, c->id, c->events);
-      conns.emplace(c->id, std::move(c));
-      counters.open.store(conns.size(), std::memory_order_relaxed);
+      c->phase = Phase::Handshake;
     }
-  }
-
-  // At the connection limit: the oldest idle connection goes first (its client reconnects when it needs to), then
-  // the one that has spent longest sending its head (a slow or hostile client). Bodies being received and requests
-  // being handled are never cut.
-  bool evict_one() {
-    Conn* victim = nullptr;
-    for (Phase phase : {Phase::Idle, Phase::Handshake, Phase::Head, Phase::Lingering}) {
-      for (auto& [id, c] : conns)
-        if (c->phase == phase && (!victim || c->started < victim->started)) victim = c.get();
-      if (victim) break;
-    }
-    if (!victim) return false;
-    counters.evicted.fetch_add(1, std::memory_order_relaxed);
-    close_conn(victim->id);
-    return true;
-  }
-
-  void close_conn(uint64_t id) {
-    auto it = conns.find(id);
-    if (it == conns.end()) return;
-    Conn& c = *it->second;
-    release(c);
-    if (c.tls) c.tls->shutdown();  // close_notify, so the client knows the answer is complete
-    ::epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c.fd, nullptr);
-    ::close(c.fd);
-    conns.erase(it);
+    c->started = Clock::now();
+    // A new connection has the head's deadline to start a request, not the (longer) keep-alive one.
+    c->deadline = c->started + opts.head_timeout;
+    c->events = EPOLLIN | EPOLLRDHUP;
+    add_fd(fd, c->id, c->events);
+    conns.emplace(c->id, std::move(c));
     counters.open.store(conns.size(), std::memory_order_relaxed);
   }
+}
 
-  void release(Conn& c) {
-    in_flight -= c.reserved;
-    c.reserved = 0;
-    counters.in_flight.store(in_flight, std::memory_order_relaxed);
+// At the connection limit: the oldest idle connection goes first (its client reconnects when it needs to), then
+// the one that has spent longest sending its head (a slow or hostile client). Bodies being received and requests
+// being handled are never cut.
+bool HttpListener::Impl::evict_one() {
+  Conn* victim = nullptr;
+  for (Phase phase : {Phase::Idle, Phase::Handshake, Phase::Head, Phase::Lingering}) {
+    for (auto& [id, c] : conns)
+      if (c->phase == phase && (!victim || c->started < victim->started)) victim = c.get();
+    if (victim) break;
   }
+  if (!victim) return false;
+  counters.evicted.fetch_add(1, std::memory_order_relaxed);
+  close_conn(victim->id);
+  return true;
+}
 
-  bool reserve(Conn& c, size_t bytes) {
-    if (in_flight + bytes > opts.max_in_flight) return false;
-    in_flight += bytes;
-    c.reserved += bytes;
-    counters.in_flight.store(in_flight, std::memory_order_relaxed);
-    return true;
-  }
+void HttpListener::Impl::close_conn(uint64_t id) {
+  auto it = conns.find(id);
+  if (it == conns.end()) return;
+  Conn& c = *it->second;
+  release(c);
+  if (c.tls) c.tls->shutdown();  // close_notify, so the client knows the answer is complete
+  ::epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c.fd, nullptr);
+  ::close(c.fd);
+  conns.erase(it);
+  counters.open.store(conns.size(), std::memory_order_relaxed);
+}
 
-  void on_event(Conn& c, uint32_t events) {
-    uint64_t id = c.id;
-    if (c.phase == Phase::Handling) {
-      // The socket is not read while its request is handled. It stays watched for reading meanwhile (dispatch does
-      // not disarm it: two epoll_ctl calls per request saved, and a client rarely sends before its answer); bytes or
-      // a half-close that arrive now disarm it until the answer is out, when flush() arms it again.
-      if (!(events & (EPOLLHUP | EPOLLERR))) {
-        want(c, 0);
-        return;
-      }
-      // A hang-up: nobody is left to answer, stop watching it.
-      ::epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c.fd, nullptr);
-      c.events = 0;
-      c.dead = true;
+void HttpListener::Impl::release(Conn& c) {
+  in_flight -= c.reserved;
+  c.reserved = 0;
+  counters.in_flight.store(in_flight, std::memory_order_relaxed);
+}
+
+bool HttpListener::Impl::reserve(Conn& c, size_t bytes) {
+  if (in_flight + bytes > opts.max_in_flight) return false;
+  in_flight += bytes;
+  c.reserved += bytes;
+  counters.in_flight.store(in_flight, std::memory_order_relaxed);
+  return true;
+}
+
+void HttpListener::Impl::on_event(Conn& c, uint32_t events) {
+  uint64_t id = c.id;
+  if (c.phase == Phase::Handling) {
+    // The socket is not read while its request is handled. It stays watched for reading meanwhile (dispatch does
+    // not disarm it: two epoll_ctl calls per request saved, and a client rarely sends before its answer); bytes or
+    // a half-close that arrive now disarm it until the answer is out, when flush() arms it again.
+    if (!(events & (EPOLLHUP | EPOLLERR))) {
+      want(c, 0);
       return;
     }
-    if (c.phase == Phase::Handshake) {
-      handshake_step(c);
+    // A hang-up: nobody is left to answer, stop watching it.
+    ::epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c.fd, nullptr);
+    c.events = 0;
+    c.dead = true;
+    return;
+  }
+  if (c.phase == Phase::Handshake) {
+    handshake_step(c);
+    return;
+  }
+  if ((events & EPOLLOUT) || (c.tls_write_wants_read && (events & EPOLLIN))) {
+    flush(c);
+    if (!conns.count(id) || !advance(c)) return;
+  }
+  if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) || c.tls_read_wants_write) on_readable(c);
+}
+
+bool HttpListener::Impl::reading(Phase p) {
+  return p == Phase::Idle || p == Phase::Head || p == Phase::Body || p == Phase::Lingering;
+}
+
+void HttpListener::Impl::handshake_step(Conn& c) {
+  switch (c.tls->handshake()) {
+    case TlsStatus::Done:
+      c.phase = Phase::Idle;  // the deadline stays the accept's: handshake and first request share it
+      want(c, EPOLLIN | EPOLLRDHUP);
+      on_readable(c);  // the first request may have come with the handshake's last flight
+      return;
+    case TlsStatus::WantRead:
+      want(c, EPOLLIN | EPOLLRDHUP);
+      return;
+    case TlsStatus::WantWrite:
+      want(c, EPOLLOUT);
+      return;
+    case TlsStatus::Closed:
+    case TlsStatus::Failed:
+      counters.tls_failed.fetch_add(1, std::memory_order_relaxed);
+      close_conn(c.id);
+      return;
+  }
+}
+
+// One receive, through TLS when the connection has it: >0 bytes, 0 when the peer closed, -1 with errno (EAGAIN:
+// wait for the socket).
+ssize_t HttpListener::Impl::recv_some(Conn& c, char* buf, size_t cap) {
+  if (!c.tls || c.phase == Phase::Lingering) return ::recv(c.fd, buf, cap, 0);  // lingering discards raw bytes
+  size_t n = 0;
+  c.tls_read_wants_write = false;
+  switch (c.tls->read(buf, cap, n)) {
+    case TlsStatus::Done:
+      return static_cast<ssize_t>(n);
+    case TlsStatus::WantWrite:
+      c.tls_read_wants_write = true;
+      [[fallthrough]];
+    case TlsStatus::WantRead:
+      errno = EAGAIN;
+      return -1;
+    case TlsStatus::Closed:
+      return 0;
+    case TlsStatus::Failed:
+      break;
+  }
+  errno = EPROTO;
+  return -1;
+}
+
+ssize_t HttpListener::Impl::send_some(Conn& c, const char* buf, size_t len) {
+  if (!c.tls) return ::send(c.fd, buf, len, MSG_NOSIGNAL);
+  size_t n = 0;
+  c.tls_write_wants_read = false;
+  switch (c.tls->write(buf, len, n)) {
+    case TlsStatus::Done:
+      return static_cast<ssize_t>(n);
+    case TlsStatus::WantRead:
+      c.tls_write_wants_read = true;
+      [[fallthrough]];
+    case TlsStatus::WantWrite:
+      errno = EAGAIN;
+      return -1;
+    default:
+      break;
+  }
+  errno = EPIPE;
+  return -1;
+}
+
+void HttpListener::Impl::on_readable(Conn& c) {
+  if (c.phase == Phase::Handshake) {
+    handshake_step(c);
+    return;
+  }
+  size_t taken = 0;
+  while (taken < kReadPerEvent && reading(c.phase)) {
+    ssize_t n;
+    if (c.phase == Phase::Body && !c.framing.chunked && c.in.empty()) {
+      // A Content-Length body is received straight into the request: one copy of it is held, not two.
+      size_t want_bytes = static_cast<size_t>(std::min<uint64_t>(c.remaining, kBodyRead));
+      n = recv_some(c, body_room(c, want_bytes), want_bytes);
+      if (n > 0) c.remaining -= static_cast<uint64_t>(n);
+    } else {
+      char buf[kReadBlock];
+      bool awaiting_head = c.phase == Phase::Idle || c.phase == Phase::Head;
+      n = recv_some(c, buf, awaiting_head ? kHeadRead : sizeof buf);
+      if (n > 0 && c.phase != Phase::Lingering) c.in.append(buf, static_cast<size_t>(n));
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (c.tls_read_wants_write) want(c, c.events | EPOLLOUT);
       return;
     }
-    if ((events & EPOLLOUT) || (c.tls_write_wants_read && (events & EPOLLIN))) {
-      flush(c);
-      if (!conns.count(id) || !advance(c)) return;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {  // closed by the peer or failed: whatever was unfinished cannot be finished
+      close_conn(c.id);
+      return;
     }
-    if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) || c.tls_read_wants_write) on_readable(c);
+    taken += static_cast<size_t>(n);
+    if (c.phase != Phase::Lingering && !advance(c)) return;  // the connection was closed
   }
+  if (c.tls && c.tls->pending()) tls_ready.insert(c.id);
+}
 
-  static bool reading(Phase p) {
-    return p == Phase::Idle || p == Phase::Head || p == Phase::Body || p == Phase::Lingering;
-  }
-
-  void handshake_step(Conn& c) {
-    switch (c.tls->handshake()) {
-      case TlsStatus::Done:
-        c.phase = Phase::Idle;  // the deadline stays the accept's: handshake and first request share it
-        want(c, EPOLLIN | EPOLLRDHUP);
-        on_readable(c);  // the first request may have come with the handshake's last flight
-        return;
-      case TlsStatus::WantRead:
-        want(c, EPOLLIN | EPOLLRDHUP);
-        return;
-      case TlsStatus::WantWrite:
-        want(c, EPOLLOUT);
-        return;
-      case TlsStatus::Closed:
-      case TlsStatus::Failed:
-        counters.tls_failed.fetch_add(1, std::memory_order_relaxed);
-        close_conn(c.id);
-        return;
-    }
-  }
-
-  // One receive, through TLS when the connection has it: >0 bytes, 0 when the peer closed, -1 with errno (EAGAIN:
-  // wait for the socket).
-  ssize_t recv_some(Conn& c, char* buf, size_t cap) {
-    if (!c.tls || c.phase == Phase::Lingering) return ::recv(c.fd, buf, cap, 0);  // lingering discards raw bytes
-    size_t n = 0;
-    c.tls_read_wants_write = false;
-    switch (c.tls->read(buf, cap, n)) {
-      case TlsStatus::Done:
-        return static_cast<ssize_t>(n);
-      case TlsStatus::WantWrite:
-        c.tls_read_wants_write = true;
-        [[fallthrough]];
-      case TlsStatus::WantRead:
-        errno = EAGAIN;
-        return -1;
-      case TlsStatus::Closed:
-        return 0;
-      case TlsStatus::Failed:
+// Parses what has arrived as far as it goes, answering each complete request in turn (pipelined ones included:
+// a loop, not a recursion, however many arrive at once); false when the connection was closed on the way.
+bool HttpListener::Impl::advance(Conn& c) {
+  uint64_t id = c.id;
+  for (;;) {
+    Phase before = c.phase;
+    switch (c.phase) {
+      case Phase::Idle:
+        // Blank lines before a request line are allowed (RFC 9112 2.2).
+        c.in.erase(0, std::min(c.in.find_first_not_of("\r\n"), c.in.size()));
+        if (c.in.empty()) return true;
+        begin_request(c);
+        continue;
+      case Phase::Head:
+        read_head(c);
         break;
-    }
-    errno = EPROTO;
-    return -1;
-  }
-
-  ssize_t send_some(Conn& c, const char* buf, size_t len) {
-    if (!c.tls) return ::send(c.fd, buf, len, MSG_NOSIGNAL);
-    size_t n = 0;
-    c.tls_write_wants_read = false;
-    switch (c.tls->write(buf, len, n)) {
-      case TlsStatus::Done:
-        return static_cast<ssize_t>(n);
-      case TlsStatus::WantRead:
-        c.tls_write_wants_read = true;
-        [[fallthrough]];
-      case TlsStatus::WantWrite:
-        errno = EAGAIN;
-        return -1;
+      case Phase::Body:
+        read_body(c);
+        break;
       default:
-        break;
+        return true;
     }
-    errno = EPIPE;
-    return -1;
+    if (!conns.count(id)) return false;
+    if (c.phase == before) return true;  // waiting for more bytes
   }
+}
 
-  void on_readable(Conn& c) {
-    if (c.phase == Phase::Handshake) {
-      handshake_step(c);
-      return;
-    }
-    size_t taken = 0;
-    while (taken < kReadPerEvent && reading(c.phase)) {
-      ssize_t n;
-      if (c.phase == Phase::Body && !c.framing.chunked && c.in.empty()) {
-        // A Content-Length body is received straight into the request: one copy of it is held, not two.
-        size_t want_bytes = static_cast<size_t>(std::min<uint64_t>(c.remaining, kBodyRead));
-        n = recv_some(c, body_room(c, want_bytes), want_bytes);
-        if (n > 0) c.remaining -= static_cast<uint64_t>(n);
-      } else {
-        char buf[kReadBlock];
-        bool awaiting_head = c.phase == Phase::Idle || c.phase == Phase::Head;
-        n = recv_some(c, buf, awaiting_head ? kHeadRead : sizeof buf);
-        if (n > 0 && c.phase != Phase::Lingering) c.in.append(buf, static_cast<size_t>(n));
-      }
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        if (c.tls_read_wants_write) want(c, c.events | EPOLLOUT);
-        return;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {  // closed by the peer or failed: whatever was unfinished cannot be finished
-        close_conn(c.id);
-        return;
-      }
-      taken += static_cast<size_t>(n);
-      if (c.phase != Phase::Lingering && !advance(c)) return;  // the connection was closed
-    }
-    if (c.tls && c.tls->pending()) tls_ready.insert(c.id);
-  }
+void HttpListener::Impl::begin_request(Conn& c) {
+  auto now = Clock::now();
+  c.phase = Phase::Head;
+  c.started = now;
+  c.deadline = now + opts.head_timeout;
+  c.request_deadline = now + opts.request_timeout;
+  c.scan_from = 0;
+  c.req = HttpRequest{};
+  c.framing = RequestFraming{};
+  c.chunked.reset(opts.max_head);
+  c.remaining = 0;
+  c.head_only = false;
+  c.linger_after = false;
+}
 
-  // Parses what has arrived as far as it goes, answering each complete request in turn (pipelined ones included:
-  // a loop, not a recursion, however many arrive at once); false when the connection was closed on the way.
-  bool advance(Conn& c) {
-    uint64_t id = c.id;
-    for (;;) {
-      Phase before = c.phase;
-      switch (c.phase) {
-        case Phase::Idle:
-          // Blank lines before a request line are allowed (RFC 9112 2.2).
-          c.in.erase(0, std::min(c.in.find_first_not_of("\r\n"), c.in.size()));
-          if (c.in.empty()) return true;
-          begin_request(c);
-          continue;
-        case Phase::Head:
-          read_head(c);
-          break;
-        case Phase::Body:
-          read_body(c);
-          break;
-        default:
-          return true;
-      }
-      if (!conns.count(id)) return false;
-      if (c.phase == before) return true;  // waiting for more bytes
-    }
-  }
-
-  void begin_request(Conn& c) {
-    auto now = Clock::now();
-    c.phase = Phase::Head;
-    c.started = now;
-    c.deadline = now + opts.head_timeout;
-    c.request_deadline = now + opts.request_timeout;
-    c.scan_from = 0;
-    c.req = HttpRequest{};
-    c.framing = RequestFraming{};
-    c.chunk = ChunkStep::Size;
-    c.remaining = 0;
-    c.trailer_bytes = 0;
-    c.head_only = false;
-    c.linger_after = false;
-  }
-
-  // Moves on to Body or to the handler once the head is complete; refuses a bad one (which may close the connection).
-  void read_head(Conn& c) {
-    size_t end = c.in.find("\r\n\r\n", c.scan_from);
-    if (end == std::string::npos) {
-      if (c.in.size() > opts.max_head)
-        refuse(c, text_reply(431, fmt::format("the request head exceeds {} bytes", opts.max_head)));
-      else
-        c.scan_from = c.in.size() >= 3 ? c.in.size() - 3 : 0;
-      return;
-    }
-    if (end > opts.max_head) {
+// Moves on to Body or to the handler once the head is complete; refuses a bad one (which may close the connection).
+void HttpListener::Impl::read_head(Conn& c) {
+  size_t end = c.in.find("\r\n\r\n", c.scan_from);
+  if (end == std::string::npos) {
+    if (c.in.size() > opts.max_head)
       refuse(c, text_reply(431, fmt::format("the request head exceeds {} bytes", opts.max_head)));
+    else
+      c.scan_from = c.in.size() >= 3 ? c.in.size() - 3 : 0;
+    return;
+  }
+  if (end > opts.max_head) {
+    refuse(c, text_reply(431, fmt::format("the request head exceeds {} bytes", opts.max_head)));
+    return;
+  }
+  auto error = parse_request_head(std::string_view(c.in).substr(0, end), c.req, c.framing);
+  c.in.erase(0, end + 4);
+  if (error) {
+    refuse(c, text_reply(error->status, error->message));
+    return;
+  }
+  counters.requests.fetch_add(1, std::memory_order_relaxed);
+  if (!c.framing.chunked && c.framing.content_length == 0) {
+    dispatch(c);
+    return;
+  }
+  if (!c.framing.chunked && c.framing.content_length > opts.max_body) {
+    too_large(c);
+    return;
+  }
+  if (!c.framing.chunked) {
+    if (!reserve(c, c.framing.content_length)) {
+      over_budget(c);
       return;
     }
-    auto error = parse_request_head(std::string_view(c.in).substr(0, end), c.req, c.framing);
-    c.in.erase(0, end + 4);
-    if (error) {
-      refuse(c, text_reply(error->status, error->message));
+    c.remaining = c.framing.content_length;
+    c.req.body = spare_bodies.take(static_cast<size_t>(c.framing.content_length));
+  }
+  if (c.framing.expect_continue && !queue_output(c, "HTTP/1.1 100 Continue\r\n\r\n")) return;
+  c.phase = Phase::Body;
+  c.deadline = c.request_deadline;
+}
+
+// Where the next n bytes of a Content-Length body go: their place in it (the buffer may hold a body before's bytes,
+// SpareBuffers). The body is grown (zero-filled) only past what it holds, never past its Content-Length, and not
+// shrunk again after a short read: each byte is zero-filled at most once, however many reads it takes.
+char* HttpListener::Impl::body_room(Conn& c, size_t n) {
+  size_t at = static_cast<size_t>(c.framing.content_length - c.remaining);
+  if (c.req.body.size() < at + n) c.req.body.resize(at + n);
+  return c.req.body.data() + at;
+}
+
+// Takes what has arrived of the body; hands the request on when it is complete.
+void HttpListener::Impl::read_body(Conn& c) {
+  if (!c.framing.chunked) {
+    size_t take = static_cast<size_t>(std::min<uint64_t>(c.remaining, c.in.size()));
+    std::memcpy(body_room(c, take), c.in.data(), take);
+    c.in.erase(0, take);
+    c.remaining -= take;
+    if (c.remaining > 0) return;
+    dispatch(c);
+    return;
+  }
+  auto r = c.chunked.feed(c.in, c.req.body, [&](uint64_t size) {
+    // Compared without adding, so that no size can wrap the check (a chunk of 2^64 - 1 bytes is too large).
+    if (size > opts.max_body - c.req.body.size()) return ChunkedBodyDecoder::ChunkVerdict::TooLarge;
+    if (!reserve(c, static_cast<size_t>(size))) return ChunkedBodyDecoder::ChunkVerdict::OverBudget;
+    return ChunkedBodyDecoder::ChunkVerdict::Take;
+  });
+  switch (r.kind) {
+    case ChunkedBodyDecoder::Result::NeedMore:
       return;
-    }
-    counters.requests.fetch_add(1, std::memory_order_relaxed);
-    if (!c.framing.chunked && c.framing.content_length == 0) {
+    case ChunkedBodyDecoder::Result::Complete:
       dispatch(c);
       return;
-    }
-    if (!c.framing.chunked && c.framing.content_length > opts.max_body) {
+    case ChunkedBodyDecoder::Result::Bad:
+      refuse(c, text_reply(r.status, r.message));
+      return;
+    case ChunkedBodyDecoder::Result::TooLarge:
       too_large(c);
       return;
-    }
-    if (!c.framing.chunked) {
-      if (!reserve(c, c.framing.content_length)) {
-        over_budget(c);
-        return;
-      }
-      c.remaining = c.framing.content_length;
-      c.req.body = body_buffer(static_cast<size_t>(c.framing.content_length));
-    }
-    if (c.framing.expect_continue && !queue_output(c, "HTTP/1.1 100 Continue\r\n\r\n")) return;
-    c.phase = Phase::Body;
-    c.deadline = c.request_deadline;
+    case ChunkedBodyDecoder::Result::OverBudget:
+      over_budget(c);
+      return;
   }
+}
 
-  // Where the next n bytes of a Content-Length body go: their place in it (the buffer may hold a body before's bytes,
-  // body_buffer). The body is grown (zero-filled) only past what it holds, never past its Content-Length, and not
-  // shrunk again after a short read: each byte is zero-filled at most once, however many reads it takes.
-  char* body_room(Conn& c, size_t n) {
-    size_t at = static_cast<size_t>(c.framing.content_length - c.remaining);
-    if (c.req.body.size() < at + n) c.req.body.resize(at + n);
-    return c.req.body.data() + at;
-  }
+// Over max_body: the handler answers (413 in its own format) without the body, which is never read.
+void HttpListener::Impl::too_large(Conn& c) {
+  c.req.too_large = true;
+  c.req.body.clear();
+  c.linger_after = true;
+  dispatch(c);
+}
 
-  // Takes what has arrived of the body; hands the request on when it is complete.
-  void read_body(Conn& c) {
-    if (!c.framing.chunked) {
-      size_t take = static_cast<size_t>(std::min<uint64_t>(c.remaining, c.in.size()));
-      std::memcpy(body_room(c, take), c.in.data(), take);
-      c.in.erase(0, take);
-      c.remaining -= take;
-      if (c.remaining > 0) return;
-      dispatch(c);
+void HttpListener::Impl::over_budget(Conn& c) {
+  counters.over_budget.fetch_add(1, std::memory_order_relaxed);
+  c.linger_after = true;
+  answer(c, text_reply(503, "too many request bodies in flight; retry later", "Retry-After: 1\r\n"));
+}
+
+// A malformed request: answered and the connection closed (its framing cannot be trusted for a next request).
+void HttpListener::Impl::refuse(Conn& c, HttpReply r) {
+  counters.bad.fetch_add(1, std::memory_order_relaxed);
+  c.linger_after = true;
+  answer(c, std::move(r));
+}
+
+void HttpListener::Impl::dispatch(Conn& c) {
+  c.phase = Phase::Handling;
+  c.head_only = c.req.method == "HEAD";
+  bool verify = false;
+  if (opts.auth) {
+    HttpAuth::Verdict v = opts.auth->quick(c.req.header("authorization"));
+    if (v == HttpAuth::Verdict::Denied) {
+      answer(c, unauthorized());
       return;
     }
-    for (;;) {
-      switch (c.chunk) {
-        case ChunkStep::Size: {
-          size_t eol = c.in.find("\r\n");
-          if (eol == std::string::npos) {
-            if (c.in.size() > kMaxChunkLine) refuse(c, text_reply(400, "a chunk-size line is too long"));
-            return;
-          }
-          auto size = parse_chunk_size(std::string_view(c.in).substr(0, eol));
-          c.in.erase(0, eol + 2);
-          if (!size) {
-            refuse(c, text_reply(400, "bad chunk size"));
-            return;
-          }
-          if (*size == 0) {
-            c.chunk = ChunkStep::Trailers;
-            break;
-          }
-          // Compared without adding, so that no size can wrap the check (a chunk of 2^64 - 1 bytes is too large).
-          if (*size > opts.max_body - c.req.body.size()) {
-            too_large(c);
-            return;
-          }
-          if (!reserve(c, static_cast<size_t>(*size))) {
-            over_budget(c);
-            return;
-          }
-          c.remaining = *size;
-          c.chunk = ChunkStep::Data;
-          break;
-        }
-        case ChunkStep::Data: {
-          size_t take = static_cast<size_t>(std::min<uint64_t>(c.remaining, c.in.size()));
-          c.req.body.append(c.in, 0, take);
-          c.in.erase(0, take);
-          c.remaining -= take;
-          if (c.remaining > 0) return;
-          c.chunk = ChunkStep::DataEnd;
-          break;
-        }
-        case ChunkStep::DataEnd:
-          if (c.in.size() < 2) return;
-          if (c.in.compare(0, 2, "\r\n") != 0) {
-            refuse(c, text_reply(400, "a chunk does not end with CRLF"));
-            return;
-          }
-          c.in.erase(0, 2);
-          c.chunk = ChunkStep::Size;
-          break;
-        case ChunkStep::Trailers: {
-          size_t eol = c.in.find("\r\n");
-          if (eol == std::string::npos) {
-            if (c.trailer_bytes + c.in.size() > opts.max_head)
-              refuse(c, text_reply(431, "the trailer fields are too large"));
-            return;
-          }
-          c.trailer_bytes += eol + 2;
-          if (c.trailer_bytes > opts.max_head) {
-            refuse(c, text_reply(431, "the trailer fields are too large"));
-            return;
-          }
-          c.in.erase(0, eol + 2);
-          if (eol == 0) {  // the blank line that ends the message; trailer fields are read and ignored
-            dispatch(c);
-            return;
-          }
-          break;
-        }
-      }
+    verify = v == HttpAuth::Verdict::NeedsVerify;
+  }
+  bool get = c.req.method == "GET" || c.req.method == "HEAD";
+  if (!verify && (opts.workers == 0 || (opts.inline_get && get))) {
+    answer(c, call_handler(c.req));
+    return;
+  }
+  {
+    std::lock_guard lock(jobs_mu);
+    jobs.push_back({c.id, std::move(c.req), verify});
+  }
+  jobs_cv.notify_one();
+}
+
+HttpReply HttpListener::Impl::unauthorized() {
+  counters.unauthorized.fetch_add(1, std::memory_order_relaxed);
+  return text_reply(401, "authentication required", opts.auth->challenge());
+}
+
+HttpReply HttpListener::Impl::call_handler(const HttpRequest& req) {
+  try {
+    return handler(req);
+  } catch (const std::exception& e) {
+    return text_reply(500, e.what());
+  }
+}
+
+// Called after the wake is read, never before: an answer queued behind others sends no wake of its own (work()).
+void HttpListener::Impl::take_done() {
+  std::deque<Done> ready;
+  {
+    std::lock_guard lock(done_mu);
+    ready.swap(done);
+  }
+  for (auto& d : ready) {
+    auto it = conns.find(d.id);
+    if (it == conns.end()) continue;
+    if (it->second->dead) {
+      close_conn(d.id);
+      continue;
     }
+    answer(*it->second, std::move(d.reply));
+    if (auto again = conns.find(d.id); again != conns.end()) advance(*again->second);
   }
+  for (auto& d : ready) spare_bodies.keep(std::move(d.body));
+}
 
-  // Over max_body: the handler answers (413 in its own format) without the body, which is never read.
-  void too_large(Conn& c) {
-    c.req.too_large = true;
-    c.req.body.clear();
-    c.linger_after = true;
-    dispatch(c);
-  }
+void HttpListener::Impl::answer(Conn& c, HttpReply r) {
+  release(c);
+  bool close = c.framing.close || c.linger_after || stopping.load();
+  c.framing.close = close;
+  r.extra_headers += opts.extra_headers;
+  queue_output(c, serialize(r, c.head_only, close, c.framing.http10));
+  c.phase = Phase::Writing;
+  c.deadline = Clock::now() + opts.write_timeout;
+  flush(c);
+}
 
-  void over_budget(Conn& c) {
-    counters.over_budget.fetch_add(1, std::memory_order_relaxed);
-    c.linger_after = true;
-    answer(c, text_reply(503, "too many request bodies in flight; retry later", "Retry-After: 1\r\n"));
-  }
-
-  // A malformed request: answered and the connection closed (its framing cannot be trusted for a next request).
-  void refuse(Conn& c, HttpReply r) {
-    counters.bad.fetch_add(1, std::memory_order_relaxed);
-    c.linger_after = true;
-    answer(c, std::move(r));
-  }
-
-  void dispatch(Conn& c) {
-    c.phase = Phase::Handling;
-    c.head_only = c.req.method == "HEAD";
-    bool verify = false;
-    if (opts.auth) {
-      HttpAuth::Verdict v = opts.auth->quick(c.req.header("authorization"));
-      if (v == HttpAuth::Verdict::Denied) {
-        answer(c, unauthorized());
-        return;
-      }
-      verify = v == HttpAuth::Verdict::NeedsVerify;
-    }
-    bool get = c.req.method == "GET" || c.req.method == "HEAD";
-    if (!verify && (opts.workers == 0 || (opts.inline_get && get))) {
-      answer(c, call_handler(c.req));
-      return;
-    }
-    {
-      std::lock_guard lock(jobs_mu);
-      jobs.push_back({c.id, std::move(c.req), verify});
-    }
-    jobs_cv.notify_one();
-  }
-
-  HttpReply unauthorized() {
-    counters.unauthorized.fetch_add(1, std::memory_order_relaxed);
-    return text_reply(401, "authentication required", opts.auth->challenge());
-  }
-
-  HttpReply call_handler(const HttpRequest& req) {
-    try {
-      return handler(req);
-    } catch (const std::exception& e) {
-      return text_reply(500, e.what());
-    }
-  }
-
-  // Called after the wake is read, never before: an answer queued behind others sends no wake of its own (work()).
-  void take_done() {
-    std::deque<Done> ready;
-    {
-      std::lock_guard lock(done_mu);
-      ready.swap(done);
-    }
-    for (auto& d : ready) {
-      auto it = conns.find(d.id);
-      if (it == conns.end()) continue;
-      if (it->second->dead) {
-        close_conn(d.id);
-        continue;
-      }
-      answer(*it->second, std::move(d.reply));
-      if (auto again = conns.find(d.id); again != conns.end()) advance(*again->second);
-    }
-    for (auto& d : ready) keep_body(std::move(d.body));
-  }
-
-  void keep_body(std::string&& body) {
-    if (body.capacity() == 0 || spare_body_bytes + body.capacity() > kSpareBodyBytes) return;
-    spare_body_bytes += body.capacity();
-    spare_bodies.push_back(std::move(body));
-  }
-
-  // The body's buffer: a spare one with room for all of it, else a new one with its room reserved. A spare keeps at
-  // most `size` of what it holds (then it is grown only as bytes arrive); they are written over before the body
-  // is complete.
-  std::string body_buffer(size_t size) {
-    for (size_t i = spare_bodies.size(); i-- > 0;) {  // the most recent first: its pages are the likeliest cached
-      if (spare_bodies[i].capacity() < size) continue;
-      std::string b = std::move(spare_bodies[i]);
-      spare_bodies[i] = std::move(spare_bodies.back());
-      spare_bodies.pop_back();
-      spare_body_bytes -= b.capacity();
-      if (b.size() > size) b.resize(size);
-      return b;
-    }
-    std::string b;
-    b.reserve(size);
-    return b;
-  }
-
-  void answer(Conn& c, HttpReply r) {
-    release(c);
-    bool close = c.framing.close || c.linger_after || stopping.load();
-    c.framing.close = close;
-    r.extra_headers += opts.extra_headers;
-    queue_output(c, serialize(r, c.head_only, close, c.framing.http10));
-    c.phase = Phase::Writing;
-    c.deadline = Clock::now() + opts.write_timeout;
-    flush(c);
-  }
-
-  // Appends to what is to be sent; outside Writing (a 100 Continue) also sends it. False when that closed it.
-  bool queue_output(Conn& c, std::string_view bytes) {
-    if (c.out_off == c.out.size()) {
-      c.out.clear();
-      c.out_off = 0;
-    }
-    c.out.append(bytes);
-    if (c.phase == Phase::Writing) return true;
-    uint64_t id = c.id;
-    flush_some(c);
-    if (!conns.count(id)) return false;
-    if (c.out_off < c.out.size()) want(c, EPOLLIN | EPOLLRDHUP | EPOLLOUT);
-    return true;
-  }
-
-  // Sends what it can of c.out without blocking; false when the connection failed and was closed.
-  bool flush_some(Conn& c) {
-    while (c.out_off < c.out.size()) {
-      ssize_t n = send_some(c, c.out.data() + c.out_off, c.out.size() - c.out_off);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
-      if (n < 0) {
-        close_conn(c.id);
-        return false;
-      }
-      c.out_off += static_cast<size_t>(n);
-    }
-    return true;
-  }
-
-  void flush(Conn& c) {
-    uint64_t id = c.id;
-    if (!flush_some(c)) return;
-    if (c.out_off < c.out.size()) {
-      want(c, c.tls_write_wants_read ? EPOLLIN : EPOLLOUT);
-      return;
-    }
+// Appends to what is to be sent; outside Writing (a 100 Continue) also sends it. False when that closed it.
+bool HttpListener::Impl::queue_output(Conn& c, std::string_view bytes) {
+  if (c.out_off == c.out.size()) {
     c.out.clear();
     c.out_off = 0;
-    if (c.phase != Phase::Writing) {  // a 100 Continue went out while the body is being received
-      want(c, EPOLLIN | EPOLLRDHUP);
-      return;
+  }
+  c.out.append(bytes);
+  if (c.phase == Phase::Writing) return true;
+  uint64_t id = c.id;
+  flush_some(c);
+  if (!conns.count(id)) return false;
+  if (c.out_off < c.out.size()) want(c, EPOLLIN | EPOLLRDHUP | EPOLLOUT);
+  return true;
+}
+
+// Sends what it can of c.out without blocking; false when the connection failed and was closed.
+bool HttpListener::Impl::flush_some(Conn& c) {
+  while (c.out_off < c.out.size()) {
+    ssize_t n = send_some(c, c.out.data() + c.out_off, c.out.size() - c.out_off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    if (n < 0) {
+      close_conn(c.id);
+      return false;
     }
-    if (c.framing.close) {
-      if (!c.linger_after) {
-        close_conn(id);
-        return;
-      }
-      // Closing with unread bytes would reset the connection and the client could lose the answer: half-close,
-      // and read what it still sends for a while.
-      if (c.tls) c.tls->shutdown();
-      ::shutdown(c.fd, SHUT_WR);
-      c.phase = Phase::Lingering;
-      c.deadline = Clock::now() + kLinger;
-      want(c, EPOLLIN | EPOLLRDHUP);
-      return;
-    }
-    // Ready for the next request; one that was pipelined may be waiting in c.in already (the caller advances).
-    c.phase = Phase::Idle;
-    c.started = Clock::now();
-    c.deadline = c.started + opts.idle_timeout;
+    c.out_off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+void HttpListener::Impl::flush(Conn& c) {
+  uint64_t id = c.id;
+  if (!flush_some(c)) return;
+  if (c.out_off < c.out.size()) {
+    want(c, c.tls_write_wants_read ? EPOLLIN : EPOLLOUT);
+    return;
+  }
+  c.out.clear();
+  c.out_off = 0;
+  if (c.phase != Phase::Writing) {  // a 100 Continue went out while the body is being received
     want(c, EPOLLIN | EPOLLRDHUP);
-    if (c.tls && c.tls->pending()) tls_ready.insert(c.id);  // a pipelined request decrypted already
+    return;
   }
-
-  void sweep(Clock::time_point now) {
-    std::vector<uint64_t> expired;
-    for (auto& [id, c] : conns)
-      if (c->phase != Phase::Handling && now >= c->deadline) expired.push_back(id);
-    for (uint64_t id : expired) {
-      Conn& c = *conns.at(id);
-      if (c.phase == Phase::Head || c.phase == Phase::Body) {
-        counters.timed_out.fetch_add(1, std::memory_order_relaxed);
-        c.linger_after = false;
-        c.framing.close = true;
-        // Best effort: a client that is merely slow learns why; nothing more is waited for.
-        std::string r = serialize(text_reply(408, "the request was not received in time"), false, true, false);
-        if (c.tls) {
-          size_t sent;
-          c.tls->write(r.data(), r.size(), sent);
-        } else {
-          [[maybe_unused]] auto s = ::send(c.fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-        }
-      } else if (c.phase == Phase::Writing || c.phase == Phase::Handshake) {
-        counters.timed_out.fetch_add(1, std::memory_order_relaxed);
-      }
+  if (c.framing.close) {
+    if (!c.linger_after) {
       close_conn(id);
+      return;
     }
+    // Closing with unread bytes would reset the connection and the client could lose the answer: half-close,
+    // and read what it still sends for a while.
+    if (c.tls) c.tls->shutdown();
+    ::shutdown(c.fd, SHUT_WR);
+    c.phase = Phase::Lingering;
+    c.deadline = Clock::now() + kLinger;
+    want(c, EPOLLIN | EPOLLRDHUP);
+    return;
   }
+  // Ready for the next request; one that was pipelined may be waiting in c.in already (the caller advances).
+  c.phase = Phase::Idle;
+  c.started = Clock::now();
+  c.deadline = c.started + opts.idle_timeout;
+  want(c, EPOLLIN | EPOLLRDHUP);
+  if (c.tls && c.tls->pending()) tls_ready.insert(c.id);  // a pipelined request decrypted already
+}
 
-  // --- the handler threads ----------------------------------------------------------------------------------------
-
-  void work() {
-    for (;;) {
-      Job job;
-      {
-        std::unique_lock lock(jobs_mu);
-        jobs_cv.wait(lock, [&] { return stopping.load() || !jobs.empty(); });
-        // At stop, requests not started yet are dropped: their clients get no answer and send them again.
-        if (stopping.load()) return;
-        job = std::move(jobs.front());
-        jobs.pop_front();
+void HttpListener::Impl::sweep(Clock::time_point now) {
+  std::vector<uint64_t> expired;
+  for (auto& [id, c] : conns)
+    if (c->phase != Phase::Handling && now >= c->deadline) expired.push_back(id);
+  for (uint64_t id : expired) {
+    Conn& c = *conns.at(id);
+    if (c.phase == Phase::Head || c.phase == Phase::Body) {
+      counters.timed_out.fetch_add(1, std::memory_order_relaxed);
+      c.linger_after = false;
+      c.framing.close = true;
+      // Best effort: a client that is merely slow learns why; nothing more is waited for.
+      std::string r = serialize(text_reply(408, "the request was not received in time"), false, true, false);
+      if (c.tls) {
+        size_t sent;
+        c.tls->write(r.data(), r.size(), sent);
+      } else {
+        [[maybe_unused]] auto s = ::send(c.fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
       }
-      HttpReply r;
-      bool allowed = true;
-      if (job.verify) {
-        try {
-          allowed = opts.auth->verify(job.req.header("authorization"));
-        } catch (const std::exception&) {
-          allowed = false;
-        }
-      }
-      r = allowed ? call_handler(job.req) : unauthorized();
-      bool first;
-      {
-        std::lock_guard lock(done_mu);
-        first = done.empty();
-        done.push_back({job.id, std::move(r), std::move(job.req.body)});
-      }
-      // One wake per batch of answers: a queue that held answers already has a wake on its way, and the I/O thread
-      // takes the whole queue after it reads the wake (take_done), so an answer added meanwhile goes with them.
-      if (first) wake();
+    } else if (c.phase == Phase::Writing || c.phase == Phase::Handshake) {
+      counters.timed_out.fetch_add(1, std::memory_order_relaxed);
     }
+    close_conn(id);
   }
-};
+}
+
+void HttpListener::Impl::work() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock lock(jobs_mu);
+      jobs_cv.wait(lock, [&] { return stopping.load() || !jobs.empty(); });
+      // At stop, requests not started yet are dropped: their clients get no answer and send them again.
+      if (stopping.load()) return;
+      job = std::move(jobs.front());
+      jobs.pop_front();
+    }
+    HttpReply r;
+    bool allowed = true;
+    if (job.verify) {
+      try {
+        allowed = opts.auth->verify(job.req.header("authorization"));
+      } catch (const std::exception&) {
+        allowed = false;
+      }
+    }
+    r = allowed ? call_handler(job.req) : unauthorized();
+    bool first;
+    {
+      std::lock_guard lock(done_mu);
+      first = done.empty();
+      done.push_back({job.id, std::move(r), std::move(job.req.body)});
+    }
+    // One wake per batch of answers: a queue that held answers already has a wake on its way, and the I/O thread
+    // takes the whole queue after it reads the wake (take_done), so an answer added meanwhile goes with them.
+    if (first) wake();
+  }
+}
 
 HttpListener::HttpListener(HttpListenerOptions opts, Handler handler)
     : impl_(std::make_unique<Impl>(std::move(opts), std::move(handler))) {}
