@@ -5,7 +5,10 @@ character literals are blanked first, then each brace opened at namespace scope 
 a namespace's or an extern "C" block's own (what they hold is measured) and data written as `= {` or `({`
 (tables and registrations). Exit 1 when a body is over the limit, naming each with its file, line and length.
 
-Usage: scripts/check-body-sizes.py [--max LINES] DIR_OR_FILE...
+Usage: scripts/check-body-sizes.py [--max LINES] [--known FILE:HEAD]... DIR_OR_FILE...
+--known names a body that is over the limit and waiting to be cut (its file and the start of its head, e.g.
+"src/agent/agent.cc:struct Agent::Impl"): it is listed, not failed, and the run fails when it is no longer over
+(so the exception goes with it).
 """
 import argparse
 import os
@@ -54,6 +57,7 @@ def bodies(text):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max", type=int, default=300)
+    ap.add_argument("--known", action="append", default=[])
     ap.add_argument("paths", nargs="+")
     a = ap.parse_args()
     files = []
@@ -64,6 +68,7 @@ def main():
         else:
             files.append(p)
     over = []
+    known_seen = set()
     for f in sorted(files):
         with open(f, encoding="utf-8", errors="replace") as fh:
             text = blank(fh.read())
@@ -71,7 +76,17 @@ def main():
         text = re.sub(r"(?m)^[ \t]*#.*(?:\\\n.*)*", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
         for first, lines, head in bodies(text):
             if lines > a.max:
-                over.append(f"{f}:{first}: a body of {lines} lines (at most {a.max}): {head.strip()[-60:]}")
+                key = next((k for k in a.known if k.split(":", 1)[0] == f and head.strip().startswith(k.split(":", 1)[1])),
+                           None)
+                line = f"{f}:{first}: a body of {lines} lines (at most {a.max}): {head.strip()[-60:]}"
+                if key:
+                    known_seen.add(key)
+                    print(line + " (known, to be cut)")
+                else:
+                    over.append(line)
+    for k in a.known:
+        if k not in known_seen:
+            over.append(f"{k}: listed with --known but not over {a.max} lines: drop it from the list")
     for o in over:
         print(o)
     print(f"{len(files)} files, {len(over)} bodies over {a.max} lines", file=sys.stderr)

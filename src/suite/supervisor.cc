@@ -184,148 +184,11 @@ class Supervisor {
   }
 
   // posix_spawn rather than core/subprocess: the child joins this poll loop (see supervisor.h).
-  void spawn_job(const Job& job, JobOutcome& out) {
-    Pipe o;
-    if (!o.open()) {
-      out.start_error = fmt::format("pipe: {}", std::strerror(errno));
-      return;
-    }
-    std::vector<char*> argv;
-    for (const auto& a : job.argv) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, o.w, 1);
-    posix_spawn_file_actions_adddup2(&fa, o.w, 2);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t def, none;
-    sigemptyset(&def);
-    sigaddset(&def, SIGPIPE);
-    sigemptyset(&none);
-    posix_spawnattr_setsigdefault(&attr, &def);
-    posix_spawnattr_setsigmask(&attr, &none);
-    // A session of its own, as a forked child gets (see kill_session). Every other fd here is O_CLOEXEC.
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    out.start = unix_seconds_now();
-    pid_t pid = -1;
-    int rc = job.argv[0].find('/') != std::string::npos ? posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ)
-                                                        : posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    close_fd(o.w);
-    if (rc != 0) {
-      close_fd(o.r);
-      out.started = out.exited = true;
-      out.exit_code = 127;
-      out.results =
-          nlohmann::json{{"start_error", fmt::format("cannot run '{}': {}", job.argv[0], std::strerror(rc))}}.dump(
-              -1, ' ', false, nlohmann::json::error_handler_t::replace) +
-          "\n";
-      out.end = unix_seconds_now();
-      return;
-    }
-    Proc pr;
-    Part p;
-    p.out = &out;
-    p.out_fd = o.r;
-    set_deadline(p, job.timeout_s);
-    pr.parts.push_back(p);
-    pr.proc_deadline = p.deadline;
-    after_fork(pr, pid);
-  }
+  void spawn_job(const Job& job, JobOutcome& out);
 
-  void start_job(const Job& job, JobOutcome& out) {
-    if (!job.argv.empty()) return spawn_job(job, out);
-    Pipe o, r;
-    if (!o.open() || !r.open()) {
-      out.start_error = fmt::format("pipe: {}", std::strerror(errno));
-      o.close_both();
-      r.close_both();
-      return;
-    }
-    out.start = unix_seconds_now();
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      std::vector<int> to_close = parent_fds_;
-      to_close.push_back(o.r);
-      to_close.push_back(r.r);
-      child_setup(o.w, to_close);
-      job.child_main(r.w);
-      ::_exit(3);  // child_main must not return; if it does, the result is UNKNOWN
-    }
-    close_fd(o.w);
-    close_fd(r.w);
-    if (pid < 0) {
-      out.start_error = fmt::format("fork: {}", std::strerror(errno));
-      o.close_both();
-      r.close_both();
-      return;
-    }
-    Proc pr;
-    Part p;
-    p.out = &out;
-    p.out_fd = o.r;
-    p.res_fd = r.r;
-    set_deadline(p, job.timeout_s);
-    pr.parts.push_back(p);
-    pr.proc_deadline = p.deadline;
-    after_fork(pr, pid);
-  }
+  void start_job(const Job& job, JobOutcome& out);
 
-  void start_group(const GroupJob& g, std::vector<JobOutcome>& outs) {
-    Pipe proc_out;
-    std::vector<Pipe> o(outs.size()), r(outs.size());
-    // Every part fails to start with the same error; every pipe opened so far is closed.
-    auto fail = [&](const char* what) {
-      std::string err = fmt::format("{}: {}", what, std::strerror(errno));
-      for (auto& out : outs) out.start_error = err;
-      proc_out.close_both();
-      for (size_t i = 0; i < outs.size(); ++i) {
-        o[i].close_both();
-        r[i].close_both();
-      }
-    };
-    bool ok = proc_out.open();
-    for (size_t i = 0; ok && i < outs.size(); ++i) ok = o[i].open() && r[i].open();
-    if (!ok) return fail("pipe");
-    double start = unix_seconds_now();
-    for (auto& out : outs) out.start = start;
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      std::vector<int> to_close = parent_fds_;
-      to_close.push_back(proc_out.r);
-      std::vector<PartFds> fds;
-      for (size_t i = 0; i < outs.size(); ++i) {
-        to_close.push_back(o[i].r);
-        to_close.push_back(r[i].r);
-        fds.push_back({o[i].w, r[i].w});
-      }
-      child_setup(proc_out.w, to_close);
-      g.child_main(fds);
-      ::_exit(3);
-    }
-    close_fd(proc_out.w);
-    for (size_t i = 0; i < outs.size(); ++i) {
-      close_fd(o[i].w);
-      close_fd(r[i].w);
-    }
-    if (pid < 0) return fail("fork");
-    Proc pr;
-    pr.group = true;
-    pr.proc_out_fd = proc_out.r;
-    for (size_t i = 0; i < outs.size(); ++i) {
-      Part p;
-      p.out = &outs[i];
-      p.out_fd = o[i].r;
-      p.res_fd = r[i].r;
-      set_deadline(p, g.timeouts_s[i]);
-      pr.proc_deadline = std::max(pr.proc_deadline, p.deadline);
-      pr.parts.push_back(p);
-    }
-    after_fork(pr, pid);
-  }
+  void start_group(const GroupJob& g, std::vector<JobOutcome>& outs);
 
   void drain_all(Proc& pr) {
     drain(pr.proc_out_fd, pr.proc_output, kMaxOutput);
@@ -383,91 +246,238 @@ class Supervisor {
   }
 
   // One round of waiting; false when nothing is running any more.
-  bool step() {
-    std::vector<pollfd> fds;
-    double next = INFINITY;
-    bool need_tick = false;
-    for (auto& pr : procs_) {
-      if (pr.done) continue;
-      bool open_part = false;
-      for (auto& p : pr.parts) {
-        if (p.closed) continue;
-        open_part = true;
-        next = std::min(next, p.deadline);
-      }
-      if (!open_part) next = std::min(next, pr.proc_deadline);
-      if (pr.pidfd >= 0)
-        fds.push_back({pr.pidfd, POLLIN, 0});
-      else
-        need_tick = true;
-      if (pr.proc_out_fd >= 0) fds.push_back({pr.proc_out_fd, POLLIN, 0});
-      for (auto& p : pr.parts) {
-        if (p.out_fd >= 0) fds.push_back({p.out_fd, POLLIN, 0});
-        if (p.res_fd >= 0) fds.push_back({p.res_fd, POLLIN, 0});
-      }
-    }
-    if (std::isinf(next)) return false;  // nothing running
-    double wait_s = std::max(0.0, next - mono_now());
-    if (need_tick) wait_s = std::min(wait_s, 0.01);
-    int n = ::poll(fds.data(), fds.size(), static_cast<int>(std::ceil(wait_s * 1000)));
-    if (n < 0 && errno != EINTR) return false;
-    if (n > 0) read_ready(fds);
-    // Reap whoever exited (pidfd readable, or the 10 ms tick without pidfd). Its process group is killed before
-    // it is reaped: until then its pid, and so its group's id, cannot be given to another process.
-    for (auto& pr : procs_) {
-      if (pr.done) continue;
-      siginfo_t info{};
-      if (::waitid(P_PID, static_cast<id_t>(pr.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != pr.pid)
-        continue;
-      ::kill(-pr.pid, SIGKILL);  // what the checks left behind in its group (a tool still running) goes too
-      int status = 0;
-      if (::waitpid(pr.pid, &status, 0) == pr.pid) finish(pr, status);
-    }
-    double now = mono_now();
-    for (auto& pr : procs_) {
-      if (pr.done) continue;
-      bool overdue = false, open_part = false;
-      for (auto& p : pr.parts) {
-        if (p.closed) continue;
-        open_part = true;
-        overdue = overdue || now >= p.deadline;
-      }
-      if (overdue || (!open_part && now >= pr.proc_deadline)) kill_overrun(pr, now);
-    }
-    return true;
-  }
+  bool step();
 
-  void read_ready(const std::vector<pollfd>& fds) {
-    for (const auto& f : fds) {
-      if (!f.revents) continue;
-      for (auto& pr : procs_) {
-        if (pr.done) continue;
-        if (f.fd == pr.proc_out_fd) {
-          if (!drain(pr.proc_out_fd, pr.proc_output, kMaxOutput)) close_fd(pr.proc_out_fd);
-          continue;
-        }
-        for (auto& p : pr.parts) {
-          if (f.fd == p.out_fd) {
-            if (!drain(p.out_fd, p.out->output, kMaxOutput)) close_fd(p.out_fd);
-          } else if (f.fd == p.res_fd) {
-            if (drain(p.res_fd, p.out->results, kMaxOutput)) continue;
-            close_fd(p.res_fd);
-            // A single job's result pipe closes at exec; only a group's part says "done" this way.
-            if (pr.group) {
-              p.closed = true;
-              p.out->end = unix_seconds_now();
-            }
-          }
-        }
-      }
-    }
-  }
+  void read_ready(const std::vector<pollfd>& fds);
 
   double t0_ = 0, budget_end_ = 0;
   RunResult result_;
   std::vector<Proc> procs_;
   std::vector<int> parent_fds_;  // read ends already open, closed in each later child
 };
+
+void Supervisor::spawn_job(const Job& job, JobOutcome& out) {
+  Pipe o;
+  if (!o.open()) {
+    out.start_error = fmt::format("pipe: {}", std::strerror(errno));
+    return;
+  }
+  std::vector<char*> argv;
+  for (const auto& a : job.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, o.w, 1);
+  posix_spawn_file_actions_adddup2(&fa, o.w, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t def, none;
+  sigemptyset(&def);
+  sigaddset(&def, SIGPIPE);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &def);
+  posix_spawnattr_setsigmask(&attr, &none);
+  // A session of its own, as a forked child gets (see kill_session). Every other fd here is O_CLOEXEC.
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  out.start = unix_seconds_now();
+  pid_t pid = -1;
+  int rc = job.argv[0].find('/') != std::string::npos ? posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ)
+                                                      : posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  close_fd(o.w);
+  if (rc != 0) {
+    close_fd(o.r);
+    out.started = out.exited = true;
+    out.exit_code = 127;
+    out.results =
+        nlohmann::json{{"start_error", fmt::format("cannot run '{}': {}", job.argv[0], std::strerror(rc))}}.dump(
+            -1, ' ', false, nlohmann::json::error_handler_t::replace) +
+        "\n";
+    out.end = unix_seconds_now();
+    return;
+  }
+  Proc pr;
+  Part p;
+  p.out = &out;
+  p.out_fd = o.r;
+  set_deadline(p, job.timeout_s);
+  pr.parts.push_back(p);
+  pr.proc_deadline = p.deadline;
+  after_fork(pr, pid);
+}
+
+void Supervisor::start_job(const Job& job, JobOutcome& out) {
+  if (!job.argv.empty()) return spawn_job(job, out);
+  Pipe o, r;
+  if (!o.open() || !r.open()) {
+    out.start_error = fmt::format("pipe: {}", std::strerror(errno));
+    o.close_both();
+    r.close_both();
+    return;
+  }
+  out.start = unix_seconds_now();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<int> to_close = parent_fds_;
+    to_close.push_back(o.r);
+    to_close.push_back(r.r);
+    child_setup(o.w, to_close);
+    job.child_main(r.w);
+    ::_exit(3);  // child_main must not return; if it does, the result is UNKNOWN
+  }
+  close_fd(o.w);
+  close_fd(r.w);
+  if (pid < 0) {
+    out.start_error = fmt::format("fork: {}", std::strerror(errno));
+    o.close_both();
+    r.close_both();
+    return;
+  }
+  Proc pr;
+  Part p;
+  p.out = &out;
+  p.out_fd = o.r;
+  p.res_fd = r.r;
+  set_deadline(p, job.timeout_s);
+  pr.parts.push_back(p);
+  pr.proc_deadline = p.deadline;
+  after_fork(pr, pid);
+}
+
+void Supervisor::start_group(const GroupJob& g, std::vector<JobOutcome>& outs) {
+  Pipe proc_out;
+  std::vector<Pipe> o(outs.size()), r(outs.size());
+  // Every part fails to start with the same error; every pipe opened so far is closed.
+  auto fail = [&](const char* what) {
+    std::string err = fmt::format("{}: {}", what, std::strerror(errno));
+    for (auto& out : outs) out.start_error = err;
+    proc_out.close_both();
+    for (size_t i = 0; i < outs.size(); ++i) {
+      o[i].close_both();
+      r[i].close_both();
+    }
+  };
+  bool ok = proc_out.open();
+  for (size_t i = 0; ok && i < outs.size(); ++i) ok = o[i].open() && r[i].open();
+  if (!ok) return fail("pipe");
+  double start = unix_seconds_now();
+  for (auto& out : outs) out.start = start;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<int> to_close = parent_fds_;
+    to_close.push_back(proc_out.r);
+    std::vector<PartFds> fds;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      to_close.push_back(o[i].r);
+      to_close.push_back(r[i].r);
+      fds.push_back({o[i].w, r[i].w});
+    }
+    child_setup(proc_out.w, to_close);
+    g.child_main(fds);
+    ::_exit(3);
+  }
+  close_fd(proc_out.w);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    close_fd(o[i].w);
+    close_fd(r[i].w);
+  }
+  if (pid < 0) return fail("fork");
+  Proc pr;
+  pr.group = true;
+  pr.proc_out_fd = proc_out.r;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    Part p;
+    p.out = &outs[i];
+    p.out_fd = o[i].r;
+    p.res_fd = r[i].r;
+    set_deadline(p, g.timeouts_s[i]);
+    pr.proc_deadline = std::max(pr.proc_deadline, p.deadline);
+    pr.parts.push_back(p);
+  }
+  after_fork(pr, pid);
+}
+
+bool Supervisor::step() {
+  std::vector<pollfd> fds;
+  double next = INFINITY;
+  bool need_tick = false;
+  for (auto& pr : procs_) {
+    if (pr.done) continue;
+    bool open_part = false;
+    for (auto& p : pr.parts) {
+      if (p.closed) continue;
+      open_part = true;
+      next = std::min(next, p.deadline);
+    }
+    if (!open_part) next = std::min(next, pr.proc_deadline);
+    if (pr.pidfd >= 0)
+      fds.push_back({pr.pidfd, POLLIN, 0});
+    else
+      need_tick = true;
+    if (pr.proc_out_fd >= 0) fds.push_back({pr.proc_out_fd, POLLIN, 0});
+    for (auto& p : pr.parts) {
+      if (p.out_fd >= 0) fds.push_back({p.out_fd, POLLIN, 0});
+      if (p.res_fd >= 0) fds.push_back({p.res_fd, POLLIN, 0});
+    }
+  }
+  if (std::isinf(next)) return false;  // nothing running
+  double wait_s = std::max(0.0, next - mono_now());
+  if (need_tick) wait_s = std::min(wait_s, 0.01);
+  int n = ::poll(fds.data(), fds.size(), static_cast<int>(std::ceil(wait_s * 1000)));
+  if (n < 0 && errno != EINTR) return false;
+  if (n > 0) read_ready(fds);
+  // Reap whoever exited (pidfd readable, or the 10 ms tick without pidfd). Its process group is killed before
+  // it is reaped: until then its pid, and so its group's id, cannot be given to another process.
+  for (auto& pr : procs_) {
+    if (pr.done) continue;
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pr.pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != pr.pid)
+      continue;
+    ::kill(-pr.pid, SIGKILL);  // what the checks left behind in its group (a tool still running) goes too
+    int status = 0;
+    if (::waitpid(pr.pid, &status, 0) == pr.pid) finish(pr, status);
+  }
+  double now = mono_now();
+  for (auto& pr : procs_) {
+    if (pr.done) continue;
+    bool overdue = false, open_part = false;
+    for (auto& p : pr.parts) {
+      if (p.closed) continue;
+      open_part = true;
+      overdue = overdue || now >= p.deadline;
+    }
+    if (overdue || (!open_part && now >= pr.proc_deadline)) kill_overrun(pr, now);
+  }
+  return true;
+}
+
+void Supervisor::read_ready(const std::vector<pollfd>& fds) {
+  for (const auto& f : fds) {
+    if (!f.revents) continue;
+    for (auto& pr : procs_) {
+      if (pr.done) continue;
+      if (f.fd == pr.proc_out_fd) {
+        if (!drain(pr.proc_out_fd, pr.proc_output, kMaxOutput)) close_fd(pr.proc_out_fd);
+        continue;
+      }
+      for (auto& p : pr.parts) {
+        if (f.fd == p.out_fd) {
+          if (!drain(p.out_fd, p.out->output, kMaxOutput)) close_fd(p.out_fd);
+        } else if (f.fd == p.res_fd) {
+          if (drain(p.res_fd, p.out->results, kMaxOutput)) continue;
+          close_fd(p.res_fd);
+          // A single job's result pipe closes at exec; only a group's part says "done" this way.
+          if (pr.group) {
+            p.closed = true;
+            p.out->end = unix_seconds_now();
+          }
+        }
+      }
+    }
+  }
+}
 
 }  // namespace
 

@@ -50,88 +50,9 @@ std::string check_option_help();  // -c's help: every sub-check and its line
 
 class CheckNvidiaSmi : public HealthCheck {
  public:
-  explicit CheckNvidiaSmi(OptionBinder& b) {
-    std::vector<std::string> names;
-    for (const auto& s : sub_checks()) names.push_back(s.option);
-    b.option("-c,--check", "check", checks_, check_option_help())->check(CLI::IsMember(names));
-    b.option("--gpu_num", "gpu_num", gpu_num_, "Expected number of GPUs.")->capture_default_str();
-    b.option("--gpu_app_freq", "gpu_app_freq", app_freq_, "Minimum applications graphics clock, MHz.")
-        ->capture_default_str();
-    b.option("--gpu_app_mem_freq", "gpu_app_mem_freq", app_mem_freq_, "Minimum applications memory clock, MHz.")
-        ->capture_default_str();
-    b.option("--expected-graphics-freq", "expected_graphics_freq", policy_.expected_graphics_mhz,
-             "clock_policy: expected applications graphics clock, MHz.")
-        ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
-    b.option("--expected-memory-freq", "expected_memory_freq", policy_.expected_memory_mhz,
-             "clock_policy: expected applications memory clock, MHz.")
-        ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
-    b.option("--warn-delta-mhz", "warn_delta_mhz", policy_.warn_delta_mhz,
-             "clock_policy: WARNING when a clock drifts from the policy by more than this many MHz.")
-        ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
-    b.option("--critical-delta-mhz", "critical_delta_mhz", policy_.critical_delta_mhz,
-             "clock_policy: CRITICAL when a clock drifts from the policy by more than this many MHz (not below "
-             "--warn-delta-mhz).")
-        ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
-    b.option("--gpu_temperature_threshold", "gpu_temperature_threshold", temp_threshold_,
-             "Highest acceptable GPU temperature, Celsius (required by gpu_temperature).");
-    b.option("--gpu_mem_usage_threshold", "gpu_mem_usage_threshold", mem_threshold_,
-             "Most memory a GPU may have in use before a job, MiB.")
-        ->capture_default_str();
-    b.option("--gpu_retired_pages_threshold", "gpu_retired_pages_threshold", retired_threshold_,
-             "Most retired pages of each cause.")
-        ->capture_default_str();
-    b.option("--gpu_vbios", "gpu_vbios", vbios_, "Expected VBIOS version (default: the first GPU's).");
-    b.option("--ecc_uncorrected_volatile_threshold", "ecc_uncorrected_volatile_threshold", ecc_unc_threshold_,
-             "Most volatile uncorrected ECC errors.")
-        ->capture_default_str();
-    b.option("--ecc_corrected_volatile_threshold", "ecc_corrected_volatile_threshold", ecc_corr_threshold_,
-             "Most volatile corrected ECC errors.")
-        ->capture_default_str();
-    b.option("--running_procs_retry_count", "running_procs_retry_count", retry_count_,
-             "Attempts of running_procs_and_kill.")
-        ->capture_default_str();
-    b.option("--running_procs_interval", "running_procs_interval", retry_interval_s_, "Seconds between those attempts.")
-        ->capture_default_str();
-    b.option("--running_procs_force_kill", "running_procs_force_kill", force_kill_,
-             "True: SIGKILL the processes still on the GPUs after the last attempt.")
-        ->capture_default_str();
-    b.option("--nvml-library", "nvml_library", nvml_library_,
-             "libnvidia-ml.so.1 to load (default: "
-             "$GCM_NVML_LIBRARY, else the loader's search).");
-    b.option("--nvml-timeout", "nvml_timeout", nvml_timeout_s_, "Seconds one NVML call may take (then CRITICAL).")
-        ->capture_default_str()
-        ->check(CLI::PositiveNumber)
-        ->check(timeout_seconds());
-    add_host_root_option(b, kProcfsRoot, procfs_, "Where /proc is mounted (is a GPU process alive).");
-  }
+  explicit CheckNvidiaSmi(OptionBinder& b);
 
-  int run(CheckRun& r) override {
-    return r.run_standard("nvidia smi", "disable_nvidia_smi", [&]() -> Verdict {
-      check_required_options();
-      auto timeout = std::chrono::milliseconds(static_cast<int64_t>(nvml_timeout_s_ * 1000));
-      std::shared_ptr<NvmlLibrary> lib;
-      try {
-        lib = NvmlLibrary::open_shared(nvml_library_path(nvml_library_), timeout);
-      } catch (const NvmlUnavailable& e) {
-        // A driver wedged in nvmlInit is as broken as a GPU hanging later: CRITICAL, not the TIMEOUT code's WARNING.
-        return CheckOutcome{
-            e.nvml_return == nvml::ERROR_TIMEOUT ? ExitCode::CRITICAL : exit_code_of_nvml_error(e.nvml_return),
-            e.what()};
-      }
-      Nvml nv(lib, timeout, "gcm-hc-nvml");
-      remember_gpu_node_id(nv, r);
-      SubChecks parts(r.killswitches);
-      for (const auto& sc : sub_checks()) {
-        if (!selected(sc.option)) continue;
-        parts.run(sc.name, {sc.killswitch}, [&] { return run_sub_check(sc, nv, r); });
-      }
-      return std::move(parts).verdict();
-    });
-  }
+  int run(CheckRun& r) override;
 
   // The table of sub-checks, in the reference's fixed execution order.
   struct SubCheck {
@@ -162,61 +83,10 @@ class CheckNvidiaSmi : public HealthCheck {
     return all;
   }
 
-  void remember_gpu_node_id(Nvml& nv, CheckRun& r) {
-    try {
-      std::vector<std::string> uuids;
-      for (unsigned g : all_gpus(nv)) {
-        auto buf = nv.get<std::array<char, nvml::kUuidBuffer>>(
-            "nvmlDeviceGetUUID", g, [](const nvml::Api& a, nvml::Device h, std::array<char, nvml::kUuidBuffer>* b) {
-              return a.DeviceGetUUID ? a.DeviceGetUUID(h, b->data(), nvml::kUuidBuffer)
-                                     : nvml::ERROR_FUNCTION_NOT_FOUND;
-            });
-        uuids.emplace_back(buf.data());
-      }
-      if (uuids.empty()) return;
-      r.gpu_node_id = gpu_node_id_of(uuids);
-      if (read_gpu_node_id() != r.gpu_node_id) write_gpu_node_id(*r.gpu_node_id);
-    } catch (const NvmlCallFailed& e) {
-      r.log->warn("gpu_node_id unavailable: {}", e.what());
-      nv.defer_if_hung(e.what());
-    } catch (const std::exception& e) {
-      r.log->warn("gpu_node_id unavailable: {}", e.what());
-    }
-  }
+  void remember_gpu_node_id(Nvml& nv, CheckRun& r);
 
   // Live pids among the GPU's compute processes.
-  std::vector<unsigned> live_pids(Nvml& nv, unsigned gpu) {
-    nvml::Device h = nv.handle(gpu);
-    // Size the buffer from a count query (MPS can put hundreds of clients on a GPU); processes may start between
-    // the two calls, hence the headroom and the retries.
-    auto n = std::make_shared<unsigned>(0);
-    auto infos = std::make_shared<std::vector<nvml::ProcessInfo>>();
-    for (int attempt = 0;; ++attempt) {
-      infos->resize(*n + 16);
-      *n = static_cast<unsigned>(infos->size());
-      try {
-        nv.call("nvmlDeviceGetComputeRunningProcesses_v3", gpu, [h, infos, n](const nvml::Api& a) {
-          return a.DeviceGetComputeRunningProcesses(h, n.get(), infos->data());
-        });
-        break;
-      } catch (const NvmlCallFailed&) {
-        if (attempt >= 3 || *n < infos->size()) throw;  // not a size problem, or still growing after 4 tries
-      }
-    }
-    // The suite runner gives its checks a session of their own (suite/supervisor.h), shared by the checks of one
-    // group: a process of that session on a GPU is another check's tool (the epilog's cudaMemTest next to
-    // running_procs_and_kill), never a job's leftover, and must not be reported or killed. Run from a shell, this
-    // process leads no session, and nothing is skipped.
-    pid_t self = ::getpid();
-    bool own_session = ::getsid(0) == self;
-    std::vector<unsigned> pids;
-    for (unsigned i = 0; i < *n && i < infos->size(); ++i) {
-      unsigned pid = (*infos)[i].pid;
-      if (own_session && ::getsid(static_cast<pid_t>(pid)) == self) continue;
-      if (pid_alive(procfs_, pid)) pids.push_back(pid);
-    }
-    return pids;
-  }
+  std::vector<unsigned> live_pids(Nvml& nv, unsigned gpu);
 
   CheckOutcome running_procs(Nvml& nv, const CheckRun& r, const char* label, std::vector<unsigned>* seen) {
     std::vector<unsigned> gpus = selected_gpus(nv, r);
@@ -232,97 +102,15 @@ class CheckNvidiaSmi : public HealthCheck {
     return {msg.empty() ? ExitCode::OK : ExitCode::CRITICAL, msg};
   }
 
-  CheckOutcome running_procs_and_kill(Nvml& nv, const CheckRun& r) {
-    const char* label = "running_procs_and_kill";
-    std::vector<unsigned> seen;
-    for (int attempt = 1; attempt <= std::max(1, retry_count_); ++attempt) {
-      seen.clear();
-      CheckOutcome o = running_procs(nv, r, label, &seen);
-      if (o.code == ExitCode::OK) {
-        if (attempt == 1) return o;
-        return {ExitCode::WARN, fmt::format("{} check: the GPUs were free only after {} attempts", label, attempt)};
-      }
-      if (attempt < retry_count_) std::this_thread::sleep_for(std::chrono::duration<double>(retry_interval_s_));
-    }
-    std::string still = fmt::format("{} check: processes still on the GPUs: {}", label, fmt::join(seen, ", "));
-    if (!force_kill_) return {ExitCode::CRITICAL, still};
-    // Only processes seen on the selected GPUs; never init or this process.
-    std::vector<unsigned> killed, failed;
-    for (unsigned pid : seen) {
-      if (pid <= 1 || pid == static_cast<unsigned>(::getpid())) continue;
-      if (::kill(static_cast<pid_t>(pid), SIGKILL) == 0 || errno == ESRCH)
-        killed.push_back(pid);
-      else
-        failed.push_back(pid);
-    }
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    std::vector<unsigned> remaining;
-    do {
-      remaining.clear();
-      seen.clear();
-      running_procs(nv, r, label, &seen);
-      remaining = seen;
-      if (remaining.empty()) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    } while (std::chrono::steady_clock::now() < deadline);
-    if (remaining.empty() && failed.empty())
-      return {ExitCode::OK, fmt::format("{} check: pids are successfully killed: {}", label, fmt::join(killed, ", "))};
-    return {ExitCode::CRITICAL,
-            fmt::format("{} check: killed {}; could not kill {}; still running {}", label, fmt::join(killed, ", "),
-                        fmt::join(failed, ", "), fmt::join(remaining, ", "))};
-  }
+  CheckOutcome running_procs_and_kill(Nvml& nv, const CheckRun& r);
 
   // Runs one per-GPU rule over `gpus`; rule returns a failure message or "".
   template <typename Rule>
-  CheckOutcome per_gpu(const char* label, const std::vector<unsigned>& gpus, Rule rule) {
-    ExitCode code = ExitCode::OK;
-    std::string msg;
-    auto add = [&](const std::string& m) { msg += (msg.empty() ? "" : "\n") + m; };
-    for (unsigned g : gpus) {
-      try {
-        std::string failure = rule(g);
-        if (!failure.empty()) {
-          code = worse(code, ExitCode::CRITICAL);
-          add(fmt::format("{} check: GPU {}: {}", label, g, failure));
-        }
-      } catch (const NvmlCallFailed& e) {
-        code = worse(code, exit_code_of(e));
-        add(fmt::format("{} check: {}", label, e.what()));
-      }
-    }
-    return {code, msg};
-  }
+  CheckOutcome per_gpu(const char* label, const std::vector<unsigned>& gpus, Rule rule);
 
   // One line per GPU in GCM's words (its alerting and dashboards parse them), the worst severity; a GPU whose clocks
   // cannot be read is named with the NVML error's level.
-  CheckOutcome clock_policy(Nvml& nv, const std::vector<unsigned>& gpus) {
-    if (gpus.empty()) return {ExitCode::WARN, "clock_policy check: No GPUs were detected on this host."};
-    ExitCode code = ExitCode::OK;
-    std::string msg;
-    auto add = [&](const std::string& m) { msg += (msg.empty() ? "" : "\n") + m; };
-    for (unsigned g : gpus) {
-      try {
-        auto clock = [&](unsigned type) {
-          return nv.get<unsigned>("nvmlDeviceGetApplicationsClock", g,
-                                  [type](const nvml::Api& a, nvml::Device h, unsigned* v) {
-                                    return a.DeviceGetApplicationsClock(h, type, v);
-                                  });
-        };
-        unsigned gr = clock(nvml::CLOCK_GRAPHICS), mem = clock(nvml::CLOCK_MEM);
-        ClockPolicyResult res = evaluate_clock_policy(gr, mem, policy_);
-        code = worse(code, res.severity);
-        add(fmt::format(
-            "clock_policy check: GPU {}, severity={}, expected=(graphics:{}, memory:{}), "
-            "observed=(graphics:{}, memory:{}), delta_mhz=(graphics:{}, memory:{})",
-            g, res.severity == ExitCode::WARN ? "WARN" : status_word(res.severity), policy_.expected_graphics_mhz,
-            policy_.expected_memory_mhz, gr, mem, res.graphics_delta_mhz, res.memory_delta_mhz));
-      } catch (const NvmlCallFailed& e) {
-        code = worse(code, exit_code_of(e));
-        add(fmt::format("clock_policy check: {}", e.what()));
-      }
-    }
-    return {code, msg};
-  }
+  CheckOutcome clock_policy(Nvml& nv, const std::vector<unsigned>& gpus);
 
   void check_required_options() const {
     // Required, but checked here: the list may come from the config file, applied after parsing.
@@ -404,27 +192,7 @@ class CheckNvidiaSmi : public HealthCheck {
     });
   }
 
-  CheckOutcome gpu_retired_pages(Nvml& nv, const CheckRun&) {
-    return per_gpu("gpu_retired_pages", all_gpus(nv), [&](unsigned g) -> std::string {
-      auto count = [&](unsigned cause) {
-        nvml::Device h = nv.handle(g);
-        auto n = std::make_shared<unsigned>(0);
-        nv.call("nvmlDeviceGetRetiredPages", g, [h, n, cause](const A& a) {
-          nvml::Return rc = a.DeviceGetRetiredPages(h, cause, n.get(), nullptr);
-          return rc == nvml::ERROR_INSUFFICIENT_SIZE ? nvml::SUCCESS : rc;  // a size query
-        });
-        return *n;
-      };
-      unsigned single = count(nvml::RETIRED_MULTIPLE_SINGLE_BIT), dbl = count(nvml::RETIRED_DOUBLE_BIT);
-      auto pending = nv.get<unsigned>("nvmlDeviceGetRetiredPagesPendingStatus", g, [](const A& a, D h, unsigned* v) {
-        return a.DeviceGetRetiredPagesPendingStatus(h, v);
-      });
-      if (single > retired_threshold_ || dbl > retired_threshold_ || pending > 0)
-        return fmt::format("retired pages: {} single-bit, {} double-bit (threshold {}), pending {}", single, dbl,
-                           retired_threshold_, pending);
-      return "";
-    });
-  }
+  CheckOutcome gpu_retired_pages(Nvml& nv, const CheckRun&);
 
   CheckOutcome ecc(Nvml& nv, const char* label, unsigned type, uint64_t threshold) {
     return per_gpu(label, all_gpus(nv), [&](unsigned g) -> std::string {
@@ -508,6 +276,255 @@ class CheckNvidiaSmi : public HealthCheck {
   double nvml_timeout_s_ = 10;
   std::string procfs_ = "/proc";
 };
+
+int CheckNvidiaSmi::run(CheckRun& r) {
+  return r.run_standard("nvidia smi", "disable_nvidia_smi", [&]() -> Verdict {
+    check_required_options();
+    auto timeout = std::chrono::milliseconds(static_cast<int64_t>(nvml_timeout_s_ * 1000));
+    std::shared_ptr<NvmlLibrary> lib;
+    try {
+      lib = NvmlLibrary::open_shared(nvml_library_path(nvml_library_), timeout);
+    } catch (const NvmlUnavailable& e) {
+      // A driver wedged in nvmlInit is as broken as a GPU hanging later: CRITICAL, not the TIMEOUT code's WARNING.
+      return CheckOutcome{
+          e.nvml_return == nvml::ERROR_TIMEOUT ? ExitCode::CRITICAL : exit_code_of_nvml_error(e.nvml_return),
+          e.what()};
+    }
+    Nvml nv(lib, timeout, "gcm-hc-nvml");
+    remember_gpu_node_id(nv, r);
+    SubChecks parts(r.killswitches);
+    for (const auto& sc : sub_checks()) {
+      if (!selected(sc.option)) continue;
+      parts.run(sc.name, {sc.killswitch}, [&] { return run_sub_check(sc, nv, r); });
+    }
+    return std::move(parts).verdict();
+  });
+}
+
+void CheckNvidiaSmi::remember_gpu_node_id(Nvml& nv, CheckRun& r) {
+  try {
+    std::vector<std::string> uuids;
+    for (unsigned g : all_gpus(nv)) {
+      auto buf = nv.get<std::array<char, nvml::kUuidBuffer>>(
+          "nvmlDeviceGetUUID", g, [](const nvml::Api& a, nvml::Device h, std::array<char, nvml::kUuidBuffer>* b) {
+            return a.DeviceGetUUID ? a.DeviceGetUUID(h, b->data(), nvml::kUuidBuffer)
+                                   : nvml::ERROR_FUNCTION_NOT_FOUND;
+          });
+      uuids.emplace_back(buf.data());
+    }
+    if (uuids.empty()) return;
+    r.gpu_node_id = gpu_node_id_of(uuids);
+    if (read_gpu_node_id() != r.gpu_node_id) write_gpu_node_id(*r.gpu_node_id);
+  } catch (const NvmlCallFailed& e) {
+    r.log->warn("gpu_node_id unavailable: {}", e.what());
+    nv.defer_if_hung(e.what());
+  } catch (const std::exception& e) {
+    r.log->warn("gpu_node_id unavailable: {}", e.what());
+  }
+}
+
+template <typename Rule>
+CheckOutcome CheckNvidiaSmi::per_gpu(const char* label, const std::vector<unsigned>& gpus, Rule rule) {
+  ExitCode code = ExitCode::OK;
+  std::string msg;
+  auto add = [&](const std::string& m) { msg += (msg.empty() ? "" : "\n") + m; };
+  for (unsigned g : gpus) {
+    try {
+      std::string failure = rule(g);
+      if (!failure.empty()) {
+        code = worse(code, ExitCode::CRITICAL);
+        add(fmt::format("{} check: GPU {}: {}", label, g, failure));
+      }
+    } catch (const NvmlCallFailed& e) {
+      code = worse(code, exit_code_of(e));
+      add(fmt::format("{} check: {}", label, e.what()));
+    }
+  }
+  return {code, msg};
+}
+
+CheckOutcome CheckNvidiaSmi::gpu_retired_pages(Nvml& nv, const CheckRun&) {
+  return per_gpu("gpu_retired_pages", all_gpus(nv), [&](unsigned g) -> std::string {
+    auto count = [&](unsigned cause) {
+      nvml::Device h = nv.handle(g);
+      auto n = std::make_shared<unsigned>(0);
+      nv.call("nvmlDeviceGetRetiredPages", g, [h, n, cause](const A& a) {
+        nvml::Return rc = a.DeviceGetRetiredPages(h, cause, n.get(), nullptr);
+        return rc == nvml::ERROR_INSUFFICIENT_SIZE ? nvml::SUCCESS : rc;  // a size query
+      });
+      return *n;
+    };
+    unsigned single = count(nvml::RETIRED_MULTIPLE_SINGLE_BIT), dbl = count(nvml::RETIRED_DOUBLE_BIT);
+    auto pending = nv.get<unsigned>("nvmlDeviceGetRetiredPagesPendingStatus", g, [](const A& a, D h, unsigned* v) {
+      return a.DeviceGetRetiredPagesPendingStatus(h, v);
+    });
+    if (single > retired_threshold_ || dbl > retired_threshold_ || pending > 0)
+      return fmt::format("retired pages: {} single-bit, {} double-bit (threshold {}), pending {}", single, dbl,
+                         retired_threshold_, pending);
+    return "";
+  });
+}
+
+CheckNvidiaSmi::CheckNvidiaSmi(OptionBinder& b) {
+  std::vector<std::string> names;
+  for (const auto& s : sub_checks()) names.push_back(s.option);
+  b.option("-c,--check", "check", checks_, check_option_help())->check(CLI::IsMember(names));
+  b.option("--gpu_num", "gpu_num", gpu_num_, "Expected number of GPUs.")->capture_default_str();
+  b.option("--gpu_app_freq", "gpu_app_freq", app_freq_, "Minimum applications graphics clock, MHz.")
+      ->capture_default_str();
+  b.option("--gpu_app_mem_freq", "gpu_app_mem_freq", app_mem_freq_, "Minimum applications memory clock, MHz.")
+      ->capture_default_str();
+  b.option("--expected-graphics-freq", "expected_graphics_freq", policy_.expected_graphics_mhz,
+           "clock_policy: expected applications graphics clock, MHz.")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  b.option("--expected-memory-freq", "expected_memory_freq", policy_.expected_memory_mhz,
+           "clock_policy: expected applications memory clock, MHz.")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  b.option("--warn-delta-mhz", "warn_delta_mhz", policy_.warn_delta_mhz,
+           "clock_policy: WARNING when a clock drifts from the policy by more than this many MHz.")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  b.option("--critical-delta-mhz", "critical_delta_mhz", policy_.critical_delta_mhz,
+           "clock_policy: CRITICAL when a clock drifts from the policy by more than this many MHz (not below "
+           "--warn-delta-mhz).")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  b.option("--gpu_temperature_threshold", "gpu_temperature_threshold", temp_threshold_,
+           "Highest acceptable GPU temperature, Celsius (required by gpu_temperature).");
+  b.option("--gpu_mem_usage_threshold", "gpu_mem_usage_threshold", mem_threshold_,
+           "Most memory a GPU may have in use before a job, MiB.")
+      ->capture_default_str();
+  b.option("--gpu_retired_pages_threshold", "gpu_retired_pages_threshold", retired_threshold_,
+           "Most retired pages of each cause.")
+      ->capture_default_str();
+  b.option("--gpu_vbios", "gpu_vbios", vbios_, "Expected VBIOS version (default: the first GPU's).");
+  b.option("--ecc_uncorrected_volatile_threshold", "ecc_uncorrected_volatile_threshold", ecc_unc_threshold_,
+           "Most volatile uncorrected ECC errors.")
+      ->capture_default_str();
+  b.option("--ecc_corrected_volatile_threshold", "ecc_corrected_volatile_threshold", ecc_corr_threshold_,
+           "Most volatile corrected ECC errors.")
+      ->capture_default_str();
+  b.option("--running_procs_retry_count", "running_procs_retry_count", retry_count_,
+           "Attempts of running_procs_and_kill.")
+      ->capture_default_str();
+  b.option("--running_procs_interval", "running_procs_interval", retry_interval_s_, "Seconds between those attempts.")
+      ->capture_default_str();
+  b.option("--running_procs_force_kill", "running_procs_force_kill", force_kill_,
+           "True: SIGKILL the processes still on the GPUs after the last attempt.")
+      ->capture_default_str();
+  b.option("--nvml-library", "nvml_library", nvml_library_,
+           "libnvidia-ml.so.1 to load (default: "
+           "$GCM_NVML_LIBRARY, else the loader's search).");
+  b.option("--nvml-timeout", "nvml_timeout", nvml_timeout_s_, "Seconds one NVML call may take (then CRITICAL).")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber)
+      ->check(timeout_seconds());
+  add_host_root_option(b, kProcfsRoot, procfs_, "Where /proc is mounted (is a GPU process alive).");
+}
+
+std::vector<unsigned> CheckNvidiaSmi::live_pids(Nvml& nv, unsigned gpu) {
+  nvml::Device h = nv.handle(gpu);
+  // Size the buffer from a count query (MPS can put hundreds of clients on a GPU); processes may start between
+  // the two calls, hence the headroom and the retries.
+  auto n = std::make_shared<unsigned>(0);
+  auto infos = std::make_shared<std::vector<nvml::ProcessInfo>>();
+  for (int attempt = 0;; ++attempt) {
+    infos->resize(*n + 16);
+    *n = static_cast<unsigned>(infos->size());
+    try {
+      nv.call("nvmlDeviceGetComputeRunningProcesses_v3", gpu, [h, infos, n](const nvml::Api& a) {
+        return a.DeviceGetComputeRunningProcesses(h, n.get(), infos->data());
+      });
+      break;
+    } catch (const NvmlCallFailed&) {
+      if (attempt >= 3 || *n < infos->size()) throw;  // not a size problem, or still growing after 4 tries
+    }
+  }
+  // The suite runner gives its checks a session of their own (suite/supervisor.h), shared by the checks of one
+  // group: a process of that session on a GPU is another check's tool (the epilog's cudaMemTest next to
+  // running_procs_and_kill), never a job's leftover, and must not be reported or killed. Run from a shell, this
+  // process leads no session, and nothing is skipped.
+  pid_t self = ::getpid();
+  bool own_session = ::getsid(0) == self;
+  std::vector<unsigned> pids;
+  for (unsigned i = 0; i < *n && i < infos->size(); ++i) {
+    unsigned pid = (*infos)[i].pid;
+    if (own_session && ::getsid(static_cast<pid_t>(pid)) == self) continue;
+    if (pid_alive(procfs_, pid)) pids.push_back(pid);
+  }
+  return pids;
+}
+
+CheckOutcome CheckNvidiaSmi::running_procs_and_kill(Nvml& nv, const CheckRun& r) {
+  const char* label = "running_procs_and_kill";
+  std::vector<unsigned> seen;
+  for (int attempt = 1; attempt <= std::max(1, retry_count_); ++attempt) {
+    seen.clear();
+    CheckOutcome o = running_procs(nv, r, label, &seen);
+    if (o.code == ExitCode::OK) {
+      if (attempt == 1) return o;
+      return {ExitCode::WARN, fmt::format("{} check: the GPUs were free only after {} attempts", label, attempt)};
+    }
+    if (attempt < retry_count_) std::this_thread::sleep_for(std::chrono::duration<double>(retry_interval_s_));
+  }
+  std::string still = fmt::format("{} check: processes still on the GPUs: {}", label, fmt::join(seen, ", "));
+  if (!force_kill_) return {ExitCode::CRITICAL, still};
+  // Only processes seen on the selected GPUs; never init or this process.
+  std::vector<unsigned> killed, failed;
+  for (unsigned pid : seen) {
+    if (pid <= 1 || pid == static_cast<unsigned>(::getpid())) continue;
+    if (::kill(static_cast<pid_t>(pid), SIGKILL) == 0 || errno == ESRCH)
+      killed.push_back(pid);
+    else
+      failed.push_back(pid);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  std::vector<unsigned> remaining;
+  do {
+    remaining.clear();
+    seen.clear();
+    running_procs(nv, r, label, &seen);
+    remaining = seen;
+    if (remaining.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  } while (std::chrono::steady_clock::now() < deadline);
+  if (remaining.empty() && failed.empty())
+    return {ExitCode::OK, fmt::format("{} check: pids are successfully killed: {}", label, fmt::join(killed, ", "))};
+  return {ExitCode::CRITICAL,
+          fmt::format("{} check: killed {}; could not kill {}; still running {}", label, fmt::join(killed, ", "),
+                      fmt::join(failed, ", "), fmt::join(remaining, ", "))};
+}
+
+CheckOutcome CheckNvidiaSmi::clock_policy(Nvml& nv, const std::vector<unsigned>& gpus) {
+  if (gpus.empty()) return {ExitCode::WARN, "clock_policy check: No GPUs were detected on this host."};
+  ExitCode code = ExitCode::OK;
+  std::string msg;
+  auto add = [&](const std::string& m) { msg += (msg.empty() ? "" : "\n") + m; };
+  for (unsigned g : gpus) {
+    try {
+      auto clock = [&](unsigned type) {
+        return nv.get<unsigned>("nvmlDeviceGetApplicationsClock", g,
+                                [type](const nvml::Api& a, nvml::Device h, unsigned* v) {
+                                  return a.DeviceGetApplicationsClock(h, type, v);
+                                });
+      };
+      unsigned gr = clock(nvml::CLOCK_GRAPHICS), mem = clock(nvml::CLOCK_MEM);
+      ClockPolicyResult res = evaluate_clock_policy(gr, mem, policy_);
+      code = worse(code, res.severity);
+      add(fmt::format(
+          "clock_policy check: GPU {}, severity={}, expected=(graphics:{}, memory:{}), "
+          "observed=(graphics:{}, memory:{}), delta_mhz=(graphics:{}, memory:{})",
+          g, res.severity == ExitCode::WARN ? "WARN" : status_word(res.severity), policy_.expected_graphics_mhz,
+          policy_.expected_memory_mhz, gr, mem, res.graphics_delta_mhz, res.memory_delta_mhz));
+    } catch (const NvmlCallFailed& e) {
+      code = worse(code, exit_code_of(e));
+      add(fmt::format("clock_policy check: {}", e.what()));
+    }
+  }
+  return {code, msg};
+}
 
 const std::vector<CheckNvidiaSmi::SubCheck>& CheckNvidiaSmi::sub_checks() {
   using C = CheckNvidiaSmi;
