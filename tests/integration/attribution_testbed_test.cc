@@ -2,7 +2,7 @@
 // their SLURM_JOB_GPUS, the fake NVML reports one job's real pid as a GPU process, and each source must attribute
 // each GPU to the right job; the job without a GPU process is still found by slurmd-local, slurmctld and
 // mapping-files. (The cgroup source needs job cgroups, which this testbed's proctrack/linuxproc does not make; it
-// is tested on cgroup trees in tests/unit/attribution_test.cc.)
+// is tested on cgroup trees in tests/unit/attribution/attribution_test.cc.)
 #include <gtest/gtest.h>
 
 #include <filesystem>

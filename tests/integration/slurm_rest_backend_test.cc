@@ -283,7 +283,7 @@ TEST(SlurmRestBackendTestbed, SacctRunningRecordsAgreeWithTheCli) {
 
   // Null from REST: the columns API v0.0.38 has no key for, which the renderer leaves out of its header
   // (docs/reference/collectors.md, "The Slurm REST backend"; which they are is pinned by the golden test of
-  // tests/unit/rest_render_sacct_test.cc). derived_cluster is the collector's own field, not a column.
+  // tests/unit/slurm/rest_render_sacct_test.cc). derived_cluster is the collector's own field, not a column.
   std::set<std::string> rest_columns;
   for (std::string_view column : gcm::slurm::rest_sacct_columns()) rest_columns.emplace(column);
   auto not_in_v0038 = [&](const std::string& field) {
