@@ -413,7 +413,7 @@ if ! grep -qx capped <<<"$(sacctmgr -nP show qos format=name)"; then
       GrpTRESMins=cpu=100000 GrpTRESRunMins=cpu=50000 GrpJobs=20 GrpSubmitJobs=40 GrpWall=7-00:00:00 \
       MaxTRESPerJob=cpu=16,mem=1536M,gres/gpu=4 MaxTRESPerNode=gres/gpu=4 MaxTRESMinsPerJob=cpu=6000 \
       MaxWallDurationPerJob=1-00:00:00 MaxTRESPerUser=gres/gpu=8 MaxJobsPerUser=4 MaxSubmitJobsPerUser=8 \
-      MaxTRESPerAccount=gres/gpu=12 MaxJobsPerAccount=6 MaxSubmitJobsPerAccount=12 MinTRESPerJob=cpu=1 \
+      MaxTRESPerAccount=gres/gpu=12 MaxTRESRunMinsPA=cpu=40000 MaxTRESRunMinsPU=cpu=30000 MaxJobsPerAccount=6 MaxSubmitJobsPerAccount=12 MinTRESPerJob=cpu=1 \
       Description="every limit set"
 fi
 wait_until 5 test -S "$GCM_TESTBED_REST_SOCKET" || die "slurmrestd did not create its socket" "$TB_LOG/slurmrestd.log"

@@ -26,6 +26,7 @@ namespace gcm::slurm {
 namespace {
 
 const std::string kDir = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurmrestd-22.05/";
+const std::string kApiDir = kDir + "v0.0.38/";
 // Written from the documentation, not recorded: no Slurm with /shares (23.02+) runs here (see its README.md).
 const std::string kSharesDir = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurmrestd-shares/";
 
@@ -51,13 +52,13 @@ class ScriptedSlurmrestd {
                                     : read_file(kSharesDir + "shares-v0.0.39.json"),
                         "application/json");
       } else if (req.path == "/slurm/v0.0.40/jobs" && token_ == "good") {
-        res.set_content(read_file(kDir + "jobs.json"), "application/json");
+        res.set_content(read_file(kApiDir + "jobs.json"), "application/json");
       } else if (req.path == "/slurmdb/v0.0.40/associations" && token_ == "good") {
-        res.set_content(read_file(kDir + "associations-alice.json"), "application/json");
+        res.set_content(read_file(kApiDir + "associations-alice.json"), "application/json");
       } else if (req.path == "/slurmdb/v0.0.40/jobs" && token_ == "good") {
-        res.set_content(read_file(kDir + "slurmdb-jobs-running.json"), "application/json");
+        res.set_content(read_file(kApiDir + "slurmdb-jobs-running.json"), "application/json");
       } else if (req.path == "/slurm/v0.0.40/diag" && token_ == "good") {
-        res.set_content(big_ ? std::string(4096, ' ') + "{}" : read_file(kDir + "diag.json"), "application/json");
+        res.set_content(big_ ? std::string(4096, ' ') + "{}" : read_file(kApiDir + "diag.json"), "application/json");
       } else if (token_ != "good") {
         res.status = 401;
         res.set_content(R"({"errors": [{"error": "Authentication failure", "description": "token rejected"}]})",
