@@ -145,8 +145,12 @@ std::string sinfo_long_state(const std::vector<std::string>& words) {
   if (completing) return "completing" + s;
   if (base == "idle" && s.empty()) {
     if (has("RESERVED")) return "reserved";
+    if (has("BLOCKED")) return "blocked";
     if (has("PLANNED")) return "planned";
   }
+  // A mixed node the backfill scheduler plans a job for: sinfo of 23.11 and later prints "mixed-" (recorded on 24.11
+  // and 25.11); the other base states have no mark for it.
+  if (mixed && s.empty() && has("PLANNED")) return "mixed-";
   return base + s;  // idle, mixed, future, unknown, error
 }
 
