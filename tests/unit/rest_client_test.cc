@@ -115,6 +115,20 @@ SlurmRestOptions options_of(const ScriptedSlurmrestd& server, std::string api_ve
   return o;
 }
 
+// v0.0.36 and v0.0.37 (offered by Slurm 22.05's slurmrestd beside v0.0.38) have layouts the renderers do not read.
+TEST(RestSlurmClient, AnApiVersionOlderThanV0038IsRefused) {
+  EXPECT_EQ(slurm_rest_api_version_problem(""), std::nullopt);
+  EXPECT_EQ(slurm_rest_api_version_problem("v0.0.38"), std::nullopt);
+  EXPECT_EQ(slurm_rest_api_version_problem("v0.0.44"), std::nullopt);
+  ASSERT_TRUE(slurm_rest_api_version_problem("v0.0.37"));
+  EXPECT_NE(slurm_rest_api_version_problem("v0.0.36")->find("older than v0.0.38"), std::string::npos);
+  CannedSlurmClient cli;
+  SlurmRestOptions o;
+  o.url = "unix:/nonexistent.sock";
+  o.api_version = "v0.0.37";
+  EXPECT_THROW(RestSlurmClient(o, cli), std::invalid_argument);
+}
+
 TEST(RestSlurmClient, AsksTheNewestApiVersionWithTheTokenAndRendersSqueueLines) {
   ScriptedSlurmrestd server;
   CannedSlurmClient cli;
