@@ -27,6 +27,9 @@ PACKAGES=(
   chromium libpng-dev
   # a real Slurm 22.05 cluster with accounting for the tests and the demo (tests/testbed/)
   slurm-wlm slurmctld slurmd slurm-client slurmdbd slurmrestd munge mariadb-server
+  # the testbed's newer Slurm (24.11, 25.11), built from ../shared/slurm by tests/testbed/build-slurm.sh: munge,
+  # JSON and YAML (--json, slurmrestd), JWT, slurmrestd's HTTP parser, slurmdbd's MariaDB client, LZ4
+  libmunge-dev libjson-c-dev libjwt-dev libhttp-parser-dev libmariadb-dev liblz4-dev
 )
 # Node.js runs the npm OTLP receiver. Images that ship their own Node.js (with npm) keep it; elsewhere Debian's.
 if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi

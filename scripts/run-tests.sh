@@ -40,6 +40,21 @@ run_ctest() {  # STAGE DIR CTEST-ARGS...
   return "$rc"
 }
 
+# The current Slurm versions the compatibility stages run (tests/testbed/build-slurm.sh builds each from
+# ../shared/slurm once per machine, into its cache): both are built now, in the background at low priority, so that
+# the build overlaps the unit stage; start.sh waits on the build's lock if it is still running.
+COMPAT_SLURMS=(25.11 24.11)
+SLURM_BUILDS="$(mktemp -d)"
+slurm_build_jobs=()
+if [ -d ../shared/slurm ]; then
+  for v in "${COMPAT_SLURMS[@]}"; do
+    (bash tests/testbed/build-slurm.sh "$v" >"$SLURM_BUILDS/$v.out" 2>"$SLURM_BUILDS/$v.log" || true) &
+    slurm_build_jobs+=($!)
+  done
+else
+  echo "note: ../shared/slurm is absent; the tests on Slurm ${COMPAT_SLURMS[*]} will be skipped" >&2
+fi
+
 echo "== unit, golden and integration tests ($BUILD)"
 # Integration tests start real services (Prometheus, the OTLP receiver); they run one at a time.
 run_ctest "unit ($BUILD)" "$BUILD" -L unit -j "$JOBS" || status=1
@@ -72,6 +87,9 @@ cleanup() {
   pkill -TERM -P "$asan_job" 2>/dev/null || true  # cmake, ninja or the fuzzers
   kill "$asan_job" 2>/dev/null || true
   bash tests/testbed/stop.sh >/dev/null 2>&1 || true
+  for v in "${COMPAT_SLURMS[@]}"; do
+    (unset GCM_TESTBED_DIR GCM_TESTBED_PORT_BASE && GCM_TESTBED_SLURM=$v bash tests/testbed/stop.sh >/dev/null 2>&1) || true
+  done
 }
 trap cleanup EXIT
 
@@ -82,6 +100,39 @@ bash tests/testbed/start.sh || status=1
 . tests/testbed/env.sh
 run_ctest "integration ($BUILD)" "$BUILD" -L integration || status=1
 bash tests/testbed/stop.sh || status=1
+
+# The tests that talk to Slurm, again on the current versions, each on its own testbed (directory and ports of its
+# own, env.sh's defaults): on 25.11 every one of them (collectors on both back ends and every REST API version,
+# health checks, prolog, epilog, drains, the agent and the detector); on 24.11 the collectors' (the hooks and drains
+# call the same scontrol commands, and take two thirds of the stage's time).
+compat_tests() {  # VERSION
+  case $1 in
+    25.11) echo 'Testbed\.' ;;
+    *) echo '^(SlurmRestBackendTestbed|SlurmJobMonitorTestbed|SlurmMonitorTestbed|SacctTestbed|SacctmgrTestbed|SchedulerCollectorsTestbed)\.' ;;
+  esac
+}
+for job in "${slurm_build_jobs[@]}"; do wait "$job"; done  # the Slurm builds started above
+for v in "${COMPAT_SLURMS[@]}"; do
+  [ -d ../shared/slurm ] || break
+  built=$(sed -n 's/^build-slurm: built .* in \([0-9]* s\) .*/\1/p' "$SLURM_BUILDS/$v.log")
+  echo "== Slurm $v (${built:+built in }${built:-from the cache}): its testbed, then the tests that talk to Slurm"
+  rc=0
+  (
+    # Its own directory and ports, env.sh's defaults for the version (22.05's testbed has just stopped).
+    unset GCM_TESTBED_DIR GCM_TESTBED_PORT_BASE
+    export GCM_TESTBED_SLURM=$v
+    # shellcheck source=../tests/testbed/env.sh
+    . tests/testbed/env.sh
+    bash tests/testbed/start.sh || exit 1
+    trap 'bash tests/testbed/stop.sh >/dev/null 2>&1 || true' EXIT
+    run_ctest "integration on Slurm $v ($BUILD)" "$BUILD" -L integration -R "$(compat_tests "$v")"
+  ) || rc=$?
+  if [ "$rc" != 0 ]; then
+    status=1
+    tail -20 "$SLURM_BUILDS/$v.log" >&2 || true
+  fi
+done
+rm -rf "$SLURM_BUILDS"
 
 echo "== Debian package: build, dpkg -i, run the installed commands, remove"
 ./scripts/test-package.sh "$BUILD" || status=1

@@ -30,7 +30,7 @@ void add_slurm_backend_options(OptionBinder& b, SlurmBackendOptions& o) {
   b.option("--slurm-rest-user", "slurm_rest_user", o.rest_user,
            "X-SLURM-USER-NAME, for a token issued to another user (SlurmUser or root may act for others).");
   b.option("--slurm-rest-api-version", "slurm_rest_api_version", o.rest_api_version,
-           "slurmrestd API version such as v0.0.38; by default the newest it lists in /openapi/v3.");
+           "slurmrestd API version, v0.0.38 to v0.0.44 (such as v0.0.42); by default the newest it lists in /openapi/v3.");
 }
 
 const std::vector<std::string>& slurm_backend_config_keys() {
@@ -78,6 +78,8 @@ void SlurmBackend::configure(const SlurmBackendOptions& o, std::chrono::millisec
     throw UsageError("the slurmrestd token holds a line break; it must be one line");
   r.user = o.rest_user;
   r.api_version = o.rest_api_version;
+  if (auto problem = slurm::slurm_rest_api_version_problem(r.api_version))
+    throw UsageError(fmt::format("--slurm-rest-api-version {}: {}", r.api_version, *problem));
   r.timeout = timeout;
   rest_ = std::make_unique<slurm::RestSlurmClient>(std::move(r), cli_);
 }

@@ -1,5 +1,7 @@
 #include "slurm/json_reader.h"
 
+#include <cstdio>
+
 #include <fmt/format.h>
 
 #include "core/json_limits.h"
@@ -98,9 +100,65 @@ std::string JsonReader::joined(std::initializer_list<const char*> path) const {
   return out;
 }
 
+std::optional<std::pair<int, int>> answer_slurm_release(const nlohmann::json& doc) {
+  if (!doc.is_object() || !doc.contains("meta") || !doc["meta"].is_object()) return std::nullopt;
+  const nlohmann::json& meta = doc["meta"];
+  for (const char* key : {"slurm", "Slurm"}) {
+    if (!meta.contains(key) || !meta[key].is_object() || !meta[key].contains("release")) continue;
+    const nlohmann::json& release = meta[key]["release"];
+    if (!release.is_string()) return std::nullopt;
+    int major = 0, minor = 0;
+    if (std::sscanf(release.get<std::string>().c_str(), "%d.%d", &major, &minor) != 2) return std::nullopt;
+    return std::make_pair(major, minor);
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// slurmrestd of Slurm 24.11 writes a double that is infinite or not a number as the bare words Infinity, -Infinity
+// and NaN (data_parser v0.0.40 and v0.0.41 do so for a fair-share level of an association without usage), which JSON
+// has no syntax for and nlohmann rejects. The copy returned has each such word outside a string replaced by null, the
+// value Slurm's later data_parsers give (as {"set": false, ...}) and the readers take for "not given".
+std::string without_non_finite_words(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size())
+        out += text[++i];
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    bool replaced = false;
+    for (std::string_view word : {"-Infinity", "Infinity", "NaN"}) {
+      if (text.substr(i, word.size()) == word) {
+        out += "null";
+        i += word.size() - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json parse_slurm_json(std::string_view text, const char* what) {
   if (auto deep = json_depth_error(text)) throw ParseError(fmt::format("{}: {}", what, *deep));
   nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() &&
+      (text.find("Infinity") != std::string_view::npos || text.find("NaN") != std::string_view::npos)) {
+    const std::string finite = without_non_finite_words(text);
+    j = nlohmann::json::parse(finite.begin(), finite.end(), nullptr, /*allow_exceptions=*/false);
+  }
   if (j.is_discarded()) throw ParseError(fmt::format("{} is not valid JSON", what));
   if (!j.is_object()) throw ParseError(fmt::format("{} is not a JSON object", what));
   return j;

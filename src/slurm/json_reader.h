@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -47,6 +48,10 @@ class JsonReader {
   const nlohmann::json& j_;
   std::string where_;
 };
+
+// The Slurm release that wrote a slurmrestd answer, from its meta (meta.Slurm.release in v0.0.38, meta.slurm.release
+// from v0.0.39 on): (24, 11) for "24.11.7"; nullopt when the answer does not say.
+std::optional<std::pair<int, int>> answer_slurm_release(const nlohmann::json& doc);
 
 // Parses a whole document with the project's nesting bound (core/json_limits.h); `what` names it in errors
 // ("sinfo --json output"). Throws ParseError.

@@ -65,6 +65,9 @@ enum class RestRender {
 enum class RestApi { Slurm, Slurmdb };
 // An API version as (major, minor, patch), compared as api_version_number's tuples are.
 using ApiVersion = std::tuple<int, int, int>;
+// The oldest API version whose layouts the renderers read: v0.0.36 and v0.0.37 (also offered by Slurm 22.05's
+// slurmrestd) name and nest keys otherwise, and would be written as wrong values rather than fail.
+constexpr ApiVersion kOldestApiRead{0, 0, 38};
 struct RestRoute {
   std::string_view query;
   RestApi api;
@@ -124,6 +127,16 @@ std::optional<std::string> slurm_rest_url_problem(std::string_view url) {
   return std::nullopt;
 }
 
+std::optional<std::string> slurm_rest_api_version_problem(std::string_view version) {
+  std::optional<ApiVersion> n = api_version_number(std::string(version));
+  if (n && *n < kOldestApiRead)
+    return std::string(
+        "older than v0.0.38, the oldest API whose answers are read (Slurm 22.05's slurmrestd offers v0.0.36 and "
+        "v0.0.37 "
+        "too; leave the option unset to take the newest)");
+  return std::nullopt;
+}
+
 bool RestSlurmClient::serves(std::string_view query_name) { return rest_route(query_name) != nullptr; }
 
 bool RestSlurmClient::answers_itself(const SlurmQuery& query) {
@@ -144,6 +157,8 @@ RestSlurmClient::RestSlurmClient(SlurmRestOptions options, SlurmClient& fallback
     : options_(std::move(options)), fallback_(fallback), http_(std::make_unique<HttpClient>()) {
   if (auto problem = slurm_rest_url_problem(options_.url))
     throw std::invalid_argument(fmt::format("slurmrestd URL '{}': {}", options_.url, *problem));
+  if (auto problem = slurm_rest_api_version_problem(options_.api_version))
+    throw std::invalid_argument(fmt::format("--slurm-rest-api-version {}: {}", options_.api_version, *problem));
   if (options_.url.starts_with(kUnix)) {
     http_->set_unix_socket(options_.url.substr(kUnix.size()));
     base_ = "http://slurmrestd";  // the Host header; the socket is the address
@@ -207,6 +222,11 @@ const std::string& RestSlurmClient::api_version() {
     throw SlurmError(q.name, "GET /openapi/v3", 0, e.what());
   }
   if (!best) throw SlurmError(q.name, "GET /openapi/v3", 0, "slurmrestd lists no /slurm/vX.Y.Z/ endpoint");
+  if (*best < kOldestApiRead)
+    throw SlurmError(q.name, "GET /openapi/v3", 0,
+                     fmt::format("the newest API slurmrestd offers is {}, older than v0.0.38 (Slurm 22.05), the oldest "
+                                 "whose answers are read",
+                                 best_name));
   return version_ = best_name;
 }
 

@@ -40,6 +40,9 @@ struct SlurmRestOptions {
 
 // Checks a --slurm-rest-url value: nullopt when usable, else what is wrong with it.
 std::optional<std::string> slurm_rest_url_problem(std::string_view url);
+// Checks a --slurm-rest-api-version value: what is wrong with a version older than v0.0.38, whose layouts are not
+// read; nullopt otherwise.
+std::optional<std::string> slurm_rest_api_version_problem(std::string_view version);
 
 class RestSlurmClient : public SlurmClient {
  public:

@@ -41,14 +41,18 @@ std::optional<int64_t> tres_count(const JsonReader& r, Path path, std::string_vi
   if (!v || v->is_null()) return std::nullopt;
   if (!v->is_array()) r.fail(path, "is not a TRES list");
   for (const json& t : *v)
-    if (t.is_object() && t.value("type", "") == type && (!t.contains("name") || t["name"].is_null()) &&
+    // v0.0.38 gives an unnamed TRES no name (or null), v0.0.40 and later "".
+    if (t.is_object() && t.value("type", "") == type &&
+        (!t.contains("name") || t["name"].is_null() ||
+         (t["name"].is_string() && t["name"].get<std::string>().empty())) &&
         t.contains("count") && t["count"].is_number_integer())
       return t["count"].get<int64_t>();
   return std::nullopt;
 }
 
 // A TRES list as sacct --noconvert prints it: "billing=18,cpu=2,gres/gpu=4,mem=1000M,node=2", sorted by name, memory
-// (MB) with its "M", TRES without a count (energy on a job that measured none) left out.
+// (MB) with its "M", TRES without a count (energy on a job that measured none: no count in v0.0.38, -2 from v0.0.40
+// on) left out.
 std::string tres_text(const JsonReader& r, Path path) {
   const json* v = r.find(path);
   if (!v || v->is_null()) return "";
@@ -57,7 +61,7 @@ std::string tres_text(const JsonReader& r, Path path) {
   for (size_t i = 0; i < v->size(); ++i) {
     JsonReader t((*v)[i], fmt::format("{}: {}[{}]", r.where(), fmt::join(path, "."), i));
     std::optional<int64_t> count = t.number({"count"});
-    if (!count) continue;
+    if (!count || *count < 0) continue;
     std::string type = t.str({"type"});
     std::string name = t.has("name") ? t.str({"name"}) : "";
     std::string key = name.empty() ? type : type + "/" + name;
@@ -115,7 +119,12 @@ std::string exit_code(const JsonReader& r, Path path) {
   if (!v.is_object()) r.fail(path, "is not an exit code");
   JsonReader e(v, fmt::format("{}: {}", r.where(), fmt::join(path, ".")));
   int64_t code = e.number({"return_code"}).value_or(0);
-  int64_t signal = e.find({"signal", "signal_id"}) ? e.number({"signal", "signal_id"}).value_or(0) : 0;
+  // The signal is signal.signal_id in v0.0.38, signal.id from v0.0.40 on.
+  int64_t signal = 0;
+  if (e.find({"signal", "signal_id"}))
+    signal = e.number({"signal", "signal_id"}).value_or(0);
+  else if (e.find({"signal", "id"}))
+    signal = e.number({"signal", "id"}).value_or(0);
   return fmt::format("{}:{}", code, signal);
 }
 
@@ -135,10 +144,22 @@ std::string job_id_text(const JsonReader& job) {
   return std::to_string(id);
 }
 
+// sacct's State of a running job or step: the base state, a word in v0.0.38 and the first of a list ("RUNNING" and
+// its flags) from v0.0.40 on.
+std::string base_state(const JsonReader& r, Path path) {
+  std::vector<std::string> words = r.words(path);
+  if (words.empty()) r.fail(path, "names no state");
+  return words.front();
+}
+
 // A step's own part of its id: "batch", "extern", "interactive" or its number.
 std::string step_part(const JsonReader& step) {
   const json& v = step.at({"step", "id"});
-  if (v.is_string()) return v.get<std::string>();
+  // v0.0.38 gives the step's own part ("batch", 0), v0.0.40 and later the whole id ("20.batch", "6_0.0").
+  if (v.is_string()) {
+    const std::string id = v.get<std::string>();
+    return id.substr(id.rfind('.') + 1);
+  }
   if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
   step.fail({"step", "id"}, "is neither a name nor a number");
 }
@@ -165,6 +186,16 @@ std::optional<int64_t> reserved(const Row& row) {
   std::optional<int64_t> start = row.job.number({"time", "start"}), eligible = row.job.number({"time", "eligible"});
   if (!start || !eligible || *start <= 0 || *eligible <= 0 || *start < *eligible) return std::nullopt;
   return *start - *eligible;
+}
+
+std::string reserved_text(const Row& r) { return reserved(r) ? duration_text(*reserved(r)) : std::string(); }
+std::string reserved_cpu_text(const Row& r) {
+  auto t = reserved(r);
+  return t ? duration_text(*t * r.job.number({"required", "CPUs"}).value_or(0)) : std::string();
+}
+std::string reserved_cpu_raw(const Row& r) {
+  auto t = reserved(r);
+  return t ? std::to_string(*t * r.job.number({"required", "CPUs"}).value_or(0)) : std::string();
 }
 
 // Timelimit in minutes as mins2time_str prints it; TimelimitRaw the minutes.
@@ -218,7 +249,15 @@ struct Column {
   std::string_view name;
   Field job;   // the job's row
   Field step;  // a step's row
+  // The Slurm releases whose sacct prints the column (major * 100 + minor): from `since` up to before `until`.
+  int since = 0;
+  int until = 10000;
+  bool printed_by(int release) const { return since <= release && release < until; }
 };
+
+// sacct of Slurm 24.11 calls Reserved, ResvCPU and ResvCPURAW Planned, PlannedCPU and PlannedCPURAW (both recorded on
+// the testbed: 22.05 prints the old names, 24.11 and 25.11 the new).
+constexpr int kPlannedSince = 2411;
 
 std::string none(const Row&) { return ""; }
 
@@ -303,8 +342,8 @@ const Column kColumns[] = {
      [](const Row& r) { return exit_code(*r.step, {"exit_code"}); }},
     {"Flags",
      [](const Row& r) {
-       // slurmdb_job_flags_str's scheduler word. v0.0.38 has no name for SLURMDB_JOB_FLAG_START_R, so sacct's
-       // ",StartRecieved" cannot be written.
+       // slurmdb_job_flags_str's scheduler word, then ",StartReceived" for SLURMDB_JOB_FLAG_START_R. v0.0.38 has no
+       // name for that flag (22.05's sacct spells it ",StartRecieved"), so it is written from v0.0.40 on only.
        static constexpr std::pair<std::string_view, std::string_view> kSched[] = {
            {"NOT_SET", "SchedNotSet"},
            {"STARTED_ON_SUBMIT", "SchedSubmit"},
@@ -313,9 +352,15 @@ const Column kColumns[] = {
        };
        if (!r.job.find({"flags"})) return std::string();
        std::vector<std::string> flags = r.job.words({"flags"});
+       std::string out;
        for (const auto& [rest, cli] : kSched)
-         if (std::find(flags.begin(), flags.end(), rest) != flags.end()) return std::string(cli);
-       return std::string();
+         if (std::find(flags.begin(), flags.end(), rest) != flags.end()) {
+           out = cli;
+           break;
+         }
+       if (std::find(flags.begin(), flags.end(), "START_RECEIVED") != flags.end())
+         out += out.empty() ? "StartReceived" : ",StartReceived";
+       return out;
      },
      none},
     {"Group", [](const Row& r) { return r.job.str({"group"}); }, none},
@@ -355,6 +400,9 @@ const Column kColumns[] = {
        return number_text(r.step->number({"tasks", "count"}));
      }},
     {"Partition", [](const Row& r) { return r.job.str({"partition"}); }, none},
+    {"Planned", reserved_text, none, kPlannedSince},
+    {"PlannedCPU", reserved_cpu_text, none, kPlannedSince},
+    {"PlannedCPURAW", reserved_cpu_raw, none, kPlannedSince},
     {"Priority", [](const Row& r) { return number_text(r.job.number({"priority"})); }, none},
     {"QOS", [](const Row& r) { return r.job.str({"qos"}); }, none},
     {"Reason",
@@ -401,19 +449,9 @@ const Column kColumns[] = {
        return id && *id != 0 ? std::to_string(*id) : std::string();
      },
      none},
-    {"Reserved", [](const Row& r) { return reserved(r) ? duration_text(*reserved(r)) : std::string(); }, none},
-    {"ResvCPU",
-     [](const Row& r) {
-       auto t = reserved(r);
-       return t ? duration_text(*t * r.job.number({"required", "CPUs"}).value_or(0)) : std::string();
-     },
-     none},
-    {"ResvCPURAW",
-     [](const Row& r) {
-       auto t = reserved(r);
-       return t ? std::to_string(*t * r.job.number({"required", "CPUs"}).value_or(0)) : std::string();
-     },
-     none},
+    {"Reserved", reserved_text, none, 0, kPlannedSince},
+    {"ResvCPU", reserved_cpu_text, none, 0, kPlannedSince},
+    {"ResvCPURAW", reserved_cpu_raw, none, 0, kPlannedSince},
     {"Start",
      [](const Row& r) {
        return local_time(r, r.job, {"time", "start"});
@@ -423,9 +461,9 @@ const Column kColumns[] = {
      }},
     {"State",
      [](const Row& r) {
-       return r.job.str({"state", "current"});
+       return base_state(r.job, {"state", "current"});
      },
-     [](const Row& r) { return r.step->str({"state"}); }},
+     [](const Row& r) { return base_state(*r.step, {"state"}); }},
     {"Submit",
      [](const Row& r) {
        return local_time(r, r.job, {"time", "submission"});
@@ -476,9 +514,10 @@ void append_value(std::string& out, std::string value, std::string_view delimite
   out += value;
 }
 
-void append_row(std::string& out, const Row& row, std::string_view delimiter) {
+void append_row(std::string& out, const Row& row, std::string_view delimiter, int release) {
   bool first = true;
   for (const Column& c : kColumns) {
+    if (!c.printed_by(release)) continue;
     if (!first) out += delimiter;
     first = false;
     append_value(out, (row.step ? c.step : c.job)(row), delimiter);
@@ -489,15 +528,11 @@ void append_row(std::string& out, const Row& row, std::string_view delimiter) {
 }  // namespace sacct_rows
 }  // namespace
 
-const std::vector<std::string_view>& rest_sacct_columns() {
-  using sacct_rows::Column;
-  using sacct_rows::kColumns;
-  static const std::vector<std::string_view> names = [] {
-    std::vector<std::string_view> v;
-    for (const Column& c : kColumns) v.push_back(c.name);
-    return v;
-  }();
-  return names;
+std::vector<std::string_view> rest_sacct_columns(std::pair<int, int> release) {
+  std::vector<std::string_view> v;
+  for (const sacct_rows::Column& c : sacct_rows::kColumns)
+    if (c.printed_by(release.first * 100 + release.second)) v.push_back(c.name);
+  return v;
 }
 
 std::string render_sacct_running(std::string_view jobs_json, std::string_view delimiter, const TimeZone& zone) {
@@ -509,9 +544,13 @@ std::string render_sacct_running(std::string_view jobs_json, std::string_view de
   json doc = parse_slurm_json(jobs_json, "slurmrestd jobs (slurmdb)");
   if (!doc.is_object() || !doc.contains("jobs") || !doc["jobs"].is_array())
     throw ParseError("slurmrestd jobs (slurmdb): no \"jobs\" list");
+  // The columns are those of the sacct of the Slurm that answered; an answer that does not say is taken for 22.05's.
+  const auto [major, minor] = answer_slurm_release(doc).value_or(std::make_pair(22, 5));
+  const int release = major * 100 + minor;
   std::string out;
   bool first = true;
   for (const Column& c : kColumns) {
+    if (!c.printed_by(release)) continue;
     if (!first) out += delimiter;
     first = false;
     out += c.name;
@@ -525,12 +564,12 @@ std::string render_sacct_running(std::string_view jobs_json, std::string_view de
     std::string where = probe.where();
     if (probe.has("job_id")) where += fmt::format(" (job {})", jobs[i]["job_id"].dump());
     JsonReader job(jobs[i], where);
-    sacct_rows::append_row(out, Row{job, nullptr, zone}, delimiter);
+    sacct_rows::append_row(out, Row{job, nullptr, zone}, delimiter, release);
     const json& steps = job.at({"steps"});
     if (!steps.is_array()) job.fail({"steps"}, "is not a list");
     for (size_t s = 0; s < steps.size(); ++s) {
       JsonReader step(steps[s], fmt::format("{}: steps[{}]", where, s));
-      sacct_rows::append_row(out, Row{job, &step, zone}, delimiter);
+      sacct_rows::append_row(out, Row{job, &step, zone}, delimiter, release);
     }
   }
   return out;

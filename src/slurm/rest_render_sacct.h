@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/time_zone.h"
@@ -25,7 +26,8 @@ namespace gcm::slurm {
 // a blank, so that a value cannot break its row. Throws ParseError naming the job (and step) and the key.
 std::string render_sacct_running(std::string_view jobs_json, std::string_view delimiter, const TimeZone& zone);
 
-// The columns render_sacct_running writes, in order.
-const std::vector<std::string_view>& rest_sacct_columns();
+// The columns render_sacct_running writes for an answer of the given Slurm release, in order: the sacct of 24.11
+// and later names Reserved, ResvCPU and ResvCPURAW Planned, PlannedCPU and PlannedCPURAW.
+std::vector<std::string_view> rest_sacct_columns(std::pair<int, int> release = {22, 5});
 
 }  // namespace gcm::slurm

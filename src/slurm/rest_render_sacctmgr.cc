@@ -125,7 +125,10 @@ std::string flags_field(const JsonReader& r) {
 std::string preempt_mode_field(const JsonReader& r) {
   if (!r.find({"preempt", "mode"})) return "cluster";
   std::vector<std::string> modes = r.words({"preempt", "mode"});
-  modes.erase(std::remove(modes.begin(), modes.end(), "OFF"), modes.end());
+  // PREEMPT_MODE_OFF is "OFF" up to v0.0.39 and "DISABLED" from v0.0.40 on: sacctmgr prints neither.
+  modes.erase(
+      std::remove_if(modes.begin(), modes.end(), [](const std::string& m) { return m == "OFF" || m == "DISABLED"; }),
+      modes.end());
   if (modes.empty()) return "cluster";
   std::string out;
   if (std::find(modes.begin(), modes.end(), "GANG") != modes.end()) {
@@ -158,18 +161,23 @@ const json& list_of(const json& doc, const char* key, const char* what) {
 }  // namespace
 
 std::string render_sacctmgr_qos(std::string_view qos_json) {
-  static constexpr std::string_view kHeader =
+  json doc = parse_slurm_json(qos_json, "slurmrestd qos");
+  // sacctmgr of Slurm 24.11 and later prints two more columns by default (MaxTRESRunMinsPA and MaxTRESRunMinsPU,
+  // after MaxTRESPA; recorded on 24.11 and 25.11); 22.05's does not. The answer says which Slurm wrote it.
+  const auto release = answer_slurm_release(doc);
+  const bool run_mins_columns = release && *release >= std::make_pair(24, 11);
+  std::string out =
       "Name|Priority|GraceTime|Preempt|PreemptExemptTime|PreemptMode|Flags|UsageThres|UsageFactor|GrpTRES|"
       "GrpTRESMins|GrpTRESRunMins|GrpJobs|GrpSubmit|GrpWall|MaxTRES|MaxTRESPerNode|MaxTRESMins|MaxWall|MaxTRESPU|"
-      "MaxJobsPU|MaxSubmitPU|MaxTRESPA|MaxJobsPA|MaxSubmitPA|MinTRES\n";
-  json doc = parse_slurm_json(qos_json, "slurmrestd qos");
+      "MaxJobsPU|MaxSubmitPU|MaxTRESPA|";
+  out += run_mins_columns ? "MaxTRESRunMinsPA|MaxTRESRunMinsPU|" : "";
+  out += "MaxJobsPA|MaxSubmitPA|MinTRES\n";
   // v0.0.36-v0.0.38 name the list "QOS", later versions "qos".
   const json& list = list_of(doc, doc.contains("QOS") ? "QOS" : "qos", "slurmrestd qos");
-  std::string out(kHeader);
   for (size_t i = 0; i < list.size(); ++i) {
     const json& q = list[i];
     JsonReader r(q, fmt::format("slurmrestd qos: qos[{}]", i));
-    const std::string fields[] = {
+    std::vector<std::string> fields = {
         r.str({"name"}),
         count_field(r, {"priority"}),
         seconds_field(r, {"limits", "grace_time"}),
@@ -180,11 +188,12 @@ std::string render_sacctmgr_qos(std::string_view qos_json) {
         float_field(r, {"usage_threshold"}),
         float_field(r, {"usage_factor"}),
         tres_field(r, {"limits", "max", "tres", "total"}),
-        // GrpTRESMins: API v0.0.38 has no key for it (slurmrestd's QOS parser skips grp_tres_mins): empty.
-        std::string(),
+        // GrpTRESMins and GrpSubmit: from v0.0.42 on; v0.0.38-v0.0.41 have no key for them (slurmrestd's QOS parser
+        // skips grp_tres_mins and grp_submit_jobs), so they are empty there.
+        tres_field(r, {"limits", "max", "tres", "minutes", "total"}),
         tres_field(r, {"limits", "max", "tres", "minutes", "per", "qos"}),
         count_field(r, {"limits", "max", "active_jobs", "count"}),
-        std::string(),  // GrpSubmit: not in v0.0.38 either (grp_submit_jobs)
+        count_field(r, {"limits", "max", "jobs", "count"}),
         minutes_field(r, {"limits", "max", "wall_clock", "per", "qos"}),
         tres_field(r, {"limits", "max", "tres", "per", "job"}),
         tres_field(r, {"limits", "max", "tres", "per", "node"}),
@@ -194,10 +203,15 @@ std::string render_sacctmgr_qos(std::string_view qos_json) {
         count_field(r, {"limits", "max", "jobs", "active_jobs", "per", "user"}),
         count_field(r, {"limits", "max", "jobs", "per", "user"}),
         tres_field(r, {"limits", "max", "tres", "per", "account"}),
-        count_field(r, {"limits", "max", "jobs", "active_jobs", "per", "account"}),
-        count_field(r, {"limits", "max", "jobs", "per", "account"}),
-        tres_field(r, {"limits", "min", "tres", "per", "job"}),
     };
+    if (run_mins_columns) {
+      fields.push_back(tres_field(r, {"limits", "max", "tres", "minutes", "per", "account"}));
+      fields.push_back(tres_field(r, {"limits", "max", "tres", "minutes", "per", "user"}));
+    }
+    for (auto&& f : {count_field(r, {"limits", "max", "jobs", "active_jobs", "per", "account"}),
+                     count_field(r, {"limits", "max", "jobs", "per", "account"}),
+                     tres_field(r, {"limits", "min", "tres", "per", "job"})})
+      fields.push_back(f);
     bool first = true;
     for (const auto& f : fields) {
       if (f.find_first_of("|\n") != std::string::npos)

@@ -1,9 +1,10 @@
 // slurmrestd's accounting answers (/slurmdb/vX/...) written as the sacctmgr output the sacctmgr_qos and sacctmgr_user
 // collectors read, so that a collector parses one format whichever back end answered (the counterpart of
-// slurm/rest_render.h for slurmctld's endpoints). The layout read is API v0.0.38's (Slurm 22.05, recorded on the
-// testbed): numbers plain or null for unset and unlimited, TRES lists as [{type, name, id, count}]. Numbers in the
-// {set, infinite, number} form of later versions are read too, but the keys those versions renamed are not mapped:
-// such a limit is written empty, as sacctmgr writes an unset one. Throws ParseError naming the record and the key.
+// slurm/rest_render.h for slurmctld's endpoints). The layouts read are those of API v0.0.38 to v0.0.44 (Slurm 22.05,
+// 24.11 and 25.11, recorded on the testbed): numbers plain or null for unset and unlimited (v0.0.38) or
+// {set, infinite, number}, TRES lists as [{type, name, id, count}]. A limit whose key the answer lacks is written
+// empty, as sacctmgr writes an unset one, so the golden tests on every recorded version (a QOS that sets every limit)
+// are what keeps a renamed key from going unseen. Throws ParseError naming the record and the key.
 #pragma once
 
 #include <string>
@@ -13,11 +14,12 @@
 
 namespace gcm::slurm {
 
-// GET /slurmdb/vX/qos as `sacctmgr show qos -P`: the header of its 26 default columns (Name, Priority, GraceTime, ...,
-// MinTRES) and a row per QOS, each value written as sacctmgr prints it: times as [D-]HH:MM:SS, TRES lists as
+// GET /slurmdb/vX/qos as `sacctmgr show qos -P`: the header of its default columns (Name, Priority, GraceTime, ...,
+// MinTRES: 26, and 28 from Slurm 24.11, which adds MaxTRESRunMinsPA and MaxTRESRunMinsPU; the answer's meta names
+// the release) and a row per QOS, each value written as sacctmgr prints it: times as [D-]HH:MM:SS, TRES lists as
 // "cpu=8,gres/gpu=4,mem=64G" (sorted; memory in sacctmgr's units), flags and preemption modes with sacctmgr's words,
-// the preemptable QOS names sorted, unset limits empty. GrpTRESMins and GrpSubmit are always empty: v0.0.38 has no
-// key for them.
+// the preemptable QOS names sorted, unset limits empty. GrpTRESMins and GrpSubmit are empty before API v0.0.42,
+// which has no key for them.
 std::string render_sacctmgr_qos(std::string_view qos_json);
 
 // GET /slurmdb/vX/users as `sacctmgr show user format=User -nP`: a user name per line, in the order slurmrestd lists

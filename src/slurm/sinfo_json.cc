@@ -59,8 +59,9 @@ void read_rows(const nlohmann::json& rows, std::vector<SinfoJsonNode>& out) {
   }
 }
 
-// Slurm 22.05-23.02: node records. sinfo -N prints a row per partition, and counts every CPU of a node that is down,
-// drained or failed as "other" (the record's idle_cpus counts them as idle).
+// Slurm 22.05-23.02's sinfo --json, and slurmrestd's /nodes of every version: node records. sinfo -N prints a row per
+// partition, and counts every CPU of a node that is down, drained or failed as "other" (the record's idle_cpus counts
+// them as idle).
 void read_nodes(const nlohmann::json& nodes, std::vector<SinfoJsonNode>& out) {
   if (!nodes.is_array()) throw ParseError("sinfo --json: \"nodes\" is not a list");
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -79,7 +80,8 @@ void read_nodes(const nlohmann::json& nodes, std::vector<SinfoJsonNode>& out) {
     }
     n.cpus_total = r.integer({"cpus"});
     n.cpus_allocated = r.integer({"alloc_cpus"});
-    n.cpus_idle = unusable ? 0 : r.integer({"idle_cpus"});
+    // v0.0.38 (22.05) names the idle CPUs idle_cpus, v0.0.40 and later (slurmrestd of 23.11+) alloc_idle_cpus.
+    n.cpus_idle = unusable ? 0 : r.integer({r.has("idle_cpus") ? "idle_cpus" : "alloc_idle_cpus"});
     n.cpus_other = std::max<int64_t>(n.cpus_total - n.cpus_allocated - n.cpus_idle, 0);
     n.free_mem = r.number({r.has("free_mem") ? "free_mem" : "free_memory"});
     n.memory = r.integer({"real_memory"});
@@ -143,8 +145,12 @@ std::string sinfo_long_state(const std::vector<std::string>& words) {
   if (completing) return "completing" + s;
   if (base == "idle" && s.empty()) {
     if (has("RESERVED")) return "reserved";
+    if (has("BLOCKED")) return "blocked";
     if (has("PLANNED")) return "planned";
   }
+  // A mixed node the backfill scheduler plans a job for: sinfo of 23.11 and later prints "mixed-" (recorded on 24.11
+  // and 25.11); the other base states have no mark for it.
+  if (mixed && s.empty() && has("PLANNED")) return "mixed-";
   return base + s;  // idle, mixed, future, unknown, error
 }
 

@@ -204,6 +204,16 @@ inline std::string run_ok(std::vector<std::string> argv) {
   return r.out;
 }
 
+// The Slurm release the testbed runs, as (major, minor), from `sinfo -V` ("slurm 24.11.7", "slurm-wlm 22.05.8").
+inline std::pair<int, int> testbed_release() {
+  std::string v = run_ok({"sinfo", "-V"});
+  int major = 0, minor = 0;
+  size_t blank = v.find(' ');
+  if (blank == std::string::npos || std::sscanf(v.c_str() + blank + 1, "%d.%d", &major, &minor) != 2)
+    throw std::runtime_error("sinfo -V: not a Slurm version: " + v);
+  return {major, minor};
+}
+
 // One field of `scontrol -o show node NODE` on the testbed ("" when absent); Reason without Slurm's " [user@time]".
 inline std::string slurm_node_field(const std::string& node, const std::string& key) {
   std::string out = run_ok({"scontrol", "-o", "show", "node", node});

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "helpers.h"
+#include "suite/slurm_node.h"
 
 namespace gcm::testing {
 namespace {
@@ -90,6 +91,9 @@ class SuiteOnTestbed : public ::testing::Test {
     hooks = std::filesystem::path(std::getenv("SLURM_CONF")).parent_path().string() + "/hooks.conf";
     saved_hooks = read_text(hooks);
     for (int i = 1; i <= 8; ++i) write_scenario("node" + std::to_string(i), healthy());
+    // Slurm runs the hooks without PATH, where the suite would find the system's scontrol: a testbed on another
+    // Slurm (GCM_TESTBED_SLURM) names its own, as a site with Slurm outside /usr does ([slurm] scontrol).
+    const std::string scontrol = gcm::suite::locate_scontrol(std::nullopt).value_or("scontrol");
     std::string checks = R"(
 [[{p}.checks]]
 name = "gpu count"
@@ -109,7 +113,8 @@ timeout = 2
     std::ofstream(dir + "/suite.toml") << "[suite]\nlog_folder = \"" << dir << "/logs\"\nstate_dir = \"" << dir
                                        << "/state\"\n"
                                        << "gpu_job_mapping_dir = \"" << dir << "/gpu-jobs/{node}\"\n"
-                                       << "[slurm]\nconf = \"" << std::getenv("SLURM_CONF") << "\"\n"
+                                       << "[slurm]\nconf = \"" << std::getenv("SLURM_CONF") << "\"\nscontrol = \""
+                                       << scontrol << "\"\n"
                                        << "[environment]\nGCM_FAKE_NVML_SCENARIO = \"" << dir
                                        << "/nvml-{node}.json\"\nGCM_NVML_LIBRARY = \"" << GCM_FAKE_NVML
                                        << "\"\nGCM_GPU_NODE_ID_FILE = \"" << dir << "/gpu_node_id-{node}\"\n"

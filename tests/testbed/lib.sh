@@ -21,6 +21,7 @@ TB_REST="$TB/rest"         # slurmrestd's socket (it runs as nobody)
 PORT_MYSQL=$((GCM_TESTBED_PORT_BASE + 6))
 PORT_CTLD=$((GCM_TESTBED_PORT_BASE + 17))
 PORT_DBD=$((GCM_TESTBED_PORT_BASE + 19))
+PORT_REST=$((GCM_TESTBED_PORT_BASE + 20)) # slurmrestd with rest_auth/jwt (GCM_TESTBED_REST_URL), where Slurm has JWT
 PORT_SLURMD_FIRST=$((GCM_TESTBED_PORT_BASE + 41)) # node1; nodeN uses FIRST+N-1
 
 CLUSTER=testbed
@@ -82,6 +83,8 @@ daemon_table() {
   local n
   for n in "${NODES[@]}"; do echo "$TB_RUN/slurmd-$n.pid slurmd"; done
   echo "$TB_RUN/slurmrestd.pid slurmrestd"
+  # the second slurmrestd, for JWTs, where the Slurm has JWT (start.sh then writes the key)
+  [ ! -e "$TB_ETC/jwt_hs256.key" ] || echo "$TB_RUN/slurmrestd-jwt.pid slurmrestd"
 }
 
 # wait_until SECONDS COMMAND...: poll COMMAND every 0.1 s until it succeeds; fail after SECONDS.
@@ -120,6 +123,23 @@ testbed_processes() {
     [[ $mine != *" $p "* ]] || continue
     if grep -qzxF -- "$DAEMON_MARK" "$e" 2>/dev/null || grep -qz '^SLURM_JOB_ID=' "$e" 2>/dev/null; then echo "$p"; fi
   done
+}
+
+# slurm_version: the version of the Slurm on PATH ("22.05.8", "25.11.7").
+slurm_version() { slurmctld -V | awk '{ print $2 }'; }
+# version_at_least WANT HAVE: HAVE (x.y.z) is WANT or newer.
+version_at_least() { [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -1)" = "$1" ]; }
+# slurm_plugin_dir: where the Slurm on PATH keeps its plugins (the build's lib/slurm, Debian's slurm-wlm).
+slurm_plugin_dir() {
+  local top d
+  top=$(dirname "$(dirname "$(command -v slurmctld)")")
+  for d in "$top"/lib/slurm "$top"/lib64/slurm "$top"/lib/*-linux-gnu/slurm-wlm "$top"/lib/*-linux-gnu/slurm; do
+    if [ -e "$d/auth_munge.so" ]; then
+      echo "$d"
+      return 0
+    fi
+  done
+  return 1
 }
 
 # no_jobs: slurmctld lists no job that is pending, running or completing.

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Records the output of every Slurm command line the collectors and health checks run (gcm-reference.md §1.5 and
-# the checks that call Slurm) against the live testbed, one file per command, into tests/fixtures/slurm-22.05/
-# (or the directory given as $1), with a README.md that names the exact command line of each file.
+# the checks that call Slurm) against the live testbed, one file per command, into tests/fixtures/slurm-<major.minor>/
+# of the Slurm it runs (GCM_TESTBED_SLURM; tests/fixtures/slurm-22.05 for the system's) or the directory given as $1,
+# with a README.md that names the exact command line of each file.
 # It starts the testbed when needed, runs workload.sh, and waits (about 1.5 min) for the job that reaches TIMEOUT,
 # so every job state is present. The testbed is left running.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-OUT=${1:-$(cd "$TESTBED_SRC/../.." && pwd)/tests/fixtures/slurm-22.05}
 need_root
 "$TESTBED_SRC/start.sh"
+VERSION=$(slurm_version)
+OUT=${1:-$(cd "$TESTBED_SRC/../.." && pwd)/tests/fixtures/slurm-${VERSION%.*}}
 workload_start=$(date +%s)
 "$TESTBED_SRC/workload.sh" >/dev/null
 id_of() { sed -n "s/^$1=//p" "$TB/workload.env"; }
@@ -78,7 +80,7 @@ rec sinfo-node7-state.txt "health check node-slurm-state, on the drained node" s
 rec squeue-O.txt "slurm_job_monitor, jobs: 34 fields each followed by |#" squeue --all -O "$squeue_format" --noheader
 rec squeue.json "JSON form" squeue --json
 rec sdiag.txt "slurm_monitor, Slurm older than 23.02" sdiag --all
-rec sdiag-json.txt "slurm_monitor, Slurm 23.02 and newer: not supported by 22.05" sdiag --all --json
+rec sdiag-json.txt "slurm_monitor, Slurm 23.02 and newer (22.05 has no --json)" sdiag --all --json
 rec sacct-slurm-monitor.txt "slurm_monitor, jobs: GCM's exact argv, offsets included" \
   sacct -a -D -X -P --noconvert "-S $(pacific $((now - interval)))" "-E $(pacific "$now")" \
   --format=jobid,user,alloccpus,alloctres,reqnodes,reqtres,submit,start,end,state,allocnodes,elapsed,suspended,account
@@ -123,9 +125,10 @@ rec scontrol-show-node.txt "health check cluster-availability" scontrol show nod
 
 {
   cat <<EOF
-# Slurm 22.05 outputs recorded from the project's testbed
+# Slurm ${VERSION%.*} outputs recorded from the project's testbed
 
-Recorded by \`tests/testbed/record-fixtures.sh\` on $(date -u +%Y-%m-%d) (TZ=$(date +%Z)) from $(sinfo -V) on
+Recorded by \`tests/testbed/record-fixtures.sh\` on $(date -u +%Y-%m-%d) (TZ=$(date +%Z)) from $(sinfo -V)$(
+  [ -z "$GCM_TESTBED_SLURM_PREFIX" ] || echo " (built by tests/testbed/build-slurm.sh)") on
 Debian 12: 8 slurmd (\`node[1-8]\`, 4 CPUs, 2 fake GPUs \`gpu:fake:2\` each), partitions \`gpu\` (node[1-6], default)
 and \`debug\` (node[6-8]), accounts research/ml/infra, users alice/bob/carol/root, QOS normal/high/limited/capped.
 \`tests/testbed/workload.sh\` put the cluster in this state (job ids):

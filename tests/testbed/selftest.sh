@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # Checks the testbed end to end: start, start again (no-op), workload, assertions on what Slurm reports, stop, stop
 # again (no-op), and no daemon left behind. Runs in its own state directory and ports (so a developer's testbed on
-# the defaults is untouched) unless GCM_TESTBED_DIR / GCM_TESTBED_PORT_BASE are set. Needs root. Exit 0 = pass.
+# the defaults is untouched) unless GCM_TESTBED_DIR / GCM_TESTBED_PORT_BASE are set; GCM_TESTBED_SLURM picks the
+# Slurm as for start.sh (exit status 77 when its sources are absent). Needs root. Exit 0 = pass.
 set -euo pipefail
-export GCM_TESTBED_DIR="${GCM_TESTBED_DIR:-/tmp/gcm-testbed-selftest}"
-export GCM_TESTBED_PORT_BASE="${GCM_TESTBED_PORT_BASE:-16900}"
+# By default: the directory of the Slurm's own testbed (env.sh) with -selftest appended, its port base + 100.
+if [ -z "${GCM_TESTBED_DIR:-}" ] || [ -z "${GCM_TESTBED_PORT_BASE:-}" ]; then
+  read -r default_dir default_base < <(
+    unset GCM_TESTBED_DIR GCM_TESTBED_PORT_BASE
+    . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+    echo "$GCM_TESTBED_DIR $GCM_TESTBED_PORT_BASE"
+  )
+  export GCM_TESTBED_DIR="${GCM_TESTBED_DIR:-$default_dir-selftest}"
+  export GCM_TESTBED_PORT_BASE="${GCM_TESTBED_PORT_BASE:-$((default_base + 100))}"
+fi
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -58,12 +67,29 @@ finished=$(sacct -n -X -P -j "$(id_of COMPLETED),$(id_of FAILED),$(id_of CANCELL
 check "sacct has COMPLETED, FAILED and CANCELLED jobs" test "$finished" = "CANCELLED by 0 COMPLETED FAILED "
 check "sacct's SubmitLine of the two-line job spans two lines" \
   grep -qx 'sleep 3600' <<<"$(sacct -n -P -X -j "$(id_of RUNNING_NEWLINE)" -o submitline)"
-check "slurmrestd answers with the nodes" \
-  grep -q '"name": "node8"' <<<"$(curl -sf --max-time 5 --unix-socket "$GCM_TESTBED_REST_SOCKET" \
-    http://localhost/slurm/v0.0.38/nodes)"
+rest() { curl -sf --max-time 10 --unix-socket "$GCM_TESTBED_REST_SOCKET" "http://localhost$1"; }
+# The newest API version slurmrestd offers (v0.0.38 on 22.05, v0.0.42 on 24.11, v0.0.44 on 25.11).
+# (Slurm's JSON writes a / in a string as \/ from 23.02 on.)
+api=$(rest /openapi/v3 | sed 's|\\/|/|g' | grep -o '"/slurm/v[0-9.]*/' | sort -uV | tail -1 | cut -d/ -f3)
+check "slurmrestd offers an API version ($api)" test -n "$api"
+check "slurmrestd answers with the nodes" grep -q '"name": "node8"' <<<"$(rest "/slurm/$api/nodes")"
+daemons=13
+if [ -e "$TB_ETC/jwt_hs256.key" ]; then
+  daemons=14
+  token=$(scontrol token username=alice lifespan=60 | sed -n 's/^SLURM_JWT=//p')
+  check "slurmrestd takes alice's JWT on $GCM_TESTBED_REST_URL" grep -q '"name": "node8"' <<<"$(curl -sf --max-time 10 \
+    -H "X-SLURM-USER-NAME: alice" -H "X-SLURM-USER-TOKEN: $token" "$GCM_TESTBED_REST_URL/slurm/$api/nodes")"
+  check "slurmrestd refuses a request without a token" test "$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 \
+    "$GCM_TESTBED_REST_URL/slurm/$api/nodes")" = 401
+  check "sacctmgr takes a JWT (slurmdbd's AuthAltTypes)" env SLURM_JWT="$token" sacctmgr -n show user alice
+fi
+if grep -q '^MetricsType=metrics/openmetrics' "$SLURM_CONF"; then
+  metrics=$(curl -sf --max-time 10 "http://127.0.0.1:$PORT_CTLD/metrics/nodes")
+  check "slurmctld's OpenMetrics count 8 nodes" grep -qx 'slurm_nodes 8' <<<"$metrics"
+fi
 
 pids=$(recorded_pids)
-check "13 daemons are running" test "$(wc -l <<<"$pids")" = 13
+check "$daemons daemons are running" test "$(wc -l <<<"$pids")" = "$daemons"
 "$TESTBED_SRC/stop.sh"
 survivors=()
 for p in $pids; do if alive "$p"; then survivors+=("$p"); fi; done

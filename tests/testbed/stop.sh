@@ -61,7 +61,7 @@ stop_group() {
 
 slurmds=()
 for n in "${NODES[@]}"; do slurmds+=("$TB_RUN/slurmd-$n.pid:slurmd"); done
-stop_group 5 "$TB_RUN/slurmrestd.pid:slurmrestd"
+stop_group 5 "$TB_RUN/slurmrestd.pid:slurmrestd" "$TB_RUN/slurmrestd-jwt.pid:slurmrestd"
 stop_group 10 "${slurmds[@]}"
 stop_group 15 "$TB_RUN/slurmctld.pid:slurmctld"
 stop_group 15 "$TB_RUN/slurmdbd.pid:slurmdbd"

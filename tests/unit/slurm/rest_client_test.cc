@@ -26,6 +26,7 @@ namespace gcm::slurm {
 namespace {
 
 const std::string kDir = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurmrestd-22.05/";
+const std::string kApiDir = kDir + "v0.0.38/";
 // Written from the documentation, not recorded: no Slurm with /shares (23.02+) runs here (see its README.md).
 const std::string kSharesDir = std::string(GCM_SOURCE_DIR) + "/tests/fixtures/slurmrestd-shares/";
 
@@ -51,13 +52,13 @@ class ScriptedSlurmrestd {
                                     : read_file(kSharesDir + "shares-v0.0.39.json"),
                         "application/json");
       } else if (req.path == "/slurm/v0.0.40/jobs" && token_ == "good") {
-        res.set_content(read_file(kDir + "jobs.json"), "application/json");
+        res.set_content(read_file(kApiDir + "jobs.json"), "application/json");
       } else if (req.path == "/slurmdb/v0.0.40/associations" && token_ == "good") {
-        res.set_content(read_file(kDir + "associations-alice.json"), "application/json");
+        res.set_content(read_file(kApiDir + "associations-alice.json"), "application/json");
       } else if (req.path == "/slurmdb/v0.0.40/jobs" && token_ == "good") {
-        res.set_content(read_file(kDir + "slurmdb-jobs-running.json"), "application/json");
+        res.set_content(read_file(kApiDir + "slurmdb-jobs-running.json"), "application/json");
       } else if (req.path == "/slurm/v0.0.40/diag" && token_ == "good") {
-        res.set_content(big_ ? std::string(4096, ' ') + "{}" : read_file(kDir + "diag.json"), "application/json");
+        res.set_content(big_ ? std::string(4096, ' ') + "{}" : read_file(kApiDir + "diag.json"), "application/json");
       } else if (token_ != "good") {
         res.status = 401;
         res.set_content(R"({"errors": [{"error": "Authentication failure", "description": "token rejected"}]})",
@@ -112,6 +113,20 @@ SlurmRestOptions options_of(const ScriptedSlurmrestd& server, std::string api_ve
   o.token = "good";
   o.api_version = std::move(api_version);
   return o;
+}
+
+// v0.0.36 and v0.0.37 (offered by Slurm 22.05's slurmrestd beside v0.0.38) have layouts the renderers do not read.
+TEST(RestSlurmClient, AnApiVersionOlderThanV0038IsRefused) {
+  EXPECT_EQ(slurm_rest_api_version_problem(""), std::nullopt);
+  EXPECT_EQ(slurm_rest_api_version_problem("v0.0.38"), std::nullopt);
+  EXPECT_EQ(slurm_rest_api_version_problem("v0.0.44"), std::nullopt);
+  ASSERT_TRUE(slurm_rest_api_version_problem("v0.0.37"));
+  EXPECT_NE(slurm_rest_api_version_problem("v0.0.36")->find("older than v0.0.38"), std::string::npos);
+  CannedSlurmClient cli;
+  SlurmRestOptions o;
+  o.url = "unix:/nonexistent.sock";
+  o.api_version = "v0.0.37";
+  EXPECT_THROW(RestSlurmClient(o, cli), std::invalid_argument);
 }
 
 TEST(RestSlurmClient, AsksTheNewestApiVersionWithTheTokenAndRendersSqueueLines) {

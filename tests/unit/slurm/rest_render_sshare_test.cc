@@ -1,7 +1,8 @@
-// slurmrestd's fair-share tree (GET /slurm/vX/shares) written as `sshare -a -P`: golden against the text sshare is
-// expected to print for the same tree, and the sshare collector's records from both compared field by field. The
-// answers are written from Slurm's documentation, not recorded (tests/fixtures/slurmrestd-shares/README.md): no Slurm
-// with /shares (23.02 and later) runs here; the testbed's 22.05 has API v0.0.38, without it.
+// slurmrestd's fair-share tree (GET /slurm/vX/shares) written as `sshare -a -P`: golden against sshare's text recorded
+// at the same moment on the testbed (every API version with /shares of Slurm 24.11 and 25.11; 22.05's v0.0.38 has
+// none), and against answers written from Slurm's documentation for a tree the testbed does not have
+// (tests/fixtures/slurmrestd-shares/: Fairshare=parent, unset shares); the sshare collector's records from both
+// compared field by field.
 #include "slurm/rest_render_sshare.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "recorded_slurm.h"
 #include "scheduler_fixtures.h"
 #include "text_file.h"
 
@@ -68,6 +70,40 @@ TEST_P(RestRenderSshare, TheTreeIsSsharesTextAndGivesTheSameRecords) {
 
 INSTANTIATE_TEST_SUITE_P(PlainAndNoValNumbers, RestRenderSshare,
                          ::testing::Values("shares-v0.0.39.json", "shares-v0.0.44.json"));
+
+// Every recorded API version with /shares: the records from slurmrestd's tree are sshare's, field by field.
+class RestRenderSshareRecorded : public ::testing::TestWithParam<gcm::testing::RecordedApi> {};
+
+TEST_P(RestRenderSshareRecorded, TheTreeGivesSsharesRecords) {
+  const gcm::testing::RecordedApi& p = GetParam();
+  std::string cli = read_file(p.cli("sshare.txt"));
+  std::string rest = render_sshare(read_file(p.rest("shares.json")));
+  std::vector<Record> from_cli = sshare_records(cli), from_rest = sshare_records(rest);
+  ASSERT_GE(from_cli.size(), 9u) << "root, the accounts research, ml, infra and their users";
+  ASSERT_EQ(from_rest.size(), from_cli.size()) << rest;
+  for (size_t i = 0; i < from_cli.size(); ++i) {
+    const Schema& schema = *from_cli[i].schema;
+    for (size_t f = 0; f < schema.fields.size(); ++f) {
+      if (schema.fields[f].name != "sshare") {
+        EXPECT_EQ(from_rest[i][f], from_cli[i][f]) << "record " << i << " " << schema.fields[f].name;
+        continue;
+      }
+      for (const std::string& key : scheduler::sshare_keys())
+        EXPECT_EQ(scheduler::fixtures::member(from_rest[i][f], key), scheduler::fixtures::member(from_cli[i][f], key))
+            << "record " << i << " sshare." << key;
+    }
+  }
+  EXPECT_EQ(rest, cli) << "the text itself";
+}
+
+std::vector<gcm::testing::RecordedApi> apis_with_shares() {
+  std::vector<gcm::testing::RecordedApi> out;
+  for (const auto& a : gcm::testing::recorded_apis())
+    if (a.minor() >= 39) out.push_back(a);
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Recorded, RestRenderSshareRecorded, ::testing::ValuesIn(apis_with_shares()),
+                         gcm::testing::RecordedApiName());
 
 // The plain v0.0.39 answer with one change made by `edit`, rendered; the error's text when it throws, else "".
 std::string error_of(const std::function<void(json&)>& edit) {
