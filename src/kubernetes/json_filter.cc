@@ -1,5 +1,7 @@
 #include "kubernetes/json_filter.h"
 
+#include <algorithm>
+
 #include "core/json_limits.h"
 
 namespace gcm::kube {
@@ -56,7 +58,11 @@ std::optional<nlohmann::json> JsonFilter::parse(std::string_view text, std::stri
   };
   using E = nlohmann::json::parse_event_t;
   auto cb = [&](int depth, E event, nlohmann::json& parsed) -> bool {
-    if (depth >= 0 && static_cast<size_t>(depth) < stack.size()) stack.resize(static_cast<size_t>(depth));
+    // Start, key and value events give the number of containers open; end events the number outside the one
+    // that ends.
+    bool end = event == E::object_end || event == E::array_end;
+    size_t open = static_cast<size_t>(std::max(depth, 0)) + (end ? 1 : 0);
+    if (open < stack.size()) stack.resize(open);
     switch (event) {
       case E::object_start:
       case E::array_start: {
@@ -73,7 +79,6 @@ std::optional<nlohmann::json> JsonFilter::parse(std::string_view text, std::stri
         return element_node() != nullptr;
       case E::object_end:
       case E::array_end: {
-        // depth counts the container being closed: it is still on the stack.
         const Node* n = stack.empty() ? nullptr : stack.back().node;
         if (!stack.empty()) stack.pop_back();
         return n != nullptr;
