@@ -424,6 +424,8 @@ struct Agent::Impl {
     ao.cgroupfs = opts.path_sysfs + "/fs/cgroup";
     ao.mapping_dir = opts.gpu_job_mapping_dir;
     ao.slurm_node = opts.slurm_node;
+    ao.kubelet = opts.kubelet;
+    ao.kubelet.api = opts.kubernetes_api;
     if (ao.slurm_node.empty())
       if (const char* n = std::getenv("SLURMD_NODENAME")) ao.slurm_node = n;
     auto t0 = Clock::now();
@@ -581,7 +583,7 @@ struct Agent::Impl {
       summaries.push_back(closed.summary);
       if (auto it = jobs.find(gpu); it != jobs.end())
         for (const auto& j : it->second)
-          if (j.has_job())
+          if (j.has_job() || j.pod)
             job_records.push_back(job_info_record(gpu, uuid.empty() ? std::nullopt : std::optional(uuid), j));
       if (!job.empty() && closed.summary.gpu_util_percent && closed.summary.gpu_util_percent->max == 0) {
         Record r(kGpuAllocatedIdle);

@@ -43,7 +43,7 @@ void add_agent_options(OptionBinder& b, AgentOptions& o) {
                        "agent-verdict check read.");
   b.option("--attribution", "attribution", o.attribution,
            "GPU -> job sources, tried in order per GPU: nvml-processes, slurmd-local, slurmctld, cgroup, "
-           "mapping-files (see `gcm nvml_monitor --help`). Re-resolved when a GPU's processes change, a mapping "
+           "mapping-files, kubelet (see `gcm nvml_monitor --help`). Re-resolved when a GPU's processes change, a mapping "
            "file changes, or after --attribution-refresh.")
       ->delimiter(',')
       ->capture_default_str();
@@ -52,6 +52,8 @@ void add_agent_options(OptionBinder& b, AgentOptions& o) {
            "Directory of the mapping-files source (the prolog writes <dir>/<gpu index> = job id); watched with "
            "inotify.")
       ->capture_default_str();
+  add_kubelet_attribution_options(b, o.kubelet);
+  kube::add_access_options(b, o.kubernetes_api, /*in_cluster_flag=*/false);
   b.option("--attribution-refresh", "attribution_refresh", o.attribution_refresh_s,
            "Seconds after which the attribution is resolved again even if no change was seen.")
       ->capture_default_str()

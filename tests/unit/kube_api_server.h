@@ -6,6 +6,7 @@
 #pragma once
 
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -58,6 +59,12 @@ class KubeApiServer {
   void add_node(nlohmann::json node) {
     std::lock_guard lock(mu_);
     nodes_.push_back(std::move(node));
+  }
+  // A ResourceSlice served at /apis/resource.k8s.io/<version>/resourceslices (other versions: 404, as on a server
+  // without them).
+  void add_resource_slice(const std::string& version, nlohmann::json slice) {
+    std::lock_guard lock(mu_);
+    slices_[version].push_back(std::move(slice));
   }
   nlohmann::json node(const std::string& name) {
     std::lock_guard lock(mu_);
@@ -197,6 +204,14 @@ class KubeApiServer {
       }
       return page(r, sel, "PodList");
     }
+    if (r.method == "GET" && path.rfind("/apis/resource.k8s.io/", 0) == 0 && path.size() > 15 &&
+        path.substr(path.size() - 15) == "/resourceslices") {
+      std::string version = path.substr(22, path.size() - 22 - 15);
+      // The API server authorizes before it routes: a forbidden list is 403 even for a version it does not serve.
+      if (auto f = forbidden("list resourceslices", "resourceslices.resource.k8s.io")) return *f;
+      if (!slices_.count(version)) return status_reply(404, "NotFound", "the server could not find the requested resource");
+      return page(r, slices_[version], "ResourceSliceList");
+    }
     if (r.method == "GET" && path == "/api/v1/nodes") {
       if (auto f = forbidden("list nodes", "nodes")) return *f;
       return page(r, nodes_, "NodeList");
@@ -249,6 +264,7 @@ class KubeApiServer {
   TestPki pki_;
   std::mutex mu_;
   std::vector<nlohmann::json> pods_, nodes_;
+  std::map<std::string, std::vector<nlohmann::json>> slices_;
   std::set<std::string> forbidden_;
   bool expire_continue_ = false;
   std::vector<HttpRequest> requests_;
