@@ -511,6 +511,17 @@ struct Agent::Impl {
     } catch (const std::exception&) {
       // No suite file: scontrol from PATH and the usual places; load_checks() has said what is wrong with it.
     }
+    d.kubernetes = opts.kubernetes_condition;
+    d.kubernetes_node.node = opts.kubelet.node_name;
+    if (d.kubernetes_node.node.empty())
+      if (const char* n = std::getenv("NODE_NAME")) d.kubernetes_node.node = n;
+    d.kubernetes_node.cordon = opts.kubernetes_cordon;
+    d.kubernetes_node.taint = opts.kubernetes_taint;
+    d.kubernetes_api = opts.kubernetes_api;
+    if (d.kubernetes)
+      log->info("agent: Kubernetes node {} is marked {}=False on a bad verdict{}{}", d.kubernetes_node.node,
+                kube::kGpuHealthyCondition, d.kubernetes_node.cordon ? ", cordoned" : "",
+                d.kubernetes_node.taint ? ", tainted" : "");
     if (opts.drain)
       log->info("agent: drain on for node {} (at most {} detector drains an hour, {:g} % of a partition)", d.node,
                 d.limits.max_per_hour, d.limits.max_partition_fraction * 100);
@@ -520,7 +531,11 @@ struct Agent::Impl {
   void act_on_verdicts(const std::vector<detector::GpuVerdict>& verdicts,
                        const std::vector<detector::GpuWindow>& summaries) {
     if (!drain) return;
-    bool has_job = std::any_of(summaries.begin(), summaries.end(), [](const auto& w) { return !w.job_id.empty(); });
+    // A pod holding a GPU counts as a job: no confirmation runs under it.
+    bool has_job = std::any_of(summaries.begin(), summaries.end(), [](const auto& w) { return !w.job_id.empty(); }) ||
+                   std::any_of(jobs.begin(), jobs.end(), [](const auto& g) {
+                     return std::any_of(g.second.begin(), g.second.end(), [](const JobInfo& j) { return j.pod.has_value(); });
+                   });
     if (drain->on_window(verdicts, has_job)) detector.forgive_load_only_reasons();
     std::vector<Record> counts;
     for (const auto& [action, n] : drain->counts()) {

@@ -108,6 +108,17 @@ void add_agent_options(OptionBinder& b, AgentOptions& o) {
          "checks pass. Off: report only (the log says what would have been done). Never touches a drain whose "
          "reason gcm did not set.");
   add_drain_limit_options(b, o.drain_limits);
+  b.flag("--kubernetes-condition", "kubernetes_condition", o.kubernetes_condition,
+         "On Kubernetes: where a Slurm node would be drained, set the node condition GcmGpuHealthy=False with the "
+         "evidence as its message (RBAC: patch nodes/status), under the drain limits counted over the cluster's "
+         "nodes; set it True again after the [confirm] checks pass. Without --drain, Slurm is then not asked. "
+         "The node is --kubernetes-node, else $NODE_NAME.");
+  b.flag("--kubernetes-cordon", "kubernetes_cordon", o.kubernetes_cordon,
+         "With --kubernetes-condition: also cordon the node (spec.unschedulable; RBAC: get and patch nodes). Only "
+         "a cordon gcm set is lifted (annotation gcm.dev/cordoned-by-gcm); an operator's stays.");
+  b.flag("--kubernetes-taint", "kubernetes_taint", o.kubernetes_taint,
+         "With --kubernetes-condition: also taint the node gcm.dev/gpu-unhealthy=true:NoSchedule (RBAC: get and "
+         "patch nodes); removed with the condition.");
   b.option("--drain-poll-interval", "drain_poll_interval", o.drain_poll_interval_s,
            "With --drain: seconds between two questions to slurmctld, while no job runs here, whether the "
            "detector's drain is on this node (one `scontrol show node` each; at once after the agent's own drain).")

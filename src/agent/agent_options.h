@@ -53,6 +53,8 @@ struct AgentOptions {
   double check_interval_s = 300;
   // Drain (off: report only). See agent/drain_control.h.
   bool drain = false;
+  // Kubernetes (kubernetes/node_health.h): mark the node where a Slurm node would be drained; cordon and taint too.
+  bool kubernetes_condition = false, kubernetes_cordon = false, kubernetes_taint = false;
   suite::DrainLimits drain_limits;  // its reason length comes from the suite's [slurm] reason_max_length
   double drain_poll_interval_s = 300;
   // Logging.
