@@ -300,6 +300,11 @@ void to_service_options(const SlurmProcessorCommand& c, processor::ServiceOption
   }
   o.resolver.attribution.sources = sources_of(c);
   check_attribution_sources(o.resolver.attribution.sources);
+  if (std::find(o.resolver.attribution.sources.begin(), o.resolver.attribution.sources.end(), "kubelet") !=
+      o.resolver.attribution.sources.end())
+    throw std::invalid_argument(
+        "--attribution kubelet is not a slurm_processor source: its records carry Slurm job attributes only; the "
+        "pod of a GPU is in the gcm_gpu_job_info series of nvml_monitor and gcm agent");
   if (std::find(o.resolver.attribution.sources.begin(), o.resolver.attribution.sources.end(), "mapping-files") !=
           o.resolver.attribution.sources.end() &&
       c.mapping_dir.empty())
