@@ -532,10 +532,11 @@ struct Agent::Impl {
                        const std::vector<detector::GpuWindow>& summaries) {
     if (!drain) return;
     // A pod holding a GPU counts as a job: no confirmation runs under it.
-    bool has_job = std::any_of(summaries.begin(), summaries.end(), [](const auto& w) { return !w.job_id.empty(); }) ||
-                   std::any_of(jobs.begin(), jobs.end(), [](const auto& g) {
-                     return std::any_of(g.second.begin(), g.second.end(), [](const JobInfo& j) { return j.pod.has_value(); });
-                   });
+    bool has_job =
+        std::any_of(summaries.begin(), summaries.end(), [](const auto& w) { return !w.job_id.empty(); }) ||
+        std::any_of(jobs.begin(), jobs.end(), [](const auto& g) {
+          return std::any_of(g.second.begin(), g.second.end(), [](const JobInfo& j) { return j.pod.has_value(); });
+        });
     if (drain->on_window(verdicts, has_job)) detector.forgive_load_only_reasons();
     std::vector<Record> counts;
     for (const auto& [action, n] : drain->counts()) {

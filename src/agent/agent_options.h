@@ -32,8 +32,8 @@ struct AgentOptions {
   std::vector<std::string> attribution = {"nvml-processes", "mapping-files"};
   std::string slurm_node;
   std::string gpu_job_mapping_dir = "/run/gcm/gpu-jobs";
-  double attribution_refresh_s = 60;  // the longest an attribution is kept without a change having been seen
-  KubeletAttributionOptions kubelet;  // --attribution kubelet
+  double attribution_refresh_s = 60;   // the longest an attribution is kept without a change having been seen
+  KubeletAttributionOptions kubelet;   // --attribution kubelet
   kube::AccessOptions kubernetes_api;  // the API server: DRA lookups of the kubelet attribution
   // XIDs.
   double xid_clear_after_s = 3600;

@@ -1,8 +1,8 @@
-// The agent's action on its verdicts (`--drain`, and on Kubernetes `--kubernetes-condition`): drain the node when a GPU is degraded or failed, so the running
-// job finishes and no new job lands; resume a node the detector drained once it is idle, its GPUs show no reason
-// idle windows can judge, and the suite's [confirm] profile (e.g. `dcgmi diag -r 2`, which loads the GPUs) passes.
-// A drain by `gcm drainer` (a cross-node verdict) is resumed the same way: the agent of the node is the only one
-// that can run the confirmation on it.
+// The agent's action on its verdicts (`--drain`, and on Kubernetes `--kubernetes-condition`): drain the node when a GPU
+// is degraded or failed, so the running job finishes and no new job lands; resume a node the detector drained once it
+// is idle, its GPUs show no reason idle windows can judge, and the suite's [confirm] profile (e.g. `dcgmi diag -r 2`,
+// which loads the GPUs) passes. A drain by `gcm drainer` (a cross-node verdict) is resumed the same way: the agent of
+// the node is the only one that can run the confirmation on it.
 //
 // Without --drain it reports only: the first window of each episode logs what it would have done. Everything that
 // talks to slurmctld or runs a check runs on a worker thread, one task at a time, so a slow slurmctld or a long

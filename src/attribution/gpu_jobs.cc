@@ -45,8 +45,8 @@ void add_pods(std::vector<JobInfo>& jobs, const std::vector<PodAssignment>& pods
 }
 
 const std::vector<std::string>& attribution_source_names() {
-  static const std::vector<std::string> names = {"nvml-processes", "slurmd-local", "slurmctld", "cgroup",
-                                                 "mapping-files", "kubelet"};
+  static const std::vector<std::string> names = {"nvml-processes", "slurmd-local",  "slurmctld",
+                                                 "cgroup",         "mapping-files", "kubelet"};
   return names;
 }
 
@@ -54,8 +54,9 @@ void check_attribution_sources(const std::vector<std::string>& sources) {
   const auto& known = attribution_source_names();
   for (const auto& s : sources)
     if (std::find(known.begin(), known.end(), s) == known.end())
-      throw std::invalid_argument("unknown attribution source '" + s +
-                                  "' (expected nvml-processes, slurmd-local, slurmctld, cgroup, mapping-files or kubelet)");
+      throw std::invalid_argument(
+          "unknown attribution source '" + s +
+          "' (expected nvml-processes, slurmd-local, slurmctld, cgroup, mapping-files or kubelet)");
 }
 
 std::vector<JobInfo> jobs_from_processes(const std::vector<GpuProcess>& processes, const std::string& procfs) {

@@ -66,9 +66,10 @@ std::vector<nlohmann::json> list_resource_slices(kube::ApiClient& api, const std
   for (const char* version : {"v1", "v1beta1"}) {
     try {
       out.clear();
-      api.list(std::string("/apis/resource.k8s.io/") + version + "/resourceslices", q,
-               {"list", "resourceslices", "resource.k8s.io", ""}, keep,
-               [&](const nlohmann::json& s) { out.push_back(s); }, [&] { out.clear(); });
+      api.list(
+          std::string("/apis/resource.k8s.io/") + version + "/resourceslices", q,
+          {"list", "resourceslices", "resource.k8s.io", ""}, keep, [&](const nlohmann::json& s) { out.push_back(s); },
+          [&] { out.clear(); });
       return out;
     } catch (const kube::ApiError& e) {
       if (e.status != 404) throw;
@@ -104,7 +105,8 @@ void add_kubelet_attribution_options(OptionBinder& b, KubeletAttributionOptions&
 
 std::vector<PodDevice> decode_pod_resources_list(const std::string& bytes) {
   pr::ListPodResourcesResponse res;
-  if (!res.ParseFromString(bytes)) throw std::runtime_error("the kubelet's List answer is not a ListPodResourcesResponse");
+  if (!res.ParseFromString(bytes))
+    throw std::runtime_error("the kubelet's List answer is not a ListPodResourcesResponse");
   std::vector<PodDevice> out;
   for (const auto& pod : res.pod_resources())
     for (const auto& c : pod.containers()) {
@@ -127,12 +129,12 @@ std::string call_pod_resources_list(const std::string& socket, std::chrono::mill
   size_t len = 0;
   char message[512] = {};
   std::string target = "unix:" + socket;
-  int code = call(target.c_str(), 0, "/v1.PodResourcesLister/List", request.data(), request.size(),
-                  static_cast<long>(timeout.count()), nullptr, 0, answer.data(), answer.size(), &len, message,
-                  sizeof message);
+  int code =
+      call(target.c_str(), 0, "/v1.PodResourcesLister/List", request.data(), request.size(),
+           static_cast<long>(timeout.count()), nullptr, 0, answer.data(), answer.size(), &len, message, sizeof message);
   if (code != 0)
-    throw std::runtime_error(fmt::format("the kubelet's pod-resources List on {} failed: gRPC status {}: {}", socket,
-                                         code, message));
+    throw std::runtime_error(
+        fmt::format("the kubelet's pod-resources List on {} failed: gRPC status {}: {}", socket, code, message));
   if (len > kMaxPodResourcesAnswer)
     throw std::runtime_error(fmt::format("the kubelet's pod-resources List on {} answered {} bytes (limit {})", socket,
                                          len, kMaxPodResourcesAnswer));
@@ -150,8 +152,10 @@ std::map<std::string, std::string> resource_slice_uuids(const std::vector<nlohma
     if (!spec.contains("devices") || !spec["devices"].is_array()) continue;
     for (const auto& d : spec["devices"]) {
       const nlohmann::json* attrs = nullptr;
-      if (d.contains("attributes")) attrs = &d["attributes"];
-      else if (d.contains("basic") && d["basic"].contains("attributes")) attrs = &d["basic"]["attributes"];
+      if (d.contains("attributes"))
+        attrs = &d["attributes"];
+      else if (d.contains("basic") && d["basic"].contains("attributes"))
+        attrs = &d["basic"]["attributes"];
       if (!attrs || !attrs->is_object()) continue;
       for (auto it = attrs->begin(); it != attrs->end(); ++it) {
         // "uuid", or qualified with the driver's domain ("gpu.nvidia.com/uuid").
@@ -184,8 +188,10 @@ std::map<unsigned, std::vector<PodAssignment>> assign_pod_devices(
   for (const auto& e : entries) {
     if (!e.device_id.empty()) {
       std::string_view id = device_without_replica(e.device_id);
-      if (auto it = by_uuid.find(id); it != by_uuid.end()) give(it->second, e.who);
-      else if (auto idx = all_digits_index(id)) give(*idx, e.who);
+      if (auto it = by_uuid.find(id); it != by_uuid.end())
+        give(it->second, e.who);
+      else if (auto idx = all_digits_index(id))
+        give(*idx, e.who);
       continue;  // MIG-<uuid> and other devices name no whole GPU of this list
     }
     std::string uuid = dra_uuid ? dra_uuid(e) : "";
@@ -207,8 +213,9 @@ std::map<unsigned, std::vector<PodAssignment>> attribute_kubelet(const std::vect
   std::map<std::string, std::string> uuids;
   std::string node = node_name_of(opts);
   if (has_dra && opts.dra_api && node.empty() && errors)
-    errors->push_back("kubelet: DRA claims seen but this node's name is unknown (--kubernetes-node or $NODE_NAME): their "
-                      "devices are read by name only");
+    errors->push_back(
+        "kubelet: DRA claims seen but this node's name is unknown (--kubernetes-node or $NODE_NAME): their "
+        "devices are read by name only");
   if (has_dra && opts.dra_api && !node.empty()) {
     // A failed lookup (no API access, RBAC) degrades to the device names; the device-plugin GPUs are unaffected.
     try {

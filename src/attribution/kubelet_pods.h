@@ -47,8 +47,8 @@ struct PodAssignment {
 // The decoded List answer, for tests and the resolver: one entry per (pod, container, device id or DRA device).
 struct PodDevice {
   PodAssignment who;
-  std::string resource_name;  // device plugin: nvidia.com/gpu; DRA: ""
-  std::string device_id;      // device plugin
+  std::string resource_name;         // device plugin: nvidia.com/gpu; DRA: ""
+  std::string device_id;             // device plugin
   std::string driver, pool, device;  // DRA
 };
 std::vector<PodDevice> decode_pod_resources_list(const std::string& bytes);

@@ -17,8 +17,9 @@ namespace {
 constinit const LazySchema kKubernetesPodPayload{[] {
   Schema s;
   s.name = "KubernetesPodPayload";
-  s.description = "One container status of one pod (a pod without statuses: one row, restart_count 0), from the API "
-                  "server.";
+  s.description =
+      "One container status of one pod (a pod without statuses: one row, restart_count 0), from the API "
+      "server.";
   s.metric_prefix = "kubernetes_pod";
   s.data_type = DataType::Metric;
   s.identifier = DataIdentifier::K8sPod;
@@ -87,8 +88,7 @@ class KubernetesMonitor : public Collector {
 
   std::vector<CollectorTask> tasks(const CollectorContext&) override {
     return {
-        {"pods", &kKubernetesPodPayload.get(),
-         [this](const CollectorContext& c, RecordOut& o) { collect_pods(c, o); }},
+        {"pods", &kKubernetesPodPayload.get(), [this](const CollectorContext& c, RecordOut& o) { collect_pods(c, o); }},
         {"node_conditions", &kKubernetesNodePayload.get(),
          [this](const CollectorContext& c, RecordOut& o) { collect_nodes(c, o); }},
     };
@@ -113,7 +113,8 @@ class KubernetesMonitor : public Collector {
     // Rows go out as pods arrive, so a restarted list (an expired continue token) would emit some twice: rows are
     // held for the round and emitted once the list is whole. They are small (the filter kept a few fields).
     std::vector<kube::Pod> pods;
-    kube::for_each_pod(api(), q, [&](const kube::Pod& p) { pods.push_back(p); }, [&] { pods.clear(); });
+    kube::for_each_pod(
+        api(), q, [&](const kube::Pod& p) { pods.push_back(p); }, [&] { pods.clear(); });
     for (const auto& p : pods) {
       auto row = [&](const kube::ContainerState* c) {
         Object o;
@@ -132,7 +133,8 @@ class KubernetesMonitor : public Collector {
       if (p.containers.empty()) row(nullptr);
       for (const auto& c : p.containers) row(&c);
     }
-    ctx.log->debug("kubernetes_monitor: {} pod(s) in {}", pods.size(), namespace_.empty() ? "every namespace" : namespace_);
+    ctx.log->debug("kubernetes_monitor: {} pod(s) in {}", pods.size(),
+                   namespace_.empty() ? "every namespace" : namespace_);
   }
 
   void collect_nodes(const CollectorContext& ctx, RecordOut& out) {

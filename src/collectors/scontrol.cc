@@ -202,7 +202,8 @@ size_t collect_scontrol_partitions(SlurmClient& client, const CollectorContext& 
       auto i = v ? maybe_int(*v) : std::nullopt;
       r[f] = i ? Value(*i) : Value();
     }
-    const std::pair<size_t, const char*> strs[] = {{kPartitionQos, "QoS"}, {kPreemptMode, "PreemptMode"}, {kPartitionNodes, "Nodes"}};
+    const std::pair<size_t, const char*> strs[] = {
+        {kPartitionQos, "QoS"}, {kPreemptMode, "PreemptMode"}, {kPartitionNodes, "Nodes"}};
     for (const auto& [f, key] : strs) {
       auto v = rec.get(key);
       r[f] = v ? Value(*v) : Value();

@@ -317,8 +317,7 @@ HttpResponse HttpClient::perform(const std::string& method, const std::string& u
   CURLcode rc = api.easy_perform(c);
   api.slist_free_all(hdrs);
   if (sink.too_large)
-    throw HttpTransportError(
-        fmt::format("{} {}: the response is larger than {} bytes", method, url, max_body_bytes_));
+    throw HttpTransportError(fmt::format("{} {}: the response is larger than {} bytes", method, url, max_body_bytes_));
   if (rc != CURLE_OK) {
     throw HttpTransportError(fmt::format("{} {}{}: {}", method, url,
                                          unix_socket_.empty() ? "" : " on unix socket " + unix_socket_,

@@ -140,9 +140,8 @@ std::string schema_markdown(const Schema& s) {
                        measured ? "`" + prometheus_metric_name(s, f) + "`" : std::string(), f.help);
     for (const auto& m : f.members) {
       bool m_measured = m.role == FieldRole::Gauge || m.role == FieldRole::Counter;
-      out += fmt::format("| `{}.{}` | {} | {} | {} | {} | {} |\n", f.name, m.name, to_string(m.type),
-                         to_string(m.role), m.unit, m_measured ? "`" + prometheus_metric_name(s, m) + "`" : std::string(),
-                         m.help);
+      out += fmt::format("| `{}.{}` | {} | {} | {} | {} | {} |\n", f.name, m.name, to_string(m.type), to_string(m.role),
+                         m.unit, m_measured ? "`" + prometheus_metric_name(s, m) + "`" : std::string(), m.help);
     }
   }
   if (!s.info_labels.empty()) {

@@ -58,7 +58,6 @@ struct Schema {
   bool has_measurements() const;  // members of object fields included
 };
 
-
 // A schema built on first use. Each record type is declared at namespace scope as
 // `constinit const LazySchema kName{build}`: constant-initialised, so the project's ~40 schemas (their field names
 // and help strings, 0.8 M instructions and 150 KiB of heap) cost a process nothing before main(), and a command

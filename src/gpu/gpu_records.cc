@@ -189,8 +189,9 @@ Schema make_host_metrics() {
 Schema make_job_info() {
   Schema s;
   s.name = "GpuJobInfo";
-  s.description = "Join series: which Slurm job (and, on Kubernetes, which pod) uses which GPU (value 1), to attribute any GPU "
-                  "series to a job or a pod.";
+  s.description =
+      "Join series: which Slurm job (and, on Kubernetes, which pod) uses which GPU (value 1), to attribute any GPU "
+      "series to a job or a pod.";
   s.metric_prefix = "gpu";
   s.data_type = DataType::Metric;
   s.fields = {

@@ -21,17 +21,28 @@ std::string status_message(const std::string& body) {
 
 const char* http_reason_phrase(long status) {
   switch (status) {
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 409: return "Conflict";
-    case 410: return "Gone";
-    case 422: return "Unprocessable Entity";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 409:
+      return "Conflict";
+    case 410:
+      return "Gone";
+    case 422:
+      return "Unprocessable Entity";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "";
   }
 }
 
@@ -101,8 +112,8 @@ std::vector<std::string> ApiClient::headers(const std::string& content_type) con
 void ApiClient::check(const std::string& method, const std::string& url, long status, const std::string& body,
                       const Access& access) const {
   if (status >= 200 && status < 300) return;
-  std::string msg = fmt::format("{} {}: HTTP {} {}: {}", method, url, status, http_reason_phrase(status),
-                                status_message(body));
+  std::string msg =
+      fmt::format("{} {}: HTTP {} {}: {}", method, url, status, http_reason_phrase(status), status_message(body));
   if (status == 401 || status == 403) msg += "; " + rbac_advice(status, access, connection_);
   throw ApiError(status, msg);
 }
@@ -124,8 +135,10 @@ nlohmann::json ApiClient::get(const std::string& path, const Query& query, const
     j = keep->parse(res.body, &error);
   } else {
     auto parsed = parse_json_limited(res.body);
-    if (!parsed.is_discarded()) j = std::move(parsed);
-    else error = "not valid JSON";
+    if (!parsed.is_discarded())
+      j = std::move(parsed);
+    else
+      error = "not valid JSON";
   }
   if (!j) throw ApiError(res.status, fmt::format("GET {}: the answer is not JSON the client can read: {}", u, error));
   return std::move(*j);

@@ -22,9 +22,9 @@ namespace gcm::kube {
 
 // What a request is for, in RBAC terms: the verb and resource a Role must grant, and where.
 struct Access {
-  std::string verb;       // get, list, patch
-  std::string resource;   // pods, nodes, nodes/status, resourceslices
-  std::string api_group;  // "" for the core group, e.g. resource.k8s.io
+  std::string verb;        // get, list, patch
+  std::string resource;    // pods, nodes, nodes/status, resourceslices
+  std::string api_group;   // "" for the core group, e.g. resource.k8s.io
   std::string namespace_;  // "" for cluster-wide
 };
 
@@ -51,7 +51,8 @@ class ApiClient {
   ApiClient& operator=(const ApiClient&) = delete;
 
   // GET `path` (e.g. /api/v1/nodes/n1) with the query; the body parsed (only what `keep` keeps, when given).
-  nlohmann::json get(const std::string& path, const Query& query, const Access& access, const JsonFilter* keep = nullptr);
+  nlohmann::json get(const std::string& path, const Query& query, const Access& access,
+                     const JsonFilter* keep = nullptr);
 
   // Every item of a list (`path` names a collection), page by page: `on_item` gets each item of `items` as kept by
   // `keep` (a filter rooted at the item). When the server says the continue token expired (410 Gone) the list is

@@ -75,8 +75,8 @@ class KubeYaml {
         for (yaml_node_pair_t* p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; ++p) {
           yaml_node_t* k = yaml_document_get_node(&doc_, p->key);
           if (!k || k->type != YAML_SCALAR_NODE)
-            throw KubeConfigError(fmt::format("{}: line {}: a mapping key that is not a string", path_,
-                                              k ? k->start_mark.line + 1 : 0));
+            throw KubeConfigError(
+                fmt::format("{}: line {}: a mapping key that is not a string", path_, k ? k->start_mark.line + 1 : 0));
           std::string key(reinterpret_cast<const char*>(k->data.scalar.value), k->data.scalar.length);
           o[key] = convert(yaml_document_get_node(&doc_, p->value), depth + 1);
         }
@@ -100,8 +100,8 @@ std::string str_at(const nlohmann::json& o, const char* key) {
 }
 
 // The entry of a kubeconfig list (clusters, users, contexts) named `name`: its inner object (cluster, user, context).
-const nlohmann::json& named_entry(const nlohmann::json& cfg, const char* list, const char* inner, const std::string& name,
-                                  const std::string& path) {
+const nlohmann::json& named_entry(const nlohmann::json& cfg, const char* list, const char* inner,
+                                  const std::string& name, const std::string& path) {
   auto it = cfg.find(list);
   if (it != cfg.end() && it->is_array())
     for (const auto& e : *it)
@@ -158,8 +158,8 @@ Connection in_cluster_connection(const std::string& sa_dir) {
   c.token_file = sa_dir + "/token";
   std::error_code ec;
   if (!std::filesystem::exists(c.token_file, ec))
-    throw KubeConfigError(fmt::format("no service-account token at {} (automountServiceAccountToken: false?)",
-                                      c.token_file));
+    throw KubeConfigError(
+        fmt::format("no service-account token at {} (automountServiceAccountToken: false?)", c.token_file));
   c.tls.ca_file = sa_dir + "/ca.crt";
   if (!std::filesystem::exists(c.tls.ca_file, ec))
     throw KubeConfigError(fmt::format("no service-account CA at {}", c.tls.ca_file));
@@ -196,7 +196,8 @@ Connection parse_kubeconfig(const std::string& text, const std::string& path, co
   if (c.server.empty()) throw KubeConfigError(fmt::format("{}: cluster '{}' has no server", path, cluster_name));
   while (!c.server.empty() && c.server.back() == '/') c.server.pop_back();
   if (!c.server.starts_with("https://") && !c.server.starts_with("http://"))
-    throw KubeConfigError(fmt::format("{}: cluster '{}' server '{}' is not an http(s) URL", path, cluster_name, c.server));
+    throw KubeConfigError(
+        fmt::format("{}: cluster '{}' server '{}' is not an http(s) URL", path, cluster_name, c.server));
   c.tls.ca_file = resolve(str_at(cluster, "certificate-authority"), base_dir);
   if (std::string d = str_at(cluster, "certificate-authority-data"); !d.empty())
     c.tls.ca_pem = base64_decode(d, path + ": certificate-authority-data");
@@ -218,8 +219,8 @@ Connection parse_kubeconfig(const std::string& text, const std::string& path, co
   if (std::string d = str_at(user, "client-key-data"); !d.empty())
     c.tls.key_pem = base64_decode(d, path + ": client-key-data");
   if (!str_at(user, "username").empty() && c.token.empty() && c.token_file.empty())
-    throw KubeConfigError(fmt::format("{}: user '{}' has a username/password, which the API server no longer accepts",
-                                      path, user_name));
+    throw KubeConfigError(
+        fmt::format("{}: user '{}' has a username/password, which the API server no longer accepts", path, user_name));
   return c;
 }
 

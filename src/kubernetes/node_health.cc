@@ -32,7 +32,7 @@ std::string clip(const std::string& s, size_t max) {
 void patch_condition(ApiClient& api, const std::string& node, const std::string& status, const std::string& reason,
                      const std::string& message, int64_t now) {
   std::string t = format_rfc3339(now);
-  nlohmann::json c = {{"type", kGpuHealthyCondition}, {"status", status},        {"reason", reason},
+  nlohmann::json c = {{"type", kGpuHealthyCondition}, {"status", status},       {"reason", reason},
                       {"message", message},           {"lastHeartbeatTime", t}, {"lastTransitionTime", t}};
   // A strategic merge patch merges status.conditions by type: the kubelet's own conditions are untouched.
   nlohmann::json body = {{"status", {{"conditions", nlohmann::json::array({c})}}}};
@@ -63,13 +63,20 @@ void patch_node_spec(ApiClient& api, const std::string& name, Change change) {
 
 const char* to_string(NodeMarkAction a) {
   switch (a) {
-    case NodeMarkAction::Marked: return "marked";
-    case NodeMarkAction::WouldMark: return "would_mark";
-    case NodeMarkAction::AlreadyMarked: return "already_marked";
-    case NodeMarkAction::OverBudget: return "over_budget";
-    case NodeMarkAction::Failed: return "failed";
-    case NodeMarkAction::Cleared: return "cleared";
-    case NodeMarkAction::NotMarked: return "not_marked";
+    case NodeMarkAction::Marked:
+      return "marked";
+    case NodeMarkAction::WouldMark:
+      return "would_mark";
+    case NodeMarkAction::AlreadyMarked:
+      return "already_marked";
+    case NodeMarkAction::OverBudget:
+      return "over_budget";
+    case NodeMarkAction::Failed:
+      return "failed";
+    case NodeMarkAction::Cleared:
+      return "cleared";
+    case NodeMarkAction::NotMarked:
+      return "not_marked";
   }
   return "failed";
 }
@@ -123,11 +130,12 @@ NodeMarkOutcome mark_node_unhealthy(ApiClient& api, const NodeHealthOptions& o, 
       return out;
     }
     std::string message = clip("gcm: detector: " + evidence, kConditionMessageMax);
-    std::string extra = std::string(o.cordon ? ", cordon" : "") + (o.taint ? fmt::format(", taint {}:NoSchedule", kGpuUnhealthyTaint) : "");
+    std::string extra = std::string(o.cordon ? ", cordon" : "") +
+                        (o.taint ? fmt::format(", taint {}:NoSchedule", kGpuUnhealthyTaint) : "");
     if (report_only) {
       out.action = NodeMarkAction::WouldMark;
-      out.message = fmt::format("would mark node {} {}=False{} ({}): report only", o.node, kGpuHealthyCondition,
-                                extra, message);
+      out.message =
+          fmt::format("would mark node {} {}=False{} ({}): report only", o.node, kGpuHealthyCondition, extra, message);
       return out;
     }
     patch_condition(api, o.node, "False", "GpuUnhealthy", message, now);
@@ -141,7 +149,9 @@ NodeMarkOutcome mark_node_unhealthy(ApiClient& api, const NodeHealthOptions& o, 
         }
         if (o.taint && !has_gcm_taint(n.taints)) {
           nlohmann::json taints = n.taints.is_array() ? n.taints : nlohmann::json::array();
-          taints.push_back({{"key", kGpuUnhealthyTaint}, {"value", "true"}, {"effect", "NoSchedule"},
+          taints.push_back({{"key", kGpuUnhealthyTaint},
+                            {"value", "true"},
+                            {"effect", "NoSchedule"},
                             {"timeAdded", format_rfc3339(now)}});
           p["spec"]["taints"] = taints;
         }

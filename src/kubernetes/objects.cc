@@ -86,13 +86,15 @@ size_t for_each_pod(ApiClient& api, const PodQuery& q, const std::function<void(
   Query query;
   if (!q.label_selector.empty()) query.emplace_back("labelSelector", q.label_selector);
   if (!q.field_selector.empty()) query.emplace_back("fieldSelector", q.field_selector);
-  return api.list(pods_path(q.namespace_), query, {"list", "pods", "", q.namespace_}, pod_filter(q),
-                  [&](const nlohmann::json& item) { on_pod(pod_from_json(item)); }, on_restart);
+  return api.list(
+      pods_path(q.namespace_), query, {"list", "pods", "", q.namespace_}, pod_filter(q),
+      [&](const nlohmann::json& item) { on_pod(pod_from_json(item)); }, on_restart);
 }
 
 std::vector<Pod> list_pods(ApiClient& api, const PodQuery& q) {
   std::vector<Pod> out;
-  for_each_pod(api, q, [&](const Pod& p) { out.push_back(p); }, [&] { out.clear(); });
+  for_each_pod(
+      api, q, [&](const Pod& p) { out.push_back(p); }, [&] { out.clear(); });
   return out;
 }
 
@@ -119,8 +121,8 @@ Node node_from_json(const nlohmann::json& item) {
   }
   if (item.contains("spec") && item["spec"].is_object()) {
     const auto& spec = item["spec"];
-    n.unschedulable = spec.contains("unschedulable") && spec["unschedulable"].is_boolean() &&
-                      spec["unschedulable"].get<bool>();
+    n.unschedulable =
+        spec.contains("unschedulable") && spec["unschedulable"].is_boolean() && spec["unschedulable"].get<bool>();
     if (spec.contains("taints") && spec["taints"].is_array()) n.taints = spec["taints"];
   }
   if (item.contains("status") && item["status"].is_object() && item["status"].contains("conditions") &&
@@ -143,8 +145,9 @@ std::vector<Node> list_nodes(ApiClient& api, const std::string& label_selector,
   std::vector<Node> out;
   Query query;
   if (!label_selector.empty()) query.emplace_back("labelSelector", label_selector);
-  api.list("/api/v1/nodes", query, {"list", "nodes", "", ""}, node_filter(annotation_keys),
-           [&](const nlohmann::json& item) { out.push_back(node_from_json(item)); }, [&] { out.clear(); });
+  api.list(
+      "/api/v1/nodes", query, {"list", "nodes", "", ""}, node_filter(annotation_keys),
+      [&](const nlohmann::json& item) { out.push_back(node_from_json(item)); }, [&] { out.clear(); });
   return out;
 }
 

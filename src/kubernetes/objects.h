@@ -28,10 +28,10 @@ struct Pod {
 };
 
 struct PodQuery {
-  std::string namespace_;       // "" for every namespace
-  std::string label_selector;   // "" for none
-  std::string field_selector;   // e.g. spec.nodeName=n1
-  std::vector<std::string> label_keys = {};       // labels to keep ("*": all)
+  std::string namespace_;                                             // "" for every namespace
+  std::string label_selector;                                         // "" for none
+  std::string field_selector;                                         // e.g. spec.nodeName=n1
+  std::vector<std::string> label_keys = {};                           // labels to keep ("*": all)
   std::vector<std::string> annotation_keys = {kSunkJobIdAnnotation};  // annotations to keep ("*": all)
 };
 

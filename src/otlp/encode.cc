@@ -131,7 +131,8 @@ size_t MetricsBuilder::add(const Record& r, int64_t ts_seconds) {
                     [&](std::string_view key, const Value& v) { add_attribute(attrs, std::string(key), v); });
     }
     for_each_member_field(s, r.values, [&](const FieldSpec& f, const FieldSpec& m, const Value& v) {
-      if (m.role == FieldRole::Identity && !v.is_list() && !v.is_object()) add_attribute(attrs, f.name + "." + m.name, v);
+      if (m.role == FieldRole::Identity && !v.is_list() && !v.is_object())
+        add_attribute(attrs, f.name + "." + m.name, v);
     });
     first_attrs = attrs;
   };

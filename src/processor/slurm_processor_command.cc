@@ -368,8 +368,7 @@ int serve(const processor::ServiceOptions& o, const std::shared_ptr<spdlog::logg
   std::string sources;
   for (const auto& s : o.resolver.attribution.sources) sources += (sources.empty() ? "" : ",") + s;
   log->info("slurm_processor: listening on {}:{}{}{}, forwarding to {}, attribution {}", o.listen.host, svc.port(),
-            o.listen.tls ? " (TLS)" : "", o.listen.auth ? " (authentication required)" : "", o.downstream,
-            sources);
+            o.listen.tls ? " (TLS)" : "", o.listen.auth ? " (authentication required)" : "", o.downstream, sources);
   // The port, for scripts and tests that asked for port 0 (stdout: logs go to the log file unless --stdout).
   std::cout << fmt::format("slurm_processor listening on {}:{}\n", o.listen.host, svc.port());
   if (o.grpc) {

@@ -407,7 +407,8 @@ void SacctPublisher::process(std::string_view line, RecordOut& out) {
   // the line's fields as they are (the converted times, the cluster names, end_ds) are checked here.
   bool plain = line_plain && keys_plain_ && is_json_plain_ascii(end_out_) && is_json_plain_ascii(end_ds_) &&
                is_json_plain_ascii(o_.cluster) && is_json_plain_ascii(derived_) &&
-               (!sc_host_ || is_json_plain_ascii(*sc_host_)) && (!sc_node_hosts_ || is_json_plain_ascii(*sc_node_hosts_));
+               (!sc_host_ || is_json_plain_ascii(*sc_host_)) &&
+               (!sc_node_hosts_ || is_json_plain_ascii(*sc_node_hosts_));
   for (size_t k = 0; k < 3 && plain; ++k)
     if (times[k]) plain = is_json_plain_ascii(*times[k]);
   record_.strings_json_plain = plain;

@@ -143,15 +143,24 @@ TEST(AgentVerdictNpd, AsACustomPlugin) {
   TempDir dir;
   auto run = [&] {
     CommandSpec spec;
-    spec.argv = {bin, "agent-verdict", "c", "app", "--npd", "--verbose-out", "--path.run", dir.file("run"),
-                 "--log-folder", dir.file("logs")};
+    spec.argv = {bin,
+                 "agent-verdict",
+                 "c",
+                 "app",
+                 "--npd",
+                 "--verbose-out",
+                 "--path.run",
+                 dir.file("run"),
+                 "--log-folder",
+                 dir.file("logs")};
     spec.timeout = std::chrono::seconds(30);
     return run_command(spec);
   };
   auto missing = run();
   EXPECT_EQ(missing.exit_code, 2) << missing.out << missing.err;
-  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch()).count();
+  int64_t now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   write_agent_state(dir.file("run/agent-state.json"), two_gpus(Health::Ok, now));
   auto ok = run();
   EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;

@@ -58,8 +58,8 @@ class FakeKubelet {
   struct Dra {
     std::string driver, pool, device;
   };
-  static void add_container(podresources::ListPodResourcesResponse& list, const std::string& ns,
-                            const std::string& pod, const std::string& container, const std::string& resource,
+  static void add_container(podresources::ListPodResourcesResponse& list, const std::string& ns, const std::string& pod,
+                            const std::string& container, const std::string& resource,
                             const std::vector<std::string>& device_ids, const std::vector<Dra>& dra = {}) {
     podresources::PodResources* p = nullptr;
     for (auto& have : *list.mutable_pod_resources())

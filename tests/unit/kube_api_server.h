@@ -89,16 +89,17 @@ class KubeApiServer {
 
   static nlohmann::json pod(const std::string& ns, const std::string& name, const std::string& node,
                             std::vector<std::pair<std::string, int>> containers, const std::string& job_id = "") {
-    nlohmann::json p = {{"apiVersion", "v1"},
-                        {"kind", "Pod"},
-                        {"metadata",
-                         {{"name", name},
-                          {"namespace", ns},
-                          {"uid", "uid-" + name},
-                          {"labels", {{"app", "trainer"}}},
-                          {"managedFields", nlohmann::json::array({{{"manager", "kubectl"}, {"fieldsV1", {{"f:x", 1}}}}})}}},
-                        {"spec", {{"nodeName", node}, {"containers", nlohmann::json::array()}}},
-                        {"status", {{"phase", "Running"}, {"containerStatuses", nlohmann::json::array()}}}};
+    nlohmann::json p = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata",
+         {{"name", name},
+          {"namespace", ns},
+          {"uid", "uid-" + name},
+          {"labels", {{"app", "trainer"}}},
+          {"managedFields", nlohmann::json::array({{{"manager", "kubectl"}, {"fieldsV1", {{"f:x", 1}}}}})}}},
+        {"spec", {{"nodeName", node}, {"containers", nlohmann::json::array()}}},
+        {"status", {{"phase", "Running"}, {"containerStatuses", nlohmann::json::array()}}}};
     if (!job_id.empty()) p["metadata"]["annotations"] = {{"slurm.coreweave.com/job-id", job_id}, {"other", "x"}};
     for (const auto& [c, restarts] : containers) {
       p["spec"]["containers"].push_back({{"name", c}, {"image", "registry.example/" + c + ":1"}});
@@ -112,22 +113,21 @@ class KubeApiServer {
             {"metadata", {{"name", name}, {"resourceVersion", "1"}, {"labels", {{"kubernetes.io/hostname", name}}}}},
             {"spec", nlohmann::json::object()},
             {"status",
-             {{"conditions",
-               nlohmann::json::array({{{"type", "Ready"},
-                                       {"status", "True"},
-                                       {"reason", "KubeletReady"},
-                                       {"message", "kubelet is posting ready status"},
-                                       {"lastTransitionTime", "2026-03-01T10:00:00Z"}},
-                                      {{"type", "MemoryPressure"},
-                                       {"status", "False"},
-                                       {"reason", "KubeletHasSufficientMemory"},
-                                       {"message", "kubelet has sufficient memory available"},
-                                       {"lastTransitionTime", "2026-03-01T10:00:00Z"}}})}}}};
+             {{"conditions", nlohmann::json::array({{{"type", "Ready"},
+                                                     {"status", "True"},
+                                                     {"reason", "KubeletReady"},
+                                                     {"message", "kubelet is posting ready status"},
+                                                     {"lastTransitionTime", "2026-03-01T10:00:00Z"}},
+                                                    {{"type", "MemoryPressure"},
+                                                     {"status", "False"},
+                                                     {"reason", "KubeletHasSufficientMemory"},
+                                                     {"message", "kubelet has sufficient memory available"},
+                                                     {"lastTransitionTime", "2026-03-01T10:00:00Z"}}})}}}};
   }
 
  private:
   static HttpReply status_reply(int code, const std::string& reason, const std::string& message) {
-    nlohmann::json s = {{"kind", "Status"},  {"apiVersion", "v1"}, {"status", "Failure"},
+    nlohmann::json s = {{"kind", "Status"},   {"apiVersion", "v1"}, {"status", "Failure"},
                         {"message", message}, {"reason", reason},   {"code", code}};
     return {code, "application/json", s.dump(), ""};
   }
@@ -165,7 +165,9 @@ class KubeApiServer {
     std::string limit_text = query_value(r.query, "limit");
     size_t limit = limit_text.empty() ? items.size() : std::stoul(limit_text);
     std::string field = query_value(r.query, "fieldSelector");
-    nlohmann::json list = {{"kind", kind}, {"apiVersion", "v1"}, {"metadata", {{"resourceVersion", "100"}}},
+    nlohmann::json list = {{"kind", kind},
+                           {"apiVersion", "v1"},
+                           {"metadata", {{"resourceVersion", "100"}}},
                            {"items", nlohmann::json::array()}};
     size_t i = from;
     for (; i < items.size() && list["items"].size() < limit; ++i) {
@@ -184,11 +186,11 @@ class KubeApiServer {
     auto forbidden = [&](const std::string& vr, const std::string& what) -> std::optional<HttpReply> {
       if (!forbidden_.count(vr)) return std::nullopt;
       return status_reply(403, "Forbidden",
-                          what + " is forbidden: User \"system:serviceaccount:gcm:gcm\" cannot " + vr.substr(0, vr.find(' ')) +
-                              " resource \"" + vr.substr(vr.find(' ') + 1) + "\"");
+                          what + " is forbidden: User \"system:serviceaccount:gcm:gcm\" cannot " +
+                              vr.substr(0, vr.find(' ')) + " resource \"" + vr.substr(vr.find(' ') + 1) + "\"");
     };
-    if (r.method == "GET" && (path == "/api/v1/pods" || (path.rfind("/api/v1/namespaces/", 0) == 0 &&
-                                                         path.size() > 5 && path.substr(path.size() - 5) == "/pods"))) {
+    if (r.method == "GET" && (path == "/api/v1/pods" || (path.rfind("/api/v1/namespaces/", 0) == 0 && path.size() > 5 &&
+                                                         path.substr(path.size() - 5) == "/pods"))) {
       if (auto f = forbidden("list pods", "pods")) return *f;
       std::vector<nlohmann::json> sel;
       std::string ns = path == "/api/v1/pods" ? "" : path.substr(19, path.size() - 19 - 5);
@@ -209,7 +211,8 @@ class KubeApiServer {
       std::string version = path.substr(22, path.size() - 22 - 15);
       // The API server authorizes before it routes: a forbidden list is 403 even for a version it does not serve.
       if (auto f = forbidden("list resourceslices", "resourceslices.resource.k8s.io")) return *f;
-      if (!slices_.count(version)) return status_reply(404, "NotFound", "the server could not find the requested resource");
+      if (!slices_.count(version))
+        return status_reply(404, "NotFound", "the server could not find the requested resource");
       return page(r, slices_[version], "ResourceSliceList");
     }
     if (r.method == "GET" && path == "/api/v1/nodes") {
@@ -246,7 +249,8 @@ class KubeApiServer {
           if (!merged) (*n)["status"]["conditions"].push_back(c);
         }
       } else {
-        if (type != "application/merge-patch+json") return status_reply(415, "UnsupportedMediaType", "want a merge patch");
+        if (type != "application/merge-patch+json")
+          return status_reply(415, "UnsupportedMediaType", "want a merge patch");
         std::string rv = patch.contains("metadata") ? patch["metadata"].value("resourceVersion", "") : "";
         if (!rv.empty() && rv != (*n)["metadata"]["resourceVersion"])
           return status_reply(409, "Conflict", "the object has been modified");

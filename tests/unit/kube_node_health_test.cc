@@ -52,7 +52,7 @@ TEST_F(KubeNodeHealth, TheConditionCarriesTheEvidenceAndTheKubeletsStay) {
   EXPECT_EQ((*c)["reason"], "GpuUnhealthy");
   EXPECT_EQ((*c)["message"], "gcm: detector: GPU 1 failed: xid 79");
   EXPECT_EQ((*c)["lastTransitionTime"], "2026-03-01T11:00:00Z");
-  EXPECT_EQ(node["status"]["conditions"].size(), 3u);  // Ready and MemoryPressure untouched
+  EXPECT_EQ(node["status"]["conditions"].size(), 3u);    // Ready and MemoryPressure untouched
   EXPECT_FALSE(node["spec"].contains("unschedulable"));  // neither cordon nor taint asked for
   auto reqs = server_.requests();
   ASSERT_EQ(reqs.back().method, "PATCH");
@@ -80,8 +80,7 @@ TEST_F(KubeNodeHealth, CordonAndTaintAreLiftedOnlyWhereGcmSetThem) {
   o.cordon = true;
   o.taint = true;
   // An operator's taint, put there through the API like any client would.
-  api.patch("/api/v1/nodes/node-3",
-            R"({"spec":{"taints":[{"key":"example.com/maintenance","effect":"NoSchedule"}]}})",
+  api.patch("/api/v1/nodes/node-3", R"({"spec":{"taints":[{"key":"example.com/maintenance","effect":"NoSchedule"}]}})",
             "application/merge-patch+json", {"patch", "nodes", "", ""});
   auto out = kube::mark_node_unhealthy(api, o, "GPU 2 failed: lost", false, kNow);
   ASSERT_EQ(out.action, kube::NodeMarkAction::Marked) << out.message;
@@ -144,7 +143,8 @@ TEST(KubeMarkBudget, AtMostAFractionOfTheCluster) {
   std::vector<kube::Node> nodes(10);
   for (int i = 0; i < 10; ++i) nodes[i].name = "n" + std::to_string(i);
   for (int i = 0; i < 5; ++i)
-    nodes[i].conditions.push_back({nodes[i].name, "GcmGpuHealthy", "False", "GpuUnhealthy", "", "2026-01-01T00:00:00Z"});
+    nodes[i].conditions.push_back(
+        {nodes[i].name, "GcmGpuHealthy", "False", "GpuUnhealthy", "", "2026-01-01T00:00:00Z"});
   suite::DrainLimits limits;
   limits.max_per_hour = 100;
   limits.max_partition_fraction = 0.5;

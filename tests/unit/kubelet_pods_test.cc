@@ -170,8 +170,10 @@ nlohmann::json resource_slice(const std::string& node, const std::string& api, b
                             {"uuid", {{"string", uuid}}},
                             {"productName", {{"string", "NVIDIA H100 80GB HBM3"}}}};
     nlohmann::json d = {{"name", name}};
-    if (basic) d["basic"] = {{"attributes", attrs}};
-    else d["attributes"] = attrs;
+    if (basic)
+      d["basic"] = {{"attributes", attrs}};
+    else
+      d["attributes"] = attrs;
     return d;
   };
   return {{"apiVersion", "resource.k8s.io/" + api},

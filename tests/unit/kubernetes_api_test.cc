@@ -45,14 +45,15 @@ TEST(KubeConfig, Base64RoundTrip) {
 }
 
 TEST(KubeConfig, CurrentContextWithInlineCaAndToken) {
-  std::string cfg = "apiVersion: v1\nkind: Config\ncurrent-context: prod\nclusters:\n- name: c1\n  cluster:\n"
-                    "    server: https://10.0.0.1:6443/\n    certificate-authority-data: " +
-                    b64("CA PEM") +
-                    "\n- name: c2\n  cluster:\n    server: https://other:6443\n    certificate-authority: ca.crt\n"
-                    "contexts:\n- name: prod\n  context: {cluster: c1, user: u1, namespace: slurm}\n"
-                    "- name: dev\n  context: {cluster: c2, user: u2}\nusers:\n- name: u1\n  user:\n    token: abc\n"
-                    "- name: u2\n  user:\n    client-certificate: c.crt\n    client-key-data: " +
-                    b64("KEY") + "\n";
+  std::string cfg =
+      "apiVersion: v1\nkind: Config\ncurrent-context: prod\nclusters:\n- name: c1\n  cluster:\n"
+      "    server: https://10.0.0.1:6443/\n    certificate-authority-data: " +
+      b64("CA PEM") +
+      "\n- name: c2\n  cluster:\n    server: https://other:6443\n    certificate-authority: ca.crt\n"
+      "contexts:\n- name: prod\n  context: {cluster: c1, user: u1, namespace: slurm}\n"
+      "- name: dev\n  context: {cluster: c2, user: u2}\nusers:\n- name: u1\n  user:\n    token: abc\n"
+      "- name: u2\n  user:\n    client-certificate: c.crt\n    client-key-data: " +
+      b64("KEY") + "\n";
   auto c = kube::parse_kubeconfig(cfg, "/etc/k/config", "/etc/k", "");
   EXPECT_EQ(c.server, "https://10.0.0.1:6443");
   EXPECT_EQ(c.tls.ca_pem, "CA PEM");
@@ -72,9 +73,10 @@ TEST(KubeConfig, CurrentContextWithInlineCaAndToken) {
 }
 
 TEST(KubeConfig, ExecPluginsAreRefusedByName) {
-  std::string cfg = "current-context: x\nclusters: [{name: c, cluster: {server: 'https://h'}}]\n"
-                    "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
-                    "users: [{name: u, user: {exec: {command: aws}}}]\n";
+  std::string cfg =
+      "current-context: x\nclusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+      "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+      "users: [{name: u, user: {exec: {command: aws}}}]\n";
   try {
     kube::parse_kubeconfig(cfg, "k.yaml", "", "");
     FAIL();
@@ -89,17 +91,18 @@ TEST(KubeJsonFilter, KeepsOnlyThePathsNamed) {
   f.keep({"items", "*", "metadata", "name"});
   f.keep({"items", "*", "metadata", "annotations", "slurm.coreweave.com/job-id"});
   f.keep({"items", "*", "status", "containerStatuses", "*", "restartCount"});
-  nlohmann::json doc = {{"items",
-                         {KubeApiServer::pod("ns", "p1", "n1", {{"a", 2}, {"b", 0}}, "42"),
-                          KubeApiServer::pod("ns", "p2", "n1", {})}},
-                        {"metadata", {{"continue", "x"}}}};
+  nlohmann::json doc = {
+      {"items",
+       {KubeApiServer::pod("ns", "p1", "n1", {{"a", 2}, {"b", 0}}, "42"), KubeApiServer::pod("ns", "p2", "n1", {})}},
+      {"metadata", {{"continue", "x"}}}};
   std::string err;
   auto out = f.parse(doc.dump(), &err);
   ASSERT_TRUE(out) << err;
-  nlohmann::json want = {{"items",
-                          {{{"metadata", {{"name", "p1"}, {"annotations", {{"slurm.coreweave.com/job-id", "42"}}}}},
-                            {"status", {{"containerStatuses", {{{"restartCount", 2}}, {{"restartCount", 0}}}}}}},
-                           {{"metadata", {{"name", "p2"}}}, {"status", {{"containerStatuses", nlohmann::json::array()}}}}}}};
+  nlohmann::json want = {
+      {"items",
+       {{{"metadata", {{"name", "p1"}, {"annotations", {{"slurm.coreweave.com/job-id", "42"}}}}},
+         {"status", {{"containerStatuses", {{{"restartCount", 2}}, {{"restartCount", 0}}}}}}},
+        {{"metadata", {{"name", "p2"}}}, {"status", {{"containerStatuses", nlohmann::json::array()}}}}}}};
   EXPECT_EQ(*out, want) << out->dump();
   EXPECT_FALSE(f.parse("{\"items\": [", &err));
 }
@@ -108,8 +111,9 @@ class KubeApi : public ::testing::Test {
  protected:
   KubeApi() {
     for (int i = 0; i < 1200; ++i)
-      server_.add_pod(KubeApiServer::pod(i % 2 ? "slurm" : "default", "pod-" + std::to_string(i), "node-" + std::to_string(i % 7),
-                                         {{"main", i % 3}}, i % 5 == 0 ? std::to_string(1000 + i) : ""));
+      server_.add_pod(KubeApiServer::pod(i % 2 ? "slurm" : "default", "pod-" + std::to_string(i),
+                                         "node-" + std::to_string(i % 7), {{"main", i % 3}},
+                                         i % 5 == 0 ? std::to_string(1000 + i) : ""));
     for (int i = 0; i < 3; ++i) server_.add_node(KubeApiServer::node_object("node-" + std::to_string(i)));
   }
   kube::ApiClient client(int page = 500) {
@@ -152,11 +156,12 @@ TEST_F(KubeApi, AnExpiredContinueTokenRestartsTheListOnce) {
   server_.expire_next_continue();
   int restarts = 0;
   std::vector<std::string> names;
-  kube::for_each_pod(api, {}, [&](const kube::Pod& p) { names.push_back(p.name); },
-                     [&] {
-                       ++restarts;
-                       names.clear();
-                     });
+  kube::for_each_pod(
+      api, {}, [&](const kube::Pod& p) { names.push_back(p.name); },
+      [&] {
+        ++restarts;
+        names.clear();
+      });
   EXPECT_EQ(restarts, 1);
   EXPECT_EQ(names.size(), 1200u);
   EXPECT_EQ(server_.requests().size(), 5u);  // page 1, 410, then pages 1-3 again
@@ -174,7 +179,8 @@ TEST_F(KubeApi, AForbiddenListNamesTheRbacVerbAndResource) {
     std::string m = e.what();
     EXPECT_EQ(e.status, 403);
     EXPECT_NE(m.find("GET " + server_.server_url() + "/api/v1/namespaces/slurm/pods?limit=500: HTTP 403 Forbidden"),
-              std::string::npos) << m;
+              std::string::npos)
+        << m;
     EXPECT_NE(m.find("cannot list resource \"pods\""), std::string::npos) << m;
     EXPECT_NE(m.find("needs RBAC verb \"list\" on \"pods\" (core API group) in namespace slurm"), std::string::npos)
         << m;
@@ -192,7 +198,8 @@ TEST_F(KubeApi, AWrongTokenIsA401NamingTheCredentials) {
   } catch (const kube::ApiError& e) {
     EXPECT_EQ(e.status, 401);
     EXPECT_NE(std::string(e.what()).find("did not accept the credentials of the test service account"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -239,8 +246,13 @@ TEST_F(KubeApi, KubernetesMonitorWritesGcmsRecords) {
   server_.add_pod(KubeApiServer::pod("slurm", "pending-pod", "", {}));
   auto run = [&](std::vector<std::string> sink) {
     CommandSpec spec;
-    spec.argv = {GCM_BINARY, "kubernetes_monitor", "--once", "--cluster", "k1", "--no-in-cluster", "--kubeconfig",
-                 cfg, "--namespace", "slurm", "--chunk-size", "0", "--log-folder", server_.dir().file("logs")};
+    spec.argv = {GCM_BINARY,     "kubernetes_monitor",
+                 "--once",       "--cluster",
+                 "k1",           "--no-in-cluster",
+                 "--kubeconfig", cfg,
+                 "--namespace",  "slurm",
+                 "--chunk-size", "0",
+                 "--log-folder", server_.dir().file("logs")};
     spec.argv.insert(spec.argv.end(), sink.begin(), sink.end());
     return run_command(spec);
   };
@@ -265,8 +277,12 @@ TEST_F(KubeApi, KubernetesMonitorWritesGcmsRecords) {
       EXPECT_TRUE(row["ds"].is_string());
       const auto& p = row["pod"];
       if (p["name"] == "pod-5") {
-        EXPECT_EQ(p, nlohmann::json({{"name", "pod-5"}, {"namespace", "slurm"}, {"node_name", "node-5"},
-                                     {"phase", "Running"}, {"restart_count", 2}, {"container_name", "main"},
+        EXPECT_EQ(p, nlohmann::json({{"name", "pod-5"},
+                                     {"namespace", "slurm"},
+                                     {"node_name", "node-5"},
+                                     {"phase", "Running"},
+                                     {"restart_count", 2},
+                                     {"container_name", "main"},
                                      {"slurm_job_id", "1005"}}));
       }
       if (p["name"] == "pending-pod") {

@@ -33,8 +33,7 @@ TEST(SacctKubernetesHosts, ScHostOnlyForOneKnownNode) {
 TEST(SacctKubernetesHosts, NodeHostsOverTheExpandedList) {
   Hosts h = {{"g3-130-015", "sf8gg2h4"}, {"g3-130-021", "sf8gg2h9"}, {"g3-131-001", "sf8gg3h1"}};
   EXPECT_EQ(resolve_sc_node_hosts("g3-130-015", h), R"({"g3-130-015": "sf8gg2h4"})");
-  EXPECT_EQ(resolve_sc_node_hosts("g3-130-[021,015]", h),
-            R"({"g3-130-015": "sf8gg2h4", "g3-130-021": "sf8gg2h9"})");
+  EXPECT_EQ(resolve_sc_node_hosts("g3-130-[021,015]", h), R"({"g3-130-015": "sf8gg2h4", "g3-130-021": "sf8gg2h9"})");
   EXPECT_EQ(resolve_sc_node_hosts("g3-131-001,g3-130-[015,021]", h),
             R"({"g3-130-015": "sf8gg2h4", "g3-130-021": "sf8gg2h9", "g3-131-001": "sf8gg3h1"})");
   Hosts one = {{"g3-130-015", "sf8gg2h4"}};
@@ -62,7 +61,8 @@ TEST(SacctKubernetesHosts, PayloadsCarryBothFieldsAndTheirSize) {
   for (bool resolve : {false, true}) {
     PublishOptions po = o;
     if (resolve)
-      po.kubernetes_hosts = std::make_shared<const Hosts>(Hosts{{"node077", "physical-host-1"}, {"node078", "h\u00e9"}});
+      po.kubernetes_hosts =
+          std::make_shared<const Hosts>(Hosts{{"node077", "physical-host-1"}, {"node078", "h\u00e9"}});
     SacctPublisher p(po, nullptr);
     SizeCheck out;
     out.p = &p;
@@ -100,8 +100,17 @@ class SacctPublishKubernetes : public ::testing::Test {
   }
   CommandResult publish(std::vector<std::string> extra) {
     CommandSpec spec;
-    spec.argv = {GCM_BINARY, "sacct_publish", "-n", "--cluster", "c", "--delimiter", "|", "--log-folder",
-                 dir_.file("logs"), "--kubeconfig", dir_.file("kubeconfig")};
+    spec.argv = {GCM_BINARY,
+                 "sacct_publish",
+                 "-n",
+                 "--cluster",
+                 "c",
+                 "--delimiter",
+                 "|",
+                 "--log-folder",
+                 dir_.file("logs"),
+                 "--kubeconfig",
+                 dir_.file("kubeconfig")};
     spec.argv.insert(spec.argv.end(), extra.begin(), extra.end());
     spec.argv.push_back(dir_.file("sacct.txt"));
     spec.timeout = std::chrono::seconds(30);
