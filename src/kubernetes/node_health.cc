@@ -1,5 +1,10 @@
 #include "kubernetes/node_health.h"
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <tuple>
+
 #include <fmt/format.h>
 
 namespace gcm::kube {
@@ -57,6 +62,51 @@ void patch_node_spec(ApiClient& api, const std::string& name, Change change) {
       if (e.status != 409 || attempt >= 3) throw;
     }
   }
+}
+
+// Lifts gcm's cordon (only where the annotation says gcm set it) and removes gcm's taint.
+void lift_gcm_spec(ApiClient& api, const std::string& node) {
+  patch_node_spec(api, node, [&](const Node& cur) -> nlohmann::json {
+    nlohmann::json p = nlohmann::json::object();
+    if (cur.annotations.count(kCordonedByGcmAnnotation)) {
+      p["spec"]["unschedulable"] = nullptr;  // merge patch: remove the field
+      p["metadata"]["annotations"][kCordonedByGcmAnnotation] = nullptr;
+    }
+    if (has_gcm_taint(cur.taints)) {
+      nlohmann::json keep = nlohmann::json::array();
+      for (const auto& t : cur.taints)
+        if (!(t.is_object() && t.value("key", "") == kGpuUnhealthyTaint)) keep.push_back(t);
+      p["spec"]["taints"] = keep;
+    }
+    return p.empty() ? nlohmann::json() : p;
+  });
+}
+
+// Marks that several agents sent at the same moment can each have fitted the limits. After its own mark an agent
+// reads the nodes again and, in the order every agent sees (the condition's lastTransitionTime, then the node's
+// name), keeps its mark only when it is within both limits; else it takes it back (the condition Unknown, its
+// cordon and taint lifted), as a drain over the limits is resumed.
+std::string over_limits_after_settling(const std::string& node, const std::vector<Node>& nodes,
+                                       const suite::DrainLimits& limits, int64_t now) {
+  std::vector<std::tuple<int64_t, std::string>> marked;
+  for (const auto& n : nodes)
+    if (node_marked(n))
+      marked.emplace_back(parse_rfc3339(gpu_condition(n)->last_transition_time).value_or(now), n.name);
+  std::sort(marked.begin(), marked.end());
+  int recent_before = 0, before = 0;
+  for (const auto& [t, name] : marked) {
+    if (name == node) break;
+    ++before;
+    if (now - t < 3600) ++recent_before;
+  }
+  if (recent_before >= limits.max_per_hour)
+    return fmt::format("{} node(s) were marked in the last hour before it (limit {})", recent_before,
+                       limits.max_per_hour);
+  int cap = suite::partition_cap(limits.max_partition_fraction, static_cast<int64_t>(nodes.size()));
+  if (before + 1 > cap)
+    return fmt::format("{} of the cluster's {} nodes were marked before it (limit {} node(s))", before, nodes.size(),
+                       cap);
+  return "";
 }
 
 }  // namespace
@@ -157,6 +207,19 @@ NodeMarkOutcome mark_node_unhealthy(ApiClient& api, const NodeHealthOptions& o, 
         }
         return p.empty() ? nlohmann::json() : p;
       });
+    if (o.limits.settle_seconds > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(o.limits.settle_seconds));
+      std::string over = over_limits_after_settling(o.node, list_nodes(api), o.limits, now);
+      if (!over.empty()) {
+        patch_condition(api, o.node, "Unknown", "GcmMarkLimitReached",
+                        clip("gcm: not marked, " + over + ": " + message, kConditionMessageMax), now);
+        lift_gcm_spec(api, o.node);
+        out.action = NodeMarkAction::OverBudget;
+        out.message = fmt::format("took back the mark of node {}: marks sent at the same moment by other agents: {}",
+                                  o.node, over);
+        return out;
+      }
+    }
     out.action = NodeMarkAction::Marked;
     out.message = fmt::format("marked node {} {}=False{}: {}", o.node, kGpuHealthyCondition, extra, message);
   } catch (const std::exception& e) {
@@ -177,20 +240,7 @@ NodeMarkOutcome clear_node_mark(ApiClient& api, const NodeHealthOptions& o, int6
       return out;
     }
     if (node_marked(n)) patch_condition(api, o.node, "True", "GpuHealthy", "gcm: the confirmation checks passed", now);
-    patch_node_spec(api, o.node, [&](const Node& cur) -> nlohmann::json {
-      nlohmann::json p = nlohmann::json::object();
-      if (cur.annotations.count(kCordonedByGcmAnnotation)) {
-        p["spec"]["unschedulable"] = nullptr;  // merge patch: remove the field
-        p["metadata"]["annotations"][kCordonedByGcmAnnotation] = nullptr;
-      }
-      if (has_gcm_taint(cur.taints)) {
-        nlohmann::json keep = nlohmann::json::array();
-        for (const auto& t : cur.taints)
-          if (!(t.is_object() && t.value("key", "") == kGpuUnhealthyTaint)) keep.push_back(t);
-        p["spec"]["taints"] = keep;
-      }
-      return p.empty() ? nlohmann::json() : p;
-    });
+    lift_gcm_spec(api, o.node);
     out.action = NodeMarkAction::Cleared;
     out.message = fmt::format("cleared gcm's mark of node {} ({}=True{}{})", o.node, kGpuHealthyCondition,
                               ours_cordon ? ", uncordoned" : "", has_gcm_taint(n.taints) ? ", taint removed" : "");

@@ -6,7 +6,8 @@
 // The rules are the drains' (suite/detector_drain.h), judged from the API server's view so that every agent of the
 // cluster counts the same marks: no more than --drain-max-per-hour nodes marked in the last hour (the condition's
 // lastTransitionTime), never more than --drain-max-partition-fraction of the cluster's nodes marked at once (one
-// node always allowed). Nothing gcm did not do is undone: a cordon is lifted only when gcm set it (the annotation
+// node always allowed); marks sent at the same moment by several agents are settled as drains are (read back after
+// settle_seconds, the ones past a limit taken back). Nothing gcm did not do is undone: a cordon is lifted only when gcm set it (the annotation
 // gcm.dev/cordoned-by-gcm records that), an operator's cordon stays; only gcm's own taint key is removed.
 #pragma once
 

@@ -131,6 +131,7 @@ TEST(DrainControl, KubernetesMarkThenConfirmationClearsIt) {
   o.kubernetes_node.taint = true;
   o.kubernetes_api.kubeconfig = api.dir().file("kubeconfig");
   o.limits.max_partition_fraction = 0.5;
+  o.limits.settle_seconds = 0.1;
   o.scontrol = "/nonexistent/scontrol";  // Slurm must not be asked
   o.suite_path = api.dir().file("suite.toml");
   o.poll_interval_s = 0.05;
@@ -140,7 +141,8 @@ TEST(DrainControl, KubernetesMarkThenConfirmationClearsIt) {
   auto node = api.node("gpu-node-1");
   bool marked = false;
   for (const auto& cond : node["status"]["conditions"])
-    if (cond["type"] == "GcmGpuHealthy") marked = cond["status"] == "False" && cond["message"] == "gcm: detector: GPU 1 failed: lost";
+    if (cond["type"] == "GcmGpuHealthy")
+      marked = cond["status"] == "False" && cond["message"] == "gcm: detector: GPU 1 failed: lost";
   EXPECT_TRUE(marked) << node.dump();
   EXPECT_EQ(node["spec"]["taints"].at(0)["key"], "gcm.dev/gpu-unhealthy");
   EXPECT_EQ(c.counts().count("failed"), 0u);  // no scontrol was run

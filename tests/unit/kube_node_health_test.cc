@@ -3,6 +3,9 @@
 // counted over the cluster's nodes, and nothing undone that gcm did not do.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "kube_api_server.h"
 #include "kubernetes/node_health.h"
 
@@ -24,6 +27,7 @@ class KubeNodeHealth : public ::testing::Test {
     o.node = node;
     o.limits.max_per_hour = 3;
     o.limits.max_partition_fraction = 0.5;
+    o.limits.settle_seconds = 0;  // no other agent here, but in SimultaneousMarksOverTheLimitAreTakenBack
     return o;
   }
   static const nlohmann::json* condition(const nlohmann::json& node) {
@@ -137,6 +141,41 @@ TEST_F(KubeNodeHealth, TheHourlyLimitCountsTheClustersMarks) {
   // An hour later the hourly limit is free again.
   EXPECT_EQ(kube::mark_node_unhealthy(api, options("node-5"), "bad", false, kNow + 3600).action,
             kube::NodeMarkAction::Marked);
+}
+
+// Two agents judge the limit at the same moment and both mark: after settling, the one later in the order every
+// agent sees (transition time, then name) takes its mark back, with its taint.
+TEST_F(KubeNodeHealth, SimultaneousMarksOverTheLimitAreTakenBack) {
+  auto api = client();
+  ASSERT_EQ(kube::mark_node_unhealthy(api, options("node-0"), "earlier", false, kNow - 600).action,
+            kube::NodeMarkAction::Marked);
+  auto o = options("node-5");
+  o.limits.max_per_hour = 2;
+  o.limits.settle_seconds = 1;
+  o.taint = true;
+  std::thread other([&] {
+    // The other agent's mark of node-2 lands in the same second, after node-5's was sent.
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!condition(server_.node("node-5")) && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    kube::ApiClient other_api(server_.connection());
+    nlohmann::json c = {{"type", "GcmGpuHealthy"},
+                        {"status", "False"},
+                        {"reason", "GpuUnhealthy"},
+                        {"message", "gcm: detector: other"},
+                        {"lastTransitionTime", kube::format_rfc3339(kNow)}};
+    other_api.patch("/api/v1/nodes/node-2/status", nlohmann::json{{"status", {{"conditions", {c}}}}}.dump(),
+                    "application/strategic-merge-patch+json", {"patch", "nodes/status", "", ""});
+  });
+  auto out = kube::mark_node_unhealthy(api, o, "GPU 0 failed", false, kNow);
+  other.join();
+  EXPECT_EQ(out.action, kube::NodeMarkAction::OverBudget) << out.message;
+  EXPECT_NE(out.message.find("took back"), std::string::npos) << out.message;
+  auto n5 = server_.node("node-5");
+  EXPECT_EQ((*condition(n5))["status"], "Unknown");
+  EXPECT_EQ((*condition(n5))["reason"], "GcmMarkLimitReached");
+  EXPECT_TRUE(n5["spec"]["taints"].empty()) << n5.dump();
+  EXPECT_EQ((*condition(server_.node("node-2")))["status"], "False");  // the earlier in the order keeps its mark
 }
 
 TEST(KubeMarkBudget, AtMostAFractionOfTheCluster) {
