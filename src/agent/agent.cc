@@ -420,6 +420,8 @@ struct Agent::Impl {
     ao.cgroupfs = opts.path_sysfs + "/fs/cgroup";
     ao.mapping_dir = opts.gpu_job_mapping_dir;
     ao.slurm_node = opts.slurm_node;
+    ao.kubelet = opts.kubelet;
+    ao.kubelet.api = opts.kubernetes_api;
     if (ao.slurm_node.empty())
       if (const char* n = std::getenv("SLURMD_NODENAME")) ao.slurm_node = n;
     auto t0 = Clock::now();
@@ -505,6 +507,17 @@ struct Agent::Impl {
     } catch (const std::exception&) {
       // No suite file: scontrol from PATH and the usual places; load_checks() has said what is wrong with it.
     }
+    d.kubernetes = opts.kubernetes_condition;
+    d.kubernetes_node.node = opts.kubelet.node_name;
+    if (d.kubernetes_node.node.empty())
+      if (const char* n = std::getenv("NODE_NAME")) d.kubernetes_node.node = n;
+    d.kubernetes_node.cordon = opts.kubernetes_cordon;
+    d.kubernetes_node.taint = opts.kubernetes_taint;
+    d.kubernetes_api = opts.kubernetes_api;
+    if (d.kubernetes)
+      log->info("agent: Kubernetes node {} is marked {}=False on a bad verdict{}{}", d.kubernetes_node.node,
+                kube::kGpuHealthyCondition, d.kubernetes_node.cordon ? ", cordoned" : "",
+                d.kubernetes_node.taint ? ", tainted" : "");
     if (opts.drain)
       log->info("agent: drain on for node {} (at most {} detector drains an hour, {:g} % of a partition)", d.node,
                 d.limits.max_per_hour, d.limits.max_partition_fraction * 100);
@@ -514,7 +527,12 @@ struct Agent::Impl {
   void act_on_verdicts(const std::vector<detector::GpuVerdict>& verdicts,
                        const std::vector<detector::GpuWindow>& summaries) {
     if (!drain) return;
-    bool has_job = std::any_of(summaries.begin(), summaries.end(), [](const auto& w) { return !w.job_id.empty(); });
+    // A pod holding a GPU counts as a job: no confirmation runs under it.
+    bool has_job =
+        std::any_of(summaries.begin(), summaries.end(), [](const auto& w) { return !w.job_id.empty(); }) ||
+        std::any_of(jobs.begin(), jobs.end(), [](const auto& g) {
+          return std::any_of(g.second.begin(), g.second.end(), [](const JobInfo& j) { return j.pod.has_value(); });
+        });
     if (drain->on_window(verdicts, has_job)) detector.forgive_load_only_reasons();
     std::vector<Record> counts;
     for (const auto& [action, n] : drain->counts()) {
@@ -577,7 +595,7 @@ struct Agent::Impl {
       summaries.push_back(closed.summary);
       if (auto it = jobs.find(gpu); it != jobs.end())
         for (const auto& j : it->second)
-          if (j.has_job())
+          if (j.has_job() || j.pod)
             job_records.push_back(job_info_record(gpu, uuid.empty() ? std::nullopt : std::optional(uuid), j));
       if (!job.empty() && closed.summary.gpu_util_percent && closed.summary.gpu_util_percent->max == 0) {
         Record r(kGpuAllocatedIdle);

@@ -1,5 +1,6 @@
 // `gcm agent [options]` and `gcm agent status [--json]`: registers the command, reads [gcm.agent], and on SIGHUP
 // reads it again under the same command line.
+#include <cstdlib>
 #include <chrono>
 #include <iostream>
 
@@ -47,6 +48,12 @@ std::optional<std::string> validate(const AgentOptions& o) {
       return fmt::format("--web.config.file: {}", e.what());
     }
   }
+  if ((o.kubernetes_cordon || o.kubernetes_taint) && !o.kubernetes_condition)
+    return "--kubernetes-cordon and --kubernetes-taint need --kubernetes-condition (the condition carries the evidence "
+           "and says when to lift them)";
+  if (o.kubernetes_condition && o.kubelet.node_name.empty() && !std::getenv("NODE_NAME"))
+    return "--kubernetes-condition needs this node's Kubernetes name: --kubernetes-node, or $NODE_NAME (the downward "
+           "API's spec.nodeName)";
   if (o.window_s < o.collect_interval_s)
     return fmt::format("--window {} is shorter than --collect-interval {}: a window needs at least one sample",
                        o.window_s, o.collect_interval_s);

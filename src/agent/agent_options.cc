@@ -41,10 +41,11 @@ void add_agent_options(OptionBinder& b, AgentOptions& o) {
   add_host_root_option(b, kRunRoot, o.path_run,
                        "Where the agent keeps agent-state.json, the view `gcm agent status` and the prolog's "
                        "agent-verdict check read.");
-  b.option("--attribution", "attribution", o.attribution,
-           "GPU -> job sources, tried in order per GPU: nvml-processes, slurmd-local, slurmctld, cgroup, "
-           "mapping-files (see `gcm nvml_monitor --help`). Re-resolved when a GPU's processes change, a mapping "
-           "file changes, or after --attribution-refresh.")
+  b.option(
+       "--attribution", "attribution", o.attribution,
+       "GPU -> job sources, tried in order per GPU: nvml-processes, slurmd-local, slurmctld, cgroup, "
+       "mapping-files, kubelet (see `gcm nvml_monitor --help`). Re-resolved when a GPU's processes change, a mapping "
+       "file changes, or after --attribution-refresh.")
       ->delimiter(',')
       ->capture_default_str();
   b.option("--slurm-node", "slurm_node", o.slurm_node, "This node's Slurm name (default: $SLURMD_NODENAME).");
@@ -52,6 +53,8 @@ void add_agent_options(OptionBinder& b, AgentOptions& o) {
            "Directory of the mapping-files source (the prolog writes <dir>/<gpu index> = job id); watched with "
            "inotify.")
       ->capture_default_str();
+  add_kubelet_attribution_options(b, o.kubelet);
+  kube::add_access_options(b, o.kubernetes_api, /*in_cluster_flag=*/false);
   b.option("--attribution-refresh", "attribution_refresh", o.attribution_refresh_s,
            "Seconds after which the attribution is resolved again even if no change was seen.")
       ->capture_default_str()
@@ -106,6 +109,17 @@ void add_agent_options(OptionBinder& b, AgentOptions& o) {
          "checks pass. Off: report only (the log says what would have been done). Never touches a drain whose "
          "reason gcm did not set.");
   add_drain_limit_options(b, o.drain_limits);
+  b.flag("--kubernetes-condition", "kubernetes_condition", o.kubernetes_condition,
+         "On Kubernetes: where a Slurm node would be drained, set the node condition GcmGpuHealthy=False with the "
+         "evidence as its message (RBAC: list and get nodes, patch nodes/status), under the drain limits counted "
+         "over the cluster's nodes; set it True again after the [confirm] checks pass. Without --drain, Slurm is "
+         "then not asked. The node is --kubernetes-node, else $NODE_NAME.");
+  b.flag("--kubernetes-cordon", "kubernetes_cordon", o.kubernetes_cordon,
+         "With --kubernetes-condition: also cordon the node (spec.unschedulable; RBAC: get and patch nodes). Only "
+         "a cordon gcm set is lifted (annotation gcm.dev/cordoned-by-gcm); an operator's stays.");
+  b.flag("--kubernetes-taint", "kubernetes_taint", o.kubernetes_taint,
+         "With --kubernetes-condition: also taint the node gcm.dev/gpu-unhealthy=true:NoSchedule (RBAC: get and "
+         "patch nodes); removed with the condition.");
   b.option("--drain-poll-interval", "drain_poll_interval", o.drain_poll_interval_s,
            "With --drain: seconds between two questions to slurmctld, while no job runs here, whether the "
            "detector's drain is on this node (one `scontrol show node` each; at once after the agent's own drain).")

@@ -32,7 +32,9 @@ struct AgentOptions {
   std::vector<std::string> attribution = {"nvml-processes", "mapping-files"};
   std::string slurm_node;
   std::string gpu_job_mapping_dir = "/run/gcm/gpu-jobs";
-  double attribution_refresh_s = 60;  // the longest an attribution is kept without a change having been seen
+  double attribution_refresh_s = 60;   // the longest an attribution is kept without a change having been seen
+  KubeletAttributionOptions kubelet;   // --attribution kubelet
+  kube::AccessOptions kubernetes_api;  // the API server: DRA lookups of the kubelet attribution
   // XIDs.
   double xid_clear_after_s = 3600;
   // Export.
@@ -51,6 +53,8 @@ struct AgentOptions {
   double check_interval_s = 300;
   // Drain (off: report only). See agent/drain_control.h.
   bool drain = false;
+  // Kubernetes (kubernetes/node_health.h): mark the node where a Slurm node would be drained; cordon and taint too.
+  bool kubernetes_condition = false, kubernetes_cordon = false, kubernetes_taint = false;
   suite::DrainLimits drain_limits;  // its reason length comes from the suite's [slurm] reason_max_length
   double drain_poll_interval_s = 300;
   // Logging.

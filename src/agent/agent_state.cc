@@ -206,4 +206,10 @@ StateVerdict judge_agent_state(const std::optional<AgentState>& s, int64_t now_u
   return {0, fmt::format("OK: {} GPU(s) healthy (agent state {:.0f} s old)", s->gpus.size(), age_s)};
 }
 
+int npd_exit_code(int nagios_code) {
+  if (nagios_code == 0) return 0;
+  if (nagios_code == 2) return 1;
+  return 2;
+}
+
 }  // namespace gcm::agent

@@ -66,4 +66,8 @@ struct StateVerdict {
 StateVerdict judge_agent_state(const std::optional<AgentState>& s, int64_t now_unix_ms, const std::string& path,
                                double stale_windows = 3);
 
+// A Nagios code (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN) as node-problem-detector's custom plugins exit: 0 OK,
+// 1 NonOK (the problem is there), 2 Unknown. A WARNING of agent-verdict means the agent's verdict is unknown.
+int npd_exit_code(int nagios_code);
+
 }  // namespace gcm::agent

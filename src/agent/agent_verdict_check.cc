@@ -1,6 +1,7 @@
 // health_checks agent-verdict: the prolog's view of what `gcm agent` saw. It reads the agent's state file instead
 // of asking NVML again, so a node whose GPU failed or degraded during the last job fails the next prolog in well
 // under a millisecond with the agent's reason; a missing or stale file (the agent is not running) is a WARNING.
+// With --npd it is a node-problem-detector custom plugin instead (its exit codes, the same line).
 #include <chrono>
 #include <cstdlib>
 
@@ -25,10 +26,14 @@ class AgentVerdict : public HealthCheck {
              "never a failure.")
         ->capture_default_str()
         ->check(CLI::Range(1.0, 1e6));
+    b.flag("--npd", "npd", npd_,
+           "Exit as a node-problem-detector custom plugin: 0 OK, 1 a GPU failed or degraded (NonOK: NPD sets its "
+           "condition), 2 the agent's verdict is unknown (state file missing or stale); the stdout line is the "
+           "condition's message (use with --verbose-out).");
   }
 
   int run(CheckRun& r) override {
-    return r.run_standard("agent verdict", "disable_agent_verdict", [&]() -> CheckOutcome {
+    int code = r.run_standard("agent verdict", "disable_agent_verdict", [&]() -> CheckOutcome {
       // Read when the check runs, not when it is set up: the suite runner sets its [environment] in between.
       std::string dir = run_dir_;
       if (dir.empty())
@@ -44,11 +49,13 @@ class AgentVerdict : public HealthCheck {
       agent::StateVerdict v = agent::judge_agent_state(state, unix_ms_now(), path, stale_windows_);
       return {*exit_code_from_int(v.code), v.message};
     });
+    return npd_ ? agent::npd_exit_code(code) : code;
   }
 
  private:
   std::string run_dir_;  // empty: $GCM_AGENT_RUN_DIR, else /run/gcm
   double stale_windows_ = 3;
+  bool npd_ = false;
 };
 
 const bool kAgentVerdictCheckRegistered = register_health_check({

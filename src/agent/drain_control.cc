@@ -92,7 +92,7 @@ bool DrainControl::on_window(const std::vector<detector::GpuVerdict>& verdicts, 
   }
   // Resume: asked only while no job runs here (a drained node runs its last job to the end first), while no GPU
   // holds a reason an idle GPU can judge, and at most every poll interval (at once after this agent's own drain).
-  if (!opts_.drain || node_has_job || retry_wait) return confirmed;
+  if (!(opts_.drain || opts_.kubernetes) || node_has_job || retry_wait) return confirmed;
   if (std::any_of(verdicts.begin(), verdicts.end(), idle_judgeable_reason)) return confirmed;
   if (last_poll_ && now - *last_poll_ < std::chrono::duration<double>(opts_.poll_interval_s)) return confirmed;
   last_poll_ = now;
@@ -100,8 +100,32 @@ bool DrainControl::on_window(const std::vector<detector::GpuVerdict>& verdicts, 
   return confirmed;
 }
 
+void DrainControl::kubernetes_mark(TaskResult& r, const std::string& evidence) {
+  kube::NodeHealthOptions ko = opts_.kubernetes_node;
+  ko.limits = opts_.limits;
+  kube::NodeMarkOutcome o;
+  try {
+    auto api = kube::make_api_client(opts_.kubernetes_api);
+    o = kube::mark_node_unhealthy(*api, ko, evidence, /*report_only=*/false, unix_seconds_now());
+  } catch (const std::exception& e) {
+    o.action = kube::NodeMarkAction::Failed;
+    o.message = fmt::format("cannot mark node {}: {}", ko.node, e.what());
+  }
+  r.actions.push_back(std::string("kubernetes_") + kube::to_string(o.action));
+  if (o.action == kube::NodeMarkAction::Failed || o.action == kube::NodeMarkAction::OverBudget) r.drain_again = true;
+  if (o.action == kube::NodeMarkAction::Marked) r.drained = true;
+  if (o.action == kube::NodeMarkAction::AlreadyMarked)
+    log_->info("agent: kubernetes: {}", o.message);
+  else
+    log_->warn("agent: kubernetes: {}", o.message);
+}
+
 DrainControl::TaskResult DrainControl::drain_task(std::string evidence) {
   TaskResult r;
+  if (opts_.kubernetes) {
+    kubernetes_mark(r, evidence);
+    if (!opts_.drain) return r;
+  }
   suite::DrainOutcome o;
   try {
     o = suite::drain_for_detector(scontrol(), opts_.node, evidence, opts_.limits, !opts_.drain, unix_time_now());
@@ -110,8 +134,8 @@ DrainControl::TaskResult DrainControl::drain_task(std::string evidence) {
     o.message = e.what();
   }
   r.actions.push_back(suite::to_string(o.action));
-  r.drained = o.action == suite::DrainAction::Drained;
-  r.drain_again = o.action == suite::DrainAction::Failed || o.action == suite::DrainAction::OverBudget;
+  r.drained = r.drained || o.action == suite::DrainAction::Drained;
+  r.drain_again = r.drain_again || o.action == suite::DrainAction::Failed || o.action == suite::DrainAction::OverBudget;
   if (o.action == suite::DrainAction::Drained || o.action == suite::DrainAction::Failed ||
       o.action == suite::DrainAction::OverBudget)
     log_->warn("agent: drain: {}", o.message);
@@ -123,12 +147,26 @@ DrainControl::TaskResult DrainControl::drain_task(std::string evidence) {
 DrainControl::TaskResult DrainControl::resume_task() {
   TaskResult r;
   try {
-    suite::ScontrolRunner sc = scontrol();
-    suite::NodeState st = suite::show_node(sc, opts_.node);
-    if (!st.drain || !suite::needs_confirmation(st.reason)) return r;  // nothing of ours to resume
-    if (st.busy) return r;
-    log_->info("agent: node {} is drained by the detector ('{}') and idle: running the [confirm] checks", opts_.node,
-               st.reason);
+    std::optional<suite::ScontrolRunner> sc;
+    bool slurm_ours = false, kube_ours = false;
+    std::unique_ptr<kube::ApiClient> api;
+    if (opts_.drain) {
+      sc = scontrol();
+      suite::NodeState st = suite::show_node(*sc, opts_.node);
+      slurm_ours = st.drain && suite::needs_confirmation(st.reason) && !st.busy;
+      if (slurm_ours)
+        log_->info("agent: node {} is drained by the detector ('{}') and idle: running the [confirm] checks",
+                   opts_.node, st.reason);
+    }
+    if (opts_.kubernetes) {
+      api = kube::make_api_client(opts_.kubernetes_api);
+      kube::Node n = kube::get_node(*api, opts_.kubernetes_node.node, {kube::kCordonedByGcmAnnotation});
+      kube_ours = kube::node_marked(n);
+      if (kube_ours)
+        log_->info("agent: Kubernetes node {} is marked {}=False and its GPUs are idle: running the [confirm] checks",
+                   opts_.kubernetes_node.node, kube::kGpuHealthyCondition);
+    }
+    if (!slurm_ours && !kube_ours) return r;  // nothing of ours to resume
     CheckRunner confirm(opts_.suite_path, "", log_, suite::Profile::Confirm);
     if (confirm.size() == 0) {
       log_->warn(
@@ -155,11 +193,19 @@ DrainControl::TaskResult DrainControl::resume_task() {
     r.actions.push_back("confirm_passed");
     r.confirmed = true;
     std::string why;
-    if (suite::resume_detector_drain(sc, opts_.node, why)) {
-      r.actions.push_back("resumed");
-      log_->warn("agent: {} after {} confirmation check(s) passed", why, results.size());
-    } else {
-      log_->info("agent: not resuming: {}", why);
+    if (slurm_ours) {
+      if (suite::resume_detector_drain(*sc, opts_.node, why)) {
+        r.actions.push_back("resumed");
+        log_->warn("agent: {} after {} confirmation check(s) passed", why, results.size());
+      } else {
+        log_->info("agent: not resuming: {}", why);
+      }
+    }
+    if (kube_ours) {
+      kube::NodeMarkOutcome o = kube::clear_node_mark(*api, opts_.kubernetes_node, unix_seconds_now());
+      r.actions.push_back(std::string("kubernetes_") + kube::to_string(o.action));
+      if (o.action == kube::NodeMarkAction::Failed) r.failed = true;
+      log_->warn("agent: kubernetes: {} after {} confirmation check(s) passed", o.message, results.size());
     }
   } catch (const std::exception& e) {
     r.actions.push_back("failed");

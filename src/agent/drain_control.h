@@ -1,8 +1,8 @@
-// The agent's action on its verdicts (`--drain`): drain the node when a GPU is degraded or failed, so the running
-// job finishes and no new job lands; resume a node the detector drained once it is idle, its GPUs show no reason
-// idle windows can judge, and the suite's [confirm] profile (e.g. `dcgmi diag -r 2`, which loads the GPUs) passes.
-// A drain by `gcm drainer` (a cross-node verdict) is resumed the same way: the agent of the node is the only one
-// that can run the confirmation on it.
+// The agent's action on its verdicts (`--drain`, and on Kubernetes `--kubernetes-condition`): drain the node when a GPU
+// is degraded or failed, so the running job finishes and no new job lands; resume a node the detector drained once it
+// is idle, its GPUs show no reason idle windows can judge, and the suite's [confirm] profile (e.g. `dcgmi diag -r 2`,
+// which loads the GPUs) passes. A drain by `gcm drainer` (a cross-node verdict) is resumed the same way: the agent of
+// the node is the only one that can run the confirmation on it.
 //
 // Without --drain it reports only: the first window of each episode logs what it would have done. Everything that
 // talks to slurmctld or runs a check runs on a worker thread, one task at a time, so a slow slurmctld or a long
@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "detector/verdict.h"
+#include "kubernetes/access_options.h"
+#include "kubernetes/node_health.h"
 #include "suite/detector_drain.h"
 
 namespace spdlog {
@@ -37,6 +39,12 @@ struct DrainControlOptions {
   std::optional<std::string> scontrol;    // default: PATH, then the usual places
   std::optional<std::string> slurm_conf;  // default: $SLURM_CONF, then the usual places
   double slurm_timeout_s = 10;
+  // --kubernetes-condition: the Kubernetes node is marked (kubernetes/node_health.h) where the Slurm node would be
+  // drained, and cleared after the same confirmation. Without --drain the Slurm side is then left out entirely (a
+  // Kubernetes node without Slurm).
+  bool kubernetes = false;
+  kube::NodeHealthOptions kubernetes_node;  // its limits are `limits`
+  kube::AccessOptions kubernetes_api;
 };
 
 class DrainControl {
@@ -64,6 +72,7 @@ class DrainControl {
   bool collect();
   void start(std::function<TaskResult()> task);
   TaskResult drain_task(std::string evidence);
+  void kubernetes_mark(TaskResult& r, const std::string& evidence);
   TaskResult resume_task();
   suite::ScontrolRunner scontrol() const;
 

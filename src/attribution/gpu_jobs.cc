@@ -24,9 +24,29 @@ std::string short_hostname() {
 
 }  // namespace
 
+void add_pods(std::vector<JobInfo>& jobs, const std::vector<PodAssignment>& pods) {
+  if (pods.empty()) return;
+  if (!jobs.empty()) {
+    // A Slurm job's GPU given to a pod (SUNK's slurmd pod): the job keeps its metadata and gains the pod.
+    for (auto& j : jobs) {
+      j.pod = pods.front().pod;
+      j.pod_namespace = pods.front().namespace_;
+      j.container = pods.front().container;
+    }
+    return;
+  }
+  for (const auto& p : pods) {
+    JobInfo j;
+    j.pod = p.pod;
+    j.pod_namespace = p.namespace_;
+    j.container = p.container;
+    jobs.push_back(std::move(j));
+  }
+}
+
 const std::vector<std::string>& attribution_source_names() {
-  static const std::vector<std::string> names = {"nvml-processes", "slurmd-local", "slurmctld", "cgroup",
-                                                 "mapping-files"};
+  static const std::vector<std::string> names = {"nvml-processes", "slurmd-local",  "slurmctld",
+                                                 "cgroup",         "mapping-files", "kubelet"};
   return names;
 }
 
@@ -34,8 +54,9 @@ void check_attribution_sources(const std::vector<std::string>& sources) {
   const auto& known = attribution_source_names();
   for (const auto& s : sources)
     if (std::find(known.begin(), known.end(), s) == known.end())
-      throw std::invalid_argument("unknown attribution source '" + s +
-                                  "' (expected nvml-processes, slurmd-local, slurmctld, cgroup or mapping-files)");
+      throw std::invalid_argument(
+          "unknown attribution source '" + s +
+          "' (expected nvml-processes, slurmd-local, slurmctld, cgroup, mapping-files or kubelet)");
 }
 
 std::vector<JobInfo> jobs_from_processes(const std::vector<GpuProcess>& processes, const std::string& procfs) {
@@ -79,6 +100,7 @@ std::map<unsigned, std::vector<JobInfo>> attribute_gpus(const std::vector<Device
       if (!jobs.empty() && !out.count(gpu)) out[gpu] = std::move(jobs);
   };
   for (const auto& source : opts.sources) {
+    if (source == "kubelet") continue;  // below: it adds to the others' answers
     if (!unresolved()) break;
     try {
       if (source == "nvml-processes") {
@@ -108,6 +130,14 @@ std::map<unsigned, std::vector<JobInfo>> attribute_gpus(const std::vector<Device
     } catch (const std::exception& e) {
       if (errors) errors->push_back(source + ": " + e.what());
     }
+  }
+  if (std::find(opts.sources.begin(), opts.sources.end(), "kubelet") != opts.sources.end()) {
+    try {
+      for (auto& [gpu, pods] : attribute_kubelet(devices, opts.kubelet, errors)) add_pods(out[gpu], pods);
+    } catch (const std::exception& e) {
+      if (errors) errors->push_back(std::string("kubelet: ") + e.what());
+    }
+    for (auto it = out.begin(); it != out.end();) it = it->second.empty() ? out.erase(it) : std::next(it);
   }
   // Only GPUs this host has: a job's SLURM_JOB_GPUS may name indices that NVML does not show (a lost GPU).
   std::map<unsigned, std::vector<JobInfo>> known;

@@ -6,6 +6,9 @@
 //   cgroup          the job cgroup of the GPU's processes; with cgroup v1 also the jobs' device allow-lists
 //   mapping-files   a directory with one file per GPU index holding the job id (the layout a prolog writes and
 //                   dcgm-exporter's --hpc-job-mapping-dir reads)
+//   kubelet         the kubelet's pod-resources API: the pod, namespace and container of each GPU. It does not
+//                   compete with the others: its pods are added to the GPU's jobs (Slurm on Kubernetes: both), or
+//                   stand alone where no source knows a Slurm job.
 #pragma once
 
 #include <chrono>
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "attribution/job_info.h"
+#include "attribution/kubelet_pods.h"
 #include "gpu/gpu_sampler.h"
 
 namespace gcm {
@@ -28,6 +32,7 @@ struct AttributionOptions {
   std::string slurmctld_cache_file;
   std::chrono::seconds slurmctld_cache_duration{0};
   std::chrono::milliseconds command_timeout{10000};
+  KubeletAttributionOptions kubelet;
 };
 
 // The source names, for help texts and validation.
@@ -40,6 +45,10 @@ void check_attribution_sources(const std::vector<std::string>& sources);
 std::map<unsigned, std::vector<JobInfo>> attribute_gpus(const std::vector<DeviceResult>& devices,
                                                         const AttributionOptions& opts,
                                                         std::vector<std::string>* errors = nullptr);
+
+// Adds the kubelet's containers of a GPU to its jobs: each job gains the first pod; without jobs, one JobInfo per
+// pod (no job id).
+void add_pods(std::vector<JobInfo>& jobs, const std::vector<PodAssignment>& pods);
 
 // Jobs of one GPU from its processes' environments.
 std::vector<JobInfo> jobs_from_processes(const std::vector<GpuProcess>& processes, const std::string& procfs);

@@ -60,7 +60,8 @@ class NvmlMonitor : public Collector {
              "processes), slurmd-local (`scontrol listpids` and each job's SLURM_JOB_GPUS), slurmctld (`scontrol show "
              "job -d` of this node's jobs: GRES indices and full metadata), cgroup (the job cgroup "
              "of the GPU's processes; v1 device allow-lists), mapping-files (one file per GPU index holding the job "
-             "id).")
+             "id), kubelet (the pod, namespace and container the kubelet's pod-resources API gave each GPU to; added "
+             "to the job the other sources find).")
         ->delimiter(',')
         ->capture_default_str();
     b.option("--slurm-node", "slurm_node", attribution_.slurm_node,
@@ -76,6 +77,8 @@ class NvmlMonitor : public Collector {
         ->check(seconds_or_zero());
     b.option("--gpu-job-mapping-dir", "gpu_job_mapping_dir", attribution_.mapping_dir,
              "Directory of the mapping-files source (one file per GPU index, as written by a prolog).");
+    add_kubelet_attribution_options(b, attribution_.kubelet);
+    kube::add_access_options(b, attribution_.kubelet.api, /*in_cluster_flag=*/false);
     b.flag("--no-extended", "no_extended", no_extended_,
            "Sample only the reference's fields (utilisation, memory, temperature, power, retired pages).");
   }

@@ -121,6 +121,15 @@ void set_tls_options(const Curl& api, CURL* c, const HttpClientTls& tls) {
   if (!tls.ca_file.empty()) api.easy_setopt(c, CURLOPT_CAINFO, tls.ca_file.c_str());
   if (!tls.cert_file.empty()) api.easy_setopt(c, CURLOPT_SSLCERT, tls.cert_file.c_str());
   if (!tls.key_file.empty()) api.easy_setopt(c, CURLOPT_SSLKEY, tls.key_file.c_str());
+  // In-memory PEM (libcurl >= 7.77 copies the blob with CURL_BLOB_COPY).
+  auto blob = [&](CURLoption opt, const std::string& pem) {
+    if (pem.empty()) return;
+    curl_blob b{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY};
+    api.easy_setopt(c, opt, &b);
+  };
+  if (tls.ca_file.empty()) blob(CURLOPT_CAINFO_BLOB, tls.ca_pem);
+  if (tls.cert_file.empty()) blob(CURLOPT_SSLCERT_BLOB, tls.cert_pem);
+  if (tls.key_file.empty()) blob(CURLOPT_SSLKEY_BLOB, tls.key_pem);
   if (!tls.verify) {
     api.easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
     api.easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -266,9 +275,20 @@ HttpClient::HttpClient(HttpClientTls tls) : tls_(std::move(tls)) {
 
 HttpResponse HttpClient::get(const std::string& url, std::chrono::milliseconds timeout,
                              const std::vector<std::string>& headers) {
+  return perform("GET", url, nullptr, headers, timeout);
+}
+
+HttpResponse HttpClient::request(const std::string& method, const std::string& url, const std::string& body,
+                                 const std::vector<std::string>& headers, std::chrono::milliseconds timeout) {
+  return perform(method, url, &body, headers, timeout);
+}
+
+HttpResponse HttpClient::perform(const std::string& method, const std::string& url, const std::string* body,
+                                 const std::vector<std::string>& headers, std::chrono::milliseconds timeout) {
   // The options were checked where they were given; this keeps any other caller from reaching libcurl's other
   // protocols (file://, gopher://, ...).
-  if (auto problem = http_url_problem(url)) throw HttpTransportError(fmt::format("GET {}: refused: {}", url, *problem));
+  if (auto problem = http_url_problem(url))
+    throw HttpTransportError(fmt::format("{} {}: refused: {}", method, url, *problem));
   const Curl& api = curl();
   CURL* c = static_cast<CURL*>(curl_);
   api.easy_reset(c);
@@ -278,6 +298,11 @@ HttpResponse HttpClient::get(const std::string& url, std::chrono::milliseconds t
   hdrs = api.slist_append(hdrs, "Expect:");  // no 100-continue round trip for large bodies
   api.easy_setopt(c, CURLOPT_URL, url.c_str());
   api.easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+  if (body) {
+    api.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+    api.easy_setopt(c, CURLOPT_POSTFIELDS, body->data());
+  }
+  if (method != "GET") api.easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
   api.easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
   api.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeout.count()));
   api.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -292,10 +317,11 @@ HttpResponse HttpClient::get(const std::string& url, std::chrono::milliseconds t
   CURLcode rc = api.easy_perform(c);
   api.slist_free_all(hdrs);
   if (sink.too_large)
-    throw HttpTransportError(fmt::format("GET {}: the response is larger than {} bytes", url, max_body_bytes_));
+    throw HttpTransportError(fmt::format("{} {}: the response is larger than {} bytes", method, url, max_body_bytes_));
   if (rc != CURLE_OK) {
-    throw HttpTransportError(fmt::format(
-        "GET {}{}: {}", url, unix_socket_.empty() ? "" : " on unix socket " + unix_socket_, api.easy_strerror(rc)));
+    throw HttpTransportError(fmt::format("{} {}{}: {}", method, url,
+                                         unix_socket_.empty() ? "" : " on unix socket " + unix_socket_,
+                                         api.easy_strerror(rc)));
   }
   api.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &res.status);
   return res;

@@ -35,6 +35,9 @@ struct HttpResponse {
 // is not authenticated.
 struct HttpClientTls {
   std::string ca_file, cert_file, key_file;
+  // The same material in memory (PEM), for credentials that come inline (a kubeconfig's *-data fields): never
+  // written to a file. Used where the file of the same kind is "".
+  std::string ca_pem, cert_pem, key_pem;
   bool verify = true;
 };
 
@@ -55,6 +58,9 @@ class HttpClient {
                     std::chrono::milliseconds timeout);
   HttpResponse get(const std::string& url, std::chrono::milliseconds timeout,
                    const std::vector<std::string>& headers = {});
+  // Any other method with a small body (PATCH, PUT, DELETE), on the GETs' connection.
+  HttpResponse request(const std::string& method, const std::string& url, const std::string& body,
+                       const std::vector<std::string>& headers, std::chrono::milliseconds timeout);
 
   // Connect through this unix socket instead of the URL's host and port (slurmrestd listening on unix:/path); the
   // URL still gives the path and the Host header. "" for TCP.
@@ -64,6 +70,8 @@ class HttpClient {
 
  private:
   struct PostConnection;
+  HttpResponse perform(const std::string& method, const std::string& url, const std::string* body,
+                       const std::vector<std::string>& headers, std::chrono::milliseconds timeout);
   void* curl_;  // GETs' handle (curl_easy_perform)
   std::unique_ptr<PostConnection> post_;
   HttpClientTls tls_;

@@ -777,8 +777,10 @@ void HttpListener::Impl::answer(Conn& c, HttpReply r) {
   bool close = c.framing.close || c.linger_after || stopping.load();
   c.framing.close = close;
   r.extra_headers += opts.extra_headers;
-  queue_output(c, serialize(r, c.head_only, close, c.framing.http10));
+  // Writing before queueing: outside Writing queue_output sends at once, and a send that fails (the peer reset
+  // the connection while its request was handled) closes the connection and frees `c` under this function.
   c.phase = Phase::Writing;
+  queue_output(c, serialize(r, c.head_only, close, c.framing.http10));
   c.deadline = Clock::now() + opts.write_timeout;
   flush(c);
 }

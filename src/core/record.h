@@ -27,4 +27,16 @@ struct Record {
   const Value& at(std::string_view field) const;
 };
 
+// Calls `visit(field, member, value)` for each member of each object field whose schema declares members
+// (FieldSpec::members) and whose value is an object; absent and null members are skipped.
+template <typename Visit>
+void for_each_member_field(const Schema& s, const std::vector<Value>& values, Visit&& visit) {
+  for (size_t i = 0; i < s.fields.size() && i < values.size(); ++i) {
+    const FieldSpec& f = s.fields[i];
+    if (f.members.empty() || !values[i].is_object()) continue;
+    for (const auto& m : f.members)
+      if (const Value* v = values[i].find(m.name); v && !v->is_null()) visit(f, m, *v);
+  }
+}
+
 }  // namespace gcm

@@ -14,6 +14,8 @@ int Schema::index_of(std::string_view field) const {
 bool Schema::has_measurements() const {
   for (size_t i = 0; i < fields.size(); ++i) {
     if (is_measurement(i)) return true;
+    for (const auto& m : fields[i].members)
+      if (m.role == FieldRole::Gauge || m.role == FieldRole::Counter) return true;
   }
   return false;
 }
@@ -32,6 +34,10 @@ const char* to_string(DataIdentifier id) {
       return "STATVFS";
     case DataIdentifier::Pure:
       return "PURE";
+    case DataIdentifier::K8sPod:
+      return "K8S_POD";
+    case DataIdentifier::K8sNode:
+      return "K8S_NODE";
   }
   return "?";
 }
@@ -132,6 +138,11 @@ std::string schema_markdown(const Schema& s) {
     bool measured = f.role == FieldRole::Gauge || f.role == FieldRole::Counter;
     out += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", f.name, to_string(f.type), to_string(f.role), f.unit,
                        measured ? "`" + prometheus_metric_name(s, f) + "`" : std::string(), f.help);
+    for (const auto& m : f.members) {
+      bool m_measured = m.role == FieldRole::Gauge || m.role == FieldRole::Counter;
+      out += fmt::format("| `{}.{}` | {} | {} | {} | {} | {} |\n", f.name, m.name, to_string(m.type), to_string(m.role),
+                         m.unit, m_measured ? "`" + prometheus_metric_name(s, m) + "`" : std::string(), m.help);
+    }
   }
   if (!s.info_labels.empty()) {
     std::string labels;

@@ -13,7 +13,7 @@ namespace gcm {
 // GCM's two kinds of data: LOG is tabular (one row per entity), METRIC is a time series.
 enum class DataType { Log, Metric };
 // Which table a LOG record belongs to; the file sink routes on it.
-enum class DataIdentifier { Generic, Job, Node, Statvfs, Pure };
+enum class DataIdentifier { Generic, Job, Node, Statvfs, Pure, K8sPod, K8sNode };
 
 enum class FieldType { String, Int, Double, Bool, Object, List };
 
@@ -31,6 +31,10 @@ struct FieldSpec {
   std::string unit;  // base unit: "bytes", "seconds", "celsius", "watts", "joules", "hertz", "ratio", "percent" or ""
   std::string help;
   std::string metric_name;  // overrides the metric's base name (without `gcm_` and unit suffix)
+  // For an Object field that holds one row (GCM's KubernetesPodPayload.pod): its members, with their roles. The
+  // JSON sinks write the object as it is; the metric sinks label and measure its members as if they were fields
+  // (Prometheus `<field>_<member>` labels, OTLP `<field>.<member>` attributes, metrics named after the member).
+  std::vector<FieldSpec> members = {};
 };
 
 struct Schema {
@@ -51,7 +55,7 @@ struct Schema {
   bool is_measurement(size_t i) const {
     return fields[i].role == FieldRole::Gauge || fields[i].role == FieldRole::Counter;
   }
-  bool has_measurements() const;
+  bool has_measurements() const;  // members of object fields included
 };
 
 // A schema built on first use. Each record type is declared at namespace scope as

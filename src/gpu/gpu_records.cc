@@ -189,7 +189,9 @@ Schema make_host_metrics() {
 Schema make_job_info() {
   Schema s;
   s.name = "GpuJobInfo";
-  s.description = "Join series: which Slurm job uses which GPU (value 1), to attribute any GPU series to a job.";
+  s.description =
+      "Join series: which Slurm job (and, on Kubernetes, which pod) uses which GPU (value 1), to attribute any GPU "
+      "series to a job or a pod.";
   s.metric_prefix = "gpu";
   s.data_type = DataType::Metric;
   s.fields = {
@@ -199,6 +201,9 @@ Schema make_job_info() {
       {"user", FT::String, FR::Identity, "", "job user"},
       {"account", FT::String, FR::Identity, "", "job account"},
       {"partition", FT::String, FR::Identity, "", "job partition"},
+      {"pod", FT::String, FR::Identity, "", "Kubernetes pod holding the GPU (attribution kubelet)"},
+      {"namespace", FT::String, FR::Identity, "", "the pod's namespace"},
+      {"container", FT::String, FR::Identity, "", "the container the kubelet gave the GPU to"},
       {"info", FT::Int, FR::Gauge, "", "always 1", "gpu_job_info"},
   };
   return s;
@@ -394,10 +399,13 @@ Record job_info_record(unsigned gpu, const std::optional<std::string>& uuid, con
   Record rec(kGpuJobInfo);
   rec.at("gpu") = static_cast<int64_t>(gpu);
   rec.at("uuid") = opt(uuid);
-  rec.at("job_id") = job.job_id;
+  rec.at("job_id") = job.has_job() ? Value(job.job_id) : Value();
   rec.at("user") = opt(job.job_user);
   rec.at("account") = opt(job.job_account);
   rec.at("partition") = opt(job.job_partition);
+  rec.at("pod") = opt(job.pod);
+  rec.at("namespace") = opt(job.pod_namespace);
+  rec.at("container") = opt(job.container);
   rec.at("info") = int64_t{1};
   return rec;
 }

@@ -130,17 +130,16 @@ size_t MetricsBuilder::add(const Record& r, int64_t ts_seconds) {
       flatten_value(s.fields[i].name, r.values[i],
                     [&](std::string_view key, const Value& v) { add_attribute(attrs, std::string(key), v); });
     }
+    for_each_member_field(s, r.values, [&](const FieldSpec& f, const FieldSpec& m, const Value& v) {
+      if (m.role == FieldRole::Identity && !v.is_list() && !v.is_object())
+        add_attribute(attrs, f.name + "." + m.name, v);
+    });
     first_attrs = attrs;
   };
   bool declared = s.has_measurements();
   uint64_t t = static_cast<uint64_t>(ts_seconds) * 1000000000ull;
   size_t added = 0;
-  for (size_t i = 0; i < s.fields.size(); ++i) {
-    const Value& v = r.values[i];
-    if (!(v.is_number() || v.is_bool())) continue;
-    const FieldSpec& f = s.fields[i];
-    bool measured = declared ? s.is_measurement(i) : (s.data_type == DataType::Metric && f.role != FieldRole::Identity);
-    if (!measured) continue;
+  auto add_point = [&](const FieldSpec& f, const Value& v) {
     std::string name = otlp_metric_name(s, f);
     auto it = by_name_.find(name);
     pb_metrics::Metric* m;
@@ -170,7 +169,17 @@ size_t MetricsBuilder::add(const Record& r, int64_t ts_seconds) {
       dp->set_as_double(v.as_double());
     bytes_ += dp->ByteSizeLong() + 8;
     ++added;
+  };
+  for (size_t i = 0; i < s.fields.size(); ++i) {
+    const Value& v = r.values[i];
+    if (!(v.is_number() || v.is_bool())) continue;
+    const FieldSpec& f = s.fields[i];
+    bool measured = declared ? s.is_measurement(i) : (s.data_type == DataType::Metric && f.role != FieldRole::Identity);
+    if (measured) add_point(f, v);
   }
+  for_each_member_field(s, r.values, [&](const FieldSpec&, const FieldSpec& m, const Value& v) {
+    if ((m.role == FieldRole::Gauge || m.role == FieldRole::Counter) && (v.is_number() || v.is_bool())) add_point(m, v);
+  });
   points_ += added;
   return added;
 }

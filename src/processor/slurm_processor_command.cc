@@ -300,6 +300,11 @@ void to_service_options(const SlurmProcessorCommand& c, processor::ServiceOption
   }
   o.resolver.attribution.sources = sources_of(c);
   check_attribution_sources(o.resolver.attribution.sources);
+  if (std::find(o.resolver.attribution.sources.begin(), o.resolver.attribution.sources.end(), "kubelet") !=
+      o.resolver.attribution.sources.end())
+    throw std::invalid_argument(
+        "--attribution kubelet is not a slurm_processor source: its records carry Slurm job attributes only; the "
+        "pod of a GPU is in the gcm_gpu_job_info series of nvml_monitor and gcm agent");
   if (std::find(o.resolver.attribution.sources.begin(), o.resolver.attribution.sources.end(), "mapping-files") !=
           o.resolver.attribution.sources.end() &&
       c.mapping_dir.empty())
@@ -363,8 +368,7 @@ int serve(const processor::ServiceOptions& o, const std::shared_ptr<spdlog::logg
   std::string sources;
   for (const auto& s : o.resolver.attribution.sources) sources += (sources.empty() ? "" : ",") + s;
   log->info("slurm_processor: listening on {}:{}{}{}, forwarding to {}, attribution {}", o.listen.host, svc.port(),
-            o.listen.tls ? " (TLS)" : "", o.listen.auth ? " (authentication required)" : "", o.downstream,
-            sources);
+            o.listen.tls ? " (TLS)" : "", o.listen.auth ? " (authentication required)" : "", o.downstream, sources);
   // The port, for scripts and tests that asked for port 0 (stdout: logs go to the log file unless --stdout).
   std::cout << fmt::format("slurm_processor listening on {}:{}\n", o.listen.host, svc.port());
   if (o.grpc) {

@@ -7,11 +7,13 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/json.h"
 #include "core/json_scan.h"
 #include "sacct/sacct_records.h"
 #include "slurm/derived_cluster.h"
+#include "slurm/hostlist.h"
 #include "slurm/parse_error.h"
 #include "slurm/timestamp.h"
 
@@ -372,7 +374,20 @@ void SacctPublisher::process(std::string_view line, RecordOut& out) {
       record_[kPayloadDerived].as_string() = derived_;
     }
   }
+  if (o_.kubernetes_hosts) {
+    std::string_view nodes = nodelist_ == SIZE_MAX ? std::string_view() : fields_[nodelist_];
+    if (!hosts_resolved_ || nodes != hosts_key_) {
+      sc_host_ = resolve_sc_host(nodes, *o_.kubernetes_hosts);
+      sc_node_hosts_ = resolve_sc_node_hosts(nodes, *o_.kubernetes_hosts);
+      hosts_key_.assign(nodes);
+      hosts_resolved_ = true;
+    }
+    record_[kPayloadScHost] = sc_host_ ? Value(*sc_host_) : Value();
+    record_[kPayloadScNodeHosts] = sc_node_hosts_ ? Value(*sc_node_hosts_) : Value();
+  }
   last_size_ = fixed_size_ + end_ds_.size() + 2;
+  last_size_ += sc_host_ ? json_string_size(*sc_host_) : 4;  // "null"
+  last_size_ += sc_node_hosts_ ? json_string_size(*sc_node_hosts_) : 4;
   if (sized_cluster_ != o_.cluster || cluster_size_ == 0) {
     sized_cluster_ = o_.cluster;
     cluster_size_ = json_string_size(o_.cluster);
@@ -391,12 +406,48 @@ void SacctPublisher::process(std::string_view line, RecordOut& out) {
   // `--sink stdout` was scanning ~100 keys and values per record a second time). The strings that do not come from
   // the line's fields as they are (the converted times, the cluster names, end_ds) are checked here.
   bool plain = line_plain && keys_plain_ && is_json_plain_ascii(end_out_) && is_json_plain_ascii(end_ds_) &&
-               is_json_plain_ascii(o_.cluster) && is_json_plain_ascii(derived_);
+               is_json_plain_ascii(o_.cluster) && is_json_plain_ascii(derived_) &&
+               (!sc_host_ || is_json_plain_ascii(*sc_host_)) &&
+               (!sc_node_hosts_ || is_json_plain_ascii(*sc_node_hosts_));
   for (size_t k = 0; k < 3 && plain; ++k)
     if (times[k]) plain = is_json_plain_ascii(*times[k]);
   record_.strings_json_plain = plain;
   out.emit(record_);
   ++stats_.records;
+}
+
+std::optional<std::string> resolve_sc_host(std::string_view node_list,
+                                           const std::map<std::string, std::string, std::less<>>& hosts) {
+  std::vector<std::string> nodes;
+  try {
+    nodes = slurm::expand_hostlist(node_list);
+  } catch (const slurm::HostlistError&) {
+    return std::nullopt;
+  }
+  if (nodes.size() != 1) return std::nullopt;
+  auto it = hosts.find(nodes[0]);
+  return it == hosts.end() ? std::nullopt : std::optional(it->second);
+}
+
+std::optional<std::string> resolve_sc_node_hosts(std::string_view node_list,
+                                                 const std::map<std::string, std::string, std::less<>>& hosts) {
+  std::vector<std::string> nodes;
+  try {
+    nodes = slurm::expand_hostlist(node_list);
+  } catch (const slurm::HostlistError&) {
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> known;  // sorted keys, as json.dumps(sort_keys=True)
+  for (const auto& n : nodes)
+    if (auto it = hosts.find(n); it != hosts.end()) known[n] = it->second;
+  if (known.empty()) return std::nullopt;
+  auto quoted = [](const std::string& s) { return nlohmann::json(s).dump(-1, ' ', /*ensure_ascii=*/true); };
+  std::string out = "{";
+  for (const auto& [k, v] : known) {
+    if (out.size() > 1) out += ", ";
+    out += quoted(k) + ": " + quoted(v);
+  }
+  return out + "}";
 }
 
 std::string SacctPublisher::invalid_summary() const {

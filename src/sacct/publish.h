@@ -9,7 +9,10 @@
 
 #include <cstdint>
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -39,7 +42,19 @@ struct PublishOptions {
   bool heterogeneous_cluster_v1 = false;
   int64_t time = 0;              // the payloads' time field
   std::string input_name = "-";  // for messages
+  // --resolve-kubernetes-hosts: Slurm node (its slurmd pod's name) -> the Kubernetes node the pod runs on. Null:
+  // sc_host and sc_node_hosts stay null.
+  std::shared_ptr<const std::map<std::string, std::string, std::less<>>> kubernetes_hosts;
 };
+
+// sc_host: the Kubernetes node of `node_list` when it names one Slurm node that `hosts` knows.
+std::optional<std::string> resolve_sc_host(std::string_view node_list,
+                                           const std::map<std::string, std::string, std::less<>>& hosts);
+// sc_node_hosts: {slurm node: Kubernetes node} over the expanded node list, for the nodes `hosts` knows, written as
+// GCM writes it (Python's json.dumps with sorted keys: ", " and ": " separators, non-ASCII escaped); nullopt when
+// none is known (an unparsable list, "None assigned").
+std::optional<std::string> resolve_sc_node_hosts(std::string_view node_list,
+                                                 const std::map<std::string, std::string, std::less<>>& hosts);
 
 // A bad input that stops the command: an invalid line (without ignore_line_errors), invalid UTF-8 under strict, a
 // header without an End column. The message names the input and the line.
@@ -114,6 +129,9 @@ class SacctPublisher {
   std::vector<size_t> key_size_;  // compact JSON size of each sacct key (per member)
   bool keys_plain_ = false;       // every sacct key needs no JSON escaping (is_json_plain_ascii)
   std::string sized_cluster_, sized_derived_;
+  std::string hosts_key_;  // the NodeList sc_host/sc_node_hosts were resolved for (rows of one job repeat it)
+  bool hosts_resolved_ = false;
+  std::optional<std::string> sc_host_, sc_node_hosts_;
   size_t cluster_size_ = 0, derived_size_ = 0;
 };
 

@@ -24,6 +24,8 @@
 #include "core/logging.h"
 #include "core/shutdown.h"
 #include "core/si_size.h"
+#include "kubernetes/access_options.h"
+#include "kubernetes/objects.h"
 #include "sacct/publish.h"
 #include "sacct/sacct_records.h"
 #include "sinks/sink.h"
@@ -41,8 +43,13 @@ struct PublishCommand {
   std::string io_errors = "strict";
   std::string delimiter = "|#";
   std::optional<std::string> sacct_timezone;
+  bool resolve_kubernetes_hosts = false;
+  std::string kubernetes_namespace, kubernetes_label_selector;
+  kube::AccessOptions kubernetes{.timeout_s = 5};
 
   int run(const Invocation& inv);
+  std::shared_ptr<const std::map<std::string, std::string, std::less<>>> kubernetes_hosts(
+      const std::shared_ptr<spdlog::logger>& log);
   int publish(const std::shared_ptr<spdlog::logger>& log);
 };
 
@@ -52,8 +59,36 @@ int PublishCommand::run(const Invocation& inv) {
   return run_command(inv, startup, [&](const std::shared_ptr<spdlog::logger>& log) { return publish(log); });
 }
 
+// Slurm node -> Kubernetes node, from the pods of the namespace (SUNK names each slurmd pod after its Slurm node).
+// A failure is a warning: the records are published anyway, with sc_host and sc_node_hosts null.
+std::shared_ptr<const std::map<std::string, std::string, std::less<>>> PublishCommand::kubernetes_hosts(
+    const std::shared_ptr<spdlog::logger>& log) {
+  auto hosts = std::make_shared<std::map<std::string, std::string, std::less<>>>();
+  auto warn = [&](const std::string& w) {
+    log->warn("sacct_publish: {}", w);
+    std::cerr << "Warning: " << w << "\n";
+  };
+  try {
+    auto api = kube::make_api_client(kubernetes);
+    kube::PodQuery q;
+    q.namespace_ = kubernetes_namespace;
+    q.label_selector = kubernetes_label_selector;
+    q.annotation_keys = {};
+    for (const auto& p : kube::list_pods(*api, q))
+      if (!p.node_name.empty()) (*hosts)[p.name] = p.node_name;
+    if (hosts->empty())
+      warn(fmt::format("no scheduled pod in namespace {}{}: sc_host and sc_node_hosts stay null", kubernetes_namespace,
+                       kubernetes_label_selector.empty() ? "" : " with labels " + kubernetes_label_selector));
+  } catch (const std::exception& e) {
+    warn(fmt::format("cannot resolve Kubernetes hosts, publishing without them: {}", e.what()));
+  }
+  return hosts;
+}
+
 int PublishCommand::publish(const std::shared_ptr<spdlog::logger>& log) {
   PublishOptions o;
+  if (resolve_kubernetes_hosts && kubernetes_namespace.empty())
+    return usage_error("--kubernetes-namespace is required with --resolve-kubernetes-hosts");
   int64_t chunk_size = 0;
   try {
     chunk_size = parse_si_size(shared.chunk_size);
@@ -110,6 +145,7 @@ int PublishCommand::publish(const std::shared_ptr<spdlog::logger>& log) {
     return usage_error(e.what());
   }
   ::signal(SIGPIPE, SIG_IGN);  // a closed stdout is a write error to report
+  if (resolve_kubernetes_hosts) o.kubernetes_hosts = kubernetes_hosts(log);
 
   BatchInfo info;
   info.ts = o.time;
@@ -193,6 +229,15 @@ const bool kSacctPublishCommandRegistered = register_app_command({
       b.option("--delimiter", "delimiter", cmd->delimiter, "Field delimiter of the input.")->capture_default_str();
       b.option("--sacct-timezone", "sacct_timezone", cmd->sacct_timezone,
                "IANA zone the times are written in (default: the host's zone).");
+      b.flag("--resolve-kubernetes-hosts", "resolve_kubernetes_hosts", cmd->resolve_kubernetes_hosts,
+             "Add sc_host and sc_node_hosts: the Kubernetes node of each Slurm node of the job, from the pods of "
+             "--kubernetes-namespace (a slurmd pod is named after its Slurm node; RBAC: list pods there). A failure "
+             "is a warning and the records go out without them.");
+      b.option("--kubernetes-namespace", "kubernetes_namespace", cmd->kubernetes_namespace,
+               "The namespace of the slurmd pods (required with --resolve-kubernetes-hosts).");
+      b.option("--kubernetes-label-selector", "kubernetes_label_selector", cmd->kubernetes_label_selector,
+               "Label selector of the slurmd pods, e.g. app.kubernetes.io/component=compute.");
+      kube::add_access_options(b, cmd->kubernetes, /*in_cluster_flag=*/false);
       // The shared options, less --interval and --once: sacct_publish always runs once.
       OptionBinder all(sub);
       cmd->shared.add_to(all, 0);

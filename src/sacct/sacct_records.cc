@@ -180,6 +180,10 @@ constinit const LazySchema kSacctPayload{[] {
        "<Cluster>.<partition> with --heterogeneous-cluster-v1, else the cluster"},
       {"sacct", FieldType::Object, FieldRole::Attribute, "",
        "the row: header name -> value (strings; Eligible/Start/Submit/End with the sacct time zone's offset)"},
+      {"sc_host", FieldType::String, FieldRole::Attribute, "",
+       "with --resolve-kubernetes-hosts: the Kubernetes node of the job's one Slurm node (its slurmd pod's node)"},
+      {"sc_node_hosts", FieldType::String, FieldRole::Attribute, "",
+       "with --resolve-kubernetes-hosts: JSON object {slurm node: Kubernetes node} over the NodeList, keys sorted"},
   };
   return s;
 }};

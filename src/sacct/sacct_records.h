@@ -20,9 +20,18 @@ SacctColumnKind sacct_column_kind(size_t field);
 // Index of derived_cluster in sacct_schema().
 size_t sacct_derived_cluster_field();
 
-// SacctPayload: time, end_ds, cluster, derived_cluster, sacct (an object of the row's header -> value strings).
+// SacctPayload: time, end_ds, cluster, derived_cluster, sacct (an object of the row's header -> value strings),
+// sc_host and sc_node_hosts (the Kubernetes nodes of the job's Slurm nodes, with --resolve-kubernetes-hosts).
 const Schema& sacct_payload_schema();
-enum SacctPayloadField : size_t { kPayloadTime, kPayloadEndDs, kPayloadCluster, kPayloadDerived, kPayloadSacct };
+enum SacctPayloadField : size_t {
+  kPayloadTime,
+  kPayloadEndDs,
+  kPayloadCluster,
+  kPayloadDerived,
+  kPayloadSacct,
+  kPayloadScHost,
+  kPayloadScNodeHosts
+};
 
 // The job states of the reference's TERMINAL_JOB_STATES, lower case, in its order (sacct_backfill's -s list).
 const std::vector<std::string>& terminal_job_state_names();

@@ -115,6 +115,9 @@ void PrometheusStore::add(const Record& r) {
     if (r.values[i].is_list() || r.values[i].is_object()) continue;
     append_label(labels, s.fields[i].name, r.values[i]);
   }
+  for_each_member_field(s, r.values, [&](const FieldSpec& f, const FieldSpec& m, const Value& v) {
+    if (m.role == FieldRole::Identity && !v.is_list() && !v.is_object()) append_label(labels, f.name + "_" + m.name, v);
+  });
   bool declared = s.has_measurements();
   std::lock_guard lock(mu_);
   for (size_t i = 0; i < s.fields.size(); ++i) {
@@ -127,10 +130,22 @@ void PrometheusStore::add(const Record& r) {
     double d = v.is_bool() ? (v.as_bool() ? 1.0 : 0.0) : v.as_number();
     set(s, s.fields[i], labels, d);
   }
+  for_each_member_field(s, r.values, [&](const FieldSpec&, const FieldSpec& m, const Value& v) {
+    if ((m.role == FieldRole::Gauge || m.role == FieldRole::Counter) && (v.is_number() || v.is_bool()))
+      set(s, m, labels, v.is_bool() ? (v.as_bool() ? 1.0 : 0.0) : v.as_number());
+  });
   if (s.info_labels.empty()) return;
   std::string info = labels, names;
   for (const auto& name : s.info_labels) {
     names += (names.empty() ? "" : ", ") + name;
+    // "field.member" names a member of an object field.
+    if (size_t dot = name.find('.'); dot != std::string::npos) {
+      int i = s.index_of(std::string_view(name).substr(0, dot));
+      const Value* v = i < 0 ? nullptr : r.values[i].find(std::string_view(name).substr(dot + 1));
+      if (v && !v->is_null() && !v->is_list() && !v->is_object())
+        append_label(info, name.substr(0, dot) + "_" + name.substr(dot + 1), *v);
+      continue;
+    }
     int i = s.index_of(name);
     if (i < 0 || r.values[i].is_null() || r.values[i].is_list() || r.values[i].is_object()) continue;
     append_label(info, name, r.values[i]);

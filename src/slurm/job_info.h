@@ -15,6 +15,9 @@ struct JobInfo {
   std::optional<std::string> job_user, job_gpus, job_name, job_partition, job_account, job_qos;
   std::optional<int64_t> job_num_gpus, job_num_cpus, job_num_nodes, array_job_id, array_task_id;
   std::optional<double> job_cpus_per_gpu;
+  // On a Kubernetes node: the pod and container the kubelet gave the GPU to (attribution/kubelet_pods.h). With
+  // Slurm on Kubernetes both the job and the pod are known; on a plain Kubernetes node only the pod (job_id -1).
+  std::optional<std::string> pod, pod_namespace, container;
 
   bool has_job() const { return job_id >= 0; }
 };

@@ -10,6 +10,7 @@
 
 #include "agent/agent_options.h"
 #include "agent/status_text.h"
+#include "core/subprocess.h"
 #include "temp_dir.h"
 
 namespace gcm::agent {
@@ -125,6 +126,48 @@ TEST(AgentOptions, ByteSizesWithSuffixes) {
   EXPECT_THROW(parse_byte_size("lots"), std::invalid_argument);
   EXPECT_THROW(parse_byte_size("12XB"), std::invalid_argument);
   EXPECT_THROW(parse_byte_size("0"), std::invalid_argument);
+}
+
+TEST(AgentVerdictNpd, NagiosCodesAsNodeProblemDetectorsPluginCodes) {
+  EXPECT_EQ(npd_exit_code(0), 0);
+  EXPECT_EQ(npd_exit_code(2), 1);  // CRITICAL: NonOK
+  EXPECT_EQ(npd_exit_code(1), 2);  // WARNING (agent not running): Unknown
+  EXPECT_EQ(npd_exit_code(3), 2);
+}
+
+// The check as NPD's custom plugin monitor runs it: `health_checks agent-verdict --npd`, the exit code and the
+// stdout line that becomes the condition's message.
+TEST(AgentVerdictNpd, AsACustomPlugin) {
+  std::string bin = std::filesystem::path(GCM_BINARY).parent_path() / "health_checks";
+  if (!std::filesystem::exists(bin)) GTEST_SKIP() << bin << " is not built in this tree";
+  TempDir dir;
+  auto run = [&] {
+    CommandSpec spec;
+    spec.argv = {bin,
+                 "agent-verdict",
+                 "c",
+                 "app",
+                 "--npd",
+                 "--verbose-out",
+                 "--path.run",
+                 dir.file("run"),
+                 "--log-folder",
+                 dir.file("logs")};
+    spec.timeout = std::chrono::seconds(30);
+    return run_command(spec);
+  };
+  auto missing = run();
+  EXPECT_EQ(missing.exit_code, 2) << missing.out << missing.err;
+  int64_t now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  write_agent_state(dir.file("run/agent-state.json"), two_gpus(Health::Ok, now));
+  auto ok = run();
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  write_agent_state(dir.file("run/agent-state.json"), two_gpus(Health::Failed, now));
+  auto bad = run();
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
+  EXPECT_NE(bad.out.find("XID 79"), std::string::npos) << bad.out;
 }
 
 }  // namespace
