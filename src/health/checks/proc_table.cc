@@ -40,7 +40,7 @@ std::string_view read_stat_line(int procfs_fd, std::string_view pid, char (&buf)
   return {buf, static_cast<size_t>(n)};
 }
 
-double read_uptime(const std::string& procfs) {
+double proc_table_uptime(const std::string& procfs) {
   HostRoots roots;
   roots.procfs = procfs;
   auto up = read_file(roots.proc("uptime"));
@@ -88,7 +88,7 @@ std::optional<ProcStat> parse_proc_stat(std::string_view stat, double uptime_s, 
 }
 
 void for_each_process(const std::string& procfs, const std::function<void(const ProcStat&)>& visit) {
-  double uptime = read_uptime(procfs);
+  double uptime = proc_table_uptime(procfs);
   long ticks = ::sysconf(_SC_CLK_TCK);
   std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(procfs.c_str()), ::closedir);  // closed when a visit throws too
   if (!d) throw std::runtime_error(fmt::format("cannot list {}", procfs));
