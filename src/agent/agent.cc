@@ -20,6 +20,7 @@
 #include "agent/check_runner.h"
 #include "agent/dir_watch.h"
 #include "agent/drain_control.h"
+#include "agent/gpu_address_map.h"
 #include "agent/kernel_event_records.h"
 #include "agent/kernel_events.h"
 #include "agent/kmsg_follower.h"
@@ -115,7 +116,7 @@ struct Agent::Impl {
   Clock::time_point nvml_next_try = Clock::now();
   int all_gone_samples = 0;  // samples in a row in which no GPU answered: the driver may have been reloaded
   std::vector<GpuWindowAccumulator> acc;
-  std::map<unsigned, std::string> uuids;
+  GpuAddressMap addresses;  // PCI address <-> index and UUID, whatever the GPUs answer
   std::map<unsigned, GpuState> last_state;
 
   // Attribution.
@@ -143,7 +144,6 @@ struct Agent::Impl {
   std::unique_ptr<NvmlEventWatcher> events;
   uint64_t xid_seq = 0;                  // the last tracker event put into a window
   std::map<unsigned, int64_t> recovery;  // each GPU's last recovery action (0: none)
-  std::string gpu_identity_signature;    // what was last given to set_gpus
 
   // The zombie-GPU detector: judges each window's summaries against the GPU's own job peers.
   detector::Detector detector;
@@ -193,27 +193,23 @@ struct Agent::Impl {
     if (events || !lib) return;
     NvmlEventWatcherOptions eo;
     eo.log = log;
+    eo.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(opts.nvml_timeout_s * 1000));
     events = std::make_unique<NvmlEventWatcher>(
         lib->api(),
         [this](const NvmlXid& e) { xids->add_nvml(static_cast<int>(e.gpu), static_cast<int>(e.xid), e.unix_s); }, eo);
     events->start();
   }
 
-  // The GPUs' identities for the tracker's PCI bus id -> GPU map, given again when they change.
-  void update_gpu_identities(const std::vector<DeviceResult>& results) {
-    std::vector<GpuIdentity> ids;
-    std::string sig;
-    for (const auto& r : results) {
-      GpuIdentity g;
-      g.index = static_cast<int>(r.index);
-      g.uuid = r.sample.uuid.value_or(uuids.count(r.index) ? uuids[r.index] : "");
-      g.pci_bus_id = r.sample.pci_bus_id.value_or("");
-      sig += std::to_string(g.index) + g.uuid + g.pci_bus_id + ";";
-      ids.push_back(std::move(g));
-    }
-    if (sig == gpu_identity_signature) return;
-    gpu_identity_signature = sig;
-    xids->set_gpus(ids);
+  // The driver's own list of the GPUs (under --path.procfs and --path.sysfs), for the GPUs NVML never identified:
+  // read at start, before any sample, and again whenever NVML is loaded.
+  void load_host_gpus() {
+    HostRoots roots;
+    roots.procfs = opts.path_procfs;
+    roots.sysfs = opts.path_sysfs;
+    std::vector<std::string> problems;
+    addresses.set_host_gpus(read_host_gpus(roots, &problems));
+    for (const auto& p : problems) log->warn("agent: GPU addresses: {}", p);
+    xids->set_gpus(addresses.identities());
   }
 
   // A GPU that was reset (it answers again after being lost, or the driver's recovery action went back to none)
@@ -377,6 +373,8 @@ struct Agent::Impl {
     nvml_backoff.succeeded();
     if (!nvml_error.empty()) log->info("agent: NVML is back");
     nvml_error.clear();
+    addresses.set_gpu_count(sampler->device_count());
+    load_host_gpus();
     acc.clear();
     for (unsigned i = 0; i < sampler->device_count(); ++i) acc.emplace_back(i);
     log->info("agent: {} GPU(s), driver {}, library {}", sampler->device_count(),
@@ -452,8 +450,9 @@ struct Agent::Impl {
     s.up = true;
     s.last_duration_s = last_sample_s;
     bool any_answer = results.empty();
+    bool identities_changed = false;
     for (auto& r : results) {
-      if (r.sample.uuid) uuids[r.index] = *r.sample.uuid;
+      identities_changed |= addresses.learn(r.index, r.sample.uuid.value_or(""), r.sample.pci_bus_id.value_or(""));
       if (r.state == GpuState::Ok) any_answer = true;
       if (r.state == GpuState::NotResponding) ++s.timeouts;
       if (r.state == GpuState::Error) ++s.errors;
@@ -467,12 +466,13 @@ struct Agent::Impl {
           log->warn("agent: [GPU {}] {}: {}", r.index, to_string(r.state), r.detail);
       }
       last_state[r.index] = r.state;
-      auto known = uuids.count(r.index) ? std::optional(uuids[r.index]) : std::nullopt;
+      std::string uuid = addresses.uuid_of(r.index);
+      auto known = uuid.empty() ? std::nullopt : std::optional(uuid);
       Record rec = device_metrics_record(r, hostname, sampler->driver_version(), known);
       if (r.index < acc.size()) acc[r.index].add(r, rec);
     }
     maybe_attribute(results);
-    update_gpu_identities(results);
+    if (identities_changed) xids->set_gpus(addresses.identities());
     // Every GPU erroring (UNINITIALIZED, DRIVER_NOT_LOADED after an unload) for several samples: the library's
     // state is gone, so it is loaded and initialised again rather than asked forever.
     all_gone_samples = any_answer ? 0 : all_gone_samples + 1;
@@ -570,7 +570,7 @@ struct Agent::Impl {
     std::vector<detector::GpuWindow> summaries;
     for (auto& a : acc) {
       unsigned gpu = static_cast<unsigned>(&a - acc.data());
-      std::string uuid = uuids.count(gpu) ? uuids[gpu] : "";
+      std::string uuid = addresses.uuid_of(gpu);
       std::string job = job_of(gpu);
       auto closed = a.close(end_ms, seconds, job, uuid);
       device_records.push_back(closed.metrics);
@@ -853,6 +853,7 @@ void Agent::set_reload_source(std::function<std::optional<AgentOptions>()> sourc
 int Agent::run() {
   Impl& m = *impl_;
   m.mapping_watch = std::make_unique<DirWatch>(m.opts.gpu_job_mapping_dir);
+  m.load_host_gpus();
   m.load_checks();
   m.load_drain();
   m.start_otlp();

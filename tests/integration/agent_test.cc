@@ -248,6 +248,57 @@ TEST(Agent, KernelEventsOfEveryKindFromTheKernelLogReachMetrics) {
   EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
 }
 
+// An XID of a GPU that does not answer is its own: GPU 1's NVML calls hang from the agent's start (it never gave
+// its UUID or address), GPU 2 answers, then hangs. The driver's view of the GPUs (a fixture under --path.procfs and
+// --path.sysfs) gives GPU 1's address and UUID; GPU 2 keeps what NVML said before it went silent. Only an address
+// no GPU of the node has is gpu -1.
+TEST(Agent, AnXidOfAGpuThatDoesNotAnswerIsCountedUnderThatGpu) {
+  AgentNode n(3);
+  n.scenario["devices"][1]["delays"] = {{"nvmlDeviceGetHandleByIndex_v2", {{"hang", true}}}};
+  n.scenario["devices"][2]["delays"] = {{"nvmlDeviceGetTemperature", {{"hang", true}, {"after_calls", 3}}}};
+  for (int i = 0; i < 3; ++i) {
+    std::string address = "0000:1" + std::to_string(i) + ":00.0";
+    std::filesystem::create_directories(n.dir + "/proc/driver/nvidia/gpus/" + address);
+    std::ofstream(n.dir + "/proc/driver/nvidia/gpus/" + address + "/information")
+        << "Model: \t\t NVIDIA H100 80GB HBM3\nGPU UUID: \t GPU-" << i << "\nBus Location: \t " << address
+        << "\nDevice Minor: \t " << i << "\n";
+    std::filesystem::create_directories(n.dir + "/sys/bus/pci/drivers/nvidia/" + address);
+    std::ofstream(n.dir + "/sys/bus/pci/drivers/nvidia/" + address + "/class") << "0x030200\n";
+  }
+  ASSERT_EQ(::mkfifo((n.dir + "/kmsg").c_str(), 0600), 0);
+  n.start({"--nvml-timeout", "0.3", "--path.procfs", n.dir + "/proc", "--path.sysfs", n.dir + "/sys"});
+  std::ofstream kmsg(n.dir + "/kmsg");
+  double uptime = std::stod(read_text("/proc/uptime"));
+  std::string ts = std::to_string(static_cast<int64_t>(uptime * 1e6));
+  kmsg << "4,1001," << ts << ",-;NVRM: Xid (PCI:0000:11:00): 79, pid=1234, GPU has fallen off the bus.\n"
+       << "4,1002," << ts << ",-;NVRM: Xid (PCI:0000:4e:00): 13, pid=1234, Graphics Exception\n"
+       << std::flush;
+  ASSERT_TRUE(
+      eventually([&] { return n.value("gcm_gpu_xid_errors_total{gpu=\"1\",uuid=\"GPU-1\",xid=\"79\"}") == 1.0; }, 20s))
+      << n.metrics().substr(0, 4000) << n.diagnosis();
+  EXPECT_EQ(n.value("gcm_gpu_xid_errors_total{gpu=\"-1\",uuid=\"unknown\",xid=\"13\"}"), 1.0) << "no GPU's address";
+  EXPECT_EQ(n.value("gcm_gpu_up{gpu=\"1\",uuid=\"GPU-1\"}"), 0.0) << "its uuid label, though NVML never said it";
+  // GPU 2 goes silent after its first samples; an XID on its address afterwards is still its own.
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_gpu_up{gpu=\"2\"") == 0.0; }, 20s)) << n.metrics().substr(0, 3000);
+  kmsg << "4,1003," << ts << ",-;NVRM: Xid (PCI:0000:12:00): 79, pid=1234, GPU has fallen off the bus.\n" << std::flush;
+  ASSERT_TRUE(
+      eventually([&] { return n.value("gcm_gpu_xid_errors_total{gpu=\"2\",uuid=\"GPU-2\",xid=\"79\"}") == 1.0; }, 20s))
+      << n.metrics().substr(0, 4000);
+  // The detector fails both (XID 79 needs a reboot) and the prolog says so.
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto j = json::parse(read_text(n.dir + "/run/agent-state.json"), nullptr, false);
+        return !j.is_discarded() && j["gpus"][1]["health"] == "failed" && j["gpus"][2]["health"] == "failed";
+      },
+      20s))
+      << read_text(n.dir + "/run/agent-state.json");
+  auto j = json::parse(read_text(n.dir + "/run/agent-state.json"));
+  EXPECT_EQ(j["gpus"][1]["uuid"], "GPU-1") << j.dump(1);
+  EXPECT_EQ(j["gpus"][1]["active_xids"], json::array({79})) << j.dump(1);
+  EXPECT_EQ(j["gpus"][0]["health"], "ok") << j.dump(1);
+  EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
+}
+
 // XIDs from NVML's event API (GPU 0, XID 79 at 0.5 s) and from the kernel log (a FIFO standing in for /dev/kmsg:
 // XID 48 on GPU 1's PCI address, and the same XID 79 on GPU 0, which is counted once) reach a real Prometheus
 // scraping the agent, and PromQL's increase() answers.
