@@ -20,10 +20,12 @@
 #include "agent/check_runner.h"
 #include "agent/dir_watch.h"
 #include "agent/drain_control.h"
+#include "agent/fabric_manager.h"
 #include "agent/gpu_address_map.h"
 #include "agent/kernel_event_records.h"
 #include "agent/kernel_events.h"
 #include "agent/kmsg_follower.h"
+#include "agent/node_health.h"
 #include "agent/nvml_events.h"
 #include "agent/xid_records.h"
 #include "agent/xid_tracker.h"
@@ -118,6 +120,8 @@ struct Agent::Impl {
   std::vector<GpuWindowAccumulator> acc;
   GpuAddressMap addresses;  // PCI address <-> index and UUID, whatever the GPUs answer
   std::map<unsigned, GpuState> last_state;
+  std::map<std::string, Health> last_node_health;  // node reason -> its state in the last window
+  std::string fabric_manager_unknown;               // why systemctl could not be asked, as last logged
 
   // Attribution.
   std::map<unsigned, std::vector<JobInfo>> jobs;
@@ -140,6 +144,7 @@ struct Agent::Impl {
   std::unique_ptr<XidTracker> xids;
   // The kernel log's other hardware events (SXids, link flaps, machine checks, PCIe AER), from the same follower.
   KernelEventTracker kernel_events;
+  std::unique_ptr<NodeHealth> node_health;  // the node's own reasons (not one GPU's)
   std::unique_ptr<KmsgFollower> kmsg;
   std::unique_ptr<NvmlEventWatcher> events;
   uint64_t xid_seq = 0;                  // the last tracker event put into a window
@@ -167,6 +172,7 @@ struct Agent::Impl {
     XidTrackerOptions xo;
     xo.active_window_s = opts.xid_clear_after_s;
     xids = std::make_unique<XidTracker>(xo);
+    node_health = std::make_unique<NodeHealth>(opts.xid_clear_after_s);
   }
 
   // The kernel log is followed once the GPUs' PCI addresses are known (or NVML failed), so its XIDs since boot are
@@ -184,7 +190,9 @@ struct Agent::Impl {
       }
       // The follower read the line's SXid already; any other line may be a link, machine-check or AER event.
       auto e = x ? health::sxid_event(*x, rec.message) : health::classify_host_event(rec.message);
-      if (e) kernel_events.add(*e, t);
+      if (!e) return;
+      kernel_events.add(*e, t);
+      node_health->add_kernel_event(*e, t);
     });
     kmsg->start();
   }
@@ -591,11 +599,18 @@ struct Agent::Impl {
     collect_checks();
     double now_s = static_cast<double>(end_ms) / 1000.0;
     add_window_xids(summaries);
+    add_window_aer(summaries);
     publish_xids(now_s);
     std::vector<detector::GpuVerdict> verdicts = detector.observe(summaries);
     publish_verdicts(verdicts);
     act_on_verdicts(verdicts, summaries);
+    check_fabric_manager(now_s);
+    std::vector<NodeStateEntry> node = node_health->active(now_s);
+    publish_node_health(node);
     AgentState state = build_state(summaries, verdicts, end_ms);
+    state.node = node;
+    for (const auto& n : node)
+      state.problems.push_back(fmt::format("node {} ({}): {}", to_string(n.health), n.reason, n.evidence));
     publish(kIndexedDeviceMetrics, device_records);
     publish(kGpuJobInfo, job_records);
     publish(kGpuAllocatedIdle, idle_records);
@@ -605,6 +620,44 @@ struct Agent::Impl {
     write_state(state);
     write_textfile();
     push_otlp(end_ms);
+  }
+
+  // On an NVSwitch system, every window: a Fabric Manager that stopped is the node's fabric_manager reason. When
+  // systemctl cannot be asked the last answer stands (said once in the log): no answer is not a stopped service.
+  void check_fabric_manager(double now_s) {
+    HostRoots roots;
+    roots.procfs = opts.path_procfs;
+    roots.sysfs = opts.path_sysfs;
+    if (!has_nvswitch(roots)) {
+      node_health->set_fabric_manager("", now_s);
+      return;
+    }
+    FabricManagerStatus st =
+        fabric_manager_status(std::chrono::milliseconds(static_cast<int64_t>(opts.nvml_timeout_s * 1000)));
+    if (!st.known) {
+      if (st.problem != fabric_manager_unknown) log->warn("agent: Fabric Manager: {}", st.problem);
+      fabric_manager_unknown = st.problem;
+      return;
+    }
+    fabric_manager_unknown.clear();
+    node_health->set_fabric_manager(st.problem, now_s);
+  }
+
+  // Node reasons that changed are said once in the agent's log; the series say the rest.
+  void publish_node_health(const std::vector<NodeStateEntry>& node) {
+    std::map<std::string, Health> now;
+    for (const auto& n : node) {
+      now[n.reason] = n.health;
+      auto it = last_node_health.find(n.reason);
+      if (it == last_node_health.end() || it->second != n.health)
+        log->warn("agent: node {} ({}): {}", to_string(n.health), n.reason, n.evidence);
+    }
+    for (const auto& [reason, h] : last_node_health)
+      if (!now.count(reason)) log->info("agent: node reason {} cleared", reason);
+    last_node_health = std::move(now);
+    std::vector<Record> records;
+    NodeHealth::append_metrics(node, records);
+    publish(kNodeHealthState.get(), records);
   }
 
   void publish_verdicts(const std::vector<detector::GpuVerdict>& verdicts) {
@@ -794,6 +847,22 @@ struct Agent::Impl {
   }
 
   // The XIDs counted since the last window, into the summary of their GPU (the detector's `xid` reason).
+  // A PCIe AER error on a GPU's address is that GPU's (its pcie_aer reason); any other address is the node's.
+  void add_window_aer(std::vector<detector::GpuWindow>& summaries) {
+    for (const AerEvent& e : node_health->take_aer()) {
+      auto gpu = addresses.index_of(e.device);
+      detector::GpuWindow* w = nullptr;
+      for (auto& s : summaries)
+        if (gpu && s.gpu == *gpu) w = &s;
+      if (!w) {
+        node_health->add_node_aer(e);
+        continue;
+      }
+      log->warn("agent: [GPU {}] PCIe AER {} error on {}", w->gpu, e.fatal ? "fatal" : "non-fatal", e.device);
+      ++(e.fatal ? w->pcie_aer_fatal : w->pcie_aer_non_fatal);
+    }
+  }
+
   void add_window_xids(std::vector<detector::GpuWindow>& summaries) {
     for (const XidEvent& e : xids->events_since(xid_seq)) {
       xid_seq = std::max(xid_seq, e.seq);

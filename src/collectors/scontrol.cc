@@ -35,10 +35,10 @@ enum Field : size_t {
   kDerived,
   kPartition,
   kMaxNodes,
-  kTresCpu,
-  kTresMem,
-  kTresNode,
-  kTresBilling,
+  kPartitionTresCpu,
+  kPartitionTresMem,
+  kPartitionTresNode,
+  kPartitionTresBilling,
   kTresGresGpu,
   kWeightCpu,
   kWeightMem,
@@ -47,9 +47,9 @@ enum Field : size_t {
   kPriorityTier,
   kTotalCpus,
   kTotalNodes,
-  kQos,
+  kPartitionQos,
   kPreemptMode,
-  kNodes,
+  kPartitionNodes,
   kFieldCount
 };
 
@@ -184,10 +184,10 @@ size_t collect_scontrol_partitions(SlurmClient& client, const CollectorContext& 
     auto max_nodes = rec.get("MaxNodes");
     r[kMaxNodes] = max_nodes ? Value(parse_scontrol_maxnodes(*max_nodes)) : Value();
     auto tres = rec.get("TRES");
-    const std::pair<size_t, const char*> tres_keys[] = {{kTresCpu, "cpu"},
-                                                        {kTresMem, "mem"},
-                                                        {kTresNode, "node"},
-                                                        {kTresBilling, "billing"},
+    const std::pair<size_t, const char*> tres_keys[] = {{kPartitionTresCpu, "cpu"},
+                                                        {kPartitionTresMem, "mem"},
+                                                        {kPartitionTresNode, "node"},
+                                                        {kPartitionTresBilling, "billing"},
                                                         {kTresGresGpu, "gres/gpu"}};
     for (const auto& [f, key] : tres_keys) r[f] = tres ? Value(tres_value(*tres, key)) : Value();
     auto weights = rec.get("TRESBillingWeights");
@@ -203,7 +203,7 @@ size_t collect_scontrol_partitions(SlurmClient& client, const CollectorContext& 
       auto i = v ? maybe_int(*v) : std::nullopt;
       r[f] = i ? Value(*i) : Value();
     }
-    const std::pair<size_t, const char*> strs[] = {{kQos, "QoS"}, {kPreemptMode, "PreemptMode"}, {kNodes, "Nodes"}};
+    const std::pair<size_t, const char*> strs[] = {{kPartitionQos, "QoS"}, {kPreemptMode, "PreemptMode"}, {kPartitionNodes, "Nodes"}};
     for (const auto& [f, key] : strs) {
       auto v = rec.get(key);
       r[f] = v ? Value(*v) : Value();

@@ -245,6 +245,79 @@ TEST(Agent, KernelEventsOfEveryKindFromTheKernelLogReachMetrics) {
   EXPECT_TRUE(
       eventually([&] { return n.log().find("kernel log: link_down (infiniband) on 'ib1'") != std::string::npos; }, 10s))
       << n.log();
+  // Each reaches the node's state by the catalogue: the fatal SXid, the uncorrected machine checks and the fatal
+  // AER on 0000:01:00.0 (none of the fake GPUs, at 0000:1N:00.0) fail the node; ib1, down with no link up after,
+  // degrades it. The corrected and non-fatal SXid, the Ethernet flap and the thermal events are counted only.
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_node_health_state{reason=\"ib_link_down\"") == 2.0; }, 10s))
+      << n.metrics().substr(0, 6000);
+  EXPECT_EQ(n.value("gcm_node_health_state{reason=\"sxid_fatal\""), 3.0);
+  EXPECT_EQ(n.value("gcm_node_health_state{reason=\"mce_uncorrected\""), 3.0);
+  EXPECT_EQ(n.value("gcm_node_health_state{reason=\"pcie_aer\""), 3.0);
+  EXPECT_EQ(n.value("gcm_node_health_state{reason=\"fabric_manager\""), 0.0) << "no NVSwitch under --path.sysfs";
+  ASSERT_TRUE(eventually(
+      [&] { return read_text(n.dir + "/run/agent-state.json").find("\"ib_link_down\"") != std::string::npos; }, 10s));
+  auto j = json::parse(read_text(n.dir + "/run/agent-state.json"));
+  ASSERT_EQ(j["node"].size(), 4u) << j.dump(1);
+  EXPECT_EQ(j["node"][0]["reason"], "sxid_fatal") << j.dump(1);
+  EXPECT_EQ(j["node"][0]["health"], "failed") << j.dump(1);
+  EXPECT_EQ(j["gpus"][0]["health"], "ok") << "the node's events are none of its GPUs'" << j.dump(1);
+  auto st = run_gcm({"agent", "status", "--path.run", n.dir + "/run"});
+  EXPECT_NE(st.out.find("failed    mce_uncorrected: mce uncorrected on cpu"), std::string::npos) << st.out;
+  EXPECT_NE(st.out.find("degraded  ib_link_down: link_down infiniband on ib1"), std::string::npos) << st.out;
+  auto r = n.run_prolog();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("CRITICAL: the node is unhealthy: node failed (sxid_fatal)"), std::string::npos) << r.out;
+  EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
+}
+
+// The node's reasons clear by their rules, and an AER error on a GPU's own address is that GPU's: GPU 1 (0000:11:00.0)
+// is failed with pcie_aer and the node has no pcie_aer; an InfiniBand port that comes back clears ib_link_down; on
+// an NVSwitch system (a nvidia-nvswitch device under --path.sysfs) a stopped Fabric Manager unit (a systemctl on
+// PATH that says "inactive") is the node's fabric_manager reason until the unit is active again.
+TEST(Agent, NodeReasonsClearByTheirRulesAndAnAerOnAGpusAddressIsThatGpus) {
+  AgentNode n(2);
+  ASSERT_EQ(::mkfifo((n.dir + "/kmsg").c_str(), 0600), 0);
+  std::filesystem::create_directories(n.dir + "/sys/bus/pci/drivers/nvidia-nvswitch/0000:a6:00.0");
+  std::filesystem::create_directories(n.dir + "/bin");
+  std::ofstream(n.dir + "/fm-state") << "inactive\n";
+  {
+    std::ofstream sc(n.dir + "/bin/systemctl");
+    sc << "#!/bin/sh\n[ \"$1 $2\" = \"is-active nvidia-fabricmanager.service\" ] || exit 4\nstate=$(cat " << n.dir
+       << "/fm-state)\necho \"$state\"\n[ \"$state\" = active ]\n";
+  }
+  std::filesystem::permissions(n.dir + "/bin/systemctl", std::filesystem::perms::owner_all);
+  n.start({"--path.sysfs", n.dir + "/sys"},
+          {"GCM_FAKE_NVML_SCENARIO=" + n.dir + "/scenario.json", std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML,
+           "PATH=" + n.dir + "/bin:" + std::string(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin")});
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_node_health_state{reason=\"fabric_manager\"") == 2.0; }, 20s))
+      << n.metrics().substr(0, 6000) << n.diagnosis();
+  auto r = n.run_prolog();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("nvidia-fabricmanager.service is inactive"), std::string::npos) << r.out;
+  std::ofstream(n.dir + "/fm-state") << "active\n";
+  EXPECT_TRUE(eventually([&] { return n.value("gcm_node_health_state{reason=\"fabric_manager\"") == 0.0; }, 20s))
+      << n.log();
+
+  std::ofstream kmsg(n.dir + "/kmsg");
+  double uptime = std::stod(read_text("/proc/uptime"));
+  std::string ts = std::to_string(static_cast<int64_t>(uptime * 1e6));
+  kmsg << "6,2001," << ts << ",-;mlx5_core 0000:18:00.0 ib0: Lost carrier\n"
+       << "3,2002," << ts << ",-;pcieport 0000:10:01.0: AER: Uncorrectable (Fatal) error message received from "
+       << "0000:11:00.0\n"
+       << "3,2003," << ts << ",-;nvidia 0000:11:00.0: PCIe Bus Error: severity=Uncorrectable (Fatal), "
+       << "type=Inaccessible, (Unregistered Agent ID)\n"
+       << std::flush;
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_node_health_state{reason=\"ib_link_down\"") == 2.0; }, 20s))
+      << n.metrics().substr(0, 6000);
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_gpu_health_state{gpu=\"1\"") == 3.0; }, 20s))
+      << n.metrics().substr(0, 6000);
+  EXPECT_EQ(n.value("gcm_gpu_health_reason{gpu=\"1\",uuid=\"GPU-1\",reason=\"pcie_aer\""), 1.0);
+  EXPECT_EQ(n.value("gcm_gpu_health_state{gpu=\"0\""), 0.0);
+  EXPECT_EQ(n.value("gcm_node_health_state{reason=\"pcie_aer\""), 0.0) << "the GPU's, not the node's";
+  kmsg << "6,2004," << ts << ",-;IPv6: ADDRCONF(NETDEV_CHANGE): ib0: link becomes ready\n" << std::flush;
+  EXPECT_TRUE(eventually([&] { return n.value("gcm_node_health_state{reason=\"ib_link_down\"") == 0.0; }, 20s))
+      << n.metrics().substr(0, 6000);
+  EXPECT_NE(n.log().find("node reason ib_link_down cleared"), std::string::npos) << n.log();
   EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
 }
 
