@@ -270,6 +270,39 @@ TEST(Agent, KernelEventsOfEveryKindFromTheKernelLogReachMetrics) {
   EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
 }
 
+// An NVLink that goes inactive with no error counted (what gpud's users met: dead links, GPUs reported healthy):
+// GPU 1 has 4 links up, then link 2 goes down 2 s in (the fake's schedule) with its CRC counters still at 0. The
+// GPU is degraded for nvlink_down though idle (no job), the prolog fails it, GPU 0 stays ok.
+TEST(Agent, AnNvlinkThatGoesInactiveWithoutErrorsIsNvlinkDown) {
+  AgentNode n(2);
+  for (int gpu : {0, 1}) {
+    json links = json::array();
+    for (int l = 0; l < 4; ++l)
+      links.push_back({{"state", 1}, {"replay", 0}, {"recovery", 0}, {"crc_flit", 0}, {"crc_data", 0}});
+    if (gpu == 1)
+      links[2]["state"] = {{"schedule", json::array({{{"from_s", 0}, {"value", 1}}, {{"from_s", 2}, {"value", 0}}})}};
+    n.scenario["devices"][gpu]["nvlinks"] = links;
+    n.scenario["devices"][gpu]["utilization"] = {{"gpu", 0}, {"memory", 0}};  // idle: the rule does not wait for a job
+  }
+  n.start();
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_gpu_nvlink_links_active{gpu=\"1\"") == 4.0; }, 20s))
+      << n.metrics().substr(0, 4000) << n.diagnosis();
+  EXPECT_EQ(n.value("gcm_gpu_health_state{gpu=\"1\""), 0.0) << "all its links up";
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_gpu_health_state{gpu=\"1\"") == 2.0; }, 20s))
+      << n.metrics().substr(0, 4000);
+  EXPECT_EQ(n.value("gcm_gpu_nvlink_links_active{gpu=\"1\""), 3.0);
+  EXPECT_EQ(n.value("gcm_gpu_health_reason{gpu=\"1\",uuid=\"GPU-1\",reason=\"nvlink_down\""), 1.0);
+  EXPECT_EQ(n.value("gcm_gpu_health_reason{gpu=\"1\",uuid=\"GPU-1\",reason=\"nvlink_errors\""), 0.0);
+  EXPECT_EQ(n.value("gcm_gpu_health_state{gpu=\"0\""), 0.0);
+  auto r = n.run_prolog();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("GPU 1 degraded (nvlink_down)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nvlink_down: 3 of the 4 NVLinks it had are active"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
+}
+
 // The node's reasons clear by their rules, and an AER error on a GPU's own address is that GPU's: GPU 1 (0000:11:00.0)
 // is failed with pcie_aer and the node has no pcie_aer; an InfiniBand port that comes back clears ib_link_down; on
 // an NVSwitch system (a nvidia-nvswitch device under --path.sysfs) a stopped Fabric Manager unit (a systemctl on
