@@ -858,8 +858,9 @@ struct Agent::Impl {
         node_health->add_node_aer(e);
         continue;
       }
-      log->warn("agent: [GPU {}] PCIe AER {} error on {}", w->gpu, e.fatal ? "fatal" : "non-fatal", e.device);
-      ++(e.fatal ? w->pcie_aer_fatal : w->pcie_aer_non_fatal);
+      log->warn("agent: [GPU {}] {} PCIe AER {} error(s) on {}", w->gpu, e.count, e.fatal ? "fatal" : "non-fatal",
+                e.device);
+      (e.fatal ? w->pcie_aer_fatal : w->pcie_aer_non_fatal) += e.count;
     }
   }
 

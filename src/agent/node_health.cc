@@ -68,7 +68,14 @@ void NodeHealth::add_kernel_event(const health::KernelEvent& e, double unix_s) {
     case KernelEventKind::PcieAer:
       // Corrected errors are the catalogue's warnings: counted, not a reason. Which GPU an address is, the agent
       // knows: it takes these and gives back the ones that are none of them (add_node_aer).
-      if (cls == "fatal" || cls == "non_fatal") aer_.push_back({e.device, cls == "fatal", unix_s});
+      if (cls == "fatal" || cls == "non_fatal") {
+        bool fatal = cls == "fatal";
+        std::pair<std::string, bool> key{e.device, fatal};
+        if (!aer_.count(key) && aer_.size() >= kMaxAerDevices) key.first = "other";
+        auto [it, fresh] = aer_.try_emplace(key, AerEvent{key.first, fatal, unix_s, 0});
+        ++it->second.count;
+        it->second.unix_s = std::max(it->second.unix_s, unix_s);
+      }
       break;
     case KernelEventKind::LinkDown:
       if (cls != "infiniband") break;
@@ -90,14 +97,16 @@ void NodeHealth::add_kernel_event(const health::KernelEvent& e, double unix_s) {
 std::vector<AerEvent> NodeHealth::take_aer() {
   std::lock_guard<std::mutex> g(mu_);
   std::vector<AerEvent> out;
-  out.swap(aer_);
+  for (auto& [key, e] : aer_) out.push_back(std::move(e));
+  aer_.clear();
   return out;
 }
 
 void NodeHealth::add_node_aer(const AerEvent& e) {
   std::lock_guard<std::mutex> g(mu_);
-  std::string evidence = fmt::format("pcie_aer {} on {} (none of the node's GPUs)", e.fatal ? "fatal" : "non_fatal",
-                                     e.device.empty() ? "an unnamed device" : e.device);
+  std::string evidence = fmt::format("pcie_aer {} on {} (none of the node's GPUs), {} error(s)",
+                                     e.fatal ? "fatal" : "non_fatal", e.device.empty() ? "an unnamed device" : e.device,
+                                     e.count);
   raise(NodeReason::PcieAer, e.fatal ? Health::Failed : Health::Degraded, std::move(evidence), e.unix_s, e.fatal,
         !e.fatal);
 }

@@ -35,7 +35,8 @@ extern const LazySchema kNodeHealthState;  // gcm_node_health_state{reason}
 struct AerEvent {
   std::string device;  // the PCI address the line names
   bool fatal = false;
-  double unix_s = 0;
+  double unix_s = 0;   // the last of them
+  int count = 1;       // errors of this device and kind since the last take_aer()
 };
 
 class NodeHealth {
@@ -44,7 +45,8 @@ class NodeHealth {
 
   // Any kernel event: node reasons are raised or cleared; AER errors are queued for take_aer().
   void add_kernel_event(const health::KernelEvent& e, double unix_s);
-  // The AER errors since the last call, in order.
+  // The AER errors since the last call, one entry per device and kind (an AER storm logs thousands a second, so
+  // the queue holds at most kMaxAerDevices of them; the rest are counted under the device "other").
   std::vector<AerEvent> take_aer();
   // An AER error that names none of the node's GPUs.
   void add_node_aer(const AerEvent& e);
@@ -70,7 +72,8 @@ class NodeHealth {
   std::mutex mu_;
   std::map<detector::NodeReason, Held> held_;
   std::map<std::string, std::string> ports_down_;  // InfiniBand port -> the line that said it went down
-  std::vector<AerEvent> aer_;
+  static constexpr size_t kMaxAerDevices = 256;
+  std::map<std::pair<std::string, bool>, AerEvent> aer_;
 };
 
 }  // namespace gcm::agent

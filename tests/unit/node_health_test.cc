@@ -1,5 +1,6 @@
 #include "agent/node_health.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "health/kernel_event.h"
@@ -72,9 +73,34 @@ TEST(NodeHealth, AerErrorsAreQueuedForTheAgentAndANodeOnesClearsByItsRule) {
   EXPECT_EQ(states(h, 3), (std::map<std::string, Health>{{"pcie_aer", Health::Degraded}}));
   EXPECT_EQ(states(h, 2 + 600).size(), 1u);
   EXPECT_TRUE(h.active(2 + 601).empty()) << "a non-fatal error clears after the hold";
-  h.add_node_aer({"0000:01:00.0", true, 700});
+  h.add_node_aer({"0000:01:00.0", true, 700, 1});
   EXPECT_EQ(states(h, 701), (std::map<std::string, Health>{{"pcie_aer", Health::Failed}}));
   EXPECT_EQ(states(h, 700 + 86400).size(), 1u) << "a fatal one holds until the node reboots";
+}
+
+TEST(NodeHealth, AnAerStormIsOneEntryPerDeviceAndTheQueueIsBounded) {
+  NodeHealth h;
+  for (int i = 0; i < 5000; ++i)
+    h.add_kernel_event(line("nvidia 0000:11:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction "
+                            "Layer, (Requester ID)"),
+                       i);
+  for (int i = 0; i < 1000; ++i)
+    h.add_kernel_event(line(fmt::format("pcieport 0000:{:02x}:{:02x}.0: PCIe Bus Error: severity=Uncorrectable "
+                                        "(Fatal), type=Inaccessible, (Unregistered Agent ID)",
+                                        i / 256, i % 256)),
+                       6000);
+  auto aer = h.take_aer();
+  ASSERT_EQ(aer.size(), 257u) << "256 entries and 'other'";
+  int total = 0;
+  for (const auto& e : aer) total += e.count;
+  EXPECT_EQ(total, 6000) << "nothing lost";
+  bool storm = false, other = false;
+  for (const auto& e : aer) {
+    storm |= e.device == "0000:11:00.0" && !e.fatal && e.count == 5000;
+    other |= e.device == "other" && e.fatal;
+  }
+  EXPECT_TRUE(storm);
+  EXPECT_TRUE(other);
 }
 
 TEST(NodeHealth, TheFabricManagerReasonHoldsWhileItIsNotRunning) {
