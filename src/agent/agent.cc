@@ -121,7 +121,7 @@ struct Agent::Impl {
   GpuAddressMap addresses;  // PCI address <-> index and UUID, whatever the GPUs answer
   std::map<unsigned, GpuState> last_state;
   std::map<std::string, Health> last_node_health;  // node reason -> its state in the last window
-  std::string fabric_manager_unknown;               // why systemctl could not be asked, as last logged
+  FabricManagerWatch fabric_manager;
 
   // Attribution.
   std::map<unsigned, std::vector<JobInfo>> jobs;
@@ -599,12 +599,14 @@ struct Agent::Impl {
     collect_checks();
     double now_s = static_cast<double>(end_ms) / 1000.0;
     add_window_xids(summaries);
-    add_window_aer(summaries);
+    for (const auto& line : route_aer(*node_health, addresses, summaries)) log->warn("agent: {}", line);
     publish_xids(now_s);
     std::vector<detector::GpuVerdict> verdicts = detector.observe(summaries);
     publish_verdicts(verdicts);
     act_on_verdicts(verdicts, summaries);
-    check_fabric_manager(now_s);
+    auto fm_timeout = std::chrono::milliseconds(static_cast<int64_t>(opts.nvml_timeout_s * 1000));
+    if (auto said = fabric_manager.check(HostRoots{opts.path_procfs, opts.path_sysfs}, fm_timeout, *node_health, now_s))
+      log->warn("agent: Fabric Manager: {}", *said);
     std::vector<NodeStateEntry> node = node_health->active(now_s);
     publish_node_health(node);
     AgentState state = build_state(summaries, verdicts, end_ms);
@@ -620,27 +622,6 @@ struct Agent::Impl {
     write_state(state);
     write_textfile();
     push_otlp(end_ms);
-  }
-
-  // On an NVSwitch system, every window: a Fabric Manager that stopped is the node's fabric_manager reason. When
-  // systemctl cannot be asked the last answer stands (said once in the log): no answer is not a stopped service.
-  void check_fabric_manager(double now_s) {
-    HostRoots roots;
-    roots.procfs = opts.path_procfs;
-    roots.sysfs = opts.path_sysfs;
-    if (!has_nvswitch(roots)) {
-      node_health->set_fabric_manager("", now_s);
-      return;
-    }
-    FabricManagerStatus st =
-        fabric_manager_status(std::chrono::milliseconds(static_cast<int64_t>(opts.nvml_timeout_s * 1000)));
-    if (!st.known) {
-      if (st.problem != fabric_manager_unknown) log->warn("agent: Fabric Manager: {}", st.problem);
-      fabric_manager_unknown = st.problem;
-      return;
-    }
-    fabric_manager_unknown.clear();
-    node_health->set_fabric_manager(st.problem, now_s);
   }
 
   // Node reasons that changed are said once in the agent's log; the series say the rest.
@@ -847,23 +828,6 @@ struct Agent::Impl {
   }
 
   // The XIDs counted since the last window, into the summary of their GPU (the detector's `xid` reason).
-  // A PCIe AER error on a GPU's address is that GPU's (its pcie_aer reason); any other address is the node's.
-  void add_window_aer(std::vector<detector::GpuWindow>& summaries) {
-    for (const AerEvent& e : node_health->take_aer()) {
-      auto gpu = addresses.index_of(e.device);
-      detector::GpuWindow* w = nullptr;
-      for (auto& s : summaries)
-        if (gpu && s.gpu == *gpu) w = &s;
-      if (!w) {
-        node_health->add_node_aer(e);
-        continue;
-      }
-      log->warn("agent: [GPU {}] {} PCIe AER {} error(s) on {}", w->gpu, e.count, e.fatal ? "fatal" : "non-fatal",
-                e.device);
-      (e.fatal ? w->pcie_aer_fatal : w->pcie_aer_non_fatal) += e.count;
-    }
-  }
-
   void add_window_xids(std::vector<detector::GpuWindow>& summaries) {
     for (const XidEvent& e : xids->events_since(xid_seq)) {
       xid_seq = std::max(xid_seq, e.seq);

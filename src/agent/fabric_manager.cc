@@ -59,4 +59,21 @@ FabricManagerStatus fabric_manager_status(std::chrono::milliseconds timeout) {
   return st;
 }
 
+std::optional<std::string> FabricManagerWatch::check(const HostRoots& roots, std::chrono::milliseconds timeout,
+                                                     NodeHealth& node, double now_s) {
+  if (!has_nvswitch(roots)) {
+    node.set_fabric_manager("", now_s);
+    return std::nullopt;
+  }
+  FabricManagerStatus st = fabric_manager_status(timeout);
+  if (!st.known) {
+    bool fresh = st.problem != unknown_;
+    unknown_ = st.problem;
+    return fresh ? std::optional(st.problem) : std::nullopt;
+  }
+  unknown_.clear();
+  node.set_fabric_manager(st.problem, now_s);
+  return std::nullopt;
+}
+
 }  // namespace gcm::agent

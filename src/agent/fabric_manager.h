@@ -4,8 +4,10 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 
+#include "agent/node_health.h"
 #include "core/host_roots.h"
 
 namespace gcm::agent {
@@ -21,5 +23,17 @@ struct FabricManagerStatus {
 
 // `systemctl is-active nvidia-fabricmanager.service` (systemctl from PATH, under `timeout`).
 FabricManagerStatus fabric_manager_status(std::chrono::milliseconds timeout);
+
+// The agent's check, every window: on an NVSwitch system the unit's answer sets or clears the node's fabric_manager
+// reason; a node without NVSwitches clears it. When systemctl cannot be asked the last answer stands: no answer is
+// not a stopped service. Returns that problem the first time it is seen, for the log (nullopt otherwise).
+class FabricManagerWatch {
+ public:
+  std::optional<std::string> check(const HostRoots& roots, std::chrono::milliseconds timeout, NodeHealth& node,
+                                   double now_s);
+
+ private:
+  std::string unknown_;  // why systemctl could not be asked, as last returned
+};
 
 }  // namespace gcm::agent

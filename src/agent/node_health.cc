@@ -148,4 +148,23 @@ void NodeHealth::append_metrics(const std::vector<NodeStateEntry>& active, std::
   }
 }
 
+std::vector<std::string> route_aer(NodeHealth& node, const GpuAddressMap& addresses,
+                                   std::vector<detector::GpuWindow>& windows) {
+  std::vector<std::string> lines;
+  for (const AerEvent& e : node.take_aer()) {
+    auto gpu = addresses.index_of(e.device);
+    detector::GpuWindow* w = nullptr;
+    for (auto& candidate : windows)
+      if (gpu && candidate.gpu == *gpu) w = &candidate;
+    if (!w) {
+      node.add_node_aer(e);
+      continue;
+    }
+    (e.fatal ? w->pcie_aer_fatal : w->pcie_aer_non_fatal) += e.count;
+    lines.push_back(
+        fmt::format("[GPU {}] {} PCIe AER {} error(s) on {}", w->gpu, e.count, e.fatal ? "fatal" : "non-fatal", e.device));
+  }
+  return lines;
+}
+
 }  // namespace gcm::agent

@@ -23,7 +23,9 @@
 #include <vector>
 
 #include "agent/agent_state.h"
+#include "agent/gpu_address_map.h"
 #include "core/record.h"
+#include "detector/gpu_window.h"
 #include "detector/reasons.h"
 #include "health/kernel_event.h"
 
@@ -75,5 +77,10 @@ class NodeHealth {
   static constexpr size_t kMaxAerDevices = 256;
   std::map<std::pair<std::string, bool>, AerEvent> aer_;
 };
+
+// The AER errors since the last window, routed: an error on a GPU's address is counted in that GPU's window (the
+// detector's pcie_aer reason), any other address is the node's. Returns one line per GPU's error for the log.
+std::vector<std::string> route_aer(NodeHealth& node, const GpuAddressMap& addresses,
+                                   std::vector<detector::GpuWindow>& windows);
 
 }  // namespace gcm::agent
