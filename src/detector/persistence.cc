@@ -9,6 +9,8 @@ ReasonSet Persistence::degraded_at_once() {
   ReasonSet s;
   s.add(Reason::RowRemapPending);
   s.add(Reason::NvlinkDown);
+  // The catalogue calls a non-fatal AER error critical: the next job must not start on the GPU (a fatal one fails).
+  s.add(Reason::PcieAer);
   return s;
 }
 

@@ -118,14 +118,15 @@ TEST(DetectorState, AnNvlinkDownDegradesAtOnceAndClearsWhenTheLinkIsBack) {
   EXPECT_EQ(v[0].state, HealthState::Ok);
 }
 
-TEST(DetectorState, AFatalPcieAerErrorFailsTheGpuANonFatalOneIsSuspect) {
+TEST(DetectorState, AFatalPcieAerErrorFailsTheGpuANonFatalOneDegradesItAtOnce) {
   Detector d;
   auto ws = test::busy_node();
   ws[1].pcie_aer_non_fatal = 1;
   ws[2].pcie_aer_fatal = 1;
   auto v = d.observe(ws);
-  EXPECT_EQ(v[1].state, HealthState::Suspect);
+  EXPECT_EQ(v[1].state, HealthState::Degraded) << "critical in the catalogue: the prolog refuses the next job";
   EXPECT_EQ(v[2].state, HealthState::Failed);
+  EXPECT_EQ(v[0].state, HealthState::Ok);
   EXPECT_TRUE(v[2].reasons.has(Reason::PcieAer));
   EXPECT_NE(v[2].evidence.find("pcie_aer: 1 fatal, 0 non-fatal"), std::string::npos) << v[2].evidence;
 }
