@@ -52,7 +52,9 @@ void print_clean(const DetectorConfig& c) {
   auto t0 = std::chrono::steady_clock::now();
   int s = 0, d = 0, f = 0;
   double days = 0;
-  for (uint64_t seed : {11, 12, 13, 14}) {
+  // 1000 node-days: the goal is under 0.005 false suspects per node-day (issue 49), and with none seen the 95 %
+  // upper bound of the rate is 3 / node-days (the rule of three), so 100 node-days could not show it.
+  for (uint64_t seed = 11; seed < 51; ++seed) {
     ScenarioResult r = run_scenario(clean_scenario(25, seed), c);
     s += r.false_suspect;
     d += r.false_degraded;
@@ -61,9 +63,28 @@ void print_clean(const DetectorConfig& c) {
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fmt::print(
-      "\nclean, noisy: {:.0f} node-days (8 GPUs, 30 s windows) in {:.1f} s: false suspect {:.4f}/node-day, "
-      "degraded {:.4f}, failed {:.4f}\n",
-      days, secs, s / days, d / days, f / days);
+      "\nclean, noisy, with throttle blips (1 per GPU-hour): {:.0f} node-days (8 GPUs, 30 s windows) in {:.1f} s: "
+      "false suspect {:.4f}/node-day (95 % upper bound {:.4f}), degraded {:.4f}, failed {:.4f}\n",
+      days, secs, s / days, s == 0 ? 3 / days : -1.0, d / days, f / days);
+}
+
+// Throttle blips of single GPUs (HW power brake or HW slowdown for 2-15 s, with the reason bit): false states per
+// node-day at several rates (the clean runs above have 1 per GPU-hour).
+void print_blips(const DetectorConfig& c) {
+  fmt::print("\n{:<26} {:>22} {:>22}\n", "GPU blips per GPU-hour", "false suspect/node-day", "degraded/node-day");
+  for (double rate : {0.0, 1.0, 4.0}) {
+    int s = 0, d = 0;
+    double days = 0;
+    for (uint64_t seed : {31, 32}) {
+      Scenario sc = clean_scenario(10, seed);
+      sc.node.noise.gpu_blips_per_hour = rate;
+      ScenarioResult r = run_scenario(sc, c);
+      s += r.false_suspect;
+      d += r.false_degraded;
+      days += r.node_days;
+    }
+    fmt::print("{:<26} {:>22.4f} {:>22.4f}\n", fmt::format("{:g}", rate), s / days, d / days);
+  }
 }
 
 // Why slow_deviation is 3 % (with slow_zscore 3 at the 1 % MAD floor, the same bar): false suspects on clean data
@@ -118,6 +139,7 @@ int main(int argc, char** argv) {
   print_faults(c);
   print_smallest(c);
   print_clean(c);
+  print_blips(c);
   print_threshold_sweep();
   fmt::print("\n");
   benchmark::Initialize(&argc, argv);

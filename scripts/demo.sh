@@ -185,12 +185,18 @@ echo "GPU -> job mapping files the prolog wrote for the job: $(cd "$WORK/gpu-job
 section "gcm agent on 8 fake H100s of one job, in compressed time: GPU 3 turns 10 % slow, the detector finds it"
 # tests/fake_nvml/scenarios/h100x8-slow-gpu3.json: from t = 60 s of scenario time GPU 3's SM clock is 1785 MHz,
 # the others 1980, no throttle reason. GCM_FAKE_NVML_TIME_SCALE=0.05 plays 60 s in 3 s; windows are 0.3 s.
+# Its kernel log names the fake GPUs' own addresses (the scenario's pci_bus_id), so the XID counters carry their
+# GPU: XID 43 on GPU 1 and 63 on GPU 6, both IGNORE in the catalogue (counted, no detector reason).
+printf '%s\n' \
+  "4,2001,5000000000,-;NVRM: Xid (PCI:0000:28:00): 43, pid=3234, name=python, Ch 00000008" \
+  "4,2002,5000100000,-;NVRM: Xid (PCI:0000:78:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row marked for remapping" \
+  >"$WORK/agent-kmsg.txt"
 AGENT_PORT=$(free_port)
 mkdir -p "$WORK/agent-jobs"
 for i in 0 1 2 3 4 5 6 7; do echo 4244 > "$WORK/agent-jobs/$i"; done
 GCM_FAKE_NVML_SCENARIO="$ROOT/tests/fake_nvml/scenarios/h100x8-slow-gpu3.json" GCM_FAKE_NVML_TIME_SCALE=0.05 \
   "$GCM" --config /dev/null agent --collect-interval 0.03 --window 0.3 --listen "127.0.0.1:$AGENT_PORT" \
-  --path.run "$WORK/agent-run" --path.kmsg "$LOGS/xid-kmsg.txt" --attribution mapping-files \
+  --path.run "$WORK/agent-run" --path.kmsg "$WORK/agent-kmsg.txt" --attribution mapping-files \
   --gpu-job-mapping-dir "$WORK/agent-jobs" --suite "" --log-folder "$WORK/logs" &
 AGENT_PID=$!
 PIDS+=("$AGENT_PID")

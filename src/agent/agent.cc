@@ -20,9 +20,12 @@
 #include "agent/check_runner.h"
 #include "agent/dir_watch.h"
 #include "agent/drain_control.h"
+#include "agent/fabric_manager.h"
+#include "agent/gpu_address_map.h"
 #include "agent/kernel_event_records.h"
 #include "agent/kernel_events.h"
 #include "agent/kmsg_follower.h"
+#include "agent/node_health.h"
 #include "agent/nvml_events.h"
 #include "agent/xid_records.h"
 #include "agent/xid_tracker.h"
@@ -115,8 +118,10 @@ struct Agent::Impl {
   Clock::time_point nvml_next_try = Clock::now();
   int all_gone_samples = 0;  // samples in a row in which no GPU answered: the driver may have been reloaded
   std::vector<GpuWindowAccumulator> acc;
-  std::map<unsigned, std::string> uuids;
+  GpuAddressMap addresses;  // PCI address <-> index and UUID, whatever the GPUs answer
   std::map<unsigned, GpuState> last_state;
+  std::map<std::string, Health> last_node_health;  // node reason -> its state in the last window
+  FabricManagerWatch fabric_manager;
 
   // Attribution.
   std::map<unsigned, std::vector<JobInfo>> jobs;
@@ -139,11 +144,11 @@ struct Agent::Impl {
   std::unique_ptr<XidTracker> xids;
   // The kernel log's other hardware events (SXids, link flaps, machine checks, PCIe AER), from the same follower.
   KernelEventTracker kernel_events;
+  std::unique_ptr<NodeHealth> node_health;  // the node's own reasons (not one GPU's)
   std::unique_ptr<KmsgFollower> kmsg;
   std::unique_ptr<NvmlEventWatcher> events;
   uint64_t xid_seq = 0;                  // the last tracker event put into a window
   std::map<unsigned, int64_t> recovery;  // each GPU's last recovery action (0: none)
-  std::string gpu_identity_signature;    // what was last given to set_gpus
 
   // The zombie-GPU detector: judges each window's summaries against the GPU's own job peers.
   detector::Detector detector;
@@ -167,6 +172,7 @@ struct Agent::Impl {
     XidTrackerOptions xo;
     xo.active_window_s = opts.xid_clear_after_s;
     xids = std::make_unique<XidTracker>(xo);
+    node_health = std::make_unique<NodeHealth>(opts.xid_clear_after_s);
   }
 
   // The kernel log is followed once the GPUs' PCI addresses are known (or NVML failed), so its XIDs since boot are
@@ -184,7 +190,9 @@ struct Agent::Impl {
       }
       // The follower read the line's SXid already; any other line may be a link, machine-check or AER event.
       auto e = x ? health::sxid_event(*x, rec.message) : health::classify_host_event(rec.message);
-      if (e) kernel_events.add(*e, t);
+      if (!e) return;
+      kernel_events.add(*e, t);
+      node_health->add_kernel_event(*e, t);
     });
     kmsg->start();
   }
@@ -193,27 +201,23 @@ struct Agent::Impl {
     if (events || !lib) return;
     NvmlEventWatcherOptions eo;
     eo.log = log;
+    eo.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(opts.nvml_timeout_s * 1000));
     events = std::make_unique<NvmlEventWatcher>(
         lib->api(),
         [this](const NvmlXid& e) { xids->add_nvml(static_cast<int>(e.gpu), static_cast<int>(e.xid), e.unix_s); }, eo);
     events->start();
   }
 
-  // The GPUs' identities for the tracker's PCI bus id -> GPU map, given again when they change.
-  void update_gpu_identities(const std::vector<DeviceResult>& results) {
-    std::vector<GpuIdentity> ids;
-    std::string sig;
-    for (const auto& r : results) {
-      GpuIdentity g;
-      g.index = static_cast<int>(r.index);
-      g.uuid = r.sample.uuid.value_or(uuids.count(r.index) ? uuids[r.index] : "");
-      g.pci_bus_id = r.sample.pci_bus_id.value_or("");
-      sig += std::to_string(g.index) + g.uuid + g.pci_bus_id + ";";
-      ids.push_back(std::move(g));
-    }
-    if (sig == gpu_identity_signature) return;
-    gpu_identity_signature = sig;
-    xids->set_gpus(ids);
+  // The driver's own list of the GPUs (under --path.procfs and --path.sysfs), for the GPUs NVML never identified:
+  // read at start, before any sample, and again whenever NVML is loaded.
+  void load_host_gpus() {
+    HostRoots roots;
+    roots.procfs = opts.path_procfs;
+    roots.sysfs = opts.path_sysfs;
+    std::vector<std::string> problems;
+    addresses.set_host_gpus(read_host_gpus(roots, &problems));
+    for (const auto& p : problems) log->warn("agent: GPU addresses: {}", p);
+    xids->set_gpus(addresses.identities());
   }
 
   // A GPU that was reset (it answers again after being lost, or the driver's recovery action went back to none)
@@ -377,6 +381,8 @@ struct Agent::Impl {
     nvml_backoff.succeeded();
     if (!nvml_error.empty()) log->info("agent: NVML is back");
     nvml_error.clear();
+    addresses.set_gpu_count(sampler->device_count());
+    load_host_gpus();
     acc.clear();
     for (unsigned i = 0; i < sampler->device_count(); ++i) acc.emplace_back(i);
     log->info("agent: {} GPU(s), driver {}, library {}", sampler->device_count(),
@@ -454,8 +460,9 @@ struct Agent::Impl {
     s.up = true;
     s.last_duration_s = last_sample_s;
     bool any_answer = results.empty();
+    bool identities_changed = false;
     for (auto& r : results) {
-      if (r.sample.uuid) uuids[r.index] = *r.sample.uuid;
+      identities_changed |= addresses.learn(r.index, r.sample.uuid.value_or(""), r.sample.pci_bus_id.value_or(""));
       if (r.state == GpuState::Ok) any_answer = true;
       if (r.state == GpuState::NotResponding) ++s.timeouts;
       if (r.state == GpuState::Error) ++s.errors;
@@ -469,12 +476,13 @@ struct Agent::Impl {
           log->warn("agent: [GPU {}] {}: {}", r.index, to_string(r.state), r.detail);
       }
       last_state[r.index] = r.state;
-      auto known = uuids.count(r.index) ? std::optional(uuids[r.index]) : std::nullopt;
+      std::string uuid = addresses.uuid_of(r.index);
+      auto known = uuid.empty() ? std::nullopt : std::optional(uuid);
       Record rec = device_metrics_record(r, hostname, sampler->driver_version(), known);
       if (r.index < acc.size()) acc[r.index].add(r, rec);
     }
     maybe_attribute(results);
-    update_gpu_identities(results);
+    if (identities_changed) xids->set_gpus(addresses.identities());
     // Every GPU erroring (UNINITIALIZED, DRIVER_NOT_LOADED after an unload) for several samples: the library's
     // state is gone, so it is loaded and initialised again rather than asked forever.
     all_gone_samples = any_answer ? 0 : all_gone_samples + 1;
@@ -588,7 +596,7 @@ struct Agent::Impl {
     std::vector<detector::GpuWindow> summaries;
     for (auto& a : acc) {
       unsigned gpu = static_cast<unsigned>(&a - acc.data());
-      std::string uuid = uuids.count(gpu) ? uuids[gpu] : "";
+      std::string uuid = addresses.uuid_of(gpu);
       std::string job = job_of(gpu);
       auto closed = a.close(end_ms, seconds, job, uuid);
       device_records.push_back(closed.metrics);
@@ -609,11 +617,20 @@ struct Agent::Impl {
     collect_checks();
     double now_s = static_cast<double>(end_ms) / 1000.0;
     add_window_xids(summaries);
+    for (const auto& line : route_aer(*node_health, addresses, summaries)) log->warn("agent: {}", line);
     publish_xids(now_s);
     std::vector<detector::GpuVerdict> verdicts = detector.observe(summaries);
     publish_verdicts(verdicts);
     act_on_verdicts(verdicts, summaries);
+    auto fm_timeout = std::chrono::milliseconds(static_cast<int64_t>(opts.nvml_timeout_s * 1000));
+    if (auto said = fabric_manager.check(HostRoots{opts.path_procfs, opts.path_sysfs}, fm_timeout, *node_health, now_s))
+      log->warn("agent: Fabric Manager: {}", *said);
+    std::vector<NodeStateEntry> node = node_health->active(now_s);
+    publish_node_health(node);
     AgentState state = build_state(summaries, verdicts, end_ms);
+    state.node = node;
+    for (const auto& n : node)
+      state.problems.push_back(fmt::format("node {} ({}): {}", to_string(n.health), n.reason, n.evidence));
     publish(kIndexedDeviceMetrics, device_records);
     publish(kGpuJobInfo, job_records);
     publish(kGpuAllocatedIdle, idle_records);
@@ -623,6 +640,23 @@ struct Agent::Impl {
     write_state(state);
     write_textfile();
     push_otlp(end_ms);
+  }
+
+  // Node reasons that changed are said once in the agent's log; the series say the rest.
+  void publish_node_health(const std::vector<NodeStateEntry>& node) {
+    std::map<std::string, Health> now;
+    for (const auto& n : node) {
+      now[n.reason] = n.health;
+      auto it = last_node_health.find(n.reason);
+      if (it == last_node_health.end() || it->second != n.health)
+        log->warn("agent: node {} ({}): {}", to_string(n.health), n.reason, n.evidence);
+    }
+    for (const auto& [reason, h] : last_node_health)
+      if (!now.count(reason)) log->info("agent: node reason {} cleared", reason);
+    last_node_health = std::move(now);
+    std::vector<Record> records;
+    NodeHealth::append_metrics(node, records);
+    publish(kNodeHealthState.get(), records);
   }
 
   void publish_verdicts(const std::vector<detector::GpuVerdict>& verdicts) {
@@ -871,6 +905,7 @@ void Agent::set_reload_source(std::function<std::optional<AgentOptions>()> sourc
 int Agent::run() {
   Impl& m = *impl_;
   m.mapping_watch = std::make_unique<DirWatch>(m.opts.gpu_job_mapping_dir);
+  m.load_host_gpus();
   m.load_checks();
   m.load_drain();
   m.start_otlp();

@@ -153,8 +153,9 @@ const bool kAgentCommandRegistered = register_app_command({
       c->binder = std::make_unique<OptionBinder>(sub);
       add_agent_options(*c->binder, c->opts);
       c->status = sub.add_subcommand("status",
-                                     "Print the agent's current view (GPUs, their job, health, active XIDs, checks, "
-                                     "problems) from its state file; exit 1 when there is none.");
+                                     "Print the agent's current view (GPUs, their job, health, active XIDs, the "
+                                     "node's own reasons, checks, problems) from its state file; exit 1 when there "
+                                     "is none.");
       c->status->add_flag("--json", c->status_json, "The state file as JSON, for scripts.");
       c->status->add_option(kRunRoot.flag, c->status_run_dir, "The agent's --path.run (default: /run/gcm).");
       return [c](const Invocation& inv) { return run_agent(*c, inv); };

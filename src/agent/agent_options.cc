@@ -62,7 +62,8 @@ void add_agent_options(OptionBinder& b, AgentOptions& o) {
       ->check(round_interval_seconds());
   b.option("--xid-clear-after", "xid_clear_after", o.xid_clear_after_s,
            "Seconds after which an XID whose catalogue action needs neither a GPU reset nor a reboot (RESTART_APP, "
-           "IGNORE, ...) stops being active if it did not repeat.")
+           "IGNORE, ...) stops being active if it did not repeat; the same for the node's pcie_aer reason after a "
+           "non-fatal PCIe AER error on an address that is none of its GPUs.")
       ->capture_default_str()
       ->check(CLI::PositiveNumber)
       ->check(timeout_seconds());

@@ -55,6 +55,13 @@ std::string to_json(const AgentState& s) {
                          {"reasons", g.reasons},
                          {"evidence", g.evidence},
                          {"active_xids", g.active_xids}});
+  j["node"] = nlohmann::json::array();
+  for (const auto& n : s.node)
+    j["node"].push_back({{"reason", n.reason},
+                         {"health", to_string(n.health)},
+                         {"health_state", static_cast<int>(n.health)},
+                         {"evidence", n.evidence},
+                         {"since_unix_ms", n.since_unix_ms}});
   j["checks"] = nlohmann::json::array();
   for (const auto& c : s.checks)
     j["checks"].push_back(
@@ -88,6 +95,17 @@ AgentState parse_agent_state(const std::string& text, const std::string& source)
       e.evidence = g.value("evidence", "");
       e.active_xids = g.value("active_xids", std::vector<int>{});
       s.gpus.push_back(std::move(e));
+    }
+    for (const auto& n : j.value("node", nlohmann::json::array())) {
+      NodeStateEntry e;
+      e.reason = n.at("reason").get<std::string>();
+      std::string h = n.at("health").get<std::string>();
+      auto health = health_from_string(h);
+      if (!health) throw std::runtime_error(fmt::format("node reason {}: unknown health '{}'", e.reason, h));
+      e.health = *health;
+      e.evidence = n.value("evidence", "");
+      e.since_unix_ms = n.value("since_unix_ms", int64_t{0});
+      s.node.push_back(std::move(e));
     }
     for (const auto& c : j.value("checks", nlohmann::json::array()))
       s.checks.push_back({c.at("name").get<std::string>(), c.value("code", 3), c.value("message", ""),
@@ -191,13 +209,23 @@ StateVerdict judge_agent_state(const std::optional<AgentState>& s, int64_t now_u
     bad += fmt::format("{}GPU {} {} ({}){}{}", bad.empty() ? "" : "; ", g.gpu, to_string(g.health),
                        reasons.empty() ? "no reason given" : reasons, g.evidence.empty() ? "" : ": ", g.evidence);
   }
+  int bad_node = 0;
+  for (const auto& n : s->node) {
+    if (n.health < Health::Degraded) continue;
+    ++bad_node;
+    bad += fmt::format("{}node {} ({}){}{}", bad.empty() ? "" : "; ", to_string(n.health), n.reason,
+                       n.evidence.empty() ? "" : ": ", n.evidence);
+  }
   if (age_s > limit_s) {
     // A GPU the agent last saw failed is still worth saying, but an old state must not drain a node.
     return {1, fmt::format("WARNING: the agent's state at {} is {:.0f} s old (more than {:.0f} windows of {:.0f} s: "
                            "is `gcm agent` running?){}{}; not failing the node for it",
                            path, age_s, stale_windows, s->window_seconds, bad.empty() ? "" : "; it last saw: ", bad)};
   }
+  if (bad_gpus > 0 && bad_node > 0)
+    return {2, fmt::format("CRITICAL: {} GPU(s) and the node unhealthy: {}", bad_gpus, bad)};
   if (bad_gpus > 0) return {2, fmt::format("CRITICAL: {} GPU(s) unhealthy: {}", bad_gpus, bad)};
+  if (bad_node > 0) return {2, fmt::format("CRITICAL: the node is unhealthy: {}", bad)};
   std::string suspects;
   for (const auto& g : s->gpus)
     if (g.health == Health::Suspect) suspects += fmt::format("{}GPU {}", suspects.empty() ? "" : ", ", g.gpu);

@@ -26,6 +26,14 @@ struct GpuStateEntry {
   std::vector<int> active_xids;
 };
 
+// One of the node's own problems (agent/node_health.h): a reason of detector::NodeReason's vocabulary.
+struct NodeStateEntry {
+  std::string reason;
+  Health health = Health::Ok;
+  std::string evidence;
+  int64_t since_unix_ms = 0;
+};
+
 struct CheckStateEntry {
   std::string name;
   int code = 3;  // Nagios: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN
@@ -41,6 +49,7 @@ struct AgentState {
   std::string driver_version;
   std::string nvml_error;  // why NVML is not in use ("" when it is)
   std::vector<GpuStateEntry> gpus;
+  std::vector<NodeStateEntry> node;  // the node's own problems that hold (none: empty)
   std::vector<CheckStateEntry> checks;
   std::vector<std::string> problems;  // the node's active problems, one sentence each
 };
@@ -56,7 +65,7 @@ void write_agent_state(const std::string& path, const AgentState& s);
 // others). Throws std::runtime_error naming the path; ENOENT gives std::nullopt.
 std::optional<AgentState> read_agent_state(const std::string& path);
 
-// What the prolog makes of the state. A failed or degraded GPU is CRITICAL with the agent's reason; a state older
+// What the prolog makes of the state. A failed or degraded GPU, or node reason, is CRITICAL with the agent's reason; a state older
 // than `stale_after_ms` (the agent died) or missing is a WARNING, never a failure: a node is not drained because its
 // monitor stopped.
 struct StateVerdict {

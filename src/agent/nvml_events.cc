@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "gpu/device_worker.h"
+
 namespace gcm::agent {
 
 namespace {
@@ -75,15 +77,40 @@ bool NvmlEventWatcher::register_gpus(nvml::EventSet* set, std::vector<nvml::Devi
     problem(fmt::format("creating an event set: {}", describe(api_, r)));
     return false;
   }
-  for (unsigned i = 0; i < count; ++i) {
+  auto worker = std::make_unique<DeviceWorker>("gcm-nvml-events");
+  for (unsigned i = 0; i < count && !stopping_; ++i) {
+    // Owned by the job: one that times out may still write here later.
+    struct Out {
+      nvml::Device d = nullptr;
+      nvml::Return r = nvml::ERROR_UNKNOWN;
+    };
+    auto out = std::make_shared<Out>();
+    auto get_handle = api_.DeviceGetHandleByIndex;
+    auto register_events = api_.DeviceRegisterEvents;
+    nvml::EventSet s = *set;
+    std::string hung;
+    bool finished = worker->start([out, get_handle, register_events, s, i](CallWatch& w) {
+      w.begin("nvmlDeviceGetHandleByIndex_v2");
+      out->r = get_handle(i, &out->d);
+      w.end();
+      if (out->r != nvml::SUCCESS) return;
+      w.begin("nvmlDeviceRegisterEvents");
+      out->r = register_events(out->d, nvml::kEventTypeXidCriticalError, s);
+      w.end();
+    }) && worker->wait(options_.call_timeout, &hung, std::chrono::steady_clock::now() + 2 * options_.call_timeout) ==
+                    DeviceWorker::Outcome::Finished;
     nvml::Device d = nullptr;
-    nvml::Return r = api_.DeviceGetHandleByIndex(i, &d);
-    if (r == nvml::SUCCESS) r = api_.DeviceRegisterEvents(d, nvml::kEventTypeXidCriticalError, *set);
-    if (r != nvml::SUCCESS) {
-      problem(fmt::format("GPU {}: registering for XID events: {}", i, describe(api_, r)));
-      d = nullptr;  // kept as a hole: the index of a handle is its GPU
+    if (!finished) {
+      problem(fmt::format("GPU {}: registering for XID events: {} did not return within {} ms; the GPU is not watched",
+                          i, hung.empty() ? "the registration" : hung, options_.call_timeout.count()));
+      abandoned_ = true;
+      worker = std::make_unique<DeviceWorker>("gcm-nvml-events");  // the stuck one is detached when destroyed
+    } else if (out->r != nvml::SUCCESS) {
+      problem(fmt::format("GPU {}: registering for XID events: {}", i, describe(api_, out->r)));
+    } else {
+      d = out->d;
     }
-    handles->push_back(d);
+    handles->push_back(d);  // a failed GPU is kept as a hole: the index of a handle is its GPU
   }
   unsigned registered = 0;
   for (auto d : *handles) registered += d != nullptr;
@@ -93,7 +120,7 @@ bool NvmlEventWatcher::register_gpus(nvml::EventSet* set, std::vector<nvml::Devi
   }
   if (registered == 0) {
     if (count == 0) problem("NVML lists no GPU");
-    api_.EventSetFree(*set);
+    if (!abandoned_) api_.EventSetFree(*set);
     return false;
   }
   return true;
@@ -149,7 +176,7 @@ void NvmlEventWatcher::run() {
       options_.log->error("NVML XID events: the event handler failed: {}", e.what());
     }
   }
-  api_.EventSetFree(set);
+  if (!abandoned_) api_.EventSetFree(set);
   std::lock_guard lock(mu_);
   stats_.running = false;
 }

@@ -30,6 +30,9 @@ struct NvmlXid {
 
 struct NvmlEventWatcherOptions {
   std::chrono::milliseconds wait_timeout{500};  // one nvmlEventSetWait; stop() returns within about this
+  // Registering a GPU (its handle, then nvmlDeviceRegisterEvents) runs on a worker under this timeout: a GPU whose
+  // calls hang is left out of the set instead of holding the watcher (and the agent's stop) for ever.
+  std::chrono::milliseconds call_timeout{5000};
   std::shared_ptr<spdlog::logger> log;          // null: spdlog's default logger
 };
 
@@ -70,6 +73,7 @@ class NvmlEventWatcher {
   std::condition_variable cv_;  // wakes pause() on stop
   NvmlEventWatcherStats stats_;
   std::atomic<bool> stopping_{false};
+  bool abandoned_ = false;  // a registration timed out and may still touch the set: it is never freed
   std::thread thread_;
 };
 

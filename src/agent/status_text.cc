@@ -45,6 +45,13 @@ std::string status_text(const AgentState& s, int64_t now_unix_ms) {
                        join(g.reasons));
     if (!g.evidence.empty()) out += fmt::format("     {}\n", g.evidence);
   }
+  if (s.node.empty()) {
+    out += "Node: ok\n";
+  } else {
+    out += "Node:\n";
+    for (const auto& n : s.node)
+      out += fmt::format("  {:<9} {}{}{}\n", to_string(n.health), n.reason, n.evidence.empty() ? "" : ": ", n.evidence);
+  }
   if (!s.checks.empty()) {
     out += "Checks:\n";
     for (const auto& c : s.checks) out += fmt::format("  {:<8} {}: {}\n", nagios_word(c.code), c.name, c.message);

@@ -52,10 +52,11 @@ void GpuWindowAccumulator::reset() {
   last_ok_.reset();
   last_state_record_.reset();
   fields_.assign(kIndexedDeviceMetrics->fields.size(), Stat{});
-  sm_clock_ = max_sm_clock_ = power_ = power_limit_ = gpu_util_ = mem_util_ = temperature_ = Stat{};
+  sm_clock_ = sm_clock_unthrottled_ = max_sm_clock_ = power_ = power_limit_ = gpu_util_ = mem_util_ = temperature_ = Stat{};
   gpm_sm_activity_ = gpm_sm_occupancy_ = gpm_tensor_activity_ = gpm_dram_activity_ = Stat{};
   hw_slowdown_ = hw_thermal_ = power_brake_ = sw_thermal_ = sw_power_cap_ = reasons_seen_ = 0;
   pcie_gen_ = pcie_width_ = pcie_gen_max_ = pcie_width_max_ = remap_pending_ = remap_failure_ = std::nullopt;
+  nvlinks_active_.reset();
   pcie_replays_ = nvlink_crc_ = nvlink_replay_ = nvlink_recovery_ = ecc_uncorrected_ = Delta{};
 }
 
@@ -96,6 +97,9 @@ void GpuWindowAccumulator::add(const DeviceResult& r, const Record& metrics) {
   add_opt(gpm_sm_occupancy_, s.gpm_sm_occupancy);
   add_opt(gpm_tensor_activity_, s.gpm_tensor_activity);
   add_opt(gpm_dram_activity_, s.gpm_dram_activity);
+  // The detector judges a window with a HW throttle by its other samples (detector/clock_signal.h).
+  constexpr uint64_t kHwThrottle = kHwSlowdown | kHwThermal | kHwPowerBrake;
+  if (!s.clock_event_reasons || (*s.clock_event_reasons & kHwThrottle) == 0) add_opt(sm_clock_unthrottled_, s.clock_sm_mhz);
   if (s.clock_event_reasons) {
     uint64_t m = *s.clock_event_reasons;
     ++reasons_seen_;
@@ -114,6 +118,7 @@ void GpuWindowAccumulator::add(const DeviceResult& r, const Record& metrics) {
   if (s.pcie_replay_count) pcie_replays_.add(static_cast<double>(*s.pcie_replay_count));
   if (s.ecc_volatile_uncorrected) ecc_uncorrected_.add(static_cast<double>(*s.ecc_volatile_uncorrected));
   if (!s.nvlinks.empty()) {
+    nvlinks_active_ = std::count_if(s.nvlinks.begin(), s.nvlinks.end(), [](const auto& l) { return l.active; });
     double crc = 0, replay = 0, recovery = 0;
     bool has_crc = false, has_replay = false, has_recovery = false;
     for (const auto& l : s.nvlinks) {
@@ -149,6 +154,7 @@ GpuWindowAccumulator::Closed GpuWindowAccumulator::close(int64_t end_unix_ms, do
                                                 : detector::Presence::NotResponding;
   c.any_answer = answered_ > 0;
   w.sm_clock_mhz = sm_clock_.stats();
+  w.sm_clock_unthrottled_mhz = sm_clock_unthrottled_.stats();
   w.max_sm_clock_mhz = max_sm_clock_.stats();
   w.power_watts = power_.stats();
   w.power_limit_watts = power_limit_.stats();
@@ -175,6 +181,7 @@ GpuWindowAccumulator::Closed GpuWindowAccumulator::close(int64_t end_unix_ms, do
   w.nvlink_crc_errors = nvlink_crc_.value();
   w.nvlink_replay_errors = nvlink_replay_.value();
   w.nvlink_recovery_errors = nvlink_recovery_.value();
+  w.nvlink_links_active = nvlinks_active_;
   w.ecc_uncorrected_volatile = ecc_uncorrected_.value();
   w.remapped_rows_pending = remap_pending_;
   w.remapped_rows_failure = remap_failure_;

@@ -58,10 +58,11 @@ class GpuWindowAccumulator {
   GpuState last_state_ = GpuState::Ok;
   std::optional<Record> last_ok_, last_state_record_;
   std::vector<Stat> fields_;  // per field of IndexedDeviceMetrics
-  Stat sm_clock_, max_sm_clock_, power_, power_limit_, gpu_util_, mem_util_, temperature_;
+  Stat sm_clock_, sm_clock_unthrottled_, max_sm_clock_, power_, power_limit_, gpu_util_, mem_util_, temperature_;
   Stat gpm_sm_activity_, gpm_sm_occupancy_, gpm_tensor_activity_, gpm_dram_activity_;
   int hw_slowdown_ = 0, hw_thermal_ = 0, power_brake_ = 0, sw_thermal_ = 0, sw_power_cap_ = 0, reasons_seen_ = 0;
   std::optional<int64_t> pcie_gen_, pcie_width_, pcie_gen_max_, pcie_width_max_, remap_pending_, remap_failure_;
+  std::optional<int64_t> nvlinks_active_;
   Delta pcie_replays_, nvlink_crc_, nvlink_replay_, nvlink_recovery_, ecc_uncorrected_;
 };
 

@@ -29,7 +29,8 @@ std::string opt_text(const std::optional<int64_t>& v) { return v ? std::to_strin
 
 }  // namespace
 
-AbsoluteResult absolute_reasons(const GpuWindow& w, bool busy, const ThrottleSpan& span, const DetectorConfig& c) {
+AbsoluteResult absolute_reasons(const GpuWindow& w, bool busy, const ThrottleSpan& span, int nvlinks_seen,
+                                const DetectorConfig& c) {
   AbsoluteResult r;
   if (w.presence == Presence::Lost) r.reasons.add(Reason::Lost);
   if (w.presence == Presence::NotResponding) r.reasons.add(Reason::NotResponding);
@@ -52,10 +53,16 @@ AbsoluteResult absolute_reasons(const GpuWindow& w, bool busy, const ThrottleSpa
     r.reasons.add(Reason::Xid);
     if (xid_is_fatal(x, c)) r.xid_needs_reset = true;
   }
+  // A link that is down counts no CRC, replay or recovery: only the number of active links says it.
+  if (w.nvlink_links_active && nvlinks_seen > 0 && *w.nvlink_links_active < nvlinks_seen)
+    r.reasons.add(Reason::NvlinkDown);
+  if (w.pcie_aer_fatal > 0 || w.pcie_aer_non_fatal > 0) r.reasons.add(Reason::PcieAer);
+  r.aer_fatal = w.pcie_aer_fatal > 0;
   return r;
 }
 
-void describe_absolute(const GpuWindow& w, ReasonSet f, const ThrottleSpan& span, std::string& out) {
+void describe_absolute(const GpuWindow& w, ReasonSet f, const ThrottleSpan& span, int nvlinks_seen,
+                       std::string& out) {
   auto frac = [&](Reason r, Throttle t, const char* what) {
     if (f.has(r))
       out += fmt::format("{}: {} {:.0f}% of the last windows; ", reason_name(r), what, 100.0 * span.fraction(t));
@@ -83,6 +90,12 @@ void describe_absolute(const GpuWindow& w, ReasonSet f, const ThrottleSpan& span
     for (const auto& x : w.xids) out += fmt::format(" {}({}{})", x.code, x.action, x.critical ? ",critical" : "");
     out += "; ";
   }
+  if (f.has(Reason::NvlinkDown))
+    out += fmt::format("nvlink_down: {} of the {} NVLinks it had are active; ", opt_text(w.nvlink_links_active),
+                       nvlinks_seen);
+  if (f.has(Reason::PcieAer))
+    out += fmt::format("pcie_aer: {} fatal, {} non-fatal PCIe AER error(s) on its address; ", w.pcie_aer_fatal,
+                       w.pcie_aer_non_fatal);
 }
 
 }  // namespace gcm::detector

@@ -31,6 +31,10 @@ struct DetectorConfig {
   int baseline_windows = 20;          // EWMA span (alpha = 1/span): 10 min at 30 s
   double baseline_clamp = 0.02;       // |baseline| of the SM clock at most 2 %
   double other_baseline_clamp = 0.5;  // power and utilisation: stages legitimately differ (13 %, 10 %)
+  // A window with a hardware throttle reason set is compared by its samples without one (detector/clock_signal.h);
+  // fewer of those than this fraction of the window's samples: its clock is not judged at all (the throttle rule's
+  // business). A quarter (7 of 30) keeps the mean's jitter well under the 3 % bar.
+  double min_unthrottled_fraction = 0.25;
   // More than this fraction of a GPU's peers deviating too: a node or workload effect, not one bad GPU.
   double max_deviating_peer_fraction = 0.25;
 

@@ -5,6 +5,7 @@
 
 #include "detector/absolute_rules.h"
 #include "detector/busy.h"
+#include "detector/clock_signal.h"
 #include "detector/evidence.h"
 #include "detector/peer_compare.h"
 
@@ -14,7 +15,7 @@ namespace {
 
 // The normalised value of a signal, or 0 when the GPU did not report it. The SM clock is taken relative to the
 // GPU's own maximum and power relative to its own limit, so GPUs of different bins or power caps compare.
-double signal_value(const GpuWindow& w, Signal s) {
+double signal_value(const GpuWindow& w, Signal s, const DetectorConfig& c) {
   auto ratio = [](const std::optional<FieldStats>& v, const std::optional<FieldStats>& max) {
     if (!v || v->samples == 0) return 0.0;
     if (max && max->samples > 0 && max->mean > 0) return v->mean / max->mean;
@@ -22,7 +23,7 @@ double signal_value(const GpuWindow& w, Signal s) {
   };
   switch (s) {
     case Signal::SmClock:
-      return ratio(w.sm_clock_mhz, w.max_sm_clock_mhz);
+      return judged_sm_clock(w, c).ratio;
     case Signal::Power:
       return ratio(w.power_watts, w.power_limit_watts);
     case Signal::GpuUtil:
@@ -116,7 +117,8 @@ void Detector::observe(const std::vector<GpuWindow>& windows, std::vector<GpuVer
     const GpuWindow& w = windows[i];
     Track& t = *round_[i];
     GpuVerdict& v = out[i];
-    AbsoluteResult abs = absolute_reasons(w, busy_[i] != 0, t.throttle, config_);
+    AbsoluteResult abs = absolute_reasons(w, busy_[i] != 0, t.throttle, t.nvlinks_seen, config_);
+    if (w.nvlink_links_active) t.nvlinks_seen = std::max<int>(t.nvlinks_seen, static_cast<int>(*w.nvlink_links_active));
     Persistence::Input in;
     in.flagged = abs.reasons;
     if (v.flagged_now.has(Reason::PeerSlow)) in.flagged.add(Reason::PeerSlow);
@@ -127,6 +129,7 @@ void Detector::observe(const std::vector<GpuWindow>& windows, std::vector<GpuVer
       if (in.flagged.has(r)) in.fatal.add(r);
     }
     if (abs.xid_needs_reset) in.fatal.add(Reason::Xid);
+    if (abs.aer_fatal) in.fatal.add(Reason::PcieAer);
 
     HealthState before = t.persistence.state();
     v.state = t.persistence.update(in, config_);
@@ -134,7 +137,7 @@ void Detector::observe(const std::vector<GpuWindow>& windows, std::vector<GpuVer
     v.reasons = t.persistence.active();
     v.flagged_windows = t.persistence.flagged_windows(config_);
     if (v.state != HealthState::Ok || !v.flagged_now.empty() || v.state != before) {
-      v.evidence = build_evidence(w, v, t.throttle, t.persistence, node_effect_[i] != 0, config_);
+      v.evidence = build_evidence(w, v, t.throttle, t.persistence, node_effect_[i] != 0, t.nvlinks_seen, config_);
     }
     if (v.state != before) {
       HealthEvent e;
@@ -170,7 +173,7 @@ void Detector::compare_peers(const std::vector<GpuWindow>& windows, std::vector<
     for (int s = 0; s < kSignalCount; ++s) {
       size_t k = 0;
       for (size_t a = 0; a < m; ++a) {
-        double x = signal_value(windows[member[a]], static_cast<Signal>(s));
+        double x = signal_value(windows[member[a]], static_cast<Signal>(s), config_);
         if (x <= 0) continue;
         values[k] = x;
         bases[k] = round_[member[a]]->baseline[static_cast<size_t>(s)];

@@ -36,6 +36,7 @@ class Detector {
     int job_busy_windows = 0;  // busy windows of the current job
     int baseline_windows = 0;  // windows learned into the baseline
     std::array<double, kSignalCount> baseline{};
+    int nvlinks_seen = -1;  // the most NVLinks active in any window of this GPU (-1: none reported yet)
     ThrottleSpan throttle;
     Persistence persistence;
   };

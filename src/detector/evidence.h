@@ -14,6 +14,6 @@
 namespace gcm::detector {
 
 std::string build_evidence(const GpuWindow& w, const GpuVerdict& v, const ThrottleSpan& span, const Persistence& p,
-                           bool node_effect, const DetectorConfig& c);
+                           bool node_effect, int nvlinks_seen, const DetectorConfig& c);
 
 }  // namespace gcm::detector

@@ -42,6 +42,10 @@ struct GpuWindow {
 
   // Performance signals (summaries over answered samples).
   std::optional<FieldStats> sm_clock_mhz, max_sm_clock_mhz;
+  // The SM clock over the samples in which none of HW_SLOWDOWN, HW_THERMAL_SLOWDOWN, HW_POWER_BRAKE_SLOWDOWN was
+  // set (empty when every sample had one): a slowdown that its own reason bit explains is that reason's business,
+  // so the peer comparison judges these samples when the window had any.
+  std::optional<FieldStats> sm_clock_unthrottled_mhz;
   std::optional<FieldStats> power_watts, power_limit_watts;
   std::optional<FieldStats> gpu_util_percent, mem_util_percent;
   std::optional<FieldStats> temperature_celsius;
@@ -61,11 +65,15 @@ struct GpuWindow {
   std::optional<int64_t> pcie_replays;  // increase of the replay counter over the window
   // NVLink: increases over the window, all links.
   std::optional<int64_t> nvlink_crc_errors, nvlink_replay_errors, nvlink_recovery_errors;
+  std::optional<int64_t> nvlink_links_active;  // links whose state is active in the last answered sample
   // ECC and row remapping.
   std::optional<int64_t> ecc_uncorrected_volatile;                      // increase over the window
   std::optional<int64_t> remapped_rows_pending, remapped_rows_failure;  // last sample (1: set)
 
   std::vector<WindowXid> xids;  // XIDs seen during the window
+  // PCIe AER errors the kernel logged during the window on the GPU's own PCI address, by severity (corrected ones
+  // are counted by the agent but judged by nothing: only their rate says something).
+  int pcie_aer_fatal = 0, pcie_aer_non_fatal = 0;
 };
 
 }  // namespace gcm::detector

@@ -46,6 +46,7 @@ double NodeSimulator::Rng::normal() {  // Box-Muller, one of the pair (simple, a
 
 NodeSimulator::NodeSimulator(const NodeSpec& spec) : spec_(spec), rng_{spec.seed * 0x2545f4914f6cdd1dull + 7} {
   windows_.resize(static_cast<size_t>(spec_.gpus));
+  gpu_blips_.resize(static_cast<size_t>(spec_.gpus));
   for (int g = 0; g < spec_.gpus; ++g) {
     GpuWindow& w = windows_[static_cast<size_t>(g)];
     w.gpu = static_cast<unsigned>(g);
@@ -130,6 +131,13 @@ void NodeSimulator::fill(GpuWindow& w, double t0, double t1) {
     return;
   }
 
+  // This GPU's own throttle blips, each with its reason bit (a scrape, one sample, sees a blip or misses it).
+  double gpu_brake = 0, gpu_slowdown = 0;
+  for (const auto& b : gpu_blips_[w.gpu]) {
+    double o = n == 1 ? (overlap(t1 - 1e-3, t1, b.start, b.end) > 0 ? 1 : 0) : overlap(t0, t1, b.start, b.end) / win;
+    (b.slowdown ? gpu_slowdown : gpu_brake) += o;
+  }
+
   // SM clock relative to max while busy, then the window's mean with its idle part.
   const double td = t1 + nz.drift_phase_s;
   double drift_gpu = w.gpu == 5 ? nz.drift * 0.5 * (1 - std::cos(2 * kPi * td / nz.drift_period_s)) : 0;
@@ -139,16 +147,28 @@ void NodeSimulator::fill(GpuWindow& w, double t0, double t1) {
                  (1 + nz.window_noise * rng_.normal() + jitter_mean);
   // One sample per window is one reading at the window's end (a scrape), which a blip either covers or misses.
   double brake = n == 1 ? (brake_seconds(t1 - 1e-3, t1) > 0 ? 1 : 0) : brake_seconds(t0, t1) / win;
-  clock *= 1 - 0.3 * brake;
-  double slow = 0;
-  if (f.kind == Fault::SmClockSlow || f.kind == Fault::NodeSlow) slow = f.magnitude * fo;
+  double slow = 0, unexplained = 0;  // the fault's slowdown; the part of it no reason bit explains
+  if (f.kind == Fault::SmClockSlow || f.kind == Fault::NodeSlow) slow = unexplained = f.magnitude * fo;
   if (f.kind == Fault::HwSlowdown) slow = 0.5 * fo;
   if (f.kind == Fault::HwThermal) slow = 0.2 * fo;
-  if (faulty) clock *= 1 - slow;
+  if (!faulty) slow = unexplained = 0;
+  // The samples with no HW reason bit run at the clock without the throttles, but with a slowdown no bit explains.
+  double clock_unthrottled = clock * (1 - unexplained);
+  clock *= (1 - 0.3 * brake) * (1 - slow) * (1 - 0.3 * gpu_brake - 0.5 * gpu_slowdown);
+  double hw_fault = faulty && (f.kind == Fault::HwSlowdown || f.kind == Fault::HwThermal) ? fo : 0;
+  double throttled = std::min(1.0, brake + gpu_brake + gpu_slowdown + hw_fault);
   double clock_mean = busy * clock + (1 - busy) * kIdleClock;
   double clock_min = busy < 1 ? kIdleClock : clock * (1 - nz.sample_jitter);
   w.sm_clock_mhz = stats(clock_mean * kMaxClockMhz, clock_min * kMaxClockMhz,
                          (busy > 0 ? clock * (1 + nz.sample_jitter) : kIdleClock) * kMaxClockMhz, n);
+  int unthrottled_samples = n - static_cast<int>(std::lround(n * throttled));
+  if (unthrottled_samples > 0) {
+    double m = busy * clock_unthrottled + (1 - busy) * kIdleClock;
+    w.sm_clock_unthrottled_mhz = stats(m * kMaxClockMhz, (busy < 1 ? kIdleClock : m) * kMaxClockMhz,
+                                       m * kMaxClockMhz, unthrottled_samples);
+  } else {
+    w.sm_clock_unthrottled_mhz.reset();
+  }
   w.max_sm_clock_mhz = stats(kMaxClockMhz, kMaxClockMhz, kMaxClockMhz, n);
 
   double util = std::min(100.0, (stage_b ? 88.2 : 98.0) + rng_.normal());
@@ -162,9 +182,9 @@ void NodeSimulator::fill(GpuWindow& w, double t0, double t1) {
   w.temperature_celsius = stats(temp, temp - 2, temp + 2, n);
   w.slowdown_temperature_celsius = 90;
 
-  w.hw_slowdown_fraction = f.kind == Fault::HwSlowdown && faulty ? fo : 0;
+  w.hw_slowdown_fraction = std::min(1.0, (f.kind == Fault::HwSlowdown && faulty ? fo : 0) + gpu_slowdown);
   w.hw_thermal_fraction = f.kind == Fault::HwThermal && faulty ? fo : 0;
-  w.power_brake_fraction = brake;
+  w.power_brake_fraction = std::min(1.0, brake + gpu_brake);
   w.sw_power_cap_fraction = busy > 0.5 ? 0.3 : 0;
 
   // Idle links train down to save power (ASPM): only a busy GPU's link below max is a fault.
@@ -177,11 +197,26 @@ void NodeSimulator::fill(GpuWindow& w, double t0, double t1) {
                                              (rng_.uniform() < 0.001 ? 3 : 0));
   w.nvlink_replay_errors = 0;
   w.nvlink_recovery_errors = 0;
+  w.nvlink_links_active = f.kind == Fault::NvlinkDown && faulty && t1 > f.start_s ? 17 : 18;
   w.ecc_uncorrected_volatile = f.kind == Fault::EccDbe && faulty && t0 <= f.start_s && f.start_s < t1 ? 1 : 0;
   w.remapped_rows_pending = f.kind == Fault::RowRemapPending && fault_now ? 1 : 0;
   w.remapped_rows_failure = 0;
   if (f.kind == Fault::Xid79 && faulty && t0 <= f.start_s && f.start_s < t1) {
     w.xids.push_back({79, "RESTART_BM", true});
+  }
+}
+
+// Each GPU's blips are isolated too: none within two windows of its last one or of a node-wide blip.
+void NodeSimulator::plan_gpu_blips(double t0) {
+  if (spec_.noise.gpu_blips_per_hour <= 0) return;  // no draws: the stream is the one without GPU blips
+  const double w = spec_.window_s;
+  bool node_quiet = blips_.empty() || blips_.back().second + 2 * w < t0;
+  for (auto& g : gpu_blips_) {
+    while (g.size() > 1 && g.front().end < t0) g.erase(g.begin());
+    bool quiet = node_quiet && (g.empty() || g.back().end + 2 * w < t0);
+    if (!quiet || rng_.uniform() >= spec_.noise.gpu_blips_per_hour * w / 3600) continue;
+    double start = t0 + w * rng_.uniform();
+    g.push_back({start, start + 2 + 13 * rng_.uniform(), (gpu_blip_count_++ % 2) == 1});
   }
 }
 
@@ -193,10 +228,13 @@ const std::vector<GpuWindow>& NodeSimulator::next() {
   // Blips are isolated: none starts within two windows of the last one's end (two in a minute is a brake episode,
   // which the rule must catch, not noise).
   bool quiet = blips_.empty() || blips_.back().second + 2 * spec_.window_s < t0;
+  if (spec_.noise.gpu_blips_per_hour > 0)  // nor within two windows of a GPU's own blip: together, an episode
+    for (const auto& g : gpu_blips_) quiet = quiet && (g.empty() || g.back().end + 2 * spec_.window_s < t0);
   if (quiet && rng_.uniform() < spec_.noise.brake_blips_per_hour * spec_.window_s / 3600) {
     double start = t0 + spec_.window_s * rng_.uniform();
     blips_.push_back({start, start + 2 + 23 * rng_.uniform()});
   }
+  plan_gpu_blips(t0);
   wobble_ = (2 * rng_.uniform() - 1) * spec_.noise.common_wobble;
   for (auto& w : windows_) fill(w, t0, t1);
   now_s_ = t1;

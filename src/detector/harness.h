@@ -7,6 +7,8 @@
 //  - pipeline stages: GPUs 4..7 draw 13 % less power and are 10 % less utilised;
 //  - isolated power-brake blips shorter than a window, node-wide (the brake is a board/chassis signal), the clock -30
 //  %;
+//  - isolated throttle blips of one GPU, 2..15 s, each with its reason bit: HW_POWER_BRAKE (clock -30 %) or
+//    HW_SLOWDOWN (clock -50 %), in turn;
 //  - jobs of 1..12 h with idle gaps; a job on all 8 GPUs, on two halves, or on 4 GPUs with 4 idle; GPUs start and
 //    stop a few seconds apart.
 #pragma once
@@ -29,6 +31,7 @@ struct Noise {
   double drift_phase_s = 0;  // shifts both drifts: nodes in different racks heat up at different times
   bool pipeline_stages = true;
   double brake_blips_per_hour = 2;  // each 2..25 s
+  double gpu_blips_per_hour = 1;    // per GPU, each 2..15 s
   bool jobs = true;                 // false: one job on all GPUs for the whole run
 };
 
@@ -44,6 +47,7 @@ enum class Fault {
   EccDbe,    // one double-bit error
   Xid79,     // fallen off the bus: the XID, then lost
   NodeSlow,  // every GPU of the node slower (invisible inside the node: the central part's job)
+  NvlinkDown,  // one of the GPU's 18 NVLinks goes inactive (no error counted: the link is simply down)
 };
 
 struct FaultSpec {
@@ -85,6 +89,11 @@ class NodeSimulator {
   const Job* job_of(unsigned gpu, double t0, double t1, double& busy_s);
   void fill(GpuWindow& w, double t0, double t1);
   double brake_seconds(double t0, double t1) const;
+  struct Blip {
+    double start = 0, end = 0;
+    bool slowdown = false;  // HW_SLOWDOWN; else HW_POWER_BRAKE
+  };
+  void plan_gpu_blips(double t0);
 
   NodeSpec spec_;
   Rng rng_;
@@ -96,6 +105,8 @@ class NodeSimulator {
   double planned_until_ = 0;
   int next_job_id_ = 1000;
   std::vector<std::pair<double, double>> blips_;
+  std::vector<std::vector<Blip>> gpu_blips_;  // per GPU
+  int gpu_blip_count_ = 0;
   double wobble_ = 0;
 };
 

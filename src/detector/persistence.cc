@@ -5,6 +5,15 @@
 
 namespace gcm::detector {
 
+ReasonSet Persistence::degraded_at_once() {
+  ReasonSet s;
+  s.add(Reason::RowRemapPending);
+  s.add(Reason::NvlinkDown);
+  // The catalogue calls a non-fatal AER error critical: the next job must not start on the GPU (a fatal one fails).
+  s.add(Reason::PcieAer);
+  return s;
+}
+
 int Persistence::flagged_windows(const DetectorConfig& c) const {
   int n = std::clamp(c.degrade_n, 1, 32);
   uint32_t mask = n == 32 ? ~0u : ((1u << n) - 1);
@@ -36,7 +45,8 @@ HealthState Persistence::update(const Input& in, const DetectorConfig& c) {
   } else if (!active_.empty()) {
     bool persistent = flagged_windows(c) >= c.degrade_k;
     bool stays = state_ >= HealthState::Degraded;  // from degraded (or failed with soft reasons left) until clear
-    next = (persistent || stays || active_.has(Reason::RowRemapPending)) ? HealthState::Degraded : HealthState::Suspect;
+    next = (persistent || stays || active_.intersects(degraded_at_once())) ? HealthState::Degraded
+                                                                           : HealthState::Suspect;
   }
   state_ = next;
   return state_;

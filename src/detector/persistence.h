@@ -1,6 +1,6 @@
 // The per-GPU state machine: ok -> suspect after one flagged window, degraded once k of the last n windows were
-// flagged (or at once for a pending row remap, which needs a reset anyway), failed at once for hard faults (lost,
-// double-bit ECC, row-remap failure, an XID whose action is a reset or worse). Each reason holds until it has been
+// flagged (or at once for a pending row remap or an NVLink that is down), failed at once for hard faults (lost,
+// double-bit ECC, row-remap failure, an XID whose action is a reset or worse, a fatal PCIe AER error). Each reason holds until it has been
 // clean for clear_windows (failed_clear_windows for a hard fault); the state returns to ok when no reason holds, and
 // a degraded GPU stays degraded until then, so a drain decision never flickers.
 //
@@ -34,6 +34,9 @@ class Persistence {
   // Drops `reasons` at once (a confirmation check under load passed for reasons that idle windows cannot judge, so
   // would hold for ever on a drained node) and recomputes the state from what is left.
   void forgive(ReasonSet reasons);
+  // Reasons that degrade at once: a pending row remap (it needs a reset anyway) and an NVLink that is down (the
+  // GPU's bandwidth is gone until the link is back; no number of windows makes it less true).
+  static ReasonSet degraded_at_once();
   // Clean windows seen by a reason since it last flagged (0 when flagged now).
   int clean_streak(Reason r) const { return streak_[static_cast<size_t>(r)]; }
 

@@ -41,6 +41,7 @@ std::vector<Scenario> fault_scenarios(uint64_t seed) {
       fault("row remap pending", Fault::RowRemapPending, 0, Reason::RowRemapPending, seed),
       fault("ecc dbe", Fault::EccDbe, 0, Reason::EccDbe, seed),
       fault("xid 79", Fault::Xid79, 0, Reason::Xid, seed),
+      fault("nvlink down (1 of 18)", Fault::NvlinkDown, 0, Reason::NvlinkDown, seed),
       fault("node 15% slower (central)", Fault::NodeSlow, 0.15, Reason::PeerSlow, seed),
   };
 }

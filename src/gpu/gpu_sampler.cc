@@ -127,7 +127,11 @@ std::vector<DeviceResult> GpuSampler::sample() {
       } catch (const GpuLost& e) {
         out->state = GpuState::Lost;
         out->detail = e.what();
-        out->sample = GpuSample{};
+        // No measurement of a lost GPU, but the identity read before the loss (the first sample reads it first)
+        // is kept: the kernel log's XIDs of this GPU are attributed by its address.
+        GpuSample identity;
+        copy_static(out->sample, identity);
+        out->sample = std::move(identity);
       }
     });
   }
@@ -172,6 +176,10 @@ std::vector<DeviceResult> GpuSampler::sample() {
     r.detail = std::move(out.detail);
     if (out.state == GpuState::Lost || out.state == GpuState::Error) {
       s.handle = nullptr;  // ask again next time: a GPU that comes back after a reset gets a new handle
+      if (!s.have_static && out.sample.uuid) {
+        s.static_info = out.sample;
+        s.have_static = true;
+      }
       if (s.have_static) copy_static(s.static_info, r.sample);  // identity only, no measurement
       continue;
     }

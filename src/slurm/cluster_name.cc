@@ -32,6 +32,14 @@ namespace {
 
 const std::vector<std::string> kShowConfig = {"scontrol", "show", "config"};
 
+// scontrol says why it failed in several lines (each step of its configuration lookup, then "fatal: ..."); the
+// warning is one line, so only its last line, which says what finally went wrong, is kept.
+std::string scontrol_last_line(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) text.remove_suffix(1);
+  size_t nl = text.rfind('\n');
+  return std::string(nl == std::string_view::npos ? text : text.substr(nl + 1));
+}
+
 }  // namespace
 
 ClusterNameLookup look_up_cluster_name(std::chrono::milliseconds timeout) {
@@ -43,6 +51,7 @@ ClusterNameLookup look_up_cluster_name(std::chrono::milliseconds timeout) {
   try {
     CommandResult r = run_command(spec);
     if (!r.ok()) {
+      r.err = scontrol_last_line(r.err);
       lookup.problem = describe_failure(spec, r);
     } else if (auto name = parse_cluster_name(r.out)) {
       lookup.name = *name;

@@ -245,6 +245,163 @@ TEST(Agent, KernelEventsOfEveryKindFromTheKernelLogReachMetrics) {
   EXPECT_TRUE(
       eventually([&] { return n.log().find("kernel log: link_down (infiniband) on 'ib1'") != std::string::npos; }, 10s))
       << n.log();
+  // Each reaches the node's state by the catalogue: the fatal SXid, the uncorrected machine checks and the fatal
+  // AER on 0000:01:00.0 (none of the fake GPUs, at 0000:1N:00.0) fail the node; ib1, down with no link up after,
+  // degrades it. The corrected and non-fatal SXid, the Ethernet flap and the thermal events are counted only.
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_node_health_state{reason=\"ib_link_down\"") == 2.0; }, 10s))
+      << n.metrics().substr(0, 6000);
+  EXPECT_EQ(n.value("gcm_node_health_state{reason=\"sxid_fatal\""), 3.0);
+  EXPECT_EQ(n.value("gcm_node_health_state{reason=\"mce_uncorrected\""), 3.0);
+  EXPECT_EQ(n.value("gcm_node_health_state{reason=\"pcie_aer\""), 3.0);
+  EXPECT_EQ(n.value("gcm_node_health_state{reason=\"fabric_manager\""), 0.0) << "no NVSwitch under --path.sysfs";
+  ASSERT_TRUE(eventually(
+      [&] { return read_text(n.dir + "/run/agent-state.json").find("\"ib_link_down\"") != std::string::npos; }, 10s));
+  auto j = json::parse(read_text(n.dir + "/run/agent-state.json"));
+  ASSERT_EQ(j["node"].size(), 4u) << j.dump(1);
+  EXPECT_EQ(j["node"][0]["reason"], "sxid_fatal") << j.dump(1);
+  EXPECT_EQ(j["node"][0]["health"], "failed") << j.dump(1);
+  EXPECT_EQ(j["gpus"][0]["health"], "ok") << "the node's events are none of its GPUs'" << j.dump(1);
+  auto st = run_gcm({"agent", "status", "--path.run", n.dir + "/run"});
+  EXPECT_NE(st.out.find("failed    mce_uncorrected: mce uncorrected on cpu"), std::string::npos) << st.out;
+  EXPECT_NE(st.out.find("degraded  ib_link_down: link_down infiniband on ib1"), std::string::npos) << st.out;
+  auto r = n.run_prolog();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("CRITICAL: the node is unhealthy: node failed (sxid_fatal)"), std::string::npos) << r.out;
+  EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
+}
+
+// An NVLink that goes inactive with no error counted (what gpud's users met: dead links, GPUs reported healthy):
+// GPU 1 has 4 links up, then link 2 goes down 2 s in (the fake's schedule) with its CRC counters still at 0. The
+// GPU is degraded for nvlink_down though idle (no job), the prolog fails it, GPU 0 stays ok.
+TEST(Agent, AnNvlinkThatGoesInactiveWithoutErrorsIsNvlinkDown) {
+  AgentNode n(2);
+  for (int gpu : {0, 1}) {
+    json links = json::array();
+    for (int l = 0; l < 4; ++l)
+      links.push_back({{"state", 1}, {"replay", 0}, {"recovery", 0}, {"crc_flit", 0}, {"crc_data", 0}});
+    if (gpu == 1)
+      links[2]["state"] = {{"schedule", json::array({{{"from_s", 0}, {"value", 1}}, {{"from_s", 2}, {"value", 0}}})}};
+    n.scenario["devices"][gpu]["nvlinks"] = links;
+    n.scenario["devices"][gpu]["utilization"] = {{"gpu", 0}, {"memory", 0}};  // idle: the rule does not wait for a job
+  }
+  n.start();
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_gpu_nvlink_links_active{gpu=\"1\"") == 4.0; }, 20s))
+      << n.metrics().substr(0, 4000) << n.diagnosis();
+  EXPECT_EQ(n.value("gcm_gpu_health_state{gpu=\"1\""), 0.0) << "all its links up";
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_gpu_health_state{gpu=\"1\"") == 2.0; }, 20s))
+      << n.metrics().substr(0, 4000);
+  EXPECT_EQ(n.value("gcm_gpu_nvlink_links_active{gpu=\"1\""), 3.0);
+  EXPECT_EQ(n.value("gcm_gpu_health_reason{gpu=\"1\",uuid=\"GPU-1\",reason=\"nvlink_down\""), 1.0);
+  EXPECT_EQ(n.value("gcm_gpu_health_reason{gpu=\"1\",uuid=\"GPU-1\",reason=\"nvlink_errors\""), 0.0);
+  EXPECT_EQ(n.value("gcm_gpu_health_state{gpu=\"0\""), 0.0);
+  auto r = n.run_prolog();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("GPU 1 degraded (nvlink_down)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nvlink_down: 3 of the 4 NVLinks it had are active"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
+}
+
+// The node's reasons clear by their rules, and an AER error on a GPU's own address is that GPU's: GPU 1 (0000:11:00.0)
+// is failed with pcie_aer and the node has no pcie_aer; an InfiniBand port that comes back clears ib_link_down; on
+// an NVSwitch system (a nvidia-nvswitch device under --path.sysfs) a stopped Fabric Manager unit (a systemctl on
+// PATH that says "inactive") is the node's fabric_manager reason until the unit is active again.
+TEST(Agent, NodeReasonsClearByTheirRulesAndAnAerOnAGpusAddressIsThatGpus) {
+  AgentNode n(2);
+  ASSERT_EQ(::mkfifo((n.dir + "/kmsg").c_str(), 0600), 0);
+  std::filesystem::create_directories(n.dir + "/sys/bus/pci/drivers/nvidia-nvswitch/0000:a6:00.0");
+  std::filesystem::create_directories(n.dir + "/bin");
+  std::ofstream(n.dir + "/fm-state") << "inactive\n";
+  {
+    std::ofstream sc(n.dir + "/bin/systemctl");
+    sc << "#!/bin/sh\n[ \"$1 $2\" = \"is-active nvidia-fabricmanager.service\" ] || exit 4\nstate=$(cat " << n.dir
+       << "/fm-state)\necho \"$state\"\n[ \"$state\" = active ]\n";
+  }
+  std::filesystem::permissions(n.dir + "/bin/systemctl", std::filesystem::perms::owner_all);
+  n.start({"--path.sysfs", n.dir + "/sys"},
+          {"GCM_FAKE_NVML_SCENARIO=" + n.dir + "/scenario.json", std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML,
+           "PATH=" + n.dir + "/bin:" + std::string(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin")});
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_node_health_state{reason=\"fabric_manager\"") == 2.0; }, 20s))
+      << n.metrics().substr(0, 6000) << n.diagnosis();
+  auto r = n.run_prolog();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("nvidia-fabricmanager.service is inactive"), std::string::npos) << r.out;
+  std::ofstream(n.dir + "/fm-state") << "active\n";
+  EXPECT_TRUE(eventually([&] { return n.value("gcm_node_health_state{reason=\"fabric_manager\"") == 0.0; }, 20s))
+      << n.log();
+
+  std::ofstream kmsg(n.dir + "/kmsg");
+  double uptime = std::stod(read_text("/proc/uptime"));
+  std::string ts = std::to_string(static_cast<int64_t>(uptime * 1e6));
+  kmsg << "6,2001," << ts << ",-;mlx5_core 0000:18:00.0 ib0: Lost carrier\n"
+       << "3,2002," << ts << ",-;pcieport 0000:10:01.0: AER: Uncorrectable (Fatal) error message received from "
+       << "0000:11:00.0\n"
+       << "3,2003," << ts << ",-;nvidia 0000:11:00.0: PCIe Bus Error: severity=Uncorrectable (Fatal), "
+       << "type=Inaccessible, (Unregistered Agent ID)\n"
+       << std::flush;
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_node_health_state{reason=\"ib_link_down\"") == 2.0; }, 20s))
+      << n.metrics().substr(0, 6000);
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_gpu_health_state{gpu=\"1\"") == 3.0; }, 20s))
+      << n.metrics().substr(0, 6000);
+  EXPECT_EQ(n.value("gcm_gpu_health_reason{gpu=\"1\",uuid=\"GPU-1\",reason=\"pcie_aer\""), 1.0);
+  EXPECT_EQ(n.value("gcm_gpu_health_state{gpu=\"0\""), 0.0);
+  EXPECT_EQ(n.value("gcm_node_health_state{reason=\"pcie_aer\""), 0.0) << "the GPU's, not the node's";
+  kmsg << "6,2004," << ts << ",-;IPv6: ADDRCONF(NETDEV_CHANGE): ib0: link becomes ready\n" << std::flush;
+  EXPECT_TRUE(eventually([&] { return n.value("gcm_node_health_state{reason=\"ib_link_down\"") == 0.0; }, 20s))
+      << n.metrics().substr(0, 6000);
+  EXPECT_NE(n.log().find("node reason ib_link_down cleared"), std::string::npos) << n.log();
+  EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
+}
+
+// An XID of a GPU that does not answer is its own: GPU 1's NVML calls hang from the agent's start (it never gave
+// its UUID or address), GPU 2 answers, then hangs. The driver's view of the GPUs (a fixture under --path.procfs and
+// --path.sysfs) gives GPU 1's address and UUID; GPU 2 keeps what NVML said before it went silent. Only an address
+// no GPU of the node has is gpu -1.
+TEST(Agent, AnXidOfAGpuThatDoesNotAnswerIsCountedUnderThatGpu) {
+  AgentNode n(3);
+  n.scenario["devices"][1]["delays"] = {{"nvmlDeviceGetHandleByIndex_v2", {{"hang", true}}}};
+  n.scenario["devices"][2]["delays"] = {{"nvmlDeviceGetTemperature", {{"hang", true}, {"after_calls", 3}}}};
+  for (int i = 0; i < 3; ++i) {
+    std::string address = "0000:1" + std::to_string(i) + ":00.0";
+    std::filesystem::create_directories(n.dir + "/proc/driver/nvidia/gpus/" + address);
+    std::ofstream(n.dir + "/proc/driver/nvidia/gpus/" + address + "/information")
+        << "Model: \t\t NVIDIA H100 80GB HBM3\nGPU UUID: \t GPU-" << i << "\nBus Location: \t " << address
+        << "\nDevice Minor: \t " << i << "\n";
+    std::filesystem::create_directories(n.dir + "/sys/bus/pci/drivers/nvidia/" + address);
+    std::ofstream(n.dir + "/sys/bus/pci/drivers/nvidia/" + address + "/class") << "0x030200\n";
+  }
+  ASSERT_EQ(::mkfifo((n.dir + "/kmsg").c_str(), 0600), 0);
+  n.start({"--nvml-timeout", "0.3", "--path.procfs", n.dir + "/proc", "--path.sysfs", n.dir + "/sys"});
+  std::ofstream kmsg(n.dir + "/kmsg");
+  double uptime = std::stod(read_text("/proc/uptime"));
+  std::string ts = std::to_string(static_cast<int64_t>(uptime * 1e6));
+  kmsg << "4,1001," << ts << ",-;NVRM: Xid (PCI:0000:11:00): 79, pid=1234, GPU has fallen off the bus.\n"
+       << "4,1002," << ts << ",-;NVRM: Xid (PCI:0000:4e:00): 13, pid=1234, Graphics Exception\n"
+       << std::flush;
+  ASSERT_TRUE(
+      eventually([&] { return n.value("gcm_gpu_xid_errors_total{gpu=\"1\",uuid=\"GPU-1\",xid=\"79\"}") == 1.0; }, 20s))
+      << n.metrics().substr(0, 4000) << n.diagnosis();
+  EXPECT_EQ(n.value("gcm_gpu_xid_errors_total{gpu=\"-1\",uuid=\"unknown\",xid=\"13\"}"), 1.0) << "no GPU's address";
+  EXPECT_EQ(n.value("gcm_gpu_up{gpu=\"1\",uuid=\"GPU-1\"}"), 0.0) << "its uuid label, though NVML never said it";
+  // GPU 2 goes silent after its first samples; an XID on its address afterwards is still its own.
+  ASSERT_TRUE(eventually([&] { return n.value("gcm_gpu_up{gpu=\"2\"") == 0.0; }, 20s)) << n.metrics().substr(0, 3000);
+  kmsg << "4,1003," << ts << ",-;NVRM: Xid (PCI:0000:12:00): 79, pid=1234, GPU has fallen off the bus.\n" << std::flush;
+  ASSERT_TRUE(
+      eventually([&] { return n.value("gcm_gpu_xid_errors_total{gpu=\"2\",uuid=\"GPU-2\",xid=\"79\"}") == 1.0; }, 20s))
+      << n.metrics().substr(0, 4000);
+  // The detector fails both (XID 79 needs a reboot) and the prolog says so.
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto j = json::parse(read_text(n.dir + "/run/agent-state.json"), nullptr, false);
+        return !j.is_discarded() && j["gpus"][1]["health"] == "failed" && j["gpus"][2]["health"] == "failed";
+      },
+      20s))
+      << read_text(n.dir + "/run/agent-state.json");
+  auto j = json::parse(read_text(n.dir + "/run/agent-state.json"));
+  EXPECT_EQ(j["gpus"][1]["uuid"], "GPU-1") << j.dump(1);
+  EXPECT_EQ(j["gpus"][1]["active_xids"], json::array({79})) << j.dump(1);
+  EXPECT_EQ(j["gpus"][0]["health"], "ok") << j.dump(1);
   EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
 }
 

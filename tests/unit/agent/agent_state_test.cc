@@ -105,6 +105,57 @@ TEST(AgentVerdict, AStaleOrMissingStateIsAWarningNeverAFailure) {
   EXPECT_EQ(judge_agent_state(std::nullopt, now, "p").code, 1);
 }
 
+TEST(AgentVerdict, ADegradedOrFailedNodeReasonIsCriticalThoughEveryGpuIsHealthy) {
+  int64_t now = 100000;
+  auto s = two_gpus(Health::Ok, now);
+  s.node.push_back({"ib_link_down", Health::Degraded, "link_down infiniband on ib0: ib0: Lost carrier", now - 5000});
+  auto v = judge_agent_state(s, now, "p");
+  EXPECT_EQ(v.code, 2);
+  EXPECT_NE(v.message.find("CRITICAL: the node is unhealthy: node degraded (ib_link_down): link_down"),
+            std::string::npos)
+      << v.message;
+  auto both = two_gpus(Health::Failed, now);
+  both.node = s.node;
+  v = judge_agent_state(both, now, "p");
+  EXPECT_EQ(v.code, 2);
+  EXPECT_NE(v.message.find("1 GPU(s) and the node unhealthy: GPU 1 failed (xid)"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("; node degraded (ib_link_down)"), std::string::npos) << v.message;
+}
+
+TEST(AgentState, NodeReasonsRoundTripAndAnUnknownHealthNamesTheReason) {
+  auto s = two_gpus(Health::Ok, 1000);
+  s.node.push_back({"sxid_fatal", Health::Failed, "sxid fatal on 0000:a6:00.0", 900});
+  AgentState back = parse_agent_state(to_json(s), "f");
+  ASSERT_EQ(back.node.size(), 1u);
+  EXPECT_EQ(back.node[0].reason, "sxid_fatal");
+  EXPECT_EQ(back.node[0].health, Health::Failed);
+  EXPECT_EQ(back.node[0].evidence, "sxid fatal on 0000:a6:00.0");
+  EXPECT_EQ(back.node[0].since_unix_ms, 900);
+  std::string bad = to_json(s);
+  bad.replace(bad.find("\"failed\""), 8, "\"broken\"");
+  try {
+    parse_agent_state(bad, "f");
+    FAIL() << "accepted an unknown health";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("node reason sxid_fatal: unknown health 'broken'"), std::string::npos)
+        << e.what();
+  }
+  // A state file of before the node's reasons has none.
+  std::string old = to_json(two_gpus(Health::Ok, 1000));
+  EXPECT_TRUE(parse_agent_state(old, "f").node.empty());
+}
+
+TEST(AgentStatus, TextShowsTheNodesReasons) {
+  auto s = two_gpus(Health::Ok, 1000);
+  EXPECT_NE(status_text(s, 2000).find("Node: ok\n"), std::string::npos);
+  s.node.push_back({"fabric_manager", Health::Degraded, "NVSwitch system and nvidia-fabricmanager.service is inactive",
+                    900});
+  std::string t = status_text(s, 2000);
+  EXPECT_NE(t.find("Node:\n  degraded  fabric_manager: NVSwitch system and nvidia-fabricmanager.service is inactive"),
+            std::string::npos)
+      << t;
+}
+
 TEST(AgentStatus, TextShowsEachGpuItsJobHealthAndEvidence) {
   auto s = two_gpus(Health::Failed, 1000);
   s.problems = {"GPU 1 failed: XID 79"};

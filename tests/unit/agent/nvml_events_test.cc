@@ -131,6 +131,37 @@ TEST(NvmlEventWatcher, AGpuThatRefusesRegistrationIsReportedOnceAndTheOthersWatc
   EXPECT_NE(st.problems[0].find("Not Supported"), std::string::npos) << st.problems[0];
 }
 
+// A GPU whose NVML calls hang (wedged, or fallen off the bus): its registration times out, the others are watched,
+// and stop() still returns (it once joined a thread stuck in nvmlDeviceGetHandleByIndex for ever).
+TEST(NvmlEventWatcher, AGpuWhoseRegistrationHangsIsLeftOutAndStopStillReturns) {
+  json g0 = gpu(0);
+  g0["delays"] = {{"nvmlDeviceGetHandleByIndex_v2", {{"hang", true}}}};
+  json g1 = gpu(1);
+  g1["xid_events"] = json::array({{{"xid", 31}}});
+  Scenario s(json{{"devices", json::array({g0, g1})}});
+  auto lib = open_fake();
+  Events e;
+  NvmlEventWatcherOptions o = quick();
+  o.call_timeout = 200ms;
+  {
+    NvmlEventWatcher w(lib->api(), e.callback(), o);
+    w.start();
+    ASSERT_TRUE(wait_until([&] { return e.seen().size() == 1; }));
+    EXPECT_EQ(e.seen()[0].gpu, 1u);
+    NvmlEventWatcherStats st = w.stats();
+    EXPECT_EQ(st.gpus_registered, 1u);
+    ASSERT_EQ(st.problems.size(), 1u);
+    EXPECT_NE(st.problems[0].find("GPU 0: registering for XID events: nvmlDeviceGetHandleByIndex_v2 did not return"),
+              std::string::npos)
+        << st.problems[0];
+    auto t0 = std::chrono::steady_clock::now();
+    w.stop();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+  }
+  // The thread stuck in the fake's hung call holds an init reference for good: drop it for the next test.
+  lib->api().Shutdown();
+}
+
 TEST(NvmlEventWatcher, ALibraryWithoutTheEventApiIsUnsupported) {
   Scenario s(json{{"devices", json::array({gpu(0)})}});
   auto lib = open_fake();

@@ -64,6 +64,30 @@ TEST(AgentWindow, ClockEventFractionsAndCounterIncreases) {
   EXPECT_EQ(w.pcie_width.value_or(0), 16);
 }
 
+// The samples without a HW throttle reason have their own clock summary: the peer comparison judges those.
+TEST(AgentWindow, TheUnthrottledSamplesClockAndTheActiveNvlinks) {
+  GpuWindowAccumulator a(1);
+  auto links = [](DeviceResult r, int active) {
+    for (unsigned l = 0; l < 4; ++l) r.sample.nvlinks.push_back({l, static_cast<int>(l) < active, 0, 0, 0, 0});
+    return r;
+  };
+  add(a, links(ok_sample(1, 1900, 90, 600000, 0x0), 4));
+  add(a, links(ok_sample(1, 1300, 90, 600000, 0x80), 4));  // power brake
+  add(a, links(ok_sample(1, 1800, 90, 600000, 0x4), 4));   // SW power cap: not a HW throttle
+  add(a, links(ok_sample(1, 1000, 90, 600000, 0x8), 3));   // HW slowdown; one link went inactive
+  auto w = a.close(1000, 4, "", "GPU-1").summary;
+  ASSERT_TRUE(w.sm_clock_unthrottled_mhz);
+  EXPECT_EQ(w.sm_clock_unthrottled_mhz->samples, 2);
+  EXPECT_DOUBLE_EQ(w.sm_clock_unthrottled_mhz->mean, 1850);
+  EXPECT_DOUBLE_EQ(w.sm_clock_mhz->mean, 1500);
+  EXPECT_EQ(w.nvlink_links_active.value_or(-1), 3) << "the last sample's";
+  GpuWindowAccumulator none(2);
+  add(none, ok_sample(2, 1000, 90, 600000, 0x8));
+  auto t = none.close(1000, 1, "", "GPU-2").summary;
+  EXPECT_FALSE(t.sm_clock_unthrottled_mhz) << "every sample throttled";
+  EXPECT_FALSE(t.nvlink_links_active) << "no NVLink reported";
+}
+
 TEST(AgentWindow, ACounterResetCountsFromItsNewValue) {
   GpuWindowAccumulator a(0);
   add(a, ok_sample(0, 1980, 90, 600000, 0, 100));

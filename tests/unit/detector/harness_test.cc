@@ -22,6 +22,28 @@ TEST(DetectorHarness, HundredCleanNodeDaysRaiseNoFalseStates) {
   EXPECT_LT(suspect / days, 0.005);
 }
 
+// The clean runs carry throttle blips of single GPUs (each with its reason bit): the case that made a GPU suspect
+// when its window's mean clock was compared. The stream must really have them for the test above to mean it.
+TEST(DetectorHarness, TheCleanStreamHasThrottleBlipsOfSingleGpus) {
+  NodeSpec spec = clean_scenario(1, 11).node;
+  NodeSimulator sim(spec);
+  int single = 0, deep = 0;
+  for (int i = 0; i < 2880; ++i) {
+    int throttled = 0;
+    bool low = false;
+    for (const auto& w : sim.next()) {
+      if (w.hw_slowdown_fraction > 0 || w.power_brake_fraction > 0) {
+        ++throttled;
+        low = low || (w.sm_clock_unthrottled_mhz && w.sm_clock_mhz->mean < 0.97 * w.sm_clock_unthrottled_mhz->mean);
+      }
+    }
+    single += throttled == 1;
+    deep += throttled == 1 && low;
+  }
+  EXPECT_GE(single, 100) << "about 8 GPU blips an hour";
+  EXPECT_GE(deep, 30) << "blips that pull a window's mean more than 3 % below its unthrottled samples";
+}
+
 TEST(DetectorHarness, EveryFaultIsDetectedWithinFourWindows) {
   DetectorConfig c;
   for (const Scenario& s : fault_scenarios(3)) {

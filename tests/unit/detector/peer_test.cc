@@ -103,5 +103,56 @@ TEST(DetectorPeer, AGpusUsualOffsetIsLearnedButAStepIsNot) {
   EXPECT_EQ(v[2].state, HealthState::Degraded);
 }
 
+// A few seconds of HW power brake on one GPU pull its window's mean clock down; its samples without the reason
+// bit are at the peers' clock, so it is not a straggler (and the brake's own rule wants more than half of two
+// windows).
+TEST(DetectorPeer, AThrottleBlipItsReasonBitExplainsIsNotPeerSlow) {
+  Detector d;
+  auto v = run(d, 12, [](auto& ws, int r) {
+    if (r == 8) {  // 6 s of 30 braked at -30 %: the window's mean is 6 % low
+      ws[3].sm_clock_mhz = test::flat(1980 * 0.93 * (1 - 0.3 * 0.2));
+      ws[3].sm_clock_unthrottled_mhz = test::flat(1980 * 0.93);
+      ws[3].sm_clock_unthrottled_mhz->samples = 24;
+      ws[3].power_brake_fraction = 0.2;
+    }
+  });
+  EXPECT_EQ(v[3].state, HealthState::Ok) << v[3].evidence;
+  // The same window without the bit is a straggler's.
+  Detector plain;
+  auto p = run(plain, 9, [](auto& ws, int r) {
+    if (r == 8) ws[3].sm_clock_mhz = test::flat(1980 * 0.93 * (1 - 0.3 * 0.2));
+  });
+  EXPECT_TRUE(p[3].flagged_now.has(Reason::PeerSlow));
+}
+
+TEST(DetectorPeer, AStragglerIsFlaggedThoughItsWindowsHaveBlips) {
+  Detector d;
+  auto v = run(d, 12, [](auto& ws, int r) {
+    if (r < 6) return;
+    ws[3].sm_clock_mhz = test::flat(1980 * 0.93 * 0.95 * 0.94);
+    ws[3].sm_clock_unthrottled_mhz = test::flat(1980 * 0.93 * 0.95);  // slow without the brake too
+    ws[3].sm_clock_unthrottled_mhz->samples = 24;
+    ws[3].power_brake_fraction = 0.2;
+  });
+  EXPECT_TRUE(v[3].reasons.has(Reason::PeerSlow));
+  EXPECT_EQ(v[3].state, HealthState::Degraded);
+  EXPECT_NEAR(v[3].signals[0].deviation, -0.05, 0.002);
+  EXPECT_NE(v[3].evidence.find("the 24 samples without a HW throttle reason"), std::string::npos) << v[3].evidence;
+}
+
+// Throttled in nearly every sample: the clock is the throttle rule's to judge; peer_slow is held, not flagged.
+TEST(DetectorPeer, AWindowThrottledThroughoutIsNotJudgedByItsClock) {
+  Detector d;
+  auto v = run(d, 10, [](auto& ws, int r) {
+    if (r < 6) return;
+    ws[3].sm_clock_mhz = test::flat(1980 * 0.5);
+    ws[3].hw_slowdown_fraction = 1.0;
+  });
+  EXPECT_FALSE(v[3].reasons.has(Reason::PeerSlow)) << v[3].evidence;
+  EXPECT_TRUE(v[3].reasons.has(Reason::HwSlowdown));
+  EXPECT_FALSE(v[3].signals[0].evaluated);
+  EXPECT_EQ(v[0].peers, 6);
+}
+
 }  // namespace
 }  // namespace gcm::detector

@@ -91,5 +91,45 @@ TEST(DetectorState, XidThatNeedsAResetFailsTheGpu) {
   EXPECT_NE(v[2].event->evidence.find("79(RESTART_BM,critical)"), std::string::npos) << v[2].event->evidence;
 }
 
+// An NVLink that goes inactive degrades the GPU at once, idle or busy, and clears 10 windows after it is back.
+TEST(DetectorState, AnNvlinkDownDegradesAtOnceAndClearsWhenTheLinkIsBack) {
+  Detector d;
+  std::vector<GpuVerdict> v;
+  auto round = [&](int active, bool busy) {
+    auto ws = test::busy_node();
+    for (auto& w : ws) {
+      w.nvlink_links_active = 18;
+      if (!busy) w.gpu_util_percent = test::flat(0);
+    }
+    ws[2].nvlink_links_active = active;
+    v = d.observe(ws);
+  };
+  round(18, true);
+  EXPECT_EQ(v[2].state, HealthState::Ok);
+  round(17, false);
+  EXPECT_EQ(v[2].state, HealthState::Degraded);
+  EXPECT_TRUE(v[2].reasons.has(Reason::NvlinkDown));
+  EXPECT_NE(v[2].evidence.find("nvlink_down: 17 of the 18 NVLinks it had are active"), std::string::npos)
+      << v[2].evidence;
+  for (int i = 0; i < 9; ++i) round(18, true);
+  EXPECT_EQ(v[2].state, HealthState::Degraded) << "9 clean windows";
+  round(18, true);
+  EXPECT_EQ(v[2].state, HealthState::Ok);
+  EXPECT_EQ(v[0].state, HealthState::Ok);
+}
+
+TEST(DetectorState, AFatalPcieAerErrorFailsTheGpuANonFatalOneDegradesItAtOnce) {
+  Detector d;
+  auto ws = test::busy_node();
+  ws[1].pcie_aer_non_fatal = 1;
+  ws[2].pcie_aer_fatal = 1;
+  auto v = d.observe(ws);
+  EXPECT_EQ(v[1].state, HealthState::Degraded) << "critical in the catalogue: the prolog refuses the next job";
+  EXPECT_EQ(v[2].state, HealthState::Failed);
+  EXPECT_EQ(v[0].state, HealthState::Ok);
+  EXPECT_TRUE(v[2].reasons.has(Reason::PcieAer));
+  EXPECT_NE(v[2].evidence.find("pcie_aer: 1 fatal, 0 non-fatal"), std::string::npos) << v[2].evidence;
+}
+
 }  // namespace
 }  // namespace gcm::detector

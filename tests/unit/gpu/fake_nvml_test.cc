@@ -319,6 +319,22 @@ TEST(GpuSampler, AGpuLostMidRunIsReportedWithoutValues) {
   EXPECT_EQ(second[0].sample.uuid, "GPU-0");  // its identity stays known; no measurement does
 }
 
+// Lost in its very first sample (a GPU that fell off the bus before the agent started answers its identity calls
+// but nothing else): the identity read before the loss is kept, so its XIDs are attributed to it.
+TEST(GpuSampler, AGpuLostInItsFirstSampleKeepsTheIdentityItGave) {
+  json g = gpu(0);
+  g["errors"] = {{"nvmlDeviceGetUtilizationRates", "GPU_IS_LOST"}};
+  ScenarioFile s(json{{"devices", json::array({g})}});
+  GpuSampler sampler(open_fake(), {});
+  for (int round = 0; round < 2; ++round) {
+    auto r = sampler.sample();
+    ASSERT_EQ(r[0].state, GpuState::Lost);
+    EXPECT_FALSE(r[0].sample.gpu_util);
+    EXPECT_EQ(r[0].sample.uuid, "GPU-0") << "round " << round;
+    EXPECT_TRUE(r[0].sample.pci_bus_id) << "round " << round;
+  }
+}
+
 TEST(GpuSampler, ManySlowCallsHitTheSampleBudgetNotJustTheCallTimeout) {
   json slow = gpu(1);
   // Every call answers within the 200 ms call timeout, but eight of them take 150 ms: 1.2 s for one sample.

@@ -74,6 +74,21 @@ TEST(ClusterName, SlurmHiccupIsNamedNoSlurmIsQuiet) {
     EXPECT_NE(warned[0].find("using local-node"), std::string::npos) << warned[0];
   }
   {
+    // scontrol on a host without a Slurm configuration: four lines of errors, said in one line.
+    FakeScontrol fake(
+        "printf 'scontrol: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host\\n"
+        "scontrol: error: fetch_config: DNS SRV lookup failed\\nscontrol: error: _establish_config_source: failed "
+        "to fetch config\\nscontrol: fatal: Could not establish a configuration source\\n' >&2; exit 1");
+    std::vector<std::string> warned;
+    detect_cluster(std::chrono::seconds(5), [&](const std::string& w) { warned.push_back(w); });
+    ASSERT_EQ(warned.size(), 1u);
+    EXPECT_EQ(warned[0].find('\n'), std::string::npos) << warned[0];
+    EXPECT_NE(warned[0].find("exited with status 1: scontrol: fatal: Could not establish a configuration source; "
+                             "using local-node"),
+              std::string::npos)
+        << warned[0];
+  }
+  {
     FakeScontrol fake("exec /bin/sleep 30");
     ClusterNameLookup l = look_up_cluster_name(std::chrono::milliseconds(300));
     EXPECT_FALSE(l.name);
