@@ -66,6 +66,12 @@ struct GpuWindow {
   std::optional<int64_t> remapped_rows_pending, remapped_rows_failure;  // last sample (1: set)
 
   std::vector<WindowXid> xids;  // XIDs seen during the window
+
+  // The job's own signal (jobsignal/rank_slow.h): whether the rank on this GPU was slower than the job's other ranks
+  // this window. Clean when no job reports for the GPU; held when it reports but could not be judged.
+  enum class RankSignal { Clean, Held, Slow };
+  RankSignal rank_signal = RankSignal::Clean;
+  std::string rank_evidence;  // the comparison, when Slow
 };
 
 }  // namespace gcm::detector

@@ -8,7 +8,7 @@ namespace {
 constexpr std::array<const char*, kReasonCount> kNames = {
     "peer_slow",    "hw_slowdown",   "hw_thermal",     "power_brake",       "pcie_degraded",
     "pcie_replays", "nvlink_errors", "ecc_dbe",        "row_remap_pending", "row_remap_failure",
-    "xid",          "lost",          "not_responding",
+    "xid",          "lost",          "not_responding", "rank_slow",
 };
 }  // namespace
 

@@ -24,6 +24,7 @@ enum class Reason : uint8_t {
   Xid,              // an XID whose catalogue action is not IGNORE
   Lost,             // GPU_IS_LOST or gone for several rounds
   NotResponding,    // an NVML call timed out
+  RankSlow,         // the job's rank on this GPU is slower than its other ranks on the node (its own step times)
   Count
 };
 

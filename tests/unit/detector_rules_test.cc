@@ -106,12 +106,12 @@ TEST(DetectorRules, LostAndNotResponding) {
 }
 
 TEST(DetectorRules, ReasonNamesAreTheContractVocabulary) {
-  EXPECT_EQ(kReasonCount, 13);
+  EXPECT_EQ(kReasonCount, 14);
   ReasonSet all;
   for (int i = 0; i < kReasonCount; ++i) all.add(static_cast<Reason>(i));
   EXPECT_EQ(all.to_string(),
             "peer_slow,hw_slowdown,hw_thermal,power_brake,pcie_degraded,pcie_replays,nvlink_errors,ecc_dbe,"
-            "row_remap_pending,row_remap_failure,xid,lost,not_responding");
+            "row_remap_pending,row_remap_failure,xid,lost,not_responding,rank_slow");
   EXPECT_EQ(parse_reason("ecc_dbe"), Reason::EccDbe);
   EXPECT_FALSE(parse_reason("bogus"));
 }
