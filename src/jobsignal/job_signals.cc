@@ -3,6 +3,7 @@
 #include <pwd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -109,9 +110,11 @@ int JobSignals::tcp_port() const { return tcp_listener_ ? tcp_listener_->port() 
 void JobSignals::set_node(const std::map<unsigned, std::string>& gpu_uuids,
                           const std::map<std::string, std::string>& job_users) {
   std::lock_guard<std::mutex> g(node_mu_);
-  uuids_.clear();
+  GpuUuids next;
   for (const auto& [index, uuid] : gpu_uuids)
-    if (!uuid.empty()) uuids_[uuid] = index;
+    if (!uuid.empty()) next[uuid] = index;
+  if (next != uuids_) senders_ = SenderCache{};  // a GPU named by UUID may have moved
+  uuids_ = std::move(next);
   job_users_ = job_users;
 }
 
@@ -152,12 +155,12 @@ HttpReply JobSignals::handle(const HttpRequest& req) {
                               req.peer.address, req.peer.port));
   }
   std::string why;
-  GpuUuids uuids;
+  std::optional<Sender> sender;
   {
     std::lock_guard<std::mutex> g(node_mu_);
-    uuids = uuids_;
+    double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    sender = senders_.identify(opts_.procfs, cred, uuids_, &why, now_s);
   }
-  std::optional<Sender> sender = identify_sender(opts_.procfs, cred, uuids, &why);
   if (!sender) return refuse(Refusal::UnknownSender, 403, json_hint, "unknown sender: " + why);
 
   opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest decoded;

@@ -82,6 +82,7 @@ class JobSignals {
 
   mutable std::mutex node_mu_;
   GpuUuids uuids_;
+  SenderCache senders_;  // under node_mu_
   std::map<std::string, std::string> job_users_;
 
   std::atomic<uint64_t> requests_{0}, points_{0}, ignored_{0}, claims_ignored_{0}, bad_values_{0}, full_{0};

@@ -7,6 +7,7 @@
 
 #include <charconv>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -178,6 +179,36 @@ std::optional<Sender> identify_sender(const std::string& procfs, const ProcessCr
   } else if (cvd.empty() && s.local_rank >= 0) {
     s.gpu = static_cast<int>(s.local_rank);
   }
+  return s;
+}
+
+std::optional<uint64_t> process_start_time(const std::string& procfs, int64_t pid) {
+  std::ifstream in(fmt::format("{}/{}/stat", procfs, pid));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t paren = text.rfind(')');  // the command name may hold spaces and parentheses
+  if (paren == std::string::npos) return std::nullopt;
+  std::istringstream f(text.substr(paren + 1));
+  std::string field;
+  for (int i = 3; i <= 22; ++i)  // fields 3 (state) to 22 (starttime)
+    if (!(f >> field)) return std::nullopt;
+  auto v = to_int(field);
+  if (!v) return std::nullopt;
+  return static_cast<uint64_t>(*v);
+}
+
+std::optional<Sender> SenderCache::identify(const std::string& procfs, const ProcessCredentials& cred,
+                                            const GpuUuids& uuids, std::string* why, double now_s) {
+  auto start = process_start_time(procfs, cred.pid);
+  if (start) {
+    auto it = entries_.find(cred.pid);
+    if (it != entries_.end() && it->second.start_time == *start && it->second.uid == cred.uid &&
+        now_s - it->second.at_s < ttl_s_)
+      return it->second.sender;
+  }
+  std::optional<Sender> s = identify_sender(procfs, cred, uuids, why);
+  if (!s || !start) return s;
+  if (entries_.size() >= max_) entries_.clear();
+  entries_[cred.pid] = Entry{*start, cred.uid, now_s, *s};
   return s;
 }
 

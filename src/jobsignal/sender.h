@@ -43,6 +43,31 @@ std::optional<ProcessCredentials> tcp_peer_process(const std::string& procfs, co
 std::optional<Sender> identify_sender(const std::string& procfs, const ProcessCredentials& cred, const GpuUuids& uuids,
                                       std::string* why);
 
+// The start time of a process (<procfs>/<pid>/stat, field 22, clock ticks since boot): with the pid, it names one
+// process for the life of the host. nullopt when the process is gone.
+std::optional<uint64_t> process_start_time(const std::string& procfs, int64_t pid);
+
+// identify_sender's answers kept per process (pid and start time, so a pid reused by another process is never
+// taken for the old one), for `ttl_s`: a rank reports every few seconds, and reading its environment and cgroup
+// each time cost most of a request. At most `max_entries`; full, it starts again.
+class SenderCache {
+ public:
+  explicit SenderCache(double ttl_s = 60, size_t max_entries = 1024) : ttl_s_(ttl_s), max_(max_entries) {}
+  std::optional<Sender> identify(const std::string& procfs, const ProcessCredentials& cred, const GpuUuids& uuids,
+                                 std::string* why, double now_s);
+
+ private:
+  struct Entry {
+    uint64_t start_time = 0;
+    int64_t uid = -1;
+    double at_s = 0;
+    Sender sender;
+  };
+  double ttl_s_;
+  size_t max_;
+  std::map<int64_t, Entry> entries_;
+};
+
 // The NVML index of the visible device at `ordinal` (an Inspector point's GPU<n>), or the sender's own GPU when
 // ordinal is negative.
 int gpu_of(const Sender& s, int ordinal);

@@ -31,6 +31,12 @@ class FakeProcfs {
                  "SLURM_LOCALID=" + std::to_string(local_rank), "CUDA_VISIBLE_DEVICES=" + cvd, "HOME=/home/x"},
                 cgroup);
   }
+  // <pid>/stat with the given start time (field 22); the command name holds a space and a parenthesis, as they may.
+  void stat(int64_t pid, uint64_t start_time) {
+    std::ofstream(dir_.file(std::to_string(pid) + "/stat"))
+        << pid << " (python3 x) ) S 1 " << pid << " " << pid
+        << " 0 -1 4194560 100 0 0 0 5 1 0 0 20 0 3 0 " << start_time << " 1000000 100 18446744073709551615\n";
+  }
   void hold_socket(int64_t pid, int fd, uint64_t inode) {
     std::filesystem::create_symlink("socket:[" + std::to_string(inode) + "]",
                                     dir_.file(std::to_string(pid) + "/fd/" + std::to_string(fd)));

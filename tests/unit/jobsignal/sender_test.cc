@@ -67,6 +67,24 @@ TEST(JobSignalSender, WithoutAJobOrAnEnvironmentTheSenderIsUnknown) {
   EXPECT_FALSE(identify_sender(p.root(), {-1, 0}, {}, &why));
 }
 
+TEST(JobSignalSender, TheCacheKnowsAProcessByItsPidAndStartTime) {
+  FakeProcfs p;
+  p.add_rank(100, "4242", 7, 0, "0");
+  p.stat(100, 5000);
+  EXPECT_EQ(process_start_time(p.root(), 100), 5000u);
+  SenderCache cache(60);
+  std::string why;
+  EXPECT_EQ(cache.identify(p.root(), {100, 1000}, {}, &why, 0)->rank, 7);
+  p.add_rank(100, "4242", 8, 0, "0");  // the same process: its answer is kept
+  EXPECT_EQ(cache.identify(p.root(), {100, 1000}, {}, &why, 1)->rank, 7);
+  EXPECT_EQ(cache.identify(p.root(), {100, 1000}, {}, &why, 61)->rank, 8) << "past the TTL it is read again";
+  p.add_rank(100, "9", 0, 0, "0");
+  p.stat(100, 6000);  // the pid reused by another process
+  EXPECT_EQ(cache.identify(p.root(), {100, 1000}, {}, &why, 62)->job_id, "9");
+  p.add_rank(100, "10", 0, 0, "0");
+  EXPECT_EQ(cache.identify(p.root(), {100, 1001}, {}, &why, 63)->job_id, "10") << "another uid is asked again";
+}
+
 TEST(JobSignalSender, TheTcpPeerIsTheProcessHoldingItsSocket) {
   FakeProcfs p;
   p.add_rank(200, "4242", 0, 0, "0");
