@@ -15,7 +15,8 @@ attributes them to the job, rank and GPU from the sending process's credentials,
     reporter.close()
 
 Batched and asynchronous: step() costs a clock read and an append to a bounded queue; a background thread sends
-OTLP/JSON every `flush_interval` seconds. With torch and CUDA, `cuda_events=True` times the compute with CUDA events
+OTLP every `flush_interval` seconds, as protobuf (encoded here: the few fields it needs) or, with
+`encoding="json"`, OTLP/JSON. Protobuf costs the agent about a quarter of what JSON does to read. With torch and CUDA, `cuda_events=True` times the compute with CUDA events
 (read back once they have completed, never by synchronising the job).
 """
 
@@ -23,6 +24,7 @@ import http.client
 import json
 import os
 import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -90,7 +92,12 @@ class _Step:
 class StepReporter:
     """Reports each step's wall time, compute time and tokens to the local gcm agent."""
 
-    def __init__(self, endpoint=None, flush_interval=5.0, max_queue=100000, timeout=2.0, cuda_events=False):
+    def __init__(
+        self, endpoint=None, flush_interval=5.0, max_queue=100000, timeout=2.0, cuda_events=False, encoding="protobuf"
+    ):
+        if encoding not in ("protobuf", "json"):
+            raise ValueError(f"encoding {encoding!r}: expected 'protobuf' or 'json'")
+        self._encoding = encoding
         self._endpoint = endpoint or _endpoint()
         self._flush_interval = flush_interval
         self._timeout = timeout
@@ -140,9 +147,12 @@ class StepReporter:
             self._queue.clear()
         if not batch:
             return True
-        body = json.dumps(_otlp_json(batch)).encode()
+        if self._encoding == "json":
+            body, content_type = json.dumps(_otlp_json(batch)).encode(), "application/json"
+        else:
+            body, content_type = _otlp_protobuf(batch), "application/x-protobuf"
         try:
-            status = self._post(body)
+            status = self._post(body, content_type)
         except OSError as e:
             status, self.last_error = 0, str(e)
         if status == 200:
@@ -164,7 +174,7 @@ class StepReporter:
                 return
             self.flush()
 
-    def _post(self, body):
+    def _post(self, body, content_type):
         u = urlparse(self._endpoint)
         if u.scheme in ("unix", ""):
             conn = _UnixHTTPConnection(u.path or self._endpoint, self._timeout)
@@ -173,7 +183,7 @@ class StepReporter:
             conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=self._timeout)
             path = u.path if u.path and u.path != "/" else "/v1/metrics"
         try:
-            conn.request("POST", path, body, {"Content-Type": "application/json"})
+            conn.request("POST", path, body, {"Content-Type": content_type})
             resp = conn.getresponse()
             answer = resp.read()
             if resp.status != 200:
@@ -209,3 +219,44 @@ def _otlp_json(batch):
         if m
     ]
     return {"resourceMetrics": [{"scopeMetrics": [{"scope": {"name": "gcm-reporter"}, "metrics": metrics}]}]}
+
+
+# Protobuf by hand: an ExportMetricsServiceRequest with one ResourceMetrics, one ScopeMetrics and a Gauge per metric
+# (field numbers from opentelemetry/proto/metrics/v1/metrics.proto and common.proto), so no protobuf package is
+# needed.
+def _varint(n):
+    n &= 0xFFFFFFFFFFFFFFFF  # int64 as protobuf writes it (two's complement)
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _field(number, payload):  # length-delimited
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _otlp_protobuf(batch):
+    step_key = _field(1, b"step")
+
+    def gauge(name, unit, idx):
+        points = bytearray()
+        for t, step, *values in batch:
+            v = values[idx]
+            if v is None:
+                continue
+            attr = _field(7, step_key + _field(2, _varint(3 << 3) + _varint(step)))
+            point = _varint(3 << 3 | 1) + struct.pack("<Q", t) + _varint(4 << 3 | 1) + struct.pack("<d", float(v))
+            points += _field(1, point + attr)
+        if not points:
+            return b""
+        return _field(2, _field(1, name.encode()) + _field(3, unit.encode()) + _field(5, bytes(points)))
+
+    metrics = gauge(STEP_DURATION, "s", 0) + gauge(STEP_COMPUTE_DURATION, "s", 1) + gauge(STEP_TOKENS, "{token}", 2)
+    scope = _field(1, _field(1, b"gcm-reporter"))
+    return _field(1, _field(2, scope + metrics))

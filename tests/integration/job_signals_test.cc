@@ -71,7 +71,8 @@ TEST(JobSignals, AGpuFivePercentSlowerNamesItsRank) {
 
 TEST(JobSignals, ARankStalledWithNoHardwareCauseIsNamed) {
   TrainerRun t;
-  CommandResult r = t.train({"--stall-rank", "5", "--stall-from", "8", "--stall", "0.005"});
+  // This run's reporter speaks OTLP/JSON; the others protobuf.
+  CommandResult r = t.train({"--stall-rank", "5", "--stall-from", "8", "--stall", "0.005", "--encoding", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string page = t.node.metrics();
   EXPECT_EQ(gpus_with_reason(page, "rank_slow"), std::vector<int>{5}) << t.node.diagnosis();

@@ -51,7 +51,7 @@ def rank_main(a):
     gpu = int(os.environ["CUDA_VISIBLE_DEVICES"])
     nvml = Nvml(a.nvml)
     rng = random.Random(a.seed * 1000 + rank)
-    reporter = StepReporter(endpoint=a.endpoint, flush_interval=a.flush)
+    reporter = StepReporter(endpoint=a.endpoint, flush_interval=a.flush, encoding=a.encoding)
     t0 = time.time()
     step = 0
     while time.time() - t0 < a.seconds:
@@ -114,6 +114,7 @@ def main():
     p.add_argument("--eval", type=float, default=0)
     p.add_argument("--flush", type=float, default=0.5)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--encoding", default="protobuf", choices=["protobuf", "json"])
     p.add_argument("--epoch", type=float, default=float(os.environ.get("GCM_FAKE_NVML_EPOCH", time.time())))
     a = p.parse_args()
     return rank_main(a) if os.environ.get("GCM_TRAINER_RANK") else launch(a)
