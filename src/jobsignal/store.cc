@@ -27,6 +27,19 @@ AddResult Store::add(const Sender& sender, const ExtractedPoints& points) {
                               limits_.max_jobs, sender.job_id);
       return r;
     }
+    bool verified = sender.job_owner_uid || (owner_ && owner_(sender.job_id));
+    if (!verified && sender.uid != 0) {
+      size_t opened = 0;
+      for (const auto& [id, j] : jobs_) opened += !j.owner_from_cgroup && j.owner_uid == sender.uid;
+      if (opened >= limits_.max_unverified_jobs_per_uid) {
+        r.status = AddStatus::JobLimit;
+        r.message = fmt::format(
+            "uid {} already reports for {} jobs that neither a cgroup nor the agent's attribution names (the limit); "
+            "job {} is not taken",
+            sender.uid, opened, sender.job_id);
+        return r;
+      }
+    }
     it = jobs_.emplace(sender.job_id, Job{}).first;
   }
   Job& job = it->second;
@@ -48,7 +61,7 @@ AddResult Store::add(const Sender& sender, const ExtractedPoints& points) {
     r.status = AddStatus::WrongOwner;
     r.message = fmt::format("process {} (uid {}) may not report for job {}, which belongs to uid {}", sender.pid,
                             sender.uid, sender.job_id, job.owner_uid);
-    if (job.ranks.empty() && !job.owner_from_cgroup) jobs_.erase(it);
+    if (job.ranks.empty()) jobs_.erase(it);  // a refused sender holds no job slot
     return r;
   }
   // A rank that Slurm or the launcher did not number is told apart by its process.

@@ -19,6 +19,9 @@ namespace gcm::jobsignal {
 struct StoreLimits {
   size_t max_jobs = 16;
   size_t max_ranks = 64;
+  // Jobs one uid may open on its environment's word alone (no cgroup and no attribution of the agent names the job):
+  // without it, one user forging SLURM_JOB_ID could take every job slot of the node.
+  size_t max_unverified_jobs_per_uid = 4;
   size_t max_steps = 1024;       // values kept per rank, kind and window
   int forget_after_windows = 10;  // a job silent this long is forgotten (its owner too)
 };

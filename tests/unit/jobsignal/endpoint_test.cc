@@ -225,6 +225,28 @@ TEST(JobSignalEndpoint, LimitsOnBodiesRanksJobsAndStepsAreRefusalsWithTheirReaso
   EXPECT_EQ(field(*find_by(w.summaries, "job_id", "1"), "steps"), 3 + 1);
 }
 
+TEST(JobSignalEndpoint, OneUserForgingJobIdsCannotTakeEveryJobSlot) {
+  StoreLimits l;
+  l.max_unverified_jobs_per_uid = 2;
+  Node n(l);
+  for (int j = 0; j < 3; ++j) n.proc.add_rank(100 + j, std::to_string(900 + j), 0, 0, "0");
+  n.proc.add_rank(200, "4242", 0, 0, "1", "0::/slurm/uid_1000/job_4242/step_0");
+  EXPECT_EQ(n.js->handle(post(100, 1001, steps_json({1.0}, {0.5}))).status, 200);
+  EXPECT_EQ(n.js->handle(post(101, 1001, steps_json({1.0}, {0.5}))).status, 200);
+  HttpReply r = n.js->handle(post(102, 1001, steps_json({1.0}, {0.5})));
+  EXPECT_EQ(r.status, 429);
+  EXPECT_NE(r.body.find("uid 1001 already reports for 2 jobs that neither a cgroup nor the agent's attribution"),
+            std::string::npos)
+      << r.body;
+  // A job its cgroup names is taken whatever that uid did.
+  EXPECT_EQ(n.js->handle(post(200, 1000, steps_json({1.0}, {0.5}))).status, 200);
+  // A refused sender holds no slot: a forged claim on a job of another uid leaves nothing behind.
+  n.proc.add_rank(300, "4243", 0, 0, "2", "0::/slurm/uid_1000/job_4243/step_0");
+  EXPECT_EQ(n.js->handle(post(300, 1001, steps_json({1.0}, {0.5}))).status, 403);
+  EXPECT_EQ(n.close().summaries.size(), 3u);
+  EXPECT_EQ(field(n.close().receiver[0], "jobs"), 3);
+}
+
 TEST(JobSignalEndpoint, BadValuesAreDroppedCountedAndSaidInThePartialSuccess) {
   Node n;
   n.proc.add_rank(100, "1", 0, 0, "0");
