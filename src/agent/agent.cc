@@ -277,6 +277,8 @@ struct Agent::Impl {
     try {
       job_signals->start();
       sources["job_signals"].up = true;
+    } catch (const std::invalid_argument& e) {
+      throw AgentUsageError(e.what());  // --job-signal-listen is not a loopback HOST:PORT
     } catch (const std::exception& e) {
       // The GPUs are watched without it: the agent goes on, and says so.
       log->error("agent: job signals off: {}", e.what());
