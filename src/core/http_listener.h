@@ -1,5 +1,6 @@
-// The one HTTP/1.1 server of the project: the collectors' Prometheus /metrics endpoint and slurm_processor's
-// OTLP/HTTP receiver both serve through it.
+// The one HTTP/1.1 server of the project: the collectors' Prometheus /metrics endpoint, slurm_processor's
+// OTLP/HTTP receiver and the agent's job-signal endpoint (on a unix socket too) all serve through it. Each request
+// says who is at the other end (HttpPeer: SO_PEERCRED on a unix socket, the two addresses on TCP).
 //
 // It assumes the peer is hostile. One I/O thread (epoll) owns every socket, so a connection that trickles bytes costs
 // a buffer, never a thread; complete requests are handed to a small pool of handler threads. Every request has a
