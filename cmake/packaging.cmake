@@ -22,6 +22,9 @@ install(FILES ${PROJECT_SOURCE_DIR}/deploy/etc/gcm/config.toml ${PROJECT_SOURCE_
 if(EXISTS ${PROJECT_SOURCE_DIR}/data)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/data/ DESTINATION ${CMAKE_INSTALL_DATADIR}/gcm)
 endif()
+# The training jobs' step-time reporter (docs/reference/job-signals.md): standard library only, importable by the
+# system's python3 (`import gcm_reporter`); from a checkout, python/ on sys.path.
+install(FILES ${PROJECT_SOURCE_DIR}/python/gcm_reporter.py DESTINATION lib/python3/dist-packages)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # The README points to the reference pages and the alert runbook for the details; they travel with it.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs FILES_MATCHING PATTERN "*.md")

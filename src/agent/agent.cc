@@ -42,6 +42,7 @@
 #include "gpu/gpu_sampler.h"
 #include "health/check.h"
 #include "health/kernel_event.h"
+#include "jobsignal/job_signals.h"
 #include "otlp/delivery.h"
 #include "otlp/encode.h"
 #include "sinks/otel_config.h"
@@ -153,6 +154,9 @@ struct Agent::Impl {
   // The zombie-GPU detector: judges each window's summaries against the GPU's own job peers.
   detector::Detector detector;
 
+  // The jobs' own step times (jobsignal/job_signals.h): rank_slow for the detector, per-job summaries.
+  std::unique_ptr<jobsignal::JobSignals> job_signals;
+
   // Drain and resume (report only without --drain).
   std::unique_ptr<DrainControl> drain;
 
@@ -261,6 +265,46 @@ struct Agent::Impl {
     });
     listener->start();
     log->info("agent: serving /metrics on {}:{}", lo.host.empty() ? "0.0.0.0" : lo.host, listener->port());
+  }
+
+  void start_job_signals() {
+    if (opts.no_job_signals) return;
+    jobsignal::JobSignalOptions jo;
+    jo.socket_path = opts.job_signal_socket.empty() ? opts.path_run + "/job-signals.sock" : opts.job_signal_socket;
+    jo.listen = opts.job_signal_listen;
+    jo.procfs = opts.path_procfs;
+    job_signals = std::make_unique<jobsignal::JobSignals>(jo, log);
+    try {
+      job_signals->start();
+      sources["job_signals"].up = true;
+    } catch (const std::invalid_argument& e) {
+      throw AgentUsageError(e.what());  // --job-signal-listen is not a loopback HOST:PORT
+    } catch (const std::exception& e) {
+      // The GPUs are watched without it: the agent goes on, and says so.
+      log->error("agent: job signals off: {}", e.what());
+      auto& s = sources["job_signals"];
+      ++s.errors;
+      s.last_error = e.what();
+      job_signals.reset();
+    }
+  }
+
+  // The window's job signals: rank_slow into the detector's input, the per-job summaries onto /metrics and OTLP.
+  void take_job_signals(std::vector<detector::GpuWindow>& summaries, double seconds) {
+    if (!job_signals) return;
+    std::map<std::string, std::string> users;
+    for (const auto& [gpu, list] : jobs)
+      for (const auto& j : list)
+        if (j.has_job() && j.job_user) users[std::to_string(j.job_id)] = *j.job_user;
+    std::map<unsigned, std::string> uuids;
+    for (const auto& g : addresses.identities())
+      if (g.index >= 0 && !g.uuid.empty()) uuids[static_cast<unsigned>(g.index)] = g.uuid;
+    job_signals->set_node(uuids, users);
+    jobsignal::WindowOutput w = job_signals->close_window(summaries, seconds);
+    publish(jobsignal::kJobStepSummary, w.summaries);
+    publish(jobsignal::kJobSignalReceiver, w.receiver);
+    publish(jobsignal::kJobSignalRefused, w.refused);
+    publish(jobsignal::kJobSignalDropped, w.dropped);
   }
 
   void start_otlp() {
@@ -618,6 +662,7 @@ struct Agent::Impl {
     double now_s = static_cast<double>(end_ms) / 1000.0;
     add_window_xids(summaries);
     for (const auto& line : route_aer(*node_health, addresses, summaries)) log->warn("agent: {}", line);
+    take_job_signals(summaries, seconds);
     publish_xids(now_s);
     std::vector<detector::GpuVerdict> verdicts = detector.observe(summaries);
     publish_verdicts(verdicts);
@@ -910,6 +955,7 @@ int Agent::run() {
   m.load_drain();
   m.start_otlp();
   m.start_listener();
+  m.start_job_signals();
   m.render_page();
   auto next_sample = Clock::now();
   while (!shutdown_requested()) {
@@ -943,6 +989,7 @@ int Agent::run() {
   for (const auto& a : m.acc) partial = partial || a.samples() > 0;
   if (partial) m.close_window();
   if (m.listener) m.listener->stop();
+  m.job_signals.reset();
   m.kmsg.reset();
   m.events.reset();
   if (m.otlp) {

@@ -9,6 +9,7 @@
 //   kmsg and NVML-event threads: XIDs as they happen, de-duplicated by the XID tracker; the kernel log's other
 //     hardware events (SXids, link flaps, machine checks, PCIe AER) counted by the kernel-event tracker.
 //   the HTTP listener's I/O thread: /metrics from the last window's page (never waits on NVML).
+//   the job-signal endpoint (jobsignal/job_signals.h): the node's training jobs' step times, judged each window.
 // NVML that is missing at start, or a driver reloaded later, is retried with backoff; the rest keeps running.
 #pragma once
 

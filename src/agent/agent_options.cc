@@ -96,6 +96,15 @@ void add_agent_options(OptionBinder& b, AgentOptions& o) {
            "Largest size of the spool (bytes, or with a suffix: 512MiB, 1GB); when full the oldest window is dropped "
            "and counted in gcm_agent_dropped_points_total.")
       ->capture_default_str();
+  b.option("--job-signal-socket", "job_signal_socket", o.job_signal_socket,
+           "Unix socket on which the node's training jobs send their step times (OTLP/HTTP metrics, POST "
+           "/v1/metrics; docs/reference/job-signals.md); default <--path.run>/job-signals.sock. Each request is "
+           "attributed to a job, rank and GPU by its sender's credentials, never by what it claims.");
+  b.option("--job-signal-listen", "job_signal_listen", o.job_signal_listen,
+           "Also take job signals over TCP on this loopback HOST:PORT (127.0.0.1:4318 for NCCL Inspector's default); "
+           "\"\": no TCP endpoint.");
+  b.flag("--no-job-signals", "no_job_signals", o.no_job_signals,
+         "Take no job signals (no socket, no TCP endpoint, no rank_slow).");
   b.option("--suite", "suite", o.suite,
            "Suite file whose [agent] profile lists the health checks the agent runs in-process every "
            "--check-interval (absent file or profile: none).")

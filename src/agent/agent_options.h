@@ -48,6 +48,10 @@ struct AgentOptions {
   double otlp_timeout_s = 10;
   std::string spool_dir = "/var/lib/gcm/agent-spool";
   std::string spool_max_bytes = "256MiB";
+  // The jobs' own signal (docs/reference/job-signals.md).
+  bool no_job_signals = false;
+  std::string job_signal_socket;  // "" : <path_run>/job-signals.sock
+  std::string job_signal_listen;  // "" : no TCP endpoint
   // Health checks.
   std::string suite = "/etc/gcm/suite.toml";
   double check_interval_s = 300;

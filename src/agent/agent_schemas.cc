@@ -38,7 +38,7 @@ constinit const LazySchema kAgentSource{[] {
       "AgentSource", "Each source of the agent: is it working, what its last run cost, its errors and timeouts.",
       "agent_source",
       {
-          {"source", FT::String, FR::Identity, "", "nvml, kmsg, nvml_events, attribution, checks, otlp, state_file"},
+          {"source", FT::String, FR::Identity, "", "nvml, kmsg, nvml_events, attribution, checks, otlp, state_file, job_signals"},
           {"up", FT::Int, FR::Gauge, "", "1 when the source works", "agent_source_up"},
           {"last_duration", FT::Double, FR::Gauge, "seconds", "duration of its last run", "agent_source_last_duration"},
           {"errors", FT::Int, FR::Counter, "", "errors", "agent_source_errors"},

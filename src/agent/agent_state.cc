@@ -1,5 +1,7 @@
 #include "agent/agent_state.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -203,6 +205,11 @@ StateVerdict judge_agent_state(const std::optional<AgentState>& s, int64_t now_u
   int bad_gpus = 0;
   for (const auto& g : s->gpus) {
     if (g.health < Health::Degraded) continue;
+    // rank_slow alone is the last job's word about one of its ranks (a data loader can cause it): never a prolog
+    // failure (docs/reference/job-signals.md).
+    if (!g.reasons.empty() &&
+        std::all_of(g.reasons.begin(), g.reasons.end(), [](const std::string& r) { return r == "rank_slow"; }))
+      continue;
     ++bad_gpus;
     std::string reasons;
     for (const auto& r : g.reasons) reasons += (reasons.empty() ? "" : ",") + r;

@@ -15,7 +15,14 @@ namespace gcm::agent {
 
 namespace {
 
-bool bad(const detector::GpuVerdict& v) { return v.state >= detector::HealthState::Degraded; }
+// rank_slow alone is the job's word that one of its ranks is slow, which a data loader or the host can cause as well
+// as the GPU: it is reported, never a drain, unless a hardware reason holds too (docs/reference/job-signals.md).
+bool bad(const detector::GpuVerdict& v) {
+  if (v.state < detector::HealthState::Degraded) return false;
+  detector::ReasonSet others = v.reasons;
+  others.remove(detector::Reason::RankSlow);
+  return !others.empty();
+}
 
 // Reasons an idle GPU can still judge (an XID, ECC, a lost GPU, a throttle): if one holds, the GPU is not clean,
 // whatever a confirmation says.

@@ -8,6 +8,9 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +21,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -131,6 +135,69 @@ int bind_listener(const std::string& host, int port) {
   return listen_fd;
 }
 
+// A unix socket at `path`: a socket file left by a process before (a crash) is removed, anything else there is not
+// ours to remove.
+int bind_unix_listener(const std::string& path, unsigned mode) {
+  sockaddr_un addr{};
+  if (path.size() >= sizeof addr.sun_path)
+    throw std::runtime_error(fmt::format("cannot listen on {}: the path is longer than {} bytes", path,
+                                         sizeof addr.sun_path - 1));
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode))
+      throw std::runtime_error(fmt::format("cannot listen on {}: a file that is not a socket is there", path));
+    ::unlink(path.c_str());
+  }
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size());
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) throw std::runtime_error(fmt::format("cannot listen on {}: {}", path, std::strerror(errno)));
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::chmod(path.c_str(), mode) != 0 ||
+      ::listen(fd, 1024) != 0) {
+    std::string why = std::strerror(errno);
+    ::close(fd);
+    throw std::runtime_error(fmt::format("cannot listen on {}: {}", path, why));
+  }
+  return fd;
+}
+
+std::pair<std::string, int> numeric_address(const sockaddr_storage& a) {
+  char text[INET6_ADDRSTRLEN] = "";
+  if (a.ss_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&a);
+    ::inet_ntop(AF_INET, &v4->sin_addr, text, sizeof text);
+    return {text, ntohs(v4->sin_port)};
+  }
+  if (a.ss_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&a);
+    ::inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof text);
+    return {text, ntohs(v6->sin6_port)};
+  }
+  return {"", 0};
+}
+
+HttpPeer peer_of(int fd, bool unix_socket) {
+  HttpPeer p;
+  p.unix_socket = unix_socket;
+  if (unix_socket) {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+      p.pid = cred.pid;
+      p.uid = cred.uid;
+      p.gid = cred.gid;
+    }
+    return p;
+  }
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) std::tie(p.address, p.port) = numeric_address(a);
+  len = sizeof a;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    std::tie(p.local_address, p.local_port) = numeric_address(a);
+  return p;
+}
+
 int bound_port(int fd) {
   sockaddr_storage bound{};
   socklen_t len = sizeof bound;
@@ -156,6 +223,7 @@ struct HttpListener::Impl {
   struct Conn {
     uint64_t id = 0;
     int fd = -1;
+    HttpPeer peer;
     Phase phase = Phase::Idle;
     bool dead = false;  // the peer went away while the handler had its request: closed when the answer comes
     std::string in;     // received, not consumed yet
@@ -279,8 +347,12 @@ HttpListener::Impl::Impl(HttpListenerOptions o, Handler h) : opts(std::move(o)),
   // bcrypt is never run on the I/O thread: it needs a handler thread.
   if (opts.auth && opts.auth->enabled() && opts.workers == 0) opts.workers = 1;
   if (opts.auth && !opts.auth->enabled()) opts.auth.reset();
-  listen_fd = bind_listener(opts.host, opts.port);
-  port = bound_port(listen_fd);
+  if (opts.unix_path.empty()) {
+    listen_fd = bind_listener(opts.host, opts.port);
+    port = bound_port(listen_fd);
+  } else {
+    listen_fd = bind_unix_listener(opts.unix_path, opts.unix_mode);
+  }
   epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (epoll_fd < 0 || wake_fd < 0) throw std::runtime_error(fmt::format("epoll/eventfd: {}", std::strerror(errno)));
@@ -291,6 +363,7 @@ HttpListener::Impl::Impl(HttpListenerOptions o, Handler h) : opts(std::move(o)),
 HttpListener::Impl::~Impl() {
   for (int fd : {listen_fd, epoll_fd, wake_fd})
     if (fd >= 0) ::close(fd);
+  if (!opts.unix_path.empty()) ::unlink(opts.unix_path.c_str());
 }
 
 void HttpListener::Impl::add_fd(int fd, uint64_t tag, uint32_t events) {
@@ -371,10 +444,12 @@ void HttpListener::Impl::accept_all() {
       continue;
     }
     int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    bool unix_socket = !opts.unix_path.empty();
+    if (!unix_socket) ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     auto c = std::make_unique<Conn>();
     c->id = next_id++;
     c->fd = fd;
+    c->peer = peer_of(fd, unix_socket);
     if (opts.tls) {
       try {
         c->tls = opts.tls->session(fd);
@@ -601,6 +676,7 @@ void HttpListener::Impl::begin_request(Conn& c) {
   c.request_deadline = now + opts.request_timeout;
   c.scan_from = 0;
   c.req = HttpRequest{};
+  c.req.peer = c.peer;
   c.framing = RequestFraming{};
   c.chunked.reset(opts.max_head);
   c.remaining = 0;

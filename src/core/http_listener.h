@@ -1,5 +1,6 @@
-// The one HTTP/1.1 server of the project: the collectors' Prometheus /metrics endpoint and slurm_processor's
-// OTLP/HTTP receiver both serve through it.
+// The one HTTP/1.1 server of the project: the collectors' Prometheus /metrics endpoint, slurm_processor's
+// OTLP/HTTP receiver and the agent's job-signal endpoint (on a unix socket too) all serve through it. Each request
+// says who is at the other end (HttpPeer: SO_PEERCRED on a unix socket, the two addresses on TCP).
 //
 // It assumes the peer is hostile. One I/O thread (epoll) owns every socket, so a connection that trickles bytes costs
 // a buffer, never a thread; complete requests are handed to a small pool of handler threads. Every request has a
@@ -35,6 +36,17 @@ class HttpAuth;
 class TlsServerContext;
 struct WebConfig;
 
+// Who is at the other end of a request's connection, as the kernel says at accept(): for a unix socket the
+// SO_PEERCRED of the process that connected, for TCP the two addresses (the socket table names the owner).
+struct HttpPeer {
+  bool unix_socket = false;
+  int64_t pid = -1, uid = -1, gid = -1;  // unix socket only
+  std::string address;                   // TCP: the peer's numeric address
+  int port = 0;                          // TCP: the peer's port
+  std::string local_address;             // TCP: the address the peer connected to
+  int local_port = 0;
+};
+
 struct HttpRequest {
   std::string method;
   std::string path;                            // without the query
@@ -42,6 +54,7 @@ struct HttpRequest {
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
   bool too_large = false;  // the body exceeds max_body and was not read: the handler answers 413
+  HttpPeer peer;
   std::string header(const std::string& name) const {
     auto it = headers.find(name);
     return it == headers.end() ? std::string() : it->second;
@@ -58,6 +71,11 @@ struct HttpReply {
 struct HttpListenerOptions {
   std::string host = "127.0.0.1";     // "" or "0.0.0.0": every IPv4 address
   int port = 0;                       // 0: any free port
+  // Not empty: listen on this unix socket instead of host:port (a stale socket file there is replaced; any other
+  // file is an error), with this mode (0666: any local user may connect, what it may do is decided by its
+  // credentials in HttpRequest::peer).
+  std::string unix_path;
+  unsigned unix_mode = 0666;
   size_t max_head = 64 * 1024;        // request line and headers (431 past it)
   size_t max_body = 16u << 20;        // one body, as received (413 past it)
   size_t max_in_flight = 128u << 20;  // the bodies of every connection together (503 with Retry-After past it)
@@ -103,7 +121,7 @@ class HttpListener {
   HttpListener(const HttpListener&) = delete;
   HttpListener& operator=(const HttpListener&) = delete;
 
-  int port() const;
+  int port() const;  // 0 for a unix socket
   void start();
   // Stops accepting, closes every connection (requests being handled finish first) and joins the threads.
   void stop();

@@ -122,6 +122,8 @@ void Detector::observe(const std::vector<GpuWindow>& windows, std::vector<GpuVer
     Persistence::Input in;
     in.flagged = abs.reasons;
     if (v.flagged_now.has(Reason::PeerSlow)) in.flagged.add(Reason::PeerSlow);
+    if (w.rank_signal == GpuWindow::RankSignal::Slow) in.flagged.add(Reason::RankSlow);
+    if (w.rank_signal == GpuWindow::RankSignal::Held) in.held.add(Reason::RankSlow);
     if (w.presence != Presence::Ok) in.held |= not_present;
     if (!busy_[i]) in.held.add(Reason::PcieDegraded);
     if (!judged_[i]) in.held.add(Reason::PeerSlow);

@@ -44,6 +44,7 @@ std::string build_evidence(const GpuWindow& w, const GpuVerdict& v, const Thrott
   if (v.flagged_now.has(Reason::PeerSlow)) out += "peer_slow: ";
   describe_peers(w, v, node_effect, c, out);
   describe_absolute(w, v.flagged_now, span, nvlinks_seen, out);
+  if (v.flagged_now.has(Reason::RankSlow) && !w.rank_evidence.empty()) out += w.rank_evidence + "; ";
   // Reasons that still hold without flagging now: how far they are from clearing.
   for (int i = 0; i < kReasonCount; ++i) {
     auto r = static_cast<Reason>(i);

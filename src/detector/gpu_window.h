@@ -74,6 +74,12 @@ struct GpuWindow {
   // PCIe AER errors the kernel logged during the window on the GPU's own PCI address, by severity (corrected ones
   // are counted by the agent but judged by nothing: only their rate says something).
   int pcie_aer_fatal = 0, pcie_aer_non_fatal = 0;
+
+  // The job's own signal (jobsignal/rank_slow.h): whether the rank on this GPU was slower than the job's other ranks
+  // this window. Clean when no job reports for the GPU; held when it reports but could not be judged.
+  enum class RankSignal { Clean, Held, Slow };
+  RankSignal rank_signal = RankSignal::Clean;
+  std::string rank_evidence;  // the comparison, when Slow
 };
 
 }  // namespace gcm::detector

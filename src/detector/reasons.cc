@@ -8,7 +8,7 @@ namespace {
 constexpr std::array<const char*, kReasonCount> kNames = {
     "peer_slow",    "hw_slowdown",   "hw_thermal",     "power_brake",       "pcie_degraded",
     "pcie_replays", "nvlink_errors", "ecc_dbe",        "row_remap_pending", "row_remap_failure",
-    "xid",          "lost",          "not_responding", "pcie_aer",          "nvlink_down",
+    "xid",          "lost",          "not_responding", "pcie_aer",          "nvlink_down",  "rank_slow",
 };
 constexpr std::array<const char*, kNodeReasonCount> kNodeNames = {
     "sxid_fatal", "pcie_aer", "mce_uncorrected", "ib_link_down", "fabric_manager",

@@ -26,6 +26,7 @@ enum class Reason : uint8_t {
   NotResponding,    // an NVML call timed out
   PcieAer,          // the kernel logged a fatal or non-fatal PCIe AER error on the GPU's address
   NvlinkDown,       // fewer NVLinks active than the GPU had (a link went inactive, with or without errors)
+  RankSlow,         // the job's rank on this GPU is slower than its other ranks on the node (its own step times)
   Count
 };
 

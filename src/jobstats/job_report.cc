@@ -236,6 +236,7 @@ std::string plain_reason(const std::string& r) {
       {"xid", "XID"},
       {"lost", "GPU lost"},
       {"not_responding", "not responding"},
+      {"rank_slow", "its rank slower than the job's other ranks"},
   };
   auto it = kPlain.find(r);
   return it == kPlain.end() ? r : it->second;

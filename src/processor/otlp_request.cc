@@ -85,12 +85,9 @@ void hex_ids_to_base64(nlohmann::json& j) {
   }
 }
 
+// Decodes `body` (OTLP/JSON or protobuf) into `req`; false with r.status 400 and the message when it does not.
 template <typename Request>
-RequestResult decode_enrich_encode_on(google::protobuf::Arena& arena, std::string_view body, bool json,
-                                      const char* type_name, const HostLookup& lookup, uint64_t max_added) {
-  RequestResult r;
-  r.json = json;
-  auto* req = google::protobuf::Arena::CreateMessage<Request>(&arena);
+bool decode_into(std::string_view body, bool json, const char* type_name, Request* req, RequestResult& r) {
   if (json) {
     std::string why;  // set only when the body is not JSON at all; too deep is one such reason
     auto j = parse_json_limited(body, &why);
@@ -98,14 +95,14 @@ RequestResult decode_enrich_encode_on(google::protobuf::Arena& arena, std::strin
       r.status = 400;
       r.message =
           fmt::format("the body is not a JSON object ({} expected){}{}", type_name, why.empty() ? "" : ": ", why);
-      return r;
+      return false;
     }
     try {
       hex_ids_to_base64(j);
     } catch (const std::invalid_argument& e) {
       r.status = 400;
       r.message = e.what();
-      return r;
+      return false;
     }
     google::protobuf::util::JsonParseOptions opts;
     opts.ignore_unknown_fields = true;
@@ -113,13 +110,23 @@ RequestResult decode_enrich_encode_on(google::protobuf::Arena& arena, std::strin
     if (!st.ok()) {
       r.status = 400;
       r.message = fmt::format("the JSON body is not an OTLP {}: {}", type_name, std::string(st.message()));
-      return r;
+      return false;
     }
   } else if (!req->ParseFromArray(body.data(), static_cast<int>(body.size()))) {
     r.status = 400;
     r.message = fmt::format("the body ({} bytes) does not decode as a protobuf {}", body.size(), type_name);
-    return r;
+    return false;
   }
+  return true;
+}
+
+template <typename Request>
+RequestResult decode_enrich_encode_on(google::protobuf::Arena& arena, std::string_view body, bool json,
+                                      const char* type_name, const HostLookup& lookup, uint64_t max_added) {
+  RequestResult r;
+  r.json = json;
+  auto* req = google::protobuf::Arena::CreateMessage<Request>(&arena);
+  if (!decode_into(body, json, type_name, req, r)) return r;
   EnrichStats st = enrich(*req, lookup, max_added);
   r.items = st.items;
   r.enriched = st.enriched;
@@ -163,6 +170,47 @@ RequestResult too_large(const EnrichedTooLarge& e, size_t max_output, bool json,
   return r;
 }
 
+// The checks every request passes before its body is decoded: the content type (r.json from it), the size, and the
+// Content-Encoding (a gzip body inflated into `inflated`, and `body` pointed at it). False with r's error status.
+bool prepare_body(std::string_view content_type, std::string_view content_encoding, std::string_view& body,
+                  size_t max_body, std::string& inflated, RequestResult& r) {
+  std::string_view mt = media_type(content_type);
+  if (iequals(mt, "application/json")) {
+    r.json = true;
+  } else if (!iequals(mt, "application/x-protobuf") && !iequals(mt, "application/protobuf")) {
+    r.status = 415;
+    r.json = true;
+    r.message = fmt::format("unsupported content type '{}' (expected application/x-protobuf or application/json)",
+                            content_type);
+    return false;
+  }
+  if (body.size() > max_body) {
+    r.status = 413;
+    r.message = fmt::format("the body ({} bytes) exceeds the limit of {} bytes", body.size(), max_body);
+    return false;
+  }
+  std::string_view enc = media_type(content_encoding);
+  if (iequals(enc, "gzip") || iequals(enc, "deflate")) {
+    try {
+      inflated = inflate_bounded(body, max_body);
+    } catch (const std::length_error& e) {
+      r.status = 413;
+      r.message = e.what();
+      return false;
+    } catch (const std::exception& e) {
+      r.status = 400;
+      r.message = fmt::format("Content-Encoding {}: {}", enc, e.what());
+      return false;
+    }
+    body = inflated;
+  } else if (!enc.empty() && !iequals(enc, "identity")) {
+    r.status = 415;
+    r.message = fmt::format("unsupported Content-Encoding '{}' (expected gzip or identity)", content_encoding);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void recycle_forward_buffer(std::string& kept, std::string&& forward) {
@@ -187,41 +235,8 @@ RequestResult process_request(Signal signal, std::string_view content_type, std:
                               std::string recycled, size_t max_output) {
   RequestResult r;
   r.forward = std::move(recycled);
-  std::string_view mt = media_type(content_type);
-  if (iequals(mt, "application/json")) {
-    r.json = true;
-  } else if (!iequals(mt, "application/x-protobuf") && !iequals(mt, "application/protobuf")) {
-    r.status = 415;
-    r.json = true;
-    r.message = fmt::format("unsupported content type '{}' (expected application/x-protobuf or application/json)",
-                            content_type);
-    return r;
-  }
-  if (body.size() > max_body) {
-    r.status = 413;
-    r.message = fmt::format("the body ({} bytes) exceeds the limit of {} bytes", body.size(), max_body);
-    return r;
-  }
   std::string inflated;
-  std::string_view enc = media_type(content_encoding);
-  if (iequals(enc, "gzip") || iequals(enc, "deflate")) {
-    try {
-      inflated = inflate_bounded(body, max_body);
-    } catch (const std::length_error& e) {
-      r.status = 413;
-      r.message = e.what();
-      return r;
-    } catch (const std::exception& e) {
-      r.status = 400;
-      r.message = fmt::format("Content-Encoding {}: {}", enc, e.what());
-      return r;
-    }
-    body = inflated;
-  } else if (!enc.empty() && !iequals(enc, "identity")) {
-    r.status = 415;
-    r.message = fmt::format("unsupported Content-Encoding '{}' (expected gzip or identity)", content_encoding);
-    return r;
-  }
+  if (!prepare_body(content_type, content_encoding, body, max_body, inflated, r)) return r;
   bool json = r.json;
   if (!json && decoder == Decoder::Wire) {
     WireOutcome w;
@@ -266,6 +281,16 @@ RequestResult process_request(Signal signal, std::string_view content_type, std:
     return too_large(e, max_output, json, fell_back);
   }
   r.message_path = fell_back;
+  return r;
+}
+
+RequestResult decode_metrics_request(std::string_view content_type, std::string_view content_encoding,
+                                     std::string_view body, size_t max_body,
+                                     opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest& out) {
+  RequestResult r;
+  std::string inflated;
+  if (!prepare_body(content_type, content_encoding, body, max_body, inflated, r)) return r;
+  decode_into(body, r.json, "ExportMetricsServiceRequest", &out, r);
   return r;
 }
 

@@ -14,6 +14,10 @@
 #include "otlp/signal.h"
 #include "processor/enrich.h"
 
+namespace opentelemetry::proto::collector::metrics::v1 {
+class ExportMetricsServiceRequest;
+}
+
 namespace gcm::processor {
 
 using otlp::Signal;
@@ -46,6 +50,13 @@ enum class Decoder { Wire, Messages };
 RequestResult process_request(Signal signal, std::string_view content_type, std::string_view content_encoding,
                               std::string_view body, size_t max_body, const HostLookup& lookup,
                               Decoder decoder = Decoder::Wire, std::string recycled = {}, size_t max_output = 0);
+
+// The same checks and decoding as process_request (content type, size before and after gzip, JSON or protobuf), into
+// `out`, for a receiver that reads the points itself (the agent's job-signal endpoint): status 200, or the error
+// status and message process_request would answer; `json` is the client's encoding. Nothing is forwarded.
+RequestResult decode_metrics_request(std::string_view content_type, std::string_view content_encoding,
+                                     std::string_view body, size_t max_body,
+                                     opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest& out);
 
 // A protobuf body sent as it is (no Content-Encoding, or identity): what the wire path reads without decoding first.
 bool plain_protobuf(std::string_view content_type, std::string_view content_encoding);

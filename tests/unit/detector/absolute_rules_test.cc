@@ -106,12 +106,12 @@ TEST(DetectorRules, LostAndNotResponding) {
 }
 
 TEST(DetectorRules, ReasonNamesAreTheContractVocabulary) {
-  EXPECT_EQ(kReasonCount, 15);
+  EXPECT_EQ(kReasonCount, 16);
   ReasonSet all;
   for (int i = 0; i < kReasonCount; ++i) all.add(static_cast<Reason>(i));
   EXPECT_EQ(all.to_string(),
             "peer_slow,hw_slowdown,hw_thermal,power_brake,pcie_degraded,pcie_replays,nvlink_errors,ecc_dbe,"
-            "row_remap_pending,row_remap_failure,xid,lost,not_responding,pcie_aer,nvlink_down");
+            "row_remap_pending,row_remap_failure,xid,lost,not_responding,pcie_aer,nvlink_down,rank_slow");
   EXPECT_EQ(parse_reason("ecc_dbe"), Reason::EccDbe);
   EXPECT_EQ(parse_reason("nvlink_down"), Reason::NvlinkDown);
   EXPECT_FALSE(parse_reason("bogus"));
