@@ -8,15 +8,12 @@ namespace {
 using FT = FieldType;
 using FR = FieldRole;
 
-Schema metric_schema(const char* name, const char* description, const char* prefix, std::vector<FieldSpec> fields) {
-  return make_schema(name, description, prefix, DataType::Metric, std::move(fields));
-}
-
 }  // namespace
 
 constinit const LazySchema kJobStepSummary{[] {
-  return metric_schema(
+  return make_schema(
       "JobStepSummary", "Per job on the node, once per window: what its ranks reported of their steps.", "job",
+      DataType::Metric,
       {
           {"job_id", FT::String, FR::Identity, "", "Slurm job id"},
           {"ranks", FT::Int, FR::Gauge, "", "ranks that reported in the window"},
@@ -33,34 +30,35 @@ constinit const LazySchema kJobStepSummary{[] {
 }};
 
 constinit const LazySchema kJobSignalReceiver{[] {
-  return metric_schema("JobSignalReceiver", "The agent's local endpoint for the jobs' own signal.", "jobsignal",
-                       {
-                           {"requests", FT::Int, FR::Counter, "", "requests received"},
-                           {"points", FT::Int, FR::Counter, "", "job-signal points taken"},
-                           {"points_ignored", FT::Int, FR::Counter, "", "points of other metrics, ignored"},
-                           {"claims_ignored", FT::Int, FR::Counter, "",
-                            "requests naming a job other than their sender's (the claim is ignored)"},
-                           {"jobs", FT::Int, FR::Gauge, "", "jobs tracked"},
-                       });
+  return make_schema("JobSignalReceiver", "The agent's local endpoint for the jobs' own signal.", "jobsignal",
+                     DataType::Metric,
+                     {
+                         {"requests", FT::Int, FR::Counter, "", "requests received"},
+                         {"points", FT::Int, FR::Counter, "", "job-signal points taken"},
+                         {"points_ignored", FT::Int, FR::Counter, "", "points of other metrics, ignored"},
+                         {"claims_ignored", FT::Int, FR::Counter, "",
+                          "requests naming a job other than their sender's (the claim is ignored)"},
+                         {"jobs", FT::Int, FR::Gauge, "", "jobs tracked"},
+                     });
 }};
 
 constinit const LazySchema kJobSignalRefused{[] {
-  return metric_schema(
-      "JobSignalRefused", "Requests the job-signal endpoint refused, by why.", "jobsignal",
-      {
-          {"why", FT::String, FR::Identity, "",
-           "unknown_sender, wrong_owner, too_large, bad_request, job_limit, rank_limit, not_found"},
-          {"requests_refused", FT::Int, FR::Counter, "", "requests refused"},
-      });
+  return make_schema("JobSignalRefused", "Requests the job-signal endpoint refused, by why.", "jobsignal",
+                     DataType::Metric,
+                     {
+                         {"why", FT::String, FR::Identity, "",
+                          "unknown_sender, wrong_owner, too_large, bad_request, job_limit, rank_limit, not_found"},
+                         {"requests_refused", FT::Int, FR::Counter, "", "requests refused"},
+                     });
 }};
 
 constinit const LazySchema kJobSignalDropped{[] {
-  return metric_schema("JobSignalDropped", "Job-signal points dropped from requests otherwise taken, by why.",
-                       "jobsignal",
-                       {
-                           {"why", FT::String, FR::Identity, "", "bad_value, rank_window_full"},
-                           {"points_dropped", FT::Int, FR::Counter, "", "points dropped"},
-                       });
+  return make_schema("JobSignalDropped", "Job-signal points dropped from requests otherwise taken, by why.",
+                     "jobsignal", DataType::Metric,
+                     {
+                         {"why", FT::String, FR::Identity, "", "bad_value, rank_window_full"},
+                         {"points_dropped", FT::Int, FR::Counter, "", "points dropped"},
+                     });
 }};
 
 }  // namespace gcm::jobsignal
