@@ -18,7 +18,7 @@ $(BUILD_DIR)/build.ninja:
 # What the demo and a deployment need: gcm (health_checks is the same program), its gRPC module and the fake NVML.
 # The tests, benchmarks and device tests are built by the targets that run them (build-all).
 build: deps $(BUILD_DIR)/build.ninja
-	ninja -C $(BUILD_DIR) -j $(JOBS) gcm fake_nvml
+	ninja -C $(BUILD_DIR) -j $(JOBS) gcm fake_nvml fake_amdsmi
 
 build-all: deps $(BUILD_DIR)/build.ninja
 	ninja -C $(BUILD_DIR) -j $(JOBS)

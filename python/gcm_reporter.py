@@ -260,3 +260,114 @@ def _otlp_protobuf(batch):
     metrics = gauge(STEP_DURATION, "s", 0) + gauge(STEP_COMPUTE_DURATION, "s", 1) + gauge(STEP_TOKENS, "{token}", 2)
     scope = _field(1, _field(1, b"gcm-reporter"))
     return _field(1, _field(2, scope + metrics))
+
+
+# Trainer callbacks. Neither Lightning nor transformers is needed to import this module: each callback subclasses
+# the framework's own base class when it is installed (Lightning's Trainer accepts only its Callback subclasses,
+# and Hugging Face's CallbackHandler calls every event on every callback, which its TrainerCallback defines as
+# no-ops), else object, and only the hooks below do anything. A step runs from the batch's start to its end;
+# the compute ends after the backward pass, before the optimizer step.
+
+
+def _base_class(candidates):
+    import importlib  # noqa: PLC0415 (only to look for an optional framework)
+
+    for module, name in candidates:
+        try:
+            return getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue
+    return object
+
+
+class _StepTimer:
+    """The state a callback keeps between a framework's hooks: the step open now, if any."""
+
+    def __init__(self, reporter, tokens_per_step, owns_reporter):
+        self.reporter = reporter
+        self.tokens_per_step = tokens_per_step
+        self.owns_reporter = owns_reporter
+        self.current = None
+
+    def begin(self, batch=None):
+        if self.current is not None:  # a step whose end hook never came (an exception, a skipped batch)
+            self.current.__exit__(None, None, None)
+        tokens = self.tokens_per_step(batch) if callable(self.tokens_per_step) else self.tokens_per_step
+        self.current = self.reporter.step(tokens=tokens)
+        self.current.__enter__()
+
+    def compute_done(self):
+        if self.current is not None:
+            self.current.compute_done()
+
+    def end(self):
+        if self.current is not None:
+            step, self.current = self.current, None
+            step.__exit__(None, None, None)
+
+    def close(self):
+        self.end()
+        if self.owns_reporter:
+            self.reporter.close()
+        else:
+            self.reporter.flush()
+
+
+class GcmLightningCallback(
+    _base_class([("lightning.pytorch", "Callback"), ("pytorch_lightning", "Callback")])
+):
+    """PyTorch Lightning: `Trainer(callbacks=[GcmLightningCallback()])`.
+
+    `tokens_per_step` is a number, or a function of the batch returning one (None: not reported). Pass a
+    `reporter` to share one; otherwise the callback makes its own (keyword arguments go to StepReporter) and
+    closes it when training ends.
+    """
+
+    def __init__(self, reporter=None, tokens_per_step=None, **reporter_args):
+        super().__init__()
+        self._gcm = _StepTimer(reporter or StepReporter(**reporter_args), tokens_per_step, reporter is None)
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx, *args):
+        self._gcm.begin(batch)
+
+    def on_after_backward(self, trainer, pl_module):
+        self._gcm.compute_done()
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, *args):
+        self._gcm.end()
+
+    def on_train_end(self, trainer, pl_module):
+        self._gcm.close()
+
+    @property
+    def reporter(self):
+        return self._gcm.reporter
+
+
+class GcmHuggingFaceCallback(_base_class([("transformers", "TrainerCallback")])):
+    """Hugging Face Trainer: `Trainer(..., callbacks=[GcmHuggingFaceCallback()])`.
+
+    A step is one optimizer step (all its gradient-accumulation micro-batches); the compute ends at
+    `on_pre_optimizer_step` (transformers >= 4.41), else it is not reported. `tokens_per_step`: a number (the
+    Trainer's hooks do not see the batch). `reporter` and the keyword arguments as for GcmLightningCallback.
+    """
+
+    def __init__(self, reporter=None, tokens_per_step=None, **reporter_args):
+        super().__init__()
+        self._gcm = _StepTimer(reporter or StepReporter(**reporter_args), tokens_per_step, reporter is None)
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        self._gcm.begin()
+
+    def on_pre_optimizer_step(self, args, state, control, **kwargs):
+        self._gcm.compute_done()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self._gcm.end()
+
+    def on_train_end(self, args, state, control, **kwargs):
+        self._gcm.close()
+
+    @property
+    def reporter(self):
+        return self._gcm.reporter

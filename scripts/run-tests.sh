@@ -146,7 +146,12 @@ if [ ! -e "$ASAN/.built" ]; then
   echo "make test: FAILED (the sanitizer build failed; see above)"
   exit 1
 fi
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+# intercept_tls_get_addr=0: the leak check at exit crashed ("Tracer caught signal 11") reading a dynamic-TLS range
+# of the main thread that the runtime's __tls_get_addr tracking had recorded as [0x382f, 0x400004931), after tests
+# that load the fake NVML and the gRPC module; which tests share a shard decided whether it happened. Without that
+# interception dynamic TLS is not scanned; the modules loaded here keep no heap pointers there only (every shard
+# checked leak-free both ways where the crash allows a check).
+ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0 UBSAN_OPTIONS=print_stacktrace=1 \
   run_ctest "unit under the sanitizers ($ASAN)" "$ASAN" -L unit -j "$JOBS" || status=1
 
 fuzz_rc=0

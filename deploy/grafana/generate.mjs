@@ -166,9 +166,13 @@ const cluster = dashboard('gcm-cluster', 'gcm / Cluster',
       target(`max(gcm_slurm_job_wait_time_mean_seconds{${C}}) / 60`, 'mean wait (min)'),
     ]),
     row('Use per partition and account'),
-    timeseries('GPUs in use per partition', 'GPUs that belong to jobs (node agents, gcm_gpu_job_info).',
-      [target(`count by (partition) (gcm_gpu_job_info{${C}, partition=~"$partition"})`, '{{partition}}')],
+    timeseries('GPUs in use per partition', 'GPUs that belong to Slurm jobs (node agents, gcm_gpu_job_info; ' +
+      'the GPU of a pod with no Slurm job has no partition).',
+      [target(`count by (partition) (gcm_gpu_job_info{${C}, job_id!="", partition=~"$partition"})`, '{{partition}}')],
       { stack: true }),
+    timeseries('GPUs in use per Kubernetes namespace', 'GPUs the kubelet gave to pods (attribution kubelet), with ' +
+      'or without a Slurm job.',
+      [target(`count by (namespace) (gcm_gpu_job_info{${C}, pod!=""})`, '{{namespace}}')], { stack: true }),
     timeseries('GPU utilisation per partition', 'Mean utilisation of the GPUs of each partition\'s jobs.',
       [target(`avg by (partition) (gcm:job_gpu:utilization_percent{${C}, partition=~"$partition"})`,
         '{{partition}}')], { unit: 'percent', min: 0, max: 100 }),
@@ -306,6 +310,20 @@ const job = dashboard('gcm-job', 'gcm / Job',
     timeseries('Health state of the job\'s GPUs', '0 ok, 1 suspect, 2 degraded, 3 failed.',
       [target(`gcm_gpu_job_info{${JOB}} * on(cluster, node, gpu) group_left() gcm_gpu_health_state`,
         '{{node}} GPU {{gpu}}')], { min: 0, max: 3 }),
+    // The job's own signal (docs/reference/job-signals.md): present only while the job reports its steps to the
+    // agents. Per node, not per rank: the agents export one bounded summary per job and node.
+    timeseries('Step time per node', 'Median step wall time of the job\'s ranks on each node (what the job ' +
+      'reports to the agent). The collective makes it equal on every node; a rise is the whole job slowing.',
+      [target(`max by (node) (gcm_job_step_duration_seconds{${JOB}})`, '{{node}}')], { unit: 's' }),
+    timeseries('Slowest rank\'s compute time per node', 'The compute time (forward and backward, up to the ' +
+      'gradient collective) of the slowest rank on each node: a straggler node stands out here ' +
+      '(GcmStragglerNode), and the node\'s median below it tells one slow GPU from a slow node.',
+      [target(`max by (node) (gcm_job_slowest_compute_duration_seconds{${JOB}})`, '{{node}} slowest'),
+        target(`max by (node) (gcm_job_compute_duration_seconds{${JOB}})`, '{{node}} median')], { unit: 's' }),
+    timeseries('Step time against the job\'s usual pace', 'Each node\'s step time over the job\'s own reference ' +
+      'on that node (1.12: 12 % slower). A sustained rise is a job slowdown (the agent\'s JobSlowdownEvent, marked ' +
+      'on every panel by the "Job slowdowns" annotation with the hardware cause it found, or none).',
+      [target(`max by (node) (gcm_job_step_time_ratio{${JOB}})`, '{{node}}')], { unit: 'none' }),
     table('The job\'s GPUs', 'Where the job runs: node, GPU, UUID, user, account, partition.',
       [instant(`gcm_gpu_job_info{${JOB}}`)], { w: 12, hide: ['Time', '__name__', 'job', 'instance', 'Value'] }),
   ], {
@@ -323,6 +341,18 @@ const job = dashboard('gcm-job', 'gcm / Job',
           expr: `(gcm_gpu_health_reason{${C}, reason=~"hw_slowdown|hw_thermal|power_brake|peer_slow"} == 1) ` +
             `and on(cluster, node, gpu) gcm_gpu_job_info{${JOB}}`,
           legendFormat: '{{reason}} on {{node}} GPU {{gpu}}', range: true } },
+      { name: 'Straggler ranks and nodes', datasource: DS, enable: true, hide: false, iconColor: 'purple',
+        target: { refId: 'Anno', datasource: DS,
+          expr: `((gcm_gpu_health_reason{${C}, reason="rank_slow"} == 1) and on(cluster, node, gpu) ` +
+            `gcm_gpu_job_info{${JOB}}) or ALERTS{${JOB}, alertname="GcmStragglerNode", alertstate="firing"}`,
+          legendFormat: '{{reason}}{{alertname}} on {{node}} {{gpu}}', range: true } },
+      // While the agent holds the job slowed (from the change point to the recovery), with the kind of hardware
+      // cause it found on the node's GPUs ("none": software or data); the sentence is in its log and gcm jobstats.
+      { name: 'Job slowdowns', datasource: DS, enable: true, hide: false, iconColor: 'blue',
+        target: { refId: 'Anno', datasource: DS,
+          expr: `(gcm_job_slowed{${JOB}} == 1) * on(cluster, node, job_id) group_left(hardware_cause) ` +
+            `gcm_job_slowdown_info{${JOB}}`,
+          legendFormat: 'step time slowed on {{node}}: hardware cause {{hardware_cause}}', range: true } },
     ],
   });
 

@@ -11,6 +11,9 @@
 //   the HTTP listener's I/O thread: /metrics from the last window's page (never waits on NVML).
 //   the job-signal endpoint (jobsignal/job_signals.h): the node's training jobs' step times, judged each window.
 // NVML that is missing at start, or a driver reloaded later, is retried with backoff; the rest keeps running.
+// The parts, each saying which of its members another thread reaches: nvml_session.h, job_attribution.h,
+// hardware_events.h, window_export.h, metrics_endpoint.h, agent_checks.h, agent_drain.h, agent_job_signals.h,
+// agent_counters.h, window_state.h.
 #pragma once
 
 #include <atomic>

@@ -154,7 +154,8 @@ const bool kAgentCommandRegistered = register_app_command({
       add_agent_options(*c->binder, c->opts);
       c->status = sub.add_subcommand("status",
                                      "Print the agent's current view (GPUs, their job, health, active XIDs, the "
-                                     "node's own reasons, checks, problems) from its state file; exit 1 when there "
+                                     "node's own reasons, the ranks of the jobs reporting their steps, checks, "
+                                     "problems) from its state file; exit 1 when there "
                                      "is none.");
       c->status->add_flag("--json", c->status_json, "The state file as JSON, for scripts.");
       c->status->add_option(kRunRoot.flag, c->status_run_dir, "The agent's --path.run (default: /run/gcm).");

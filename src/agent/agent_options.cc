@@ -48,7 +48,9 @@ void add_agent_options(OptionBinder& b, AgentOptions& o) {
        "file changes, or after --attribution-refresh.")
       ->delimiter(',')
       ->capture_default_str();
-  b.option("--slurm-node", "slurm_node", o.slurm_node, "This node's Slurm name (default: $SLURMD_NODENAME).");
+  b.option("--slurm-node", "slurm_node", o.slurm_node,
+           "This node's Slurm name: what it drains and names GPUs by in job-slowdown explanations (default: "
+           "$SLURMD_NODENAME, else the short host name).");
   b.option("--gpu-job-mapping-dir", "gpu_job_mapping_dir", o.gpu_job_mapping_dir,
            "Directory of the mapping-files source (the prolog writes <dir>/<gpu index> = job id); watched with "
            "inotify.")
@@ -101,7 +103,8 @@ void add_agent_options(OptionBinder& b, AgentOptions& o) {
            "/v1/metrics; docs/reference/job-signals.md); default <--path.run>/job-signals.sock. Each request is "
            "attributed to a job, rank and GPU by its sender's credentials, never by what it claims.");
   b.option("--job-signal-listen", "job_signal_listen", o.job_signal_listen,
-           "Also take job signals over TCP on this loopback HOST:PORT (127.0.0.1:4318 for NCCL Inspector's default); "
+           "Also take job signals over TCP on this loopback HOST:PORT (127.0.0.1:4318 for NCCL Inspector's default, "
+           "or [::1]:PORT); "
            "\"\": no TCP endpoint.");
   b.flag("--no-job-signals", "no_job_signals", o.no_job_signals,
          "Take no job signals (no socket, no TCP endpoint, no rank_slow).");

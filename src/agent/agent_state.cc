@@ -64,6 +64,14 @@ std::string to_json(const AgentState& s) {
                          {"health_state", static_cast<int>(n.health)},
                          {"evidence", n.evidence},
                          {"since_unix_ms", n.since_unix_ms}});
+  j["ranks"] = nlohmann::json::array();
+  for (const auto& r : s.ranks)
+    j["ranks"].push_back({{"job_id", r.job_id},
+                          {"rank", r.rank},
+                          {"gpu", r.gpu},
+                          {"signal", r.signal},
+                          {"seconds", r.seconds},
+                          {"judgement", r.judgement}});
   j["checks"] = nlohmann::json::array();
   for (const auto& c : s.checks)
     j["checks"].push_back(
@@ -109,6 +117,9 @@ AgentState parse_agent_state(const std::string& text, const std::string& source)
       e.since_unix_ms = n.value("since_unix_ms", int64_t{0});
       s.node.push_back(std::move(e));
     }
+    for (const auto& r : j.value("ranks", nlohmann::json::array()))
+      s.ranks.push_back({r.at("job_id").get<std::string>(), r.value("rank", int64_t{-1}), r.value("gpu", -1),
+                         r.value("signal", ""), r.value("seconds", 0.0), r.value("judgement", "")});
     for (const auto& c : j.value("checks", nlohmann::json::array()))
       s.checks.push_back({c.at("name").get<std::string>(), c.value("code", 3), c.value("message", ""),
                           c.value("finished_unix_ms", int64_t{0})});

@@ -34,6 +34,16 @@ struct NodeStateEntry {
   int64_t since_unix_ms = 0;
 };
 
+// A rank of a job reporting its steps to the agent (docs/reference/job-signals.md), as the last window judged it.
+struct RankStateEntry {
+  std::string job_id;
+  int64_t rank = -1;
+  int gpu = -1;
+  std::string signal;  // "compute" or "collective": what was compared ("" when nothing was)
+  double seconds = 0;  // the rank's median compute (or mean collective) time in the window; 0: none
+  std::string judgement;  // "slow", "clean" or "held" (not judged: warm-up, too few ranks)
+};
+
 struct CheckStateEntry {
   std::string name;
   int code = 3;  // Nagios: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN
@@ -51,6 +61,7 @@ struct AgentState {
   std::vector<GpuStateEntry> gpus;
   std::vector<NodeStateEntry> node;  // the node's own problems that hold (none: empty)
   std::vector<CheckStateEntry> checks;
+  std::vector<RankStateEntry> ranks;  // the job-signal ranks of the last window, by job and rank
   std::vector<std::string> problems;  // the node's active problems, one sentence each
 };
 

@@ -26,6 +26,24 @@ Schema make_node_health_state() {
        {"health_state", FT::Int, FR::Gauge, "", "0 while the reason does not hold, else 2 degraded or 3 failed"}});
 }
 
+Schema make_node_health_event() {
+  Schema s;
+  s.name = "NodeHealthEvent";
+  s.description = "A node-level reason of the agent began, changed state or cleared, with the evidence.";
+  s.metric_prefix = "node";
+  s.data_type = DataType::Log;
+  s.fields = {
+      {"hostname", FieldType::String, FieldRole::Attribute, "", "host name"},
+      {"time", FieldType::Int, FieldRole::Attribute, "", "end of the window, Unix seconds"},
+      {"reason", FieldType::String, FieldRole::Attribute, "", "reason from the node vocabulary"},
+      {"from_state", FieldType::String, FieldRole::Attribute, "", "the reason's state before (ok: it did not hold)"},
+      {"to_state", FieldType::String, FieldRole::Attribute, "", "its state after (ok: cleared)"},
+      {"health_state", FieldType::Int, FieldRole::Attribute, "", "state after: 0 ok, 2 degraded, 3 failed"},
+      {"evidence", FieldType::String, FieldRole::Attribute, "", "what raised it (empty when cleared)"},
+  };
+  return s;
+}
+
 // What the event is a line of, for the evidence.
 std::string describe(const health::KernelEvent& e) {
   std::string_view d = e.detail;
@@ -37,7 +55,21 @@ std::string describe(const health::KernelEvent& e) {
 }  // namespace
 
 constinit const LazySchema kNodeHealthState{make_node_health_state};
-static const bool kNodeHealthRegistered = register_schema(&kNodeHealthState);
+constinit const LazySchema kNodeHealthEvent{make_node_health_event};
+static const bool kNodeHealthRegistered = register_schema(&kNodeHealthState) && register_schema(&kNodeHealthEvent);
+
+Record node_health_event(const std::string& hostname, int64_t time_s, const std::string& reason, Health from,
+                         Health to, const std::string& evidence) {
+  Record r(kNodeHealthEvent);
+  r.at("hostname") = hostname;
+  r.at("time") = time_s;
+  r.at("reason") = reason;
+  r.at("from_state") = to_string(from);
+  r.at("to_state") = to_string(to);
+  r.at("health_state") = static_cast<int64_t>(to);
+  r.at("evidence") = evidence;
+  return r;
+}
 
 void NodeHealth::raise(NodeReason r, Health h, std::string evidence, double t, bool until_reboot, bool timed) {
   auto [it, fresh] = held_.try_emplace(r);

@@ -32,6 +32,11 @@
 namespace gcm::agent {
 
 extern const LazySchema kNodeHealthState;  // gcm_node_health_state{reason}
+extern const LazySchema kNodeHealthEvent;  // LOG: a node reason began, changed or cleared
+
+// One NodeHealthEvent (from or to Health::Ok where the reason began or cleared).
+Record node_health_event(const std::string& hostname, int64_t time_s, const std::string& reason, Health from,
+                         Health to, const std::string& evidence);
 
 // A PCIe AER error, for the agent to route: to the GPU its address names, else to the node.
 struct AerEvent {

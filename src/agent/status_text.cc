@@ -52,6 +52,15 @@ std::string status_text(const AgentState& s, int64_t now_unix_ms) {
     for (const auto& n : s.node)
       out += fmt::format("  {:<9} {}{}{}\n", to_string(n.health), n.reason, n.evidence.empty() ? "" : ": ", n.evidence);
   }
+  if (!s.ranks.empty()) {
+    out += fmt::format("Job-signal ranks (last window):\n  {:<12} {:<6} {:<4} {:<22} {}\n", "JOB", "RANK", "GPU",
+                       "TIME", "RANK_SLOW");
+    for (const auto& r : s.ranks)
+      out += fmt::format("  {:<12} {:<6} {:<4} {:<22} {}\n", r.job_id, r.rank < 0 ? "-" : std::to_string(r.rank),
+                         r.gpu < 0 ? "-" : std::to_string(r.gpu),
+                         r.seconds > 0 ? fmt::format("{:.3f} s {}", r.seconds, r.signal) : std::string("-"),
+                         r.judgement.empty() ? "-" : r.judgement);
+  }
   if (!s.checks.empty()) {
     out += "Checks:\n";
     for (const auto& c : s.checks) out += fmt::format("  {:<8} {}: {}\n", nagios_word(c.code), c.name, c.message);

@@ -12,6 +12,7 @@
 #include "cli/option_binder.h"
 #include "collectors/slurm_backend.h"
 #include "core/config.h"
+#include "gpu/gpu_backend_choice.h"
 
 namespace gcm {
 
@@ -20,13 +21,14 @@ namespace {
 const char* const kGcmDescription =
     "GCM: GPU cluster monitoring. Collectors turn Slurm's and the hosts' state into records for a sink.";
 
-// The command named on the command line (its first word that is not an option or --config's value). Only that
-// command's options are built: building every collector's options was most of the start-up of `gcm prolog`, which
-// runs before every job. No name, or one that is not a command, builds them all, for --help and the error message.
+// The command named on the command line (its first word that is not an option or the value of --config or
+// --backend). Only that command's options are built: building every collector's options was most of the start-up
+// of `gcm prolog`, which runs before every job. No name, or one that is not a command, builds them all, for --help and
+// the error message.
 std::string_view named_command(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
-    if (a == "--config") {
+    if (a == "--config" || a == "--backend") {
       ++i;  // its value
       continue;
     }
@@ -41,6 +43,7 @@ std::string_view named_command(int argc, char** argv) {
 struct GcmRootOptions {
   std::optional<std::string> config_path;
   bool detach = false;
+  std::optional<std::string> backend;
 };
 
 void add_gcm_root_options(CLI::App& app, OptionBinder& root, GcmRootOptions& o) {
@@ -53,6 +56,11 @@ void add_gcm_root_options(CLI::App& app, OptionBinder& root, GcmRootOptions& o) 
   root.flag("-d,--detach", "detach", o.detach,
             "Run in the background, detached from the terminal (collectors, slurm_processor; not the prolog, epilog "
             "or healthcheck suites, whose exit status Slurm reads).");
+  root.option("--backend", "backend", o.backend,
+              "GPU library of the GPU commands (nvml_monitor, rocm_monitor): nvml (NVIDIA), amdsmi (AMD, "
+              "libamd_smi.so) or auto (the first that finds GPUs, NVML first). Default: nvml for nvml_monitor, amdsmi "
+              "for rocm_monitor.")
+      ->check(CLI::IsMember(gpu_backend_names()));
   app.set_version_flag("--version", fmt::format("gcm, version {}", GCM_VERSION));
 }
 
@@ -141,6 +149,7 @@ int gcm_main(int argc, char** argv) {
         cfg, {}, root, sub_names, [&](const std::string& w) { inv.warnings.push_back(w); },
         slurm_backend_config_keys());
     inv.detach = detach_flag;
+    inv.gpu_backend = root_options.backend;
     return chosen->runner(inv);
   } catch (const ConfigError& e) {
     return usage_error(e.what());

@@ -39,7 +39,11 @@ std::optional<JobInfo> job_info_from_environ(const Environ& env) {
     JobInfo j;
     if (auto id = get_int(env, "SLURM_JOB_ID")) j.job_id = *id;
     j.job_user = get(env, "SLURM_JOB_USER");
+    // Slurm sets GPU_DEVICE_ORDINAL for every GPU vendor unless gres.conf's Flags name only some variables; an AMD
+    // node with Flags=amd_gpu_env has ROCR_VISIBLE_DEVICES alone (HIP_VISIBLE_DEVICES where a launcher sets it).
     j.job_gpus = get(env, "GPU_DEVICE_ORDINAL");
+    for (const char* amd : {"ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"})
+      if (!j.job_gpus) j.job_gpus = get(env, amd);
     if (auto g = get(env, "SLURM_JOB_GPUS"))
       j.job_num_gpus = count_entries(*g);
     else

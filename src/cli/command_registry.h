@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct Invocation {
   // command reports them once its log is open.
   std::vector<std::string> warnings;
   bool detach = false;  // gcm -d/--detach, or `detach = true` in [gcm]
+  // gcm --backend nvml|amdsmi|auto, or `backend = ...` in [gcm]: the GPU library of the GPU commands (unset: each
+  // command's own default).
+  std::optional<std::string> gpu_backend;
 };
 
 // Runs the parsed command; returns its exit code. Most commands hand their start-up to run_command

@@ -32,6 +32,7 @@ struct CollectorContext {
   // loop asks again before each later round until it returns a name, so one hiccup at start-up does not label a
   // daemon's records wrongly for its whole life.
   std::function<std::optional<std::string>()> retry_cluster;
+  std::optional<std::string> gpu_backend;  // gcm --backend (Invocation::gpu_backend)
 };
 
 // One kind of data a collector produces each round (the reference's (get_data, SinkAdditionalParams) pairs).

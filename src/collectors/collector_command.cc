@@ -59,6 +59,7 @@ int run_collector(CollectorCommand& c, const Invocation& inv) {
     resolve_cluster(c, ctx);
     ctx.heterogeneous_cluster_v1 = c.shared.heterogeneous_cluster_v1;
     ctx.interval = c.shared.interval;
+    ctx.gpu_backend = inv.gpu_backend;
     return run_collection_loop(spec.name, c.shared, *c.collector, ctx);
   });
 }

@@ -26,4 +26,12 @@ inline std::string ascii_lower(std::string_view s) {
   return out;
 }
 
+// Bytes from outside as an error message shows them: at most `max` of them (then "..."), control bytes as '?'.
+inline std::string ascii_shown(std::string_view s, size_t max = 60) {
+  std::string out(s.substr(0, max));
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return s.size() > max ? out + "..." : out;
+}
+
 }  // namespace gcm

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "core/ascii.h"
 #include "core/http_request_head.h"
 
 namespace gcm {
@@ -27,12 +30,13 @@ ChunkedBodyDecoder::Result ChunkedBodyDecoder::feed(std::string& in, std::string
       case Step::Size: {
         size_t eol = in.find("\r\n");
         if (eol == std::string::npos) {
-          if (in.size() > kMaxChunkLine) return bad(400, "a chunk-size line is too long");
+          if (in.size() > kMaxChunkLine)
+            return bad(400, fmt::format("a chunk-size line is longer than {} bytes", kMaxChunkLine));
           return {};
         }
         auto size = parse_chunk_size(std::string_view(in).substr(0, eol));
+        if (!size) return bad(400, fmt::format("unreadable chunk size '{}'", ascii_shown(in.substr(0, eol))));
         in.erase(0, eol + 2);
-        if (!size) return bad(400, "bad chunk size");
         if (*size == 0) {
           step_ = Step::Trailers;
           break;
@@ -60,7 +64,7 @@ ChunkedBodyDecoder::Result ChunkedBodyDecoder::feed(std::string& in, std::string
       }
       case Step::DataEnd:
         if (in.size() < 2) return {};
-        if (in.compare(0, 2, "\r\n") != 0) return bad(400, "a chunk does not end with CRLF");
+        if (in.compare(0, 2, "\r\n") != 0) return bad(400, "a chunk is longer than its size (no CRLF after its bytes)");
         in.erase(0, 2);
         step_ = Step::Size;
         break;

@@ -5,13 +5,10 @@
 #include <fmt/format.h>
 
 #include "core/ascii.h"
-#include "core/http_request_head.h"
 
 namespace gcm {
 
 namespace {
-
-constexpr size_t kMaxChunkSizeLine = 1024;  // hex digits and chunk extensions
 
 std::string_view trimmed(std::string_view s) { return ascii_trim(s, " \t"); }  // optional whitespace (RFC 9110)
 
@@ -34,13 +31,7 @@ std::string last_coding(std::string_view value) {
   return ascii_lower(trimmed(last));
 }
 
-// A line of the head as it appears in an error: at most 60 bytes, control bytes as '?'.
-std::string shown(std::string_view line) {
-  std::string out(line.substr(0, 60));
-  for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return line.size() > 60 ? out + "..." : out;
-}
+std::string shown(std::string_view line) { return ascii_shown(line); }
 
 }  // namespace
 
@@ -82,7 +73,8 @@ bool HttpResponseReader::parse_head(std::string_view head) {
   } else if (!transfer_encoding.empty()) {
     // Chunked as the last coding frames the body; any other coding leaves it to the end of the connection.
     if (last_coding(transfer_encoding) == "chunked") {
-      state_ = State::ChunkSize;
+      state_ = State::Chunked;
+      chunked_.reset(kMaxHead);
     } else {
       state_ = State::UntilClose;
       keep_alive_ = false;
@@ -125,9 +117,8 @@ bool HttpResponseReader::feed(std::string_view bytes) {
   if (!bytes.empty()) started_ = true;
   while (!bytes.empty() && state_ != State::Done) {
     switch (state_) {
-      case State::Head:
-      case State::Trailers: {
-        // The blank line that ends a head (or the trailers) may come split over any number of reads.
+      case State::Head: {
+        // The blank line that ends a head may come split over any number of reads.
         size_t before = pending_.size();
         size_t take = std::min(bytes.size(), kMaxHead + 4 - std::min(before, kMaxHead + 4));
         pending_.append(bytes.substr(0, take));
@@ -142,11 +133,7 @@ bool HttpResponseReader::feed(std::string_view bytes) {
         std::string head = std::move(pending_);
         pending_.clear();
         head.resize(end);
-        if (state_ == State::Trailers) {
-          state_ = State::Done;  // trailer fields are not kept
-        } else if (!parse_head(head)) {
-          state_ = State::Head;
-        }
+        if (!parse_head(head)) state_ = State::Head;
         break;
       }
       case State::Body:
@@ -156,49 +143,27 @@ bool HttpResponseReader::feed(std::string_view bytes) {
         add_body(bytes);
         bytes = {};
         break;
-      case State::ChunkSize: {
-        size_t before = pending_.size();
-        size_t eol = bytes.find('\n');
-        pending_.append(bytes.substr(0, eol == std::string_view::npos ? bytes.size() : eol + 1));
-        if (pending_.size() > kMaxChunkSizeLine)
-          throw HttpTransportError(
-              fmt::format("a chunk-size line of the answer is longer than {} bytes", kMaxChunkSizeLine));
-        if (eol == std::string_view::npos) {
-          bytes = {};
-          break;
-        }
-        bytes.remove_prefix(pending_.size() - before);
-        std::string_view line(pending_);
-        if (line.size() < 2 || line[line.size() - 2] != '\r')
-          throw HttpTransportError(fmt::format("a chunk-size line of the answer does not end in CRLF: '{}'",
-                                               shown(line.substr(0, line.size() - 1))));
-        auto size = parse_chunk_size(line.substr(0, line.size() - 2));
-        if (!size)
-          throw HttpTransportError(
-              fmt::format("the answer has an unreadable chunk size: '{}'", shown(line.substr(0, line.size() - 2))));
-        pending_.clear();
-        if (*size == 0) {
-          state_ = State::Trailers;
-          pending_ = "\r\n";  // the size line's CRLF: an empty trailer section is then the CRLF CRLF that ends it
-        } else {
-          if (max_body_ && (*size > max_body_ || response_.body.size() + *size > max_body_))
+      case State::Chunked: {
+        pending_.append(bytes);
+        bytes = {};
+        auto r = chunked_.feed(pending_, response_.body, [&](uint64_t size) {
+          // Compared without adding, so that no size can wrap the check.
+          bool over = max_body_ && (size > max_body_ || response_.body.size() > max_body_ - size);
+          return over ? ChunkedBodyDecoder::ChunkVerdict::TooLarge : ChunkedBodyDecoder::ChunkVerdict::Take;
+        });
+        switch (r.kind) {
+          case ChunkedBodyDecoder::Result::NeedMore:
+            break;
+          case ChunkedBodyDecoder::Result::Complete:
+            state_ = State::Done;  // trailer fields are not kept
+            if (!pending_.empty()) extra_bytes_ = true;
+            pending_.clear();
+            break;
+          case ChunkedBodyDecoder::Result::TooLarge:
+          case ChunkedBodyDecoder::Result::OverBudget:
             throw HttpTransportError(fmt::format("the response is larger than {} bytes", max_body_));
-          left_ = *size;
-          state_ = State::ChunkData;
-        }
-        break;
-      }
-      case State::ChunkData:
-        if (take_counted(bytes)) state_ = State::ChunkEnd;
-        break;
-      case State::ChunkEnd: {
-        size_t take = std::min(bytes.size(), 2 - pending_.size());
-        pending_.append(bytes.substr(0, take));
-        bytes.remove_prefix(take);
-        if (pending_.size() == 2) {
-          if (pending_ != "\r\n") throw HttpTransportError("a chunk of the answer is longer than its size");
-          pending_.clear();
-          state_ = State::ChunkSize;
+          case ChunkedBodyDecoder::Result::Bad:
+            throw HttpTransportError("the answer's chunked body: " + r.message);
         }
         break;
       }

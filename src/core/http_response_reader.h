@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/http_chunked_body.h"
 #include "core/http_client.h"
 
 namespace gcm {
@@ -37,7 +38,7 @@ class HttpResponseReader {
   HttpResponse& response() { return response_; }
 
  private:
-  enum class State { Head, Body, UntilClose, ChunkSize, ChunkData, ChunkEnd, Trailers, Done };
+  enum class State { Head, Body, UntilClose, Chunked, Done };
 
   bool parse_head(std::string_view head);  // false: an interim (1xx) answer, read the next head
   void add_body(std::string_view bytes);
@@ -45,8 +46,9 @@ class HttpResponseReader {
 
   size_t max_body_;
   State state_ = State::Head;
-  std::string pending_;  // a head, chunk-size line or trailer not yet complete
-  uint64_t left_ = 0;    // body or chunk bytes still to come
+  std::string pending_;  // a head not yet complete, or the chunked body's bytes the decoder has not taken
+  uint64_t left_ = 0;    // Content-Length bytes still to come
+  ChunkedBodyDecoder chunked_{kMaxHead};  // the listener's decoder: one reading of chunked framing
   bool started_ = false;
   bool keep_alive_ = true;
   bool extra_bytes_ = false;

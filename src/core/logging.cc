@@ -4,8 +4,11 @@
 #include <stdexcept>
 
 #include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
+
+#include "core/stdout_lines.h"
 
 namespace gcm {
 
@@ -20,6 +23,18 @@ class UpperLevelFlag : public spdlog::custom_flag_formatter {
     dest.append(n.data(), n.data() + n.size());
   }
   std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<UpperLevelFlag>(); }
+};
+
+// --stdout: the log shares standard output with the stdout sink, and goes through stdout_lines so that no log line
+// lands inside one of the sink's lines.
+class SharedStdoutSink : public spdlog::sinks::base_sink<std::mutex> {
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t line;
+    formatter_->format(msg, line);
+    stdout_lines::write_log_line(std::string_view(line.data(), line.size()));
+  }
+  void flush_() override {}  // every line is written (or held) whole when it comes
 };
 
 std::unique_ptr<spdlog::formatter> make_formatter() {
@@ -51,7 +66,7 @@ std::shared_ptr<spdlog::logger> stderr_logger(const std::string& name) {
 std::shared_ptr<spdlog::logger> setup_logging(const LogSetup& setup) {
   std::shared_ptr<spdlog::logger> logger;
   if (setup.to_stdout) {
-    logger = std::make_shared<spdlog::logger>(setup.name, std::make_shared<spdlog::sinks::stdout_sink_mt>());
+    logger = std::make_shared<spdlog::logger>(setup.name, std::make_shared<SharedStdoutSink>());
   } else {
     std::string stem = setup.file_stem.empty() ? setup.name : setup.file_stem;
     std::filesystem::path dir = std::filesystem::path(setup.folder) / (setup.name + "_logs");

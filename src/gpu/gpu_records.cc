@@ -69,6 +69,7 @@ Schema make_indexed_device() {
        "gpu_up"},
       {"state", FT::String, FR::Attribute, "", "ok, not_responding, lost or error"},
       {"state_detail", FT::String, FR::Attribute, "", "why the GPU is not ok"},
+      {"vendor", FT::String, FR::Attribute, "", "nvidia (NVML) or amd (amdsmi): the library that read the GPU"},
   };
   for (auto& f : device_metric_fields()) s.fields.push_back(f);
   std::vector<FieldSpec> ext = {
@@ -147,6 +148,17 @@ Schema make_indexed_device() {
       {"mig_devices", FT::List, FR::Attribute, "", "MIG devices: index, uuid, memory total and used"},
       {"nvml_errors", FT::List, FR::Attribute, "", "NVML calls that failed (other than not supported)"},
       {"nvml_calls", FT::Int, FR::Gauge, "", "NVML calls the last sample of this GPU made", "gpu_nvml_calls"},
+      // AMD (amdsmi) only; null on NVIDIA GPUs.
+      {"compute_partition", FT::String, FR::Attribute, "", "AMD compute partition mode (SPX, DPX, QPX, CPX)"},
+      {"memory_partition", FT::String, FR::Attribute, "", "AMD memory partition mode (NPS1, NPS4, ...)"},
+      {"bad_pages", FT::Int, FR::Gauge, "", "AMD: memory pages retired for ECC errors", "gpu_bad_pages"},
+      {"bad_pages_pending", FT::Int, FR::Gauge, "", "AMD: bad pages waiting to be retired", "gpu_bad_pages_pending"},
+      {"xgmi_error_status", FT::Int, FR::Gauge, "", "AMD: XGMI link error status (0 none, 1 one, 2 several)",
+       "gpu_xgmi_error_status"},
+      {"ecc_deferred", FT::Int, FR::Counter, "", "AMD: ECC errors deferred by the hardware",
+       "gpu_ecc_deferred_errors"},
+      {"amdsmi_errors", FT::List, FR::Attribute, "", "amdsmi calls that failed (other than not supported)"},
+      {"amdsmi_calls", FT::Int, FR::Gauge, "", "amdsmi calls the last sample of this GPU made", "gpu_amdsmi_calls"},
       // GPM (Hopper and later): over the interval between two samples; null on the first and without GPM.
       {"gpm_graphics_activity", FT::Double, FR::Gauge, "ratio", "time any graphics/compute engine was active (GPM)",
        "gpu_gpm_graphics_activity"},
@@ -237,6 +249,10 @@ Record device_metrics_record(const DeviceResult& r, const std::string& hostname,
   set("uuid", s.uuid ? Value(*s.uuid) : opt(known_uuid));
   set("hostname", hostname);
   set("state", to_string(r.state));
+  if (r.vendor) set("vendor", r.vendor);
+  const bool amd = r.vendor && std::string_view(r.vendor) == "amd";
+  set("compute_partition", opt(s.compute_partition));
+  set("memory_partition", opt(s.memory_partition));
   if (r.state != GpuState::Ok) {
     set("up", int64_t{0});
     set("state_detail", r.detail);
@@ -349,9 +365,13 @@ Record device_metrics_record(const DeviceResult& r, const std::string& hostname,
   }
   if (!s.errors.empty()) {
     List errs(s.errors.begin(), s.errors.end());
-    set("nvml_errors", std::move(errs));
+    set(amd ? "amdsmi_errors" : "nvml_errors", std::move(errs));
   }
-  set("nvml_calls", s.nvml_calls);
+  set(amd ? "amdsmi_calls" : "nvml_calls", s.nvml_calls);
+  set("bad_pages", opt(s.bad_pages));
+  set("bad_pages_pending", opt(s.bad_pages_pending));
+  set("xgmi_error_status", opt(s.xgmi_error_status));
+  set("ecc_deferred", opt_u(s.ecc_deferred));
   set("gpm_graphics_activity", opt(s.gpm_graphics_activity));
   set("gpm_sm_activity", opt(s.gpm_sm_activity));
   set("gpm_sm_occupancy", opt(s.gpm_sm_occupancy));

@@ -30,6 +30,8 @@ struct GpuSample {
   // Identity and static properties.
   std::optional<std::string> name, uuid, serial, pci_bus_id, vbios_version;
   std::optional<int64_t> minor_number;  // N of /dev/nvidiaN
+  // AMD: the compute partition (SPX, DPX, TPX, QPX, CPX) and memory partition (NPS1, NPS2, NPS4, NPS8) mode.
+  std::optional<std::string> compute_partition, memory_partition;
   // The reference's DeviceMetrics.
   std::optional<int64_t> gpu_util, mem_util, temperature, power_draw_mw, power_limit_mw;
   int64_t mem_used_percent = -1;  // the reference initialises it to -1 and keeps -1 when the call fails
@@ -63,11 +65,21 @@ struct GpuSample {
       gpm_dram_activity;
   std::optional<double> gpm_pcie_tx_bytes_per_second, gpm_pcie_rx_bytes_per_second;
   std::optional<double> gpm_nvlink_tx_bytes_per_second, gpm_nvlink_rx_bytes_per_second;
+  // AMD (amdsmi): pages retired for ECC errors (bad pages), the XGMI error status (0 none, 1 one error, 2 more),
+  // ECC errors deferred by the hardware, and the throttling indicators of amdsmi_get_violation_status (each 0/1:
+  // power (PPT), socket/VR/HBM thermal, PROCHOT) as clock_event_reasons bits too, so checks see one mask.
+  std::optional<int64_t> bad_pages, bad_pages_pending, xgmi_error_status;
+  std::optional<uint64_t> ecc_deferred;
+  // Library calls this sample made for this GPU (NVML or amdsmi; the name is NVML's for the existing records).
   // NVML calls this sample made for this GPU (the first sample also reads the static properties).
   int64_t nvml_calls = 0;
   // Calls that failed with something other than NOT_SUPPORTED, as "nvmlDeviceGetX: <error>".
   std::vector<std::string> errors;
 };
+
+// Copies the identity (name, UUID, serial, bus id, VBIOS, minor, partitions) of one sample into another: a GPU
+// that is not answering keeps it, with no measurement.
+void copy_identity(const GpuSample& from, GpuSample& to);
 
 // Names of the bits of a clock event (throttle) reason mask, e.g. {"sw_power_cap", "hw_thermal_slowdown"}.
 std::vector<std::string> clock_event_reason_names(uint64_t mask);

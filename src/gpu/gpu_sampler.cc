@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "gpu/device_worker.h"
-#include "gpu/sample_device.h"
+#include "gpu/nvml_backend.h"
 
 namespace gcm {
 
@@ -23,69 +23,48 @@ const char* to_string(GpuState s) {
   return "?";
 }
 
-namespace {
-
-// Written by a job on its worker thread; read by the sampler only after the job finished. Owned jointly so that a
-// job that finishes after the sampler gave up on it writes into memory that is still alive.
-struct JobOut {
-  nvml::Device handle = nullptr;
-  GpuState state = GpuState::Ok;
-  std::string detail;
-  GpuSample sample;
-};
-
-void copy_static(const GpuSample& from, GpuSample& to) {
+void copy_identity(const GpuSample& from, GpuSample& to) {
   to.name = from.name;
   to.uuid = from.uuid;
   to.serial = from.serial;
   to.pci_bus_id = from.pci_bus_id;
   to.vbios_version = from.vbios_version;
   to.minor_number = from.minor_number;
+  to.compute_partition = from.compute_partition;
+  to.memory_partition = from.memory_partition;
 }
-
-}  // namespace
 
 struct GpuSampler::Slot {
   unsigned index = 0;
   std::unique_ptr<DeviceWorker> worker;
-  // Shared with the jobs: a job that timed out and still runs keeps it (and its GPM buffers) alive (gpm_sampler.h).
-  std::shared_ptr<GpmState> gpm;
-  nvml::Device handle = nullptr;
+  // The backend's per-GPU state, shared with the jobs: a job that timed out and still runs keeps it alive.
+  std::shared_ptr<void> state;
+  void* handle = nullptr;
   bool have_static = false;
   GpuSample static_info;
   int consecutive_timeouts = 0;
   std::string last_hung_call;
 };
 
-GpuSampler::GpuSampler(std::shared_ptr<NvmlLibrary> lib, GpuSamplerOptions opts) : lib_(std::move(lib)), opts_(opts) {
+GpuSampler::GpuSampler(std::shared_ptr<NvmlLibrary> lib, GpuSamplerOptions opts)
+    : GpuSampler(std::make_shared<NvmlBackend>(std::move(lib)), opts) {}
+
+GpuSampler::GpuSampler(std::shared_ptr<GpuBackend> backend, GpuSamplerOptions opts)
+    : backend_(std::move(backend)), opts_(opts) {
   // Even the count goes through a worker: a wedged driver can hang it too.
-  auto out = std::make_shared<std::pair<nvml::Return, unsigned>>(nvml::ERROR_UNKNOWN, 0);
-  auto driver = std::make_shared<std::string>();
-  DeviceWorker probe("gcm-nvml-probe");
-  probe.start([out, driver, lib = lib_](CallWatch& w) {
-    const nvml::Api& a = lib->api();
-    w.begin("nvmlDeviceGetCount_v2");
-    out->first = a.DeviceGetCount(&out->second);
-    w.end();
-    if (a.SystemGetDriverVersion) {
-      char buf[nvml::kDriverVersionBuffer] = {};
-      w.begin("nvmlSystemGetDriverVersion");
-      if (a.SystemGetDriverVersion(buf, sizeof(buf)) == nvml::SUCCESS)
-        *driver = std::string(buf, strnlen(buf, sizeof(buf)));
-      w.end();
-    }
-  });
+  auto out = std::make_shared<GpuProbe>();
+  DeviceWorker probe(fmt::format("gcm-{}-probe", backend_->vendor()));
+  probe.start([out, b = backend_](CallWatch& w) { b->probe(w, *out); });
   std::string hung;
   if (probe.wait(opts_.call_timeout, &hung) == DeviceWorker::Outcome::CallTimedOut)
-    throw NvmlUnavailable(fmt::format("{} did not return within {} ms", hung, opts_.call_timeout.count()));
-  if (out->first != nvml::SUCCESS)
-    throw NvmlUnavailable(fmt::format("nvmlDeviceGetCount_v2 failed: {}", lib_->error_string(out->first)));
-  driver_version_ = *driver;
-  for (unsigned i = 0; i < out->second; ++i) {
+    backend_->unavailable(fmt::format("{} did not return within {} ms", hung, opts_.call_timeout.count()));
+  if (!out->ok) backend_->unavailable(out->error);
+  driver_version_ = out->driver_version;
+  for (unsigned i = 0; i < out->count; ++i) {
     auto s = std::make_unique<Slot>();
     s->index = i;
     s->worker = std::make_unique<DeviceWorker>(fmt::format("gcm-gpu{}", i));
-    if (opts_.extended) s->gpm = std::make_shared<GpmState>(lib_);
+    s->state = backend_->new_device_state(i, opts_.extended);
     slots_.push_back(std::move(s));
   }
 }
@@ -94,45 +73,22 @@ GpuSampler::~GpuSampler() = default;
 
 std::vector<DeviceResult> GpuSampler::sample() {
   std::vector<DeviceResult> results(slots_.size());
-  std::vector<std::shared_ptr<JobOut>> outs(slots_.size());
+  std::vector<std::shared_ptr<GpuJobResult>> outs(slots_.size());
   std::vector<bool> started(slots_.size(), false);
-  const nvml::Api& a = lib_->api();
 
   for (size_t i = 0; i < slots_.size(); ++i) {
     Slot& s = *slots_[i];
-    auto out = std::make_shared<JobOut>();
+    // Written by the job on its worker thread; read here only after the job finished. Owned jointly so that a job
+    // that finishes after the sampler gave up on it writes into memory that is still alive.
+    auto out = std::make_shared<GpuJobResult>();
+    out->handle = s.handle;
     outs[i] = out;
     SampleScope scope;
     scope.static_info = !s.have_static;
     scope.extended = opts_.extended;
-    std::shared_ptr<NvmlLibrary> lib = lib_;
     unsigned index = s.index;
-    nvml::Device handle = s.handle;
-    std::shared_ptr<GpmState> gpm = s.gpm;
-    started[i] = s.worker->start([out, lib, index, handle, scope, gpm, &a](CallWatch& w) {
-      out->handle = handle;
-      if (!out->handle) {
-        w.begin("nvmlDeviceGetHandleByIndex_v2");
-        nvml::Return rc = a.DeviceGetHandleByIndex(index, &out->handle);
-        w.end();
-        if (rc != nvml::SUCCESS) {
-          out->handle = nullptr;
-          out->state = rc == nvml::ERROR_GPU_IS_LOST ? GpuState::Lost : GpuState::Error;
-          out->detail = fmt::format("nvmlDeviceGetHandleByIndex_v2({}): {}", index, lib->error_string(rc));
-          return;
-        }
-      }
-      try {
-        sample_device(*lib, out->handle, w, scope, out->sample, gpm.get());
-      } catch (const GpuLost& e) {
-        out->state = GpuState::Lost;
-        out->detail = e.what();
-        // No measurement of a lost GPU, but the identity read before the loss (the first sample reads it first)
-        // is kept: the kernel log's XIDs of this GPU are attributed by its address.
-        GpuSample identity;
-        copy_static(out->sample, identity);
-        out->sample = std::move(identity);
-      }
+    started[i] = s.worker->start([out, b = backend_, index, scope, state = s.state](CallWatch& w) {
+      b->sample(index, w, scope, state.get(), *out);
     });
   }
 
@@ -142,6 +98,7 @@ std::vector<DeviceResult> GpuSampler::sample() {
     Slot& s = *slots_[i];
     DeviceResult& r = results[i];
     r.index = s.index;
+    r.vendor = backend_->vendor();
     bool timed_out = false, over_budget = false;
     std::string hung;
     if (!started[i]) {
@@ -160,18 +117,18 @@ std::vector<DeviceResult> GpuSampler::sample() {
       r.state = s.consecutive_timeouts >= opts_.lost_after_timeouts ? GpuState::Lost : GpuState::NotResponding;
       if (over_budget)
         r.detail = fmt::format(
-            "the sample did not finish within {} ms (slow NVML calls; now in {}) ({} sample(s) in "
+            "the sample did not finish within {} ms (slow {} calls; now in {}) ({} sample(s) in "
             "a row)",
-            (opts_.call_timeout * opts_.sample_budget_in_call_timeouts).count(), hung.empty() ? "no call" : hung,
+            (opts_.call_timeout * opts_.sample_budget_in_call_timeouts).count(), backend_->library_name(), hung.empty() ? "no call" : hung,
             s.consecutive_timeouts);
       else
         r.detail = fmt::format("{} did not return within {} ms ({} sample(s) in a row)", hung,
                                opts_.call_timeout.count(), s.consecutive_timeouts);
-      if (s.have_static) copy_static(s.static_info, r.sample);  // identity only, no measurement
+      if (s.have_static) copy_identity(s.static_info, r.sample);  // identity only, no measurement
       continue;
     }
     s.consecutive_timeouts = 0;
-    JobOut& out = *outs[i];
+    GpuJobResult& out = *outs[i];
     r.state = out.state;
     r.detail = std::move(out.detail);
     if (out.state == GpuState::Lost || out.state == GpuState::Error) {
@@ -180,7 +137,7 @@ std::vector<DeviceResult> GpuSampler::sample() {
         s.static_info = out.sample;
         s.have_static = true;
       }
-      if (s.have_static) copy_static(s.static_info, r.sample);  // identity only, no measurement
+      if (s.have_static) copy_identity(s.static_info, r.sample);  // identity only, no measurement
       continue;
     }
     s.handle = out.handle;
@@ -189,7 +146,7 @@ std::vector<DeviceResult> GpuSampler::sample() {
       s.static_info = r.sample;
       s.have_static = true;
     } else if (s.have_static) {
-      copy_static(s.static_info, r.sample);
+      copy_identity(s.static_info, r.sample);
     }
   }
   return results;

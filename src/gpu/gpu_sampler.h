@@ -1,5 +1,6 @@
-// Samples every GPU of the host in parallel, one worker thread per GPU, each NVML call under a timeout. A GPU that
-// answers GPU_IS_LOST, or whose calls keep timing out, is reported as lost with no values: never stale ones.
+// Samples every GPU of the host in parallel, one worker thread per GPU, each library call under a timeout, through
+// one GpuBackend (NVML or amdsmi). A GPU the library calls lost, or whose calls keep timing out, is reported as lost
+// with no values: never stale ones.
 #pragma once
 
 #include <chrono>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/gpu_backend.h"
 #include "gpu/gpu_sample.h"
 #include "gpu/nvml_library.h"
 
@@ -14,19 +16,13 @@ namespace gcm {
 
 class DeviceWorker;
 
-enum class GpuState {
-  Ok,             // sampled (individual values may still be null)
-  NotResponding,  // an NVML call timed out this round, or the worker is still stuck in an earlier one
-  Lost,           // GPU_IS_LOST, or not responding for `lost_after_timeouts` rounds in a row
-  Error,          // no handle for this index (nvmlDeviceGetHandleByIndex failed)
-};
-const char* to_string(GpuState s);
 
 struct DeviceResult {
   unsigned index = 0;
   GpuState state = GpuState::Ok;
   std::string detail;  // why the GPU is not Ok ("nvmlDeviceGetPowerUsage did not return within 2000 ms")
   GpuSample sample;    // measurements only when state is Ok; a GPU that is not Ok keeps its identity (uuid, minor)
+  const char* vendor = nullptr;  // the backend's vendor ("nvidia", "amd")
 };
 
 struct GpuSamplerOptions {
@@ -40,17 +36,20 @@ struct GpuSamplerOptions {
 
 class GpuSampler {
  public:
-  // Reads the device count (under the call timeout). Throws NvmlUnavailable when it cannot.
+  // Reads the device count (under the call timeout). Throws the backend's UnavailableError when it cannot.
+  GpuSampler(std::shared_ptr<GpuBackend> backend, GpuSamplerOptions opts);
+  // The NVML backend over `lib` (nvml_backend.h). Throws NvmlUnavailable.
   GpuSampler(std::shared_ptr<NvmlLibrary> lib, GpuSamplerOptions opts);
   ~GpuSampler();
   unsigned device_count() const { return static_cast<unsigned>(slots_.size()); }
   const std::string& driver_version() const { return driver_version_; }
+  const GpuBackend& backend() const { return *backend_; }
   // One sample of every GPU, in index order. Never blocks longer than about one call timeout per stuck GPU.
   std::vector<DeviceResult> sample();
 
  private:
   struct Slot;
-  std::shared_ptr<NvmlLibrary> lib_;
+  std::shared_ptr<GpuBackend> backend_;
   GpuSamplerOptions opts_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::string driver_version_;

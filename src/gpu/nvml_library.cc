@@ -1,52 +1,20 @@
 #include "gpu/nvml_library.h"
 
-#include <dlfcn.h>
-
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <thread>
-#include <type_traits>
 
 #include <fmt/format.h>
+
+#include "gpu/library_loading.h"
 
 namespace gcm {
 namespace {
 
-// What a missing entry point does: answer FUNCTION_NOT_FOUND like a call the GPU does not support, so callers
-// never hold a null pointer (an older driver lacks e.g. nvmlDeviceGetRemappedRows).
-template <typename Fn>
-struct MissingSymbol;
-template <typename... Args>
-struct MissingSymbol<nvml::Return (*)(Args...)> {
-  static nvml::Return call(Args...) { return nvml::ERROR_FUNCTION_NOT_FOUND; }
-};
+using NvmlBinder = EntryPointBinder<nvml::Return, nvml::ERROR_FUNCTION_NOT_FOUND>;
 
-struct Binder {
-  void* handle;
-  std::vector<std::string>& missing;
-  std::vector<std::string> missing_required;
-
-  // Resolves the first of `names` the library exports (newer versioned names first).
-  template <typename Fn>
-  void bind(Fn& slot, std::initializer_list<const char*> names, bool required) {
-    for (const char* n : names) {
-      if (void* p = ::dlsym(handle, n)) {
-        slot = reinterpret_cast<Fn>(p);
-        return;
-      }
-    }
-    if constexpr (std::is_same_v<Fn, const char* (*)(nvml::Return)>)
-      slot = nullptr;  // nvmlErrorString: error_string() falls back to the code's name
-    else
-      slot = &MissingSymbol<Fn>::call;
-    (required ? missing_required : missing).push_back(*names.begin());
-  }
-};
-
-void bind_all(Binder& b, nvml::Api& a) {
+void bind_nvml(NvmlBinder& b, nvml::Api& a) {
   b.bind(a.Init, {"nvmlInit_v2"}, true);
   b.bind(a.Shutdown, {"nvmlShutdown"}, true);
   b.bind(a.ErrorString, {"nvmlErrorString"}, false);
@@ -105,26 +73,9 @@ void bind_all(Binder& b, nvml::Api& a) {
   b.bind(a.GpmMetricsGet, {"nvmlGpmMetricsGet"}, false);
 }
 
-// Runs nvmlInit (or nvmlShutdown) on a detached thread: a wedged driver can block it for minutes, and the caller
-// must be able to give up. The state is shared so that a thread that returns late touches nothing freed.
-nvml::Return call_with_timeout(nvml::Return (*init)(), std::chrono::milliseconds timeout, bool* timed_out) {
-  struct State {
-    std::mutex m;
-    std::condition_variable cv;
-    bool done = false;
-    nvml::Return rc = nvml::ERROR_UNKNOWN;
-  };
-  auto st = std::make_shared<State>();
-  std::thread([st, init] {
-    nvml::Return rc = init();
-    std::lock_guard<std::mutex> lk(st->m);
-    st->rc = rc;
-    st->done = true;
-    st->cv.notify_all();
-  }).detach();
-  std::unique_lock<std::mutex> lk(st->m);
-  *timed_out = !st->cv.wait_for(lk, timeout, [&] { return st->done; });
-  return st->rc;
+// nvmlInit (or nvmlShutdown) under a timeout (library_loading.h).
+nvml::Return nvml_call_with_timeout(nvml::Return (*fn)(), std::chrono::milliseconds timeout, bool* timed_out) {
+  return call_with_timeout<nvml::Return>(fn, timeout, timed_out, nvml::ERROR_UNKNOWN);
 }
 
 }  // namespace
@@ -146,13 +97,13 @@ std::shared_ptr<NvmlLibrary> NvmlLibrary::open(const std::string& path, std::chr
                     "installed? set --nvml-library or GCM_NVML_LIBRARY to its path)",
                     path, err ? err : "unknown error"));
   }
-  Binder b{lib->handle_, lib->missing_, {}};
-  bind_all(b, lib->api_);
+  NvmlBinder b{lib->handle_, lib->missing_, {}};
+  bind_nvml(b, lib->api_);
   if (!b.missing_required.empty())
     throw NvmlUnavailable(
         fmt::format("'{}' is not a usable NVML library: it lacks {}", path, fmt::join(b.missing_required, ", ")));
   bool timed_out = false;
-  nvml::Return rc = call_with_timeout(lib->api_.Init, init_timeout, &timed_out);
+  nvml::Return rc = nvml_call_with_timeout(lib->api_.Init, init_timeout, &timed_out);
   if (timed_out)
     throw NvmlUnavailable(fmt::format("nvmlInit in '{}' did not return within {} ms (the driver may be wedged)", path,
                                       init_timeout.count()),
@@ -180,7 +131,7 @@ NvmlLibrary::~NvmlLibrary() {
   // The library stays mapped: a worker thread stuck in a hung call may still be executing its code.
   // With a bound: a driver that wedged after the last call must not hang the process on its way out.
   bool timed_out = false;
-  if (initialised_ && api_.Shutdown) call_with_timeout(api_.Shutdown, std::chrono::seconds(5), &timed_out);
+  if (initialised_ && api_.Shutdown) nvml_call_with_timeout(api_.Shutdown, std::chrono::seconds(5), &timed_out);
 }
 
 std::string NvmlLibrary::error_string(nvml::Return r) const {

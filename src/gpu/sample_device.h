@@ -3,17 +3,13 @@
 #pragma once
 
 #include "gpu/device_worker.h"
+#include "gpu/gpu_backend.h"
 #include "gpu/gpm_sampler.h"
 #include "gpu/gpu_sample.h"
 #include "gpu/nvml_caller.h"
 #include "gpu/nvml_library.h"
 
 namespace gcm {
-
-struct SampleScope {
-  bool static_info = true;  // name, UUID, serial, PCI, VBIOS (they do not change; the sampler asks once)
-  bool extended = true;     // everything beyond the reference's DeviceMetrics
-};
 
 // `gpm`: the GPU's GPM state, kept between samples (extended scope only); null leaves the gpm_* fields empty.
 void sample_device(const NvmlLibrary& lib, nvml::Device device, CallWatch& watch, const SampleScope& scope,

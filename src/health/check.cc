@@ -92,6 +92,7 @@ void CheckRun::send_telemetry(const std::string& health_check, const CheckOutcom
       r.msg += "\nSLURM_JOB_ID is not set for prolog/epilog check.";
     }
   }
+  if (sink) add_kubernetes_metadata(r);
   for (const auto& w : telemetry_warnings) r.msg += "\nWARNING: " + w;
   r.start_time = start_time;
   r.end_time = now();
@@ -99,7 +100,7 @@ void CheckRun::send_telemetry(const std::string& health_check, const CheckOutcom
   try {
     BatchInfo info;
     info.ts = static_cast<int64_t>(r.end_time);
-    info.schema = &kHealthCheckLog.get();
+    info.schema = &health_check_schema(r.kubernetes_jobs, r.kubernetes_pods);
     info.data_type = DataType::Log;
     info.heterogeneous_cluster_v1 = heterogeneous_cluster_v1;
     sink->begin_round(info);

@@ -51,6 +51,12 @@ class CheckRun {
   // The stdout line: printed for nagios/app or with --verbose-out; the message only for app or --verbose-out.
   std::optional<std::string> output_line(const std::string& health_check, const CheckOutcome& o) const;
   void print_output(const std::string& health_check, const CheckOutcome& o) const;
+  // HealthCheckLog's Kubernetes metadata (health/kubernetes_metadata.h): asked once per run, at its first record
+  // (a suite's checks share it), and only where a branch's environment turns it on.
+  bool kubernetes_asked = false;
+  KubernetesMetadataSettings kubernetes_settings;
+  KubernetesMetadata kubernetes_metadata;
+  void add_kubernetes_metadata(HealthCheckResult& r);
   // One HealthCheckLog record to the sink. job_id: explicit, else $SLURM_JOB_ID for prolog/epilog (a missing one
   // is logged and noted in the message), else 0. A sink failure is logged and never changes the exit code.
   void send_telemetry(const std::string& health_check, const CheckOutcome& o, double start_time,

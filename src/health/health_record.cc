@@ -14,7 +14,9 @@
 
 namespace gcm::health {
 
-constinit const LazySchema kHealthCheckLog{[] {
+namespace {
+
+Schema gcm_health_check_log() {
   Schema s;
   s.name = "HealthCheckLog";
   s.description = "One health check's verdict (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN) on one node.";
@@ -34,12 +36,59 @@ constinit const LazySchema kHealthCheckLog{[] {
       {"end_time", FieldType::Double, FieldRole::Attribute, "seconds", "unix time the check ended"},
   };
   return s;
-}};
+}
+
+// Built only where a Kubernetes branch is on: no static initialiser at every check's start.
+Schema with_kubernetes(bool jobs, bool pods) {
+  Schema s = gcm_health_check_log();
+  const FieldType list = FieldType::List;
+  const FieldRole attr = FieldRole::Attribute;
+  if (jobs) {
+    s.fields.push_back(
+        {"active_job_ids", list, attr, "", "jobs of the node's active pods (GCM_KUBERNETES_JOB_ID_LABEL), sorted"});
+    s.fields.push_back({"active_users", list, attr, "", "each job's GCM_KUBERNETES_USER_LABEL"});
+    s.fields.push_back({"active_org_ids", list, attr, "", "each job's GCM_KUBERNETES_ORG_ID_LABEL"});
+    s.fields.push_back({"active_project_ids", list, attr, "", "each job's GCM_KUBERNETES_PROJECT_ID_LABEL"});
+    s.fields.push_back({"active_pod_names", list, attr, "", "each job's pod (the smallest name)"});
+  }
+  if (pods)
+    s.fields.push_back({"pod_metadata", list, attr, "",
+                        "the node's active pods with a GCM_KUBERNETES_METADATA_KEYS label or annotation, each as "
+                        "compact JSON"});
+  return s;
+}
+
+}  // namespace
+
+constinit const LazySchema kHealthCheckLog{gcm_health_check_log};
+
+namespace {
+
+// Not registered: `gcm schemas` lists GCM's record; the Kubernetes fields are in docs/reference/health-checks.md.
+constinit const LazySchema kHealthCheckLogJobs{[] { return with_kubernetes(true, false); }};
+constinit const LazySchema kHealthCheckLogPods{[] { return with_kubernetes(false, true); }};
+constinit const LazySchema kHealthCheckLogBoth{[] { return with_kubernetes(true, true); }};
+
+Value health_string_list(const std::vector<std::string>& items) {
+  List l;
+  l.reserve(items.size());
+  for (const auto& i : items) l.emplace_back(i);
+  return Value(std::move(l));
+}
+
+}  // namespace
 
 static const bool kHealthRecordRegistered = register_schema(&kHealthCheckLog);
 
+const Schema& health_check_schema(bool kubernetes_jobs, bool kubernetes_pods) {
+  if (kubernetes_jobs && kubernetes_pods) return kHealthCheckLogBoth;
+  if (kubernetes_jobs) return kHealthCheckLogJobs;
+  if (kubernetes_pods) return kHealthCheckLogPods;
+  return kHealthCheckLog;
+}
+
 Record health_check_record(const HealthCheckResult& r) {
-  Record rec(kHealthCheckLog);
+  Record rec(health_check_schema(r.kubernetes_jobs, r.kubernetes_pods));
   rec.at("node") = r.node;
   rec.at("gpu_node_id") = r.gpu_node_id ? Value(*r.gpu_node_id) : Value();
   rec.at("cluster") = r.cluster;
@@ -51,6 +100,16 @@ Record health_check_record(const HealthCheckResult& r) {
   rec.at("job_id") = r.job_id;
   rec.at("start_time") = r.start_time;
   rec.at("end_time") = r.end_time;
+  if (r.kubernetes_jobs && r.kubernetes.jobs) {
+    const KubernetesJobMetadata& j = *r.kubernetes.jobs;
+    rec.at("active_job_ids") = health_string_list(j.job_ids);
+    rec.at("active_users") = health_string_list(j.users);
+    rec.at("active_org_ids") = health_string_list(j.org_ids);
+    rec.at("active_project_ids") = health_string_list(j.project_ids);
+    rec.at("active_pod_names") = health_string_list(j.pod_names);
+  }
+  if (r.kubernetes_pods && r.kubernetes.pod_metadata)
+    rec.at("pod_metadata") = health_string_list(*r.kubernetes.pod_metadata);
   return rec;
 }
 

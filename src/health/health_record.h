@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/record.h"
+#include "health/kubernetes_metadata.h"
 
 namespace gcm::health {
 
@@ -17,8 +18,14 @@ struct HealthCheckResult {
   int result = 3;
   int64_t job_id = 0;
   double start_time = 0, end_time = 0;
+  // The Kubernetes metadata branches enabled (health/kubernetes_metadata.h): each adds its fields to the record,
+  // null where the API server did not answer.
+  bool kubernetes_jobs = false, kubernetes_pods = false;
+  KubernetesMetadata kubernetes;
 };
 
+// HealthCheckLog: GCM's fields, plus each enabled Kubernetes branch's.
+const Schema& health_check_schema(bool kubernetes_jobs = false, bool kubernetes_pods = false);
 Record health_check_record(const HealthCheckResult& r);
 
 // A stable id of the node's set of GPUs: a hash of the sorted UUIDs (64-bit FNV-1a, hex). The reference used

@@ -19,7 +19,9 @@
 namespace gcm::jobsignal {
 namespace {
 
-bool loopback(const std::string& host) { return host.rfind("127.", 0) == 0 || host == "localhost"; }
+bool loopback(const std::string& host) {
+  return host.rfind("127.", 0) == 0 || host == "localhost" || host == "::1";
+}
 
 std::optional<int64_t> uid_of_user(const std::string& name) {
   passwd pw{};
@@ -76,13 +78,14 @@ void JobSignals::start() {
     auto [host, port] = parse_listen_address(opts_.listen, "--job-signal-listen");
     if (!loopback(host))
       throw std::invalid_argument(fmt::format(
-          "--job-signal-listen '{}': only a loopback address (127.0.0.1:PORT) is accepted: the senders are this "
-          "node's processes, identified through its socket table",
+          "--job-signal-listen '{}': only a loopback address (127.0.0.1:PORT or [::1]:PORT) is accepted: the senders "
+          "are this node's processes, identified through its socket table",
           opts_.listen));
     HttpListenerOptions t = lo;
     t.host = host == "localhost" ? "127.0.0.1" : host;
     t.port = port;
     tcp_listener_ = std::make_unique<HttpListener>(t, handler);
+    tcp_url_host_ = t.host.find(':') == std::string::npos ? t.host : "[" + t.host + "]";
   }
   if (!opts_.socket_path.empty()) {
     std::error_code ec;
@@ -95,7 +98,7 @@ void JobSignals::start() {
   if (tcp_listener_) tcp_listener_->start();
   log_->info("agent: job signals on {}{}{}", opts_.socket_path.empty() ? "" : opts_.socket_path,
              opts_.socket_path.empty() || !tcp_listener_ ? "" : " and ",
-             tcp_listener_ ? fmt::format("http://{}:{}/v1/metrics", "127.0.0.1", tcp_listener_->port()) : "");
+             tcp_listener_ ? fmt::format("http://{}:{}/v1/metrics", tcp_url_host_, tcp_listener_->port()) : "");
 }
 
 void JobSignals::stop() {
@@ -224,7 +227,7 @@ WindowOutput JobSignals::close_window(std::vector<detector::GpuWindow>& gpus, do
   std::map<std::string, bool> seen;
   for (const JobWindow& jw : jobs) {
     seen[jw.job_id] = true;
-    std::vector<double> steps, collectives;
+    std::vector<double> steps, computes, collectives;
     const RankWindow* slowest = nullptr;
     double slowest_value = -1, tokens = 0;
     uint64_t step_count = 0;
@@ -232,6 +235,7 @@ WindowOutput JobSignals::close_window(std::vector<detector::GpuWindow>& gpus, do
       if (r.step_duration) steps.push_back(*r.step_duration);
       if (r.collective_time) collectives.push_back(*r.collective_time);
       std::optional<double> v = r.compute_duration ? r.compute_duration : r.step_duration;
+      if (v) computes.push_back(*v);
       if (v && *v > slowest_value) {
         slowest_value = *v;
         slowest = &r;
@@ -246,6 +250,9 @@ WindowOutput JobSignals::close_window(std::vector<detector::GpuWindow>& gpus, do
     rec.at("ranks") = static_cast<int64_t>(jw.ranks.size());
     rec.at("steps") = static_cast<int64_t>(total);
     if (!steps.empty()) rec.at("step_duration") = detector::median_in_place(steps.data(), steps.size());
+    // The node's median beside its slowest rank: one slow GPU moves only the slowest, a slow node (its network,
+    // host or power) moves both, which is what the cross-node rules tell apart.
+    if (!computes.empty()) rec.at("compute_duration") = detector::median_in_place(computes.data(), computes.size());
     if (slowest) {
       rec.at("slowest_compute_duration") = slowest_value;
       rec.at("slowest_rank") = slowest->rank;
@@ -260,6 +267,8 @@ WindowOutput JobSignals::close_window(std::vector<detector::GpuWindow>& gpus, do
   if (steps_total_.size() > opts_.limits.max_jobs * 2)
     for (auto it = steps_total_.begin(); it != steps_total_.end();)
       it = seen.count(it->first) ? std::next(it) : steps_total_.erase(it);
+
+  take_slowdowns(jobs, gpus, out);
 
   Record recv(kJobSignalReceiver);
   recv.at("requests") = static_cast<int64_t>(requests_.load());

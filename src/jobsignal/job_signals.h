@@ -20,6 +20,8 @@
 #include "jobsignal/rank_slow.h"
 #include "jobsignal/records.h"
 #include "jobsignal/sender.h"
+#include "jobsignal/slowdown_explain.h"
+#include "jobsignal/step_change.h"
 #include "jobsignal/store.h"
 
 namespace spdlog {
@@ -32,6 +34,9 @@ struct JobSignalOptions {
   std::string socket_path;  // "" : no unix socket
   std::string listen;       // "" : no TCP; else a loopback HOST:PORT
   std::string procfs = "/proc";
+  std::string hostname;   // the records' hostname
+  std::string node_name;  // for the explanations ("GPU 3 on node50"): the node's Slurm name ("": the hostname)
+  StepChangeConfig step_change;
   size_t max_body = 4u << 20;
   int max_connections = 64;
   StoreLimits limits;
@@ -48,6 +53,9 @@ struct WindowOutput {
   std::vector<Record> refused;    // kJobSignalRefused
   std::vector<Record> dropped;    // kJobSignalDropped
   std::vector<RankJudgement> judgements;
+  std::vector<Record> slowdown_state;   // kJobSlowdownState, one per job with a reference
+  std::vector<Record> slowdown_last;    // kJobSlowdownLast, one per job that had a slowdown
+  std::vector<Record> slowdown_events;  // kJobSlowdownEvent (LOG), the window's confirmed changes
 };
 
 class JobSignals {
@@ -79,6 +87,7 @@ class JobSignals {
   Store store_;
   RankSlowJudge judge_;
   std::unique_ptr<HttpListener> unix_listener_, tcp_listener_;
+  std::string tcp_url_host_;  // the TCP endpoint's host as a URL writes it ([::1])
 
   mutable std::mutex node_mu_;
   GpuUuids uuids_;
@@ -87,6 +96,18 @@ class JobSignals {
 
   std::atomic<uint64_t> requests_{0}, points_{0}, ignored_{0}, claims_ignored_{0}, bad_values_{0}, full_{0};
   std::array<std::atomic<uint64_t>, static_cast<size_t>(Refusal::Count)> refused_{};
+  // The job slowdowns (window thread only): a change-point test per job, the evidence of the last windows.
+  struct JobSlowdowns {
+    StepChangeDetector detector;
+    uint64_t events = 0;
+    std::optional<Record> last;
+    int silent = 0;
+  };
+  void take_slowdowns(const std::vector<JobWindow>& jobs, const std::vector<detector::GpuWindow>& gpus,
+                      WindowOutput& out);
+  std::map<std::string, JobSlowdowns> slowdowns_;
+  SlowdownExplainer explainer_;
+  int64_t windows_ = 0;
   std::map<std::string, uint64_t> steps_total_;  // per job, for gcm_job_steps_total (window thread only)
   std::atomic<uint64_t> logged_refusals_{0};
 };

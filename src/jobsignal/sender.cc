@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -36,21 +37,43 @@ std::vector<std::string> split_commas(std::string_view s) {
   return out;
 }
 
-// "0100007F:1F90" (the kernel prints the address as the 32-bit word in host order, the port in hex) to
-// ("127.0.0.1", 8080).
+// "0100007F:1F90" (net/tcp: the address as the 32-bit word in host order, the port in hex) to ("127.0.0.1", 8080);
+// net/tcp6 prints the 16 bytes of an IPv6 address as four such words ("00000000000000000000000001000000:1F90" is
+// ::1). The text is inet_ntop's, the form canonical_address() gives the listener's addresses too.
 std::optional<std::pair<std::string, int>> parse_tcp_endpoint(std::string_view field) {
   size_t colon = field.find(':');
-  if (colon != 8) return std::nullopt;  // IPv4 only: /proc/net/tcp
-  uint32_t word = 0;
+  if (colon != 8 && colon != 32) return std::nullopt;
   unsigned port = 0;
-  auto a = std::from_chars(field.data(), field.data() + 8, word, 16);
-  auto p = std::from_chars(field.data() + 9, field.data() + field.size(), port, 16);
-  if (a.ec != std::errc() || p.ec != std::errc()) return std::nullopt;
-  in_addr addr{};
-  addr.s_addr = word;
-  char text[INET_ADDRSTRLEN] = "";
-  ::inet_ntop(AF_INET, &addr, text, sizeof text);
+  auto p = std::from_chars(field.data() + colon + 1, field.data() + field.size(), port, 16);
+  if (p.ec != std::errc() || p.ptr != field.data() + field.size()) return std::nullopt;
+  uint32_t words[4] = {};
+  for (size_t w = 0; w < colon / 8; ++w) {
+    auto a = std::from_chars(field.data() + 8 * w, field.data() + 8 * w + 8, words[w], 16);
+    if (a.ec != std::errc() || a.ptr != field.data() + 8 * w + 8) return std::nullopt;
+  }
+  char text[INET6_ADDRSTRLEN] = "";
+  if (colon == 8) {
+    in_addr addr{};
+    addr.s_addr = words[0];
+    ::inet_ntop(AF_INET, &addr, text, sizeof text);
+  } else {
+    in6_addr addr{};
+    std::memcpy(&addr, words, sizeof addr);
+    ::inet_ntop(AF_INET6, &addr, text, sizeof text);
+  }
   return std::pair<std::string, int>{text, static_cast<int>(port)};
+}
+
+// An address as inet_ntop writes it ("[::1]" and "0:0::1" -> "::1"), so that the listener's text and the socket
+// table's compare equal; anything else as it is.
+std::string canonical_address(std::string a) {
+  if (a.size() > 2 && a.front() == '[' && a.back() == ']') a = a.substr(1, a.size() - 2);
+  in6_addr v6{};
+  char text[INET6_ADDRSTRLEN] = "";
+  if (a.find(':') != std::string::npos && ::inet_pton(AF_INET6, a.c_str(), &v6) == 1 &&
+      ::inet_ntop(AF_INET6, &v6, text, sizeof text))
+    return text;
+  return a;
 }
 
 std::optional<int64_t> owner_uid_from_cgroup(const std::string& procfs, int64_t pid, std::string* job_out) {
@@ -77,22 +100,26 @@ std::optional<int64_t> owner_uid_from_cgroup(const std::string& procfs, int64_t 
 
 std::optional<ProcessCredentials> tcp_peer_process(const std::string& procfs, const std::string& peer_address,
                                                    int peer_port, const std::string& local_address, int local_port) {
-  std::ifstream in(procfs + "/net/tcp");
-  std::string line;
-  std::getline(in, line);  // the header
+  const std::string peer = canonical_address(peer_address), local_side = canonical_address(local_address);
   int64_t uid = -1;
   std::string inode;
-  while (std::getline(in, line)) {
-    std::istringstream f(line);
-    std::string sl, local, remote, st, queues, timer, retr, uid_s, timeout, ino;
-    if (!(f >> sl >> local >> remote >> st >> queues >> timer >> retr >> uid_s >> timeout >> ino)) continue;
-    auto l = parse_tcp_endpoint(local), r = parse_tcp_endpoint(remote);
-    if (!l || !r) continue;
-    if (l->first == peer_address && l->second == peer_port && r->first == local_address && r->second == local_port) {
-      uid = to_int(uid_s).value_or(-1);
-      inode = ino;
-      break;
+  // An IPv6 connection (the endpoint on [::1], or a v4 one accepted on a v6 socket: ::ffff:127.0.0.1) is in tcp6.
+  for (const char* table : {"/net/tcp", "/net/tcp6"}) {
+    std::ifstream in(procfs + table);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (inode.empty() && std::getline(in, line)) {
+      std::istringstream f(line);
+      std::string sl, local, remote, st, queues, timer, retr, uid_s, timeout, ino;
+      if (!(f >> sl >> local >> remote >> st >> queues >> timer >> retr >> uid_s >> timeout >> ino)) continue;
+      auto l = parse_tcp_endpoint(local), r = parse_tcp_endpoint(remote);
+      if (!l || !r) continue;
+      if (l->first == peer && l->second == peer_port && r->first == local_side && r->second == local_port) {
+        uid = to_int(uid_s).value_or(-1);
+        inode = ino;
+      }
     }
+    if (!inode.empty()) break;
   }
   if (inode.empty() || inode == "0") return std::nullopt;
   const std::string want = "socket:[" + inode + "]";

@@ -67,12 +67,6 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-std::string join_names(const std::vector<std::string>& names) {
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-  return out;
-}
-
 std::string percent(double ratio) { return fmt::format("{:.0f} %", std::abs(ratio) * 100); }
 
 // Per time and GPU: the value of each series at that instant.
@@ -211,6 +205,12 @@ void add_notes(JobReport& r, const NoteThresholds& th) {
 
 }  // namespace
 
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
+}
+
 std::string format_duration(int64_t s) {
   if (s < 120) return fmt::format("{} s", s);
   if (s < 2 * 3600) return fmt::format("{} min", (s + 30) / 60);
@@ -225,7 +225,10 @@ std::string plain_reason(const std::string& r) {
       {"hw_power_brake_slowdown", "HW power brake"},
       {"power_brake", "HW power brake"},
       {"sw_thermal_slowdown", "SW thermal slowdown"},
+      {"sw_thermal", "SW thermal slowdown"},
       {"sw_power_cap", "at its power cap"},
+      {"clock_drop", "its SM clock fell with no clock event reason set"},
+      {"pcie_aer", "PCIe AER errors"},
       {"peer_slow", "slower than its peers"},
       {"pcie_degraded", "PCIe link degraded"},
       {"pcie_replays", "PCIe replays"},
@@ -330,7 +333,10 @@ JobReport build_job_report(const JobAllocation& job, int64_t start, int64_t end,
     r.gpu_hours_used += g.gpu_hours_used;
     r.energy_kwh += g.energy_kwh;
   }
+  r.steps = build_job_steps(job.job_id, js.steps);
   add_notes(r, th);
+  // The slowdowns the node agents confirmed, in words, after the GPU notes (which say more of a GPU named there).
+  for (const auto& d : r.steps.slowdowns) r.notes.push_back(d.sentence);
   return r;
 }
 

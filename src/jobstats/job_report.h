@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "jobstats/job_steps.h"
 #include "jobstats/prometheus_api.h"
 #include "jobstats/sacct_jobs.h"
 
@@ -59,6 +60,7 @@ struct JobReport {
   double gpu_hours_seen = 0;       // Prometheus: GPUs x time attributed to the job
   double gpu_hours_used = 0;       // utilisation-weighted
   double energy_kwh = 0;
+  JobSteps steps;  // the step-time lane: empty for a job that does not report its steps
   std::vector<std::string> notes;
   int64_t elapsed() const { return end - start; }
 };
@@ -67,6 +69,7 @@ struct JobReport {
 struct JobSeries {
   std::vector<Series> job_info, utilization, memory_used, memory_total, sm_clock, power, energy, clock_events,
       health_state, health_reason, xid_errors;
+  JobStepSeries steps;
 };
 
 // Thresholds of the notes, named so the README can say them.
@@ -80,6 +83,9 @@ struct NoteThresholds {
 // Builds the report: per GPU statistics over [start, end] at step, job totals, notes.
 JobReport build_job_report(const JobAllocation& job, int64_t start, int64_t end, int64_t step, const JobSeries& series,
                            const NoteThresholds& thresholds = {});
+
+// "a", "a and b", "a, b and c": lists in the notes.
+std::string join_names(const std::vector<std::string>& names);
 
 // "18 %", "40 min", "2.5 h": the wording of the notes and the text report.
 std::string format_duration(int64_t seconds);

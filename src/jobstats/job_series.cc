@@ -51,6 +51,8 @@ JobSeries fetch_job_series(PrometheusApi& api, std::string_view job_id, std::str
   s.health_state = metric("gcm_gpu_health_state");
   s.health_reason = range(job_labelled_metric_expr(info, "gcm_gpu_health_reason", "reason"));
   s.xid_errors = range(job_labelled_metric_expr(info, "gcm_gpu_xid_errors_total", "xid"));
+  std::string selector = "{job_id=" + promql_string(job_id) + (cluster.empty() ? "" : ",cluster=" + promql_string(cluster)) + "}";
+  s.steps = fetch_job_step_series(api, selector, start, end, step);
   return s;
 }
 

@@ -45,19 +45,32 @@ const char* colour_of(double util) {
 
 constexpr int kLabelWidth = 170, kChartWidth = 760, kLane = 22, kMark = 5, kGap = 9, kTop = 10;
 
+// Where instant t falls on a chart of the job: its span over the chart's width, clamped to it.
+struct TimeAxis {
+  int64_t start;
+  double span;
+  double operator()(int64_t t) const {
+    double f = std::clamp(static_cast<double>(t - start) / span, 0.0, 1.0);
+    return kLabelWidth + f * kChartWidth;
+  }
+};
+
+TimeAxis time_axis(const JobReport& r) { return {r.start, static_cast<double>(std::max<int64_t>(r.end - r.start, 1))}; }
+
+// The opening tag of one chart of the page, as wide as every chart.
+std::string svg_open(const char* id, int height, const char* label) {
+  int width = kLabelWidth + kChartWidth + 10;
+  return fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"{}\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+      "role=\"img\" aria-label=\"{}\">\n",
+      id, width, height, width, height, label);
+}
+
 std::string timeline_svg(const JobReport& r) {
   int lanes = static_cast<int>(r.gpus.size());
   int height = kTop + lanes * (kLane + kMark + kGap) + 30;
-  int width = kLabelWidth + kChartWidth + 10;
-  double span = static_cast<double>(std::max<int64_t>(r.end - r.start, 1));
-  auto x_of = [&](int64_t t) {
-    double f = std::clamp(static_cast<double>(t - r.start) / span, 0.0, 1.0);
-    return kLabelWidth + f * kChartWidth;
-  };
-  std::string s = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"timeline\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
-      "role=\"img\" aria-label=\"GPU utilisation over the job\">\n",
-      width, height, width, height);
+  TimeAxis x_of = time_axis(r);
+  std::string s = svg_open("timeline", height, "GPU utilisation over the job");
   for (int i = 0; i < lanes; ++i) {
     const auto& g = r.gpus[static_cast<size_t>(i)];
     int y = kTop + i * (kLane + kMark + kGap);
@@ -93,14 +106,46 @@ std::string timeline_svg(const JobReport& r) {
   }
   int axis_y = kTop + lanes * (kLane + kMark + kGap) + 4;
   for (int k = 0; k <= 4; ++k) {
-    int64_t t = r.start + static_cast<int64_t>(span * k / 4);
+    int64_t t = r.start + static_cast<int64_t>(x_of.span * k / 4);
     double x = x_of(t);
     // HH:MM, with seconds for a job shorter than an hour (its ticks would otherwise read the same).
-    std::string label = format_time_utc(t).substr(11, span < 3600 ? 8 : 5);
+    std::string label = format_time_utc(t).substr(11, x_of.span < 3600 ? 8 : 5);
     s += fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#666666\"/>\n", x, axis_y - 4, x,
                      axis_y);
     s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n", x, axis_y + 12,
                      label);
+  }
+  return s + "</svg>\n";
+}
+
+// The step-time lane: one lane per node, the step time over the job's usual pace as a line (the lane's middle is
+// its usual pace, the top 20 % slower), and a red tick at each slowdown the node agent confirmed.
+std::string step_time_svg(const JobReport& r) {
+  int lanes = static_cast<int>(r.steps.nodes.size());
+  int height = kTop + lanes * (kLane + kGap) + 30;
+  TimeAxis x_of = time_axis(r);
+  std::string s = svg_open("steptime", height, "The job's step time over its usual pace, per node");
+  for (int i = 0; i < lanes; ++i) {
+    const auto& n = r.steps.nodes[static_cast<size_t>(i)];
+    int y = kTop + i * (kLane + kGap);
+    s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>\n", kLabelWidth - 8,
+                     y + kLane - 6, esc(n.node + " step time"));
+    s += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#ffffff\" stroke=\"#999999\" "
+        "stroke-width=\"0.5\"/>\n",
+        kLabelWidth, y, kChartWidth, kLane);
+    std::string points;
+    for (const auto& p : n.ratio) {
+      double up = std::clamp((p.v - 1) / 0.2, -1.0, 1.0);  // -1..1 over 20 % faster..20 % slower
+      points += fmt::format("{:.1f},{:.1f} ", x_of(p.t), y + kLane / 2.0 - up * kLane / 2.0);
+    }
+    if (!points.empty())
+      s += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>\n", points,
+                       kColourBusy);
+    for (const auto& d : r.steps.slowdowns)
+      if (d.node == n.node && d.cluster == n.cluster)
+        s += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"3\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>\n",
+                         x_of(d.change_time) - 1.5, y, kLane, kColourSlow, esc(d.sentence));
   }
   return s + "</svg>\n";
 }
@@ -147,6 +192,12 @@ std::string render_html(const JobReport& r) {
       "slower than its peers or throttled</p>\n",
       kColourBusy, kColourPartial, kColourIdle, kColourSlow);
   h += timeline_svg(r);
+  if (!r.steps.empty()) {
+    h += "<h2>Step time over the job's usual pace</h2>\n<p class=\"legend\">The line: each node's step time (the "
+         "middle of the lane is its usual pace, the top 20 % slower); a red mark: a slowdown the node agent "
+         "confirmed (its explanation is in the notes).</p>\n";
+    h += step_time_svg(r);
+  }
   h += "<h2>Per GPU</h2>\n<table id=\"gpus\">\n<tr><th class=\"l\">node</th><th>GPU</th><th>util % mean</th>"
        "<th>max</th><th>memory GiB mean</th><th>max</th><th>of</th><th>SM MHz mean</th><th>max</th>"
        "<th>power W mean</th><th>max</th><th>energy kWh</th><th>throttled</th><th class=\"l\">XIDs</th>"

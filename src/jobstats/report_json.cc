@@ -51,6 +51,29 @@ nlohmann::json render_json(const JobReport& r) {
           {"seconds", g.slow->seconds}, {"mean_deviation_ratio", g.slow->mean_deviation}, {"cause", g.slow->cause}};
     gpus.push_back(std::move(x));
   }
+  nlohmann::json step_nodes = nlohmann::json::array(), slowdowns = nlohmann::json::array();
+  for (const auto& n : r.steps.nodes) {
+    nlohmann::json points = nlohmann::json::array(), ratio = nlohmann::json::array();
+    for (const auto& p : n.step_seconds) points.push_back({p.t, p.v});
+    for (const auto& p : n.ratio) ratio.push_back({p.t, p.v});
+    step_nodes.push_back({{"cluster", n.cluster},
+                          {"node", n.node},
+                          {"mean_step_seconds", n.mean_step_seconds},
+                          {"step_seconds", points},
+                          {"step_time_ratio", ratio}});
+  }
+  for (const auto& d : r.steps.slowdowns)
+    slowdowns.push_back({{"cluster", d.cluster},
+                         {"node", d.node},
+                         {"change_time", d.change_time},
+                         {"recovered_time", d.recovered_time ? nlohmann::json(d.recovered_time) : nullptr},
+                         {"rise_ratio", d.rise},
+                         {"rank", d.rank},
+                         {"gpu", d.gpu},
+                         {"nodes", d.nodes},
+                         {"hardware_cause", d.cause},
+                         {"cause_gpu", d.cause_gpu},
+                         {"explanation", d.sentence}});
   return {
       {"job", job},
       {"start", r.start},
@@ -64,6 +87,7 @@ nlohmann::json render_json(const JobReport& r) {
         {"gpu_hours_used", r.gpu_hours_used},
         {"energy_kwh", r.energy_kwh}}},
       {"gpus", gpus},
+      {"step_time", {{"nodes", step_nodes}, {"slowdowns", slowdowns}}},
       {"notes", r.notes},
   };
 }

@@ -1,5 +1,6 @@
 // The terminal form of a job report: a header block like Princeton's jobstats (what researchers already read), a
 // per-GPU table, then the notes.
+#include <algorithm>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -87,6 +88,19 @@ std::string render_text(const JobReport& r) {
       details = true;
       o += fmt::format("{}: throttle {}; XIDs {}; health reasons {}\n", g.name(), map_text(g.throttle_seconds, true),
                        map_text(g.xids, false), map_text(g.health_reason_seconds, true));
+    }
+    o += "\n";
+  }
+  if (!r.steps.empty()) {
+    // The job's own pace: the lane of its step time per node, and the slowdowns (in the notes, with their cause).
+    o += "Step time (the job's own signal, per node):\n";
+    for (const auto& n : r.steps.nodes) {
+      double worst = 1;
+      for (const auto& p : n.ratio) worst = std::max(worst, p.v);
+      size_t count = 0;
+      for (const auto& d : r.steps.slowdowns) count += d.node == n.node && d.cluster == n.cluster;
+      o += fmt::format("  {:<14} mean {:.3f} s, at most {:.0f} % over its usual pace, {} slowdown{}\n", n.node,
+                       n.mean_step_seconds, (worst - 1) * 100, count, count == 1 ? "" : "s");
     }
     o += "\n";
   }

@@ -20,6 +20,8 @@ bool is_added_key(std::string_view key) {
   if (key == kUuid) return true;
   for (const char* k : kJobKeys)
     if (key == k) return true;
+  for (const char* k : kPodKeys)
+    if (key == k) return true;
   return false;
 }
 
@@ -54,12 +56,12 @@ Scan scan(const Attrs& attrs) {
   return s;
 }
 
-// The GPU's job fields, when the item has a `gpu` attribute (string or integer) naming a GPU with a job.
-const JobFields* gpu_jobs(const pbc::KeyValue& gpu, const NodeJobs& jobs) {
+// The GPU a `gpu` attribute (string or integer) names; nullopt for another type or spelling.
+std::optional<int64_t> gpu_index(const pbc::KeyValue& gpu) {
   const pbc::AnyValue& v = gpu.value();
-  if (v.value_case() == pbc::AnyValue::kStringValue) return jobs.gpu(std::string_view(v.string_value()));
-  if (v.value_case() == pbc::AnyValue::kIntValue) return jobs.gpu(v.int_value());
-  return nullptr;
+  if (v.value_case() == pbc::AnyValue::kStringValue) return gpu_index_of(v.string_value());
+  if (v.value_case() == pbc::AnyValue::kIntValue) return v.int_value();
+  return std::nullopt;
 }
 
 // What the enrichment of one request has added, counted before each addition is made, against its bound.
@@ -91,6 +93,27 @@ void put_strings(Attrs* attrs, const JobFields& f, bool may_exist, Added& added)
   for (size_t k = 0; k < kJobKeys.size(); ++k) put(attrs, kJobKeys[k], may_exist)->set_string_value(std::string(f[k]));
 }
 
+// The pod keys the kubelet named (an empty value is left out, as nvml_monitor leaves the label out).
+void put_pod(Attrs* attrs, const PodValues& pod, bool may_exist, Added& added) {
+  uint64_t bytes = 0;
+  for (size_t k = 0; k < kPodKeys.size(); ++k)
+    if (!pod[k].empty()) bytes += std::char_traits<char>::length(kPodKeys[k]) + pod[k].size() + kObjectBytes;
+  added.count(bytes);
+  for (size_t k = 0; k < kPodKeys.size(); ++k)
+    if (!pod[k].empty()) put(attrs, kPodKeys[k], may_exist)->set_string_value(pod[k]);
+}
+
+// A GPU's job and pod; whether either was there.
+bool put_gpu(Attrs* attrs, const pbc::KeyValue& gpu, const NodeJobs& jobs, bool may_exist, Added& added) {
+  auto index = gpu_index(gpu);
+  if (!index) return false;
+  const JobFields* f = jobs.gpu(*index);
+  const PodValues* pod = jobs.pod(*index);
+  if (f) put_strings(attrs, *f, may_exist, added);
+  if (pod) put_pod(attrs, *pod, may_exist, added);
+  return f || pod;
+}
+
 using JobLists = std::array<std::vector<std::string_view>, 9>;  // NodeJobs::lists(), made once per resource
 
 void put_lists(Attrs* attrs, const JobLists& lists, bool may_exist, Added& added) {
@@ -111,10 +134,7 @@ void enrich_point(Attrs* attrs, const NodeJobs& jobs, const JobLists& lists, Enr
   ++st.items;
   Scan s = scan(*attrs);
   if (s.gpu) {
-    if (const JobFields* f = gpu_jobs(*s.gpu, jobs)) {
-      put_strings(attrs, *f, s.has_added_keys, added);
-      ++st.enriched;
-    }
+    if (put_gpu(attrs, *s.gpu, jobs, s.has_added_keys, added)) ++st.enriched;
   } else {
     put_lists(attrs, lists, s.has_added_keys, added);
     ++st.enriched;
@@ -131,10 +151,7 @@ void enrich_record(Attrs* attrs, const NodeJobs& jobs, EnrichStats& st, Added& a
   ++st.items;
   Scan s = scan(*attrs);
   if (!s.gpu) return;
-  if (const JobFields* f = gpu_jobs(*s.gpu, jobs)) {
-    put_strings(attrs, *f, s.has_added_keys, added);
-    ++st.enriched;
-  }
+  if (put_gpu(attrs, *s.gpu, jobs, s.has_added_keys, added)) ++st.enriched;
 }
 
 std::string_view host_of(const opentelemetry::proto::resource::v1::Resource& r) {

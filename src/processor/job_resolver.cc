@@ -32,7 +32,8 @@ void release_freed_heap() {
 }
 
 bool source_needs_devices(const std::string& s) {
-  return s == "nvml-processes" || s == "cgroup" || s == "mapping-files";
+  // kubelet: its devices are UUIDs, which NVML turns into indices.
+  return s == "nvml-processes" || s == "cgroup" || s == "mapping-files" || s == "kubelet";
 }
 
 }  // namespace
@@ -78,8 +79,8 @@ std::shared_ptr<const NodeJobs> JobResolver::resolve(const std::string& host) {
         sampler_ = std::make_unique<GpuSampler>(NvmlLibrary::open(nvml_library_path(opts_.nvml_library), timeout), so);
       } catch (const std::exception& e) {
         sampler_failed_ = true;
-        errors.push_back(std::string("NVML (needed by the nvml-processes, cgroup and mapping-files sources): ") +
-                         e.what());
+        errors.push_back(
+            std::string("NVML (needed by the nvml-processes, cgroup, mapping-files and kubelet sources): ") + e.what());
       }
     }
     if (sampler_) devices = sampler_->sample();

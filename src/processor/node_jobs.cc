@@ -115,14 +115,25 @@ const JobFields* NodeJobs::gpu(int64_t index) const {
   return nullptr;
 }
 
-const JobFields* NodeJobs::gpu(std::string_view index) const {
-  if (index.empty() || index.size() > 10 || (index[0] == '0' && index.size() > 1)) return nullptr;
+std::optional<int64_t> gpu_index_of(std::string_view index) {
+  if (index.empty() || index.size() > 10 || (index[0] == '0' && index.size() > 1)) return std::nullopt;
   int64_t n = 0;
   for (char c : index) {
-    if (c < '0' || c > '9') return nullptr;
+    if (c < '0' || c > '9') return std::nullopt;
     n = n * 10 + (c - '0');
   }
-  return gpu(n);
+  return n;
+}
+
+const JobFields* NodeJobs::gpu(std::string_view index) const {
+  auto n = gpu_index_of(index);
+  return n ? gpu(*n) : nullptr;
+}
+
+const PodValues* NodeJobs::pod(int64_t index) const {
+  for (const auto& [gpu, pod] : pods_by_gpu)
+    if (static_cast<int64_t>(gpu) == index) return &pod;
+  return nullptr;
 }
 
 NodeJobs node_jobs_from(const std::map<unsigned, std::vector<JobInfo>>& jobs_by_gpu) {
@@ -130,11 +141,20 @@ NodeJobs node_jobs_from(const std::map<unsigned, std::vector<JobInfo>>& jobs_by_
   for (const auto& [gpu, jobs] : jobs_by_gpu)
     for (const auto& j : jobs) pointers[gpu].push_back(&j);
   std::map<const JobInfo*, std::shared_ptr<const JobFields>> made;
-  return node_jobs_of(pointers, [&](const JobInfo& j) {
+  NodeJobs out = node_jobs_of(pointers, [&](const JobInfo& j) {
     auto& f = made[&j];
     if (!f) f = std::make_shared<const JobFields>(fields_of(j));
     return f;
   });
+  for (const auto& [gpu, jobs] : jobs_by_gpu) {
+    // The attribution gives every job of a GPU the same pod (attribution/gpu_jobs.h add_pods): the first says it.
+    for (const auto& j : jobs) {
+      if (!j.pod) continue;
+      out.pods_by_gpu.emplace_back(gpu, PodValues{*j.pod, opt_text(j.pod_namespace), opt_text(j.container)});
+      break;
+    }
+  }
+  return out;
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -22,6 +23,12 @@ inline constexpr std::array<const char*, 9> kJobKeys = {
     "job_id", "job_name", "qos", "array_job_id", "array_task_id", "username", "partition", "account", "num_nodes"};
 
 using JobValues = std::array<std::string, 9>;  // values for kJobKeys, as they are made
+
+// With the kubelet source (a processor on a Kubernetes node): the pod a GPU was given to, under the names of the
+// labels gcm_gpu_job_info carries (nvml_monitor, gcm agent), so that a dashboard joins the two. Not among the
+// reference's keys: a point gets them only when its GPU has a pod, and nothing changes without the kubelet source.
+inline constexpr std::array<const char*, 3> kPodKeys = {"pod", "namespace", "container"};
+using PodValues = std::array<std::string, 3>;  // values for kPodKeys ("" where the kubelet did not say)
 
 // A job's values for kJobKeys, read-only, in one allocation: a cluster's table holds one for each of its ~20 000
 // jobs (and one more for each GPU that several jobs share), where nine std::strings took 288 bytes before their text.
@@ -49,6 +56,9 @@ struct NodeJobs {
   // are made from these when a request asks, once per request: kept in the table they would be most of it (a node of
   // eight one-GPU jobs would hold 80 strings for them; the heap figures are in bench/README.md).
   std::vector<std::shared_ptr<const JobFields>> jobs;
+  // The GPUs given to a pod (the kubelet source only), by index, in increasing order; a GPU may have a pod and no
+  // Slurm job (a plain Kubernetes pod) or both (Slurm on Kubernetes).
+  std::vector<std::pair<unsigned, PodValues>> pods_by_gpu;
 
   // Per key (an index into kJobKeys), the sorted unique non-empty values over all GPUs (views into `jobs`).
   std::vector<std::string_view> values(size_t key) const;
@@ -62,7 +72,13 @@ struct NodeJobs {
   // level.
   const JobFields* gpu(std::string_view index) const;
   const JobFields* gpu(int64_t index) const;
+  // The pod of GPU `index`, null when it has none.
+  const PodValues* pod(int64_t index) const;
 };
+
+// A `gpu` attribute's text as a GPU index: decimal as NVML and dcgm-exporter write it, nullopt for any other
+// spelling.
+std::optional<int64_t> gpu_index_of(std::string_view index);
 
 // Builds the table from the attribution's jobs per GPU index.
 NodeJobs node_jobs_from(const std::map<unsigned, std::vector<JobInfo>>& jobs_by_gpu);

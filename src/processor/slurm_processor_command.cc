@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "attribution/kubelet_pods.h"
 #include "cli/command_registry.h"
 #include "cli/command_startup.h"
 #include "cli/option_binder.h"
@@ -22,6 +23,7 @@
 #include "core/shutdown.h"
 #include "core/tls.h"
 #include "core/web_config.h"
+#include "kubernetes/access_options.h"
 #include "processor/service.h"
 
 namespace gcm {
@@ -48,6 +50,7 @@ struct SlurmProcessorCommand {
   std::string sysfs = "/sys";
   std::string mapping_dir;
   std::optional<std::string> nvml_library;
+  KubeletAttributionOptions kubelet;
   double max_request_mib = 16;
   double max_in_flight_mib = 128;
   int max_connections = 1024;
@@ -73,7 +76,8 @@ const char* const kHelp =
     "OTLP enrichment service: receives OTLP/HTTP (protobuf or JSON) on /v1/metrics, /v1/logs and /v1/traces "
     "(and OTLP/gRPC with --grpc-listen), adds "
     "the Slurm job of each GPU (job_id, job_name, qos, array_job_id, array_task_id, username, partition, account, "
-    "num_nodes; UUID copied to uuid) as GCM's slurmprocessor does, and forwards to a downstream OTLP/HTTP endpoint "
+    "num_nodes; UUID copied to uuid) as GCM's slurmprocessor does (with --attribution kubelet also the pod, namespace "
+    "and container), and forwards to a downstream OTLP/HTTP endpoint "
     "with batching, retries and a disk spool. GET /health and GET /metrics report on the service itself.";
 
 std::shared_ptr<SlurmProcessorCommand> add_options(CLI::App& app) {
@@ -126,8 +130,12 @@ std::shared_ptr<SlurmProcessorCommand> add_options(CLI::App& app) {
          "Legacy: with --metadata-source \"\", use slurmctld rather than slurmd.");
   b.option("--attribution", "attribution", c->attribution,
            "GPU -> job sources tried in order per GPU (overrides --metadata-source): nvml-processes, slurmd-local, "
-           "slurmctld, cgroup, mapping-files.")
+           "slurmctld, cgroup, mapping-files, kubelet (on a Kubernetes node: the kubelet's pod-resources API adds "
+           "pod, namespace and container to the points of each GPU given to a pod, beside its job if any; this "
+           "node's GPUs only).")
       ->delimiter(',');
+  add_kubelet_attribution_options(b, c->kubelet);
+  kube::add_access_options(b, c->kubelet.api, /*in_cluster_flag=*/false);
   b.option("--slurm-node", "slurm_node", c->slurm_node,
            "The host to attribute for: this node's Slurm name (default: $SLURMD_NODENAME, else the short hostname). "
            "Telemetry without host.name, or naming this host, is attributed to it.");
@@ -300,11 +308,6 @@ void to_service_options(const SlurmProcessorCommand& c, processor::ServiceOption
   }
   o.resolver.attribution.sources = sources_of(c);
   check_attribution_sources(o.resolver.attribution.sources);
-  if (std::find(o.resolver.attribution.sources.begin(), o.resolver.attribution.sources.end(), "kubelet") !=
-      o.resolver.attribution.sources.end())
-    throw std::invalid_argument(
-        "--attribution kubelet is not a slurm_processor source: its records carry Slurm job attributes only; the "
-        "pod of a GPU is in the gcm_gpu_job_info series of nvml_monitor and gcm agent");
   if (std::find(o.resolver.attribution.sources.begin(), o.resolver.attribution.sources.end(), "mapping-files") !=
           o.resolver.attribution.sources.end() &&
       c.mapping_dir.empty())
@@ -339,6 +342,7 @@ void fill_service_options(const SlurmProcessorCommand& c, processor::ServiceOpti
   a.mapping_dir = c.mapping_dir;
   a.slurmctld_cache_file = c.cache_filepath;
   a.slurmctld_cache_duration = std::chrono::seconds(c.cache_duration);
+  a.kubelet = c.kubelet;
   o.resolver.host = c.slurm_node;
   if (o.resolver.host.empty())
     if (const char* n = std::getenv("SLURMD_NODENAME")) o.resolver.host = n;
@@ -397,7 +401,8 @@ int run(SlurmProcessorCommand& c, const Invocation& inv) {
 }
 
 const bool kSlurmProcessorCommandRegistered =
-    register_app_command({"slurm_processor", "OTLP service that adds each GPU's Slurm job and forwards it", kHelp, [](CLI::App& sub) -> CommandRunner {
+    register_app_command({"slurm_processor", "OTLP service that adds each GPU's Slurm job and forwards it", kHelp,
+                          [](CLI::App& sub) -> CommandRunner {
                             auto c = add_options(sub);
                             return [c](const Invocation& inv) { return run(*c, inv); };
                           }});

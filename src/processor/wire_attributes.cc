@@ -19,7 +19,7 @@ struct KeyRole {
   uint16_t added_bit;  // its bit in ItemScan::added_keys (Role::Added)
 };
 // As string_views: comparing with the const char* of kJobKeys would measure them (strlen) on every attribute.
-constexpr std::array<KeyRole, 12> kRoles = {{{"gpu", Role::Gpu, 0},
+constexpr std::array<KeyRole, 15> kRoles = {{{"gpu", Role::Gpu, 0},
                                              {"UUID", Role::UUID, 0},
                                              {"uuid", Role::Added, kUuidKeyBit},
                                              {kJobKeys[0], Role::Added, 1 << 0},
@@ -30,8 +30,11 @@ constexpr std::array<KeyRole, 12> kRoles = {{{"gpu", Role::Gpu, 0},
                                              {kJobKeys[5], Role::Added, 1 << 5},
                                              {kJobKeys[6], Role::Added, 1 << 6},
                                              {kJobKeys[7], Role::Added, 1 << 7},
-                                             {kJobKeys[8], Role::Added, 1 << 8}}};
-static_assert(kJobKeys.size() == 9);
+                                             {kJobKeys[8], Role::Added, 1 << 8},
+                                             {kPodKeys[0], Role::Added, kPodKeyBit0 << 0},
+                                             {kPodKeys[1], Role::Added, kPodKeyBit0 << 1},
+                                             {kPodKeys[2], Role::Added, kPodKeyBit0 << 2}}};
+static_assert(kJobKeys.size() == 9 && kPodKeys.size() == 3);
 
 KeyRole role_of(std::string_view key) {
   if (key.empty()) return {key, Role::Other, 0};

@@ -26,9 +26,10 @@ struct Attr {
 };
 
 enum class Role : uint8_t { Other, Gpu, UUID, Added };  // Added: a key the enrichment writes (job keys, uuid)
-// ItemScan::added_keys: the nine job keys are bits 0-8.
+// ItemScan::added_keys: the nine job keys are bits 0-8, uuid bit 9, the three pod keys bits 10-12.
 inline constexpr uint16_t kJobKeyBits = 0x1ff;
 inline constexpr uint16_t kUuidKeyBit = 0x200;
+inline constexpr uint16_t kPodKeyBit0 = 0x400;
 
 struct ItemScan {
   // Every attribute, in order. For an item whose list it remembered, AttributeMemo fills it only when asked
@@ -39,7 +40,7 @@ struct ItemScan {
   const char* insert_at = nullptr;  // where new attributes go: after the last one, else in field-number order
   std::optional<Attr> gpu;          // the last `gpu` attribute (the message path's scan keeps the last)
   std::optional<Attr> uuid;         // the last `UUID`
-  uint16_t added_keys = 0;          // which keys we write are there: bit k for kJobKeys[k], kUuidKeyBit for "uuid"
+  uint16_t added_keys = 0;          // which keys we write are there: bit k for kJobKeys[k], kUuidKeyBit for "uuid", ...
   bool has_added_keys() const { return added_keys != 0; }
   // Set by AttributeMemo: the remembered list this item's attributes are byte for byte (unique per memo, never
   // reused), so what follows from them alone (the job of their `gpu`) can be kept per list; 0 when none.

@@ -24,7 +24,6 @@ using wire::Field;
 using wire::ItemScan;
 using wire::ItemWriter;
 using wire::JobPuts;
-using wire::kJobKeyBits;
 using wire::kLen;
 using wire::kMaxDepth;
 using wire::kUuidKeyBit;
@@ -316,7 +315,7 @@ class Rewriter {
     if (uuid && uuid->value_twice) reject("UUID with its value twice");
     if (!job && !uuid) {
       w_.len_field(field_no, content);
-    } else if (!(scan_.added_keys & ((job ? kJobKeyBits : 0) | (uuid ? kUuidKeyBit : 0)))) {
+    } else if (!(scan_.added_keys & ((job ? job->key_bits : 0) | (uuid ? kUuidKeyBit : 0)))) {
       // Nothing to replace, one insertion: nearly every item, our agent's too (their "uuid" is not put again
       // when they have no "UUID").
       ItemWriter::write_appended(w_, field_no, content, type.attributes, scan_, job ? job->bytes : std::string_view(),
@@ -331,25 +330,29 @@ class Rewriter {
     }
   }
 
-  // The attributes to put for the item's `gpu`, null when that GPU has no job. Kept per attribute list: the points
-  // of one GPU repeat its list (AttributeMemo), so the value is read, its GPU found and its puts encoded once per
-  // list rather than once per point.
+  // The attributes to put for the item's `gpu`, null when that GPU has no job or pod. Kept per attribute list: the
+  // points of one GPU repeat its list (AttributeMemo), so the value is read, its GPU found and its puts encoded once
+  // per list rather than once per point.
   const EncodedPuts* gpu_puts(const ItemType& type) {
     GpuPuts* kept = scan_.list_id ? &gpu_puts_[scan_.list_id % gpu_puts_.size()] : nullptr;
     if (kept && kept->list_id == scan_.list_id && kept->jobs == jobs_.get() && kept->type == &type) return kept->puts;
     const EncodedPuts* puts = nullptr;
-    if (const JobFields* f = gpu_jobs(*scan_.gpu)) puts = &job_puts_.strings(*f, type.attributes);
+    if (auto index = gpu_index(*scan_.gpu)) {
+      const JobFields* f = jobs_->gpu(*index);
+      const PodValues* pod = jobs_->pod(*index);
+      if (f || pod) puts = &job_puts_.strings(f, pod, type.attributes);
+    }
     if (kept) *kept = {scan_.list_id, jobs_.get(), &type, puts};
     return puts;
   }
 
-  // The job fields of the GPU a `gpu` attribute names (a string, or an integer), when that GPU has a job.
-  const JobFields* gpu_jobs(const Attr& gpu) const {
+  // The GPU a `gpu` attribute names (a string, or an integer); nullopt for another type or spelling.
+  static std::optional<int64_t> gpu_index(const Attr& gpu) {
     if (gpu.value_twice) reject("gpu with its value twice");
     AnyValueCase c = any_value_case(gpu.value);
-    if (c.member == pbc::AnyValue::kStringValueFieldNumber) return jobs_->gpu(c.string);
-    if (c.member == pbc::AnyValue::kIntValueFieldNumber) return jobs_->gpu(c.integer);
-    return nullptr;
+    if (c.member == pbc::AnyValue::kStringValueFieldNumber) return gpu_index_of(c.string);
+    if (c.member == pbc::AnyValue::kIntValueFieldNumber) return c.integer;
+    return std::nullopt;
   }
 
   const SignalType& type_;

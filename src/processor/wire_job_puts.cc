@@ -1,5 +1,7 @@
 #include "processor/wire_job_puts.h"
 
+#include <tuple>
+
 #include "common.pb.h"
 
 namespace gcm::processor::wire {
@@ -33,7 +35,7 @@ std::string list_value(const std::vector<std::string_view>& values) {
 // Encodes the attribute fields one after the other, then points the puts into the finished bytes.
 void encode(EncodedPuts& e, uint32_t attr_no, const std::vector<std::pair<std::string_view, std::string>>& kvs,
             Put::Mode mode) {
-  std::array<std::pair<size_t, size_t>, 9> field{}, value{};
+  std::array<std::pair<size_t, size_t>, std::tuple_size_v<decltype(e.puts)>> field{}, value{};
   for (size_t i = 0; i < kvs.size(); ++i) {
     size_t begin = e.bytes.size();
     append_attribute(e.bytes, attr_no, kvs[i].first, kvs[i].second);
@@ -51,24 +53,34 @@ void encode(EncodedPuts& e, uint32_t attr_no, const std::vector<std::pair<std::s
 }  // namespace
 
 template <typename Encode>
-const EncodedPuts& JobPuts::find_or_encode(const void* source, Kind kind, uint32_t attr_no, Encode encode_puts) {
+const EncodedPuts& JobPuts::find_or_encode(const void* source, const void* pod, Kind kind, uint32_t attr_no,
+                                           Encode encode_puts) {
   for (const auto& e : entries_)
-    if (e->source == source && e->kind == kind && e->attr_no == attr_no) return e->puts;
-  auto& e = entries_.emplace_back(std::make_unique<Entry>(Entry{source, kind, attr_no, {}}));
+    if (e->source == source && e->pod == pod && e->kind == kind && e->attr_no == attr_no) return e->puts;
+  auto& e = entries_.emplace_back(std::make_unique<Entry>(Entry{source, pod, kind, attr_no, {}}));
   encode_puts(e->puts);
   return e->puts;
 }
 
-const EncodedPuts& JobPuts::strings(const JobFields& fields, uint32_t attr_no) {
-  return find_or_encode(&fields, Kind::Strings, attr_no, [&](EncodedPuts& e) {
+const EncodedPuts& JobPuts::strings(const JobFields* fields, const PodValues* pod, uint32_t attr_no) {
+  return find_or_encode(fields, pod, Kind::Strings, attr_no, [&](EncodedPuts& e) {
     std::vector<std::pair<std::string_view, std::string>> kvs;
-    for (size_t k = 0; k < kJobKeys.size(); ++k) kvs.emplace_back(kJobKeys[k], string_value(fields[k]));
+    if (fields) {
+      for (size_t k = 0; k < kJobKeys.size(); ++k) kvs.emplace_back(kJobKeys[k], string_value((*fields)[k]));
+      e.key_bits |= kJobKeyBits;
+    }
+    for (size_t k = 0; pod && k < kPodKeys.size(); ++k) {
+      if ((*pod)[k].empty()) continue;  // as nvml_monitor leaves an unknown label out
+      kvs.emplace_back(kPodKeys[k], string_value((*pod)[k]));
+      e.key_bits |= static_cast<uint16_t>(kPodKeyBit0 << k);
+    }
     encode(e, attr_no, kvs, Put::Mode::Set);
   });
 }
 
 const EncodedPuts& JobPuts::lists(const NodeJobs& jobs, uint32_t attr_no) {
-  return find_or_encode(&jobs, Kind::Lists, attr_no, [&](EncodedPuts& e) {
+  return find_or_encode(&jobs, nullptr, Kind::Lists, attr_no, [&](EncodedPuts& e) {
+    e.key_bits = kJobKeyBits;
     std::vector<std::pair<std::string_view, std::string>> kvs;
     for (size_t k = 0; k < kJobKeys.size(); ++k) kvs.emplace_back(kJobKeys[k], list_value(jobs.values(k)));
     encode(e, attr_no, kvs, Put::Mode::SetList);
@@ -76,7 +88,7 @@ const EncodedPuts& JobPuts::lists(const NodeJobs& jobs, uint32_t attr_no) {
 }
 
 const EncodedPuts& JobPuts::job_ids(const NodeJobs& jobs, uint32_t attr_no) {
-  return find_or_encode(&jobs, Kind::JobIds, attr_no, [&](EncodedPuts& e) {
+  return find_or_encode(&jobs, nullptr, Kind::JobIds, attr_no, [&](EncodedPuts& e) {
     encode(e, attr_no, {{"job_id", string_value(jobs.job_ids_joined())}}, Put::Mode::Set);
   });
 }

@@ -204,4 +204,11 @@ const std::vector<std::string>& terminal_job_state_names() {
   return names;
 }
 
+std::string_view sacct_renamed_column(std::string_view field) {
+  if (field == "Reserved") return "Planned";
+  if (field == "ResvCPU") return "PlannedCPU";
+  if (field == "ResvCPURAW") return "PlannedCPURAW";
+  return "";
+}
+
 }  // namespace gcm::sacct

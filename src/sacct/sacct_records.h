@@ -20,6 +20,10 @@ SacctColumnKind sacct_column_kind(size_t field);
 // Index of derived_cluster in sacct_schema().
 size_t sacct_derived_cluster_field();
 
+// The column that holds Sacct field `field` in the `sacct -o all` of a newer Slurm that renamed it ("" when none did):
+// 24.11 prints Reserved, ResvCPU and ResvCPURAW as Planned, PlannedCPU and PlannedCPURAW.
+std::string_view sacct_renamed_column(std::string_view field);
+
 // SacctPayload: time, end_ds, cluster, derived_cluster, sacct (an object of the row's header -> value strings),
 // sc_host and sc_node_hosts (the Kubernetes nodes of the job's Slurm nodes, with --resolve-kubernetes-hosts).
 const Schema& sacct_payload_schema();

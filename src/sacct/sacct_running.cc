@@ -126,6 +126,9 @@ SacctRunningStats collect_sacct_running(SlurmClient& client, const CollectorCont
       column.resize(schema.fields.size());
       for (size_t f = 0; f < derived_field; ++f) {
         column[f] = h.first(schema.fields[f].name);
+        // The reference's field keeps its name; a Slurm that renamed the column fills it from the new name.
+        if (!column[f] && !sacct_renamed_column(schema.fields[f].name).empty())
+          column[f] = h.first(sacct_renamed_column(schema.fields[f].name));
         if (!column[f] && ctx.log) ctx.log->debug("sacct_running: no column {}; it is null", schema.fields[f].name);
       }
       partition_col = h.first("Partition");

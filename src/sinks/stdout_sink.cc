@@ -1,6 +1,7 @@
 // stdout: the reference's output. One line per chunk: a JSON list in Python's json.dumps form; LOG records with
 // null fields removed, METRIC records flattened ("a.b" keys). Streams: nothing is held beyond the output buffer.
 #include "core/json.h"
+#include "core/stdout_lines.h"
 #include "sinks/fd_writer.h"
 #include "sinks/sink.h"
 
@@ -9,7 +10,17 @@ namespace {
 
 class StdoutSink : public Sink {
  public:
+  ~StdoutSink() override {
+    try {
+      out_.flush();  // what an abandoned chunk had encoded goes before the log lines it held
+    } catch (...) {
+    }
+    close_line();
+  }
   void begin_chunk(const BatchInfo& info) override {
+    close_line();  // a chunk whose write failed never reached end_chunk
+    stdout_lines::open_line();
+    line_open_ = true;
     metric_ = info.data_type == DataType::Metric;
     first_ = true;
     out_.buffer().push_back('[');
@@ -27,12 +38,26 @@ class StdoutSink : public Sink {
   }
   void end_chunk() override {
     out_.buffer().append("]\n");
-    out_.flush();
+    try {
+      out_.flush();
+    } catch (...) {
+      close_line();
+      throw;
+    }
+    close_line();
   }
   void flush() override { out_.flush(); }
 
  private:
+  // The log lines held while the line was open come out after it.
+  void close_line() {
+    if (!line_open_) return;
+    line_open_ = false;
+    stdout_lines::close_line();
+  }
+
   FdWriter out_{1};
+  bool line_open_ = false;
   bool metric_ = false;
   bool first_ = true;
 };

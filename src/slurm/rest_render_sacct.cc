@@ -252,8 +252,27 @@ struct Column {
   // The Slurm releases whose sacct prints the column (major * 100 + minor): from `since` up to before `until`.
   int since = 0;
   int until = 10000;
+  // A key the job records of API v0.0.38 do not have: the column is written only when the answer's jobs carry it
+  // (any other API version), so that v0.0.38's rows leave it out and the collector makes it null.
+  const char* newer_key = nullptr;
+  const char* newer_subkey = nullptr;
   bool printed_by(int release) const { return since <= release && release < until; }
 };
+
+// The first release whose slurmrestd serves an API newer than v0.0.38 (23.02: v0.0.39), for rest_sacct_columns.
+constexpr int kNewerKeysSince = 2302;
+
+// The job's association id (sacct prints it on the steps' rows too), from API v0.0.39 on.
+std::string assoc_id(const Row& r) { return number_text(r.job.find({"association", "id"}) ?
+                                                            r.job.number({"association", "id"}) : std::nullopt); }
+
+// The job's submit line. sacct prints an embedded newline as it is, and sacct_running joins the broken record with a
+// literal \n; the same two characters here give the same record.
+std::string submit_line(const Row& r) {
+  std::string line = job_str(r, {"submit_line"});
+  for (size_t at = 0; (at = line.find('\n', at)) != std::string::npos; at += 2) line.replace(at, 1, "\\n");
+  return line;
+}
 
 // sacct of Slurm 24.11 calls Reserved, ResvCPU and ResvCPURAW Planned, PlannedCPU and PlannedCPURAW (both recorded on
 // the testbed: 22.05 prints the old names, 24.11 and 25.11 the new).
@@ -287,6 +306,7 @@ const Column kColumns[] = {
      [](const Row& r) {
        return tres_text(*r.step, {"tres", "allocated"});
      }},
+    {"AssocID", assoc_id, assoc_id, 0, 10000, "association", "id"},
     {"AveCPU", none, none},
     {"AveCPUFreq", none,
      [](const Row& r) {
@@ -471,6 +491,7 @@ const Column kColumns[] = {
      [](const Row& r) {
        return local_time(r, *r.step, {"time", "start"});
      }},
+    {"SubmitLine", submit_line, none, 0, 10000, "submit_line"},
     {"Suspended",
      [](const Row& r) {
        return duration_text(r.own().number({"time", "suspended"}).value_or(0));
@@ -514,10 +535,26 @@ void append_value(std::string& out, std::string value, std::string_view delimite
   out += value;
 }
 
-void append_row(std::string& out, const Row& row, std::string_view delimiter, int release) {
-  bool first = true;
+// The columns of an answer: those of its release's sacct, less a newer key's that its first job does not carry
+// (every job of one answer has the same keys; an answer without jobs is taken for a newer API's).
+std::vector<bool> answer_columns(int release, const nlohmann::json& jobs) {
+  std::vector<bool> out;
   for (const Column& c : kColumns) {
-    if (!c.printed_by(release)) continue;
+    bool printed = c.printed_by(release);
+    if (printed && c.newer_key && !jobs.empty() && jobs[0].is_object()) {
+      auto it = jobs[0].find(c.newer_key);
+      printed = it != jobs[0].end() && (!c.newer_subkey || (it->is_object() && it->contains(c.newer_subkey)));
+    }
+    out.push_back(printed);
+  }
+  return out;
+}
+
+void append_row(std::string& out, const Row& row, std::string_view delimiter, const std::vector<bool>& printed) {
+  bool first = true;
+  size_t i = 0;
+  for (const Column& c : kColumns) {
+    if (!printed[i++]) continue;
     if (!first) out += delimiter;
     first = false;
     append_value(out, (row.step ? c.step : c.job)(row), delimiter);
@@ -530,8 +567,9 @@ void append_row(std::string& out, const Row& row, std::string_view delimiter, in
 
 std::vector<std::string_view> rest_sacct_columns(std::pair<int, int> release) {
   std::vector<std::string_view> v;
+  const int r = release.first * 100 + release.second;
   for (const sacct_rows::Column& c : sacct_rows::kColumns)
-    if (c.printed_by(release.first * 100 + release.second)) v.push_back(c.name);
+    if (c.printed_by(r) && (!c.newer_key || r >= sacct_rows::kNewerKeysSince)) v.push_back(c.name);
   return v;
 }
 
@@ -547,10 +585,13 @@ std::string render_sacct_running(std::string_view jobs_json, std::string_view de
   // The columns are those of the sacct of the Slurm that answered; an answer that does not say is taken for 22.05's.
   const auto [major, minor] = answer_slurm_release(doc).value_or(std::make_pair(22, 5));
   const int release = major * 100 + minor;
+  if (!doc["jobs"].is_array()) throw ParseError("slurmrestd jobs (slurmdb): no \"jobs\" list");
+  const std::vector<bool> printed = sacct_rows::answer_columns(release, doc["jobs"]);
   std::string out;
   bool first = true;
+  size_t column = 0;
   for (const Column& c : kColumns) {
-    if (!c.printed_by(release)) continue;
+    if (!printed[column++]) continue;
     if (!first) out += delimiter;
     first = false;
     out += c.name;
@@ -564,12 +605,12 @@ std::string render_sacct_running(std::string_view jobs_json, std::string_view de
     std::string where = probe.where();
     if (probe.has("job_id")) where += fmt::format(" (job {})", jobs[i]["job_id"].dump());
     JsonReader job(jobs[i], where);
-    sacct_rows::append_row(out, Row{job, nullptr, zone}, delimiter, release);
+    sacct_rows::append_row(out, Row{job, nullptr, zone}, delimiter, printed);
     const json& steps = job.at({"steps"});
     if (!steps.is_array()) job.fail({"steps"}, "is not a list");
     for (size_t s = 0; s < steps.size(); ++s) {
       JsonReader step(steps[s], fmt::format("{}: steps[{}]", where, s));
-      sacct_rows::append_row(out, Row{job, &step, zone}, delimiter, release);
+      sacct_rows::append_row(out, Row{job, &step, zone}, delimiter, printed);
     }
   }
   return out;

@@ -20,14 +20,16 @@ namespace gcm::slurm {
 // --noconvert prints it: times naive in `zone` ("2026-12-04T18:46:14", "Unknown" for unset), durations as
 // [D-]HH:MM:SS (TotalCPU, UserCPU and SystemCPU as sacct's MM:SS.mmm below an hour, a job's the sum of its
 // steps'), memory in MB with an "M" ("mem=1000M"), TRES lists sorted by name, exit codes as "code:signal", NodeList
-// as slurmrestd's hostlist expression. Columns v0.0.38 has no key for are not in the header (the collector makes them
-// null): AssocID, DBIndex, GID, UID, QOSRAW, WCKeyID, SubmitLine and the node and task of every per-task usage maximum
-// and minimum (MaxRSSNode, MinCPUTask, TRESUsageInMaxNode, ...). A newline or `delimiter` inside a value is written as
+// as slurmrestd's hostlist expression. Columns the API has no key for are not in the header (the collector makes them
+// null): DBIndex, GID, UID, QOSRAW, WCKeyID and the node and task of every per-task usage maximum and minimum
+// (MaxRSSNode, MinCPUTask, TRESUsageInMaxNode, ...); AssocID and SubmitLine on v0.0.38 only (an answer whose jobs
+// carry association.id and submit_line has them, a newline in the submit line as sacct_running's literal \n). A newline or `delimiter` inside a value is written as
 // a blank, so that a value cannot break its row. Throws ParseError naming the job (and step) and the key.
 std::string render_sacct_running(std::string_view jobs_json, std::string_view delimiter, const TimeZone& zone);
 
-// The columns render_sacct_running writes for an answer of the given Slurm release, in order: the sacct of 24.11
-// and later names Reserved, ResvCPU and ResvCPURAW Planned, PlannedCPU and PlannedCPURAW.
+// The columns render_sacct_running writes for an answer of the given Slurm release, in order (AssocID and SubmitLine
+// from 23.02, whose slurmrestd serves v0.0.39 and later; 22.05's v0.0.38 has neither): the sacct of 24.11 and later
+// names Reserved, ResvCPU and ResvCPURAW Planned, PlannedCPU and PlannedCPURAW.
 std::vector<std::string_view> rest_sacct_columns(std::pair<int, int> release = {22, 5});
 
 }  // namespace gcm::slurm

@@ -18,6 +18,11 @@ using fake_nvml::Device;
 using fake_nvml::Scenario;
 using nv::Return;
 
+namespace fake_nvml {
+const Flavour kFlavour{"fake libnvidia-ml", "GCM_FAKE_NVML",
+                       [](const char* name) -> int64_t { return nv::return_code_from_name(name); }, nv::ERROR_UNKNOWN};
+}  // namespace fake_nvml
+
 namespace {
 
 std::mutex g_mutex;
@@ -32,7 +37,7 @@ Return apply_fault(Device& d, const char* fn) {
   if (f.hang)
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));  // touches nothing: safe to abandon
   if (f.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(f.delay_ms));
-  return f.error;
+  return static_cast<Return>(f.error);
 }
 
 // Common prologue of device functions.

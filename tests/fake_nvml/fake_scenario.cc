@@ -10,12 +10,12 @@
 #include <utility>
 
 #include "core/json_limits.h"
-#include "gpu/nvml_api.h"
 
 namespace fake_nvml {
 namespace {
 
-// "nvmlDeviceGetComputeRunningProcesses_v3" and "nvmlDeviceGetComputeRunningProcesses" name the same fault.
+// "nvmlDeviceGetComputeRunningProcesses_v3" and "nvmlDeviceGetComputeRunningProcesses" name the same fault (amdsmi's
+// names have no version suffix).
 std::string base_name(const std::string& fn) {
   auto pos = fn.rfind("_v");
   if (pos != std::string::npos && pos + 2 < fn.size() &&
@@ -24,12 +24,14 @@ std::string base_name(const std::string& fn) {
   return fn;
 }
 
-int parse_error(const nlohmann::json& j) {
-  if (j.is_number_integer()) return j.get<int>();
-  int rc = gcm::nvml::return_code_from_name(j.get<std::string>().c_str());
-  if (rc < 0) throw std::runtime_error("unknown NVML error name '" + j.get<std::string>() + "'");
+int64_t parse_error(const nlohmann::json& j) {
+  if (j.is_number_integer()) return j.get<int64_t>();
+  int64_t rc = kFlavour.error_from_name(j.get<std::string>().c_str());
+  if (rc < 0) throw std::runtime_error("unknown error name '" + j.get<std::string>() + "'");
   return rc;
 }
+
+std::string env_name(const char* suffix) { return std::string(kFlavour.env_prefix) + suffix; }
 
 const nlohmann::json* lookup(const nlohmann::json& spec, const std::string& dotted) {
   const nlohmann::json* cur = &spec;
@@ -209,12 +211,13 @@ Fault Device::fault_for(const std::string& function) {
   }
   Fault f;
   bool failed = false;
-  // "ms": "10", "hang": 1, ...: said on stderr, and the call answers NVML_ERROR_UNKNOWN; never an abort.
+  // "ms": "10", "hang": 1, ...: said on stderr, and the call answers the flavour's unknown error
+  // (NVML_ERROR_UNKNOWN); never an abort.
   auto report = [&](const std::string& key) {
     std::fprintf(stderr,
-                 "fake libnvidia-ml: scenario fault of %s on %s: '%s' has the wrong type (ms, after_calls, "
+                 "%s: scenario fault of %s on %s: '%s' has the wrong type (ms, after_calls, "
                  "for_calls: integers; hang: true or false; error: a name or a code)\n",
-                 function.c_str(), describe(*this).c_str(), key.c_str());
+                 kFlavour.library, function.c_str(), describe(*this).c_str(), key.c_str());
     failed = true;
   };
   auto apply = [&](const char* section) {
@@ -263,15 +266,18 @@ Fault Device::fault_for(const std::string& function) {
   apply("delays");
   if (failed) {
     f = Fault{};
-    f.error = gcm::nvml::ERROR_UNKNOWN;
+    f.error = kFlavour.unknown_error;
   }
   return f;
 }
 
 Scenario* load_scenario() {
-  const char* path = std::getenv("GCM_FAKE_NVML_SCENARIO");
+  const std::string scenario_var = env_name("_SCENARIO"), scale_var = env_name("_TIME_SCALE"),
+                    epoch_var = env_name("_EPOCH");
+  const char* path = std::getenv(scenario_var.c_str());
   if (!path || !*path) {
-    std::fprintf(stderr, "fake libnvidia-ml: GCM_FAKE_NVML_SCENARIO is not set; acting as a host without a driver\n");
+    std::fprintf(stderr, "%s: %s is not set; acting as a host without a driver\n", kFlavour.library,
+                 scenario_var.c_str());
     return nullptr;
   }
   try {
@@ -290,7 +296,7 @@ Scenario* load_scenario() {
     std::string why;
     s->spec = gcm::parse_json_limited(text.str(), &why, limits);
     if (s->spec.is_discarded()) {
-      std::fprintf(stderr, "fake libnvidia-ml: scenario '%s': %s\n", path, why.c_str());
+      std::fprintf(stderr, "%s: scenario '%s': %s\n", kFlavour.library, path, why.c_str());
       return nullptr;
     }
     s->global.spec = s->spec;
@@ -301,18 +307,16 @@ Scenario* load_scenario() {
         throw std::runtime_error("\"time_scale\" must be a number > 0");
       s->clock.time_scale = s->spec["time_scale"].get<double>();
     }
-    if (const char* env = std::getenv("GCM_FAKE_NVML_TIME_SCALE"); env && *env) {
+    if (const char* env = std::getenv(scale_var.c_str()); env && *env) {
       char* end = nullptr;
       double v = std::strtod(env, &end);
-      if (*end || !(v > 0))
-        throw std::runtime_error(std::string("GCM_FAKE_NVML_TIME_SCALE='") + env + "' is not a number > 0");
+      if (*end || !(v > 0)) throw std::runtime_error(scale_var + "='" + env + "' is not a number > 0");
       s->clock.time_scale = v;
     }
-    if (const char* env = std::getenv("GCM_FAKE_NVML_EPOCH"); env && *env) {
+    if (const char* env = std::getenv(epoch_var.c_str()); env && *env) {
       char* end = nullptr;
       double v = std::strtod(env, &end);
-      if (*end || !std::isfinite(v))
-        throw std::runtime_error(std::string("GCM_FAKE_NVML_EPOCH='") + env + "' is not Unix time in seconds");
+      if (*end || !std::isfinite(v)) throw std::runtime_error(epoch_var + "='" + env + "' is not Unix time in seconds");
       s->clock.wall_epoch = true;
       s->clock.epoch_unix_s = v;
     }
@@ -327,7 +331,7 @@ Scenario* load_scenario() {
     for (auto& d : s->devices) set_clock(*d, &s->clock);
     return s;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fake libnvidia-ml: scenario '%s': %s\n", path, e.what());
+    std::fprintf(stderr, "%s: scenario '%s': %s\n", kFlavour.library, path, e.what());
     return nullptr;
   }
 }

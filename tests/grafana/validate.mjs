@@ -144,7 +144,8 @@ function projectRules(name, d, problems) {
     for (const m of q.matchAll(/\$\{?(\w+)/g))
       if (!vars.has(m[1]) && !BUILTIN_VARS.has(m[1])) bad(`${where}: $${m[1]} is not a variable of the dashboard`);
     for (const m of q.matchAll(/\b(instance|node|cluster|job_id|uuid|user|account|partition)\s*(=~|!~|=|!=)\s*"([^"]*)"/g))
-      if (!m[3].startsWith('$') && m[3] !== '.*') bad(`${where}: ${m[1]} is written into the query (${m[0]}); use a variable`);
+      // label!="" says only that the label is there (a GPU with a Slurm job), which no variable stands for.
+      if (!m[3].startsWith('$') && m[3] !== '.*' && !(m[2] === '!=' && m[3] === '')) bad(`${where}: ${m[1]} is written into the query (${m[0]}); use a variable`);
   }
 }
 

@@ -146,7 +146,7 @@ TEST_P(AgentSpool, EveryWindowArrivesOnceAndInOrderAcrossAReceiverOutage) {
   rx->kill9();
   auto outage_start = std::chrono::steady_clock::now();
   rx.reset();
-  HeldPorts outage({http_port, grpc_port});
+  RefusedPorts outage({http_port, grpc_port});
   for (int w = 5; w < 65; ++w) enqueue_window(sp, w);
   // Down for 3 s, and the sender has been failing, and backing off, all along.
   ASSERT_TRUE(eventually(
@@ -175,7 +175,7 @@ TEST_P(AgentSpool, EveryWindowArrivesOnceAndInOrderAcrossAReceiverOutage) {
 TEST_P(AgentSpool, ASpoolTooSmallForTheOutageDropsTheOldestAndCountsThem) {
   auto dir = temp_dir("agent-spool-full");
   int http_port = free_port(), grpc_port = free_port();
-  HeldPorts receiver_away({http_port, grpc_port});
+  RefusedPorts receiver_away({http_port, grpc_port});
   // Room for four metrics windows: the request size is the same for windows 0-9.
   Record r(window_schema());
   r[0] = 0;
@@ -214,7 +214,7 @@ TEST(AgentKill9, LosesAtMostTheWindowInProgress) {
   ASSERT_FALSE(find_executable("node").empty()) << "node is not installed";
   AgentNode n(2);
   int http_port = free_port(), grpc_port = free_port();
-  HeldPorts receiver_away({http_port, grpc_port});
+  RefusedPorts receiver_away({http_port, grpc_port});
   std::vector<std::string> otlp = {"--otlp-endpoint", "http://127.0.0.1:" + std::to_string(http_port)};
   auto env = [&](const std::string& run) {
     return std::vector<std::string>{"GCM_FAKE_NVML_SCENARIO=" + n.dir + "/scenario.json",

@@ -546,7 +546,7 @@ TEST(Agent, EveryWindowReachesTheOtlpReceiverInOrderAcrossAnOutage) {
   };
   ASSERT_TRUE(collect_until(3, 30s)) << n.diagnosis();
   rx->kill9();
-  HeldPorts outage({http_port, grpc_port});
+  RefusedPorts outage({http_port, grpc_port});
   double down_at = n.value("gcm_agent_windows_total").value_or(0);
   // The outage: 60 windows close into the spool.
   ASSERT_TRUE(eventually([&] { return n.value("gcm_agent_windows_total").value_or(0) >= down_at + 60; }, 60s))

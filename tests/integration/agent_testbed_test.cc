@@ -36,8 +36,7 @@ TEST(AgentOnTestbed, AttributesJobsPerNodeAndAFailedGpuFailsThePrologThroughAgen
   if (!testbed_up()) GTEST_SKIP() << "the Slurm testbed is not running (make test starts it; see tests/testbed/)";
   std::string dir = temp_dir("agent-tb");
   ::chmod(dir.c_str(), 0755);
-  std::string hooks = std::filesystem::path(std::getenv("SLURM_CONF")).parent_path().string() + "/hooks.conf";
-  std::string saved_hooks = read_text(hooks);
+  TestbedHooks hooks("gcm-agent-tb", {"node6"});
 
   // One agent per node, each with its own scenario; node6's GPU 1 is lost.
   std::vector<std::unique_ptr<BackgroundProcess>> agents;
@@ -68,13 +67,7 @@ TEST(AgentOnTestbed, AttributesJobsPerNodeAndAFailedGpuFailsThePrologThroughAgen
     ASSERT_TRUE(eventually(
         [&] { return std::filesystem::exists(dir + "/run/node" + std::to_string(n) + "/agent-state.json"); }, 30s))
         << "agent of node" << n << ": " << read_text(dir + "/agent-node" + std::to_string(n) + ".stderr");
-  std::ofstream(hooks) << "Prolog=" << dir << "/prolog.sh\nEpilog=" << dir << "/epilog.sh\n";
-  run_ok({"scontrol", "reconfigure"});
-  ASSERT_TRUE(eventually(
-      [&] {
-        return run_ok({"scontrol", "show", "config"}).find(dir + "/prolog.sh") != std::string::npos;
-      },
-      20s));
+  hooks.install(dir + "/prolog.sh", dir + "/epilog.sh");
 
   // A job on node2: its agent attributes both GPUs to it.
   std::string job = run_ok({"sbatch", "--parsable", "-w", "node2", "-p", "gpu", "--gres=gpu:2", "-J", "gcm-agent-tb",
@@ -108,11 +101,6 @@ TEST(AgentOnTestbed, AttributesJobsPerNodeAndAFailedGpuFailsThePrologThroughAgen
   // Another node still runs jobs through the same prolog.
   run_ok({"srun", "-w", "node1", "-p", "gpu", "-J", "gcm-agent-tb", "true"});
 
-  std::ofstream(hooks) << saved_hooks;
-  run_ok({"scontrol", "reconfigure"});
-  run_ok({"scancel", "--name=gcm-agent-tb"});
-  if (slurm_node_field("node6", "State").find("DRAIN") != std::string::npos)
-    run_ok({"scontrol", "update", "NodeName=node6", "State=RESUME"});
   for (auto& a : agents) EXPECT_EQ(a->stop(SIGTERM, 10s), 0);
   std::filesystem::remove_all(dir);
 }
@@ -124,12 +112,15 @@ TEST(AgentOnTestbed, WithDrainTheAgentDrainsItsNodeOnAFailedGpuAndWithoutItOnlyR
   if (!testbed_up()) GTEST_SKIP() << "the Slurm testbed is not running (make test starts it; see tests/testbed/)";
   std::string dir = temp_dir("agent-drain-tb");
   struct Restore {
-    ~Restore() try {
-      for (const char* n : {"node5", "node8"})
-        if (slurm_node_field(n, "Reason").rfind("gcm: detector: ", 0) == 0)
-          run_command({{"scontrol", "update", std::string("NodeName=") + n, "State=RESUME"}});
-    } catch (const std::exception&) {
-      // Slurm down: nothing more to restore.
+    ~Restore() {
+      // A plain try, not a function-try-block: a destructor's handler would rethrow and end the process.
+      try {
+        for (const char* n : {"node5", "node8"})
+          if (slurm_node_field(n, "Reason").rfind("gcm: detector: ", 0) == 0)
+            run_ok({"scontrol", "update", std::string("NodeName=") + n, "State=RESUME"});
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "restoring the testbed: " << e.what();
+      }
     }
   } restore;
   std::vector<std::unique_ptr<BackgroundProcess>> agents;

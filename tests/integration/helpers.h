@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/subprocess.h"
+#include "refused_port.h"
 
 namespace gcm::testing {
 
@@ -114,44 +115,6 @@ inline int free_port() {
   throw std::runtime_error("no free TCP port in " + std::to_string(range.first) + "-" + std::to_string(range.second));
 }
 
-// Ports kept bound, not listening, until released: a connect to one is refused, as to a receiver that is down,
-// and no free_port() of another test process (ctest runs the integration shards in parallel, all in the same
-// range) can hand it out meanwhile. A test that kills a receiver and starts it again on the same port, or starts its
-// sender before its receiver, holds the port in between: once a parallel test's server took it during an outage
-// and answered the sender's requests in its place. SO_REUSEADDR, so that it binds over the connections a killed
-// receiver left in TIME_WAIT.
-class HeldPorts {
- public:
-  explicit HeldPorts(std::vector<int> ports) {
-    for (int port : ports) {
-      int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      int one = 1;
-      ::setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-      sockaddr_in a{};
-      a.sin_family = AF_INET;
-      a.sin_addr.s_addr = htonl(INADDR_ANY);
-      a.sin_port = htons(static_cast<uint16_t>(port));
-      if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-        ::close(s);
-        release();
-        throw std::runtime_error("cannot hold port " + std::to_string(port) + ": it is in use");
-      }
-      fds_.push_back(s);
-    }
-  }
-  HeldPorts(const HeldPorts&) = delete;
-  HeldPorts& operator=(const HeldPorts&) = delete;
-  ~HeldPorts() { release(); }
-  // Just before the receiver that binds them starts.
-  void release() {
-    for (int fd : fds_) ::close(fd);
-    fds_.clear();
-  }
-
- private:
-  std::vector<int> fds_;
-};
-
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
@@ -204,6 +167,38 @@ inline std::string run_ok(std::vector<std::string> argv) {
   return r.out;
 }
 
+// `scontrol reconfigure`, then waits (30 s at most) until every node has registered with the controller again.
+// From Slurm 23.11 a reconfigure restarts slurmctld, and until a node registers its base state is UNKNOWN, with its
+// flags kept (UNKNOWN+DRAIN): RESUME then fails with "Invalid node state specified". Throws naming the nodes that
+// had not registered.
+inline void reconfigure_testbed() {
+  run_ok({"scontrol", "reconfigure"});
+  std::string unregistered;
+  auto all_registered = [&] {
+    CommandSpec s;
+    s.argv = {"scontrol", "-o", "show", "nodes"};
+    s.timeout = std::chrono::seconds(10);
+    CommandResult r;
+    try {
+      r = run_command(s);
+    } catch (const CommandError&) {
+      return false;
+    }
+    if (!r.ok()) return false;  // the controller is still restarting
+    unregistered.clear();
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find(" State=UNKNOWN") == std::string::npos) continue;
+      size_t name = line.find("NodeName=") + 9;
+      unregistered += " " + line.substr(name, line.find(' ', name) - name);
+    }
+    return unregistered.empty();
+  };
+  if (!eventually(all_registered, std::chrono::seconds(30)))
+    throw std::runtime_error("after scontrol reconfigure these nodes had not registered in 30 s:" +
+                             (unregistered.empty() ? std::string(" (the controller did not answer)") : unregistered));
+}
+
 // The Slurm release the testbed runs, as (major, minor), from `sinfo -V` ("slurm 24.11.7", "slurm-wlm 22.05.8").
 inline std::pair<int, int> testbed_release() {
   std::string v = run_ok({"sinfo", "-V"});
@@ -224,14 +219,75 @@ inline std::string slurm_node_field(const std::string& node, const std::string& 
   return out.substr(p, end == std::string::npos ? std::string::npos : end - p);
 }
 
+// The testbed's hooks.conf (Prolog=, Epilog=: slurm.conf includes it) for one test. install() writes the test's hooks
+// and waits until the controller has them; the destructor, however the test ends, puts back what was there, cancels
+// the test's jobs (by name) and resumes the nodes it names that are still drained, so that the tests that follow
+// find the testbed as it was.
+class TestbedHooks {
+ public:
+  explicit TestbedHooks(std::string job_name, std::vector<std::string> resume = {})
+      : path_(std::filesystem::path(std::getenv("SLURM_CONF")).parent_path().string() + "/hooks.conf"),
+        job_name_(std::move(job_name)),
+        resume_(std::move(resume)) {
+    std::ifstream in(path_);
+    saved_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  TestbedHooks(const TestbedHooks&) = delete;
+  TestbedHooks& operator=(const TestbedHooks&) = delete;
+  ~TestbedHooks() {
+    try {
+      std::ofstream(path_) << saved_;
+      reconfigure_testbed();
+      run_ok({"scancel", "--name=" + job_name_});
+      for (const auto& n : resume_)
+        if (slurm_node_field(n, "State").find("DRAIN") != std::string::npos)
+          run_ok({"scontrol", "update", "NodeName=" + n, "State=RESUME"});
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "restoring the testbed: " << e.what();
+    }
+  }
+  // Throws when the controller does not show the prolog in its configuration within 20 s.
+  void install(const std::string& prolog, const std::string& epilog) const {
+    std::ofstream(path_) << "Prolog=" << prolog << "\nEpilog=" << epilog << "\n";
+    reconfigure_testbed();
+    if (!eventually([&] { return run_ok({"scontrol", "show", "config"}).find(prolog) != std::string::npos; },
+                    std::chrono::seconds(20)))
+      throw std::runtime_error("the testbed's controller did not take Prolog=" + prolog + " within 20 s");
+  }
+
+ private:
+  std::string path_, saved_, job_name_;
+  std::vector<std::string> resume_;
+};
+
+// One field of the job's allocation line in `sacct -X -n -P --noconvert` on the testbed, without trailing blanks.
+inline std::string sacct_field(const std::string& job, const std::string& field) {
+  std::string out = run_ok({"sacct", "-X", "-n", "-P", "--noconvert", "-j", job, "--format=" + field});
+  out = out.substr(0, out.find('\n'));
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
 // Every record of the JSON-array lines a command printed with `--sink stdout`; other lines (log lines with
 // "[time] [level]" included) are skipped.
 inline std::vector<nlohmann::json> records_of(const std::string& out) {
   std::vector<nlohmann::json> records;
   std::istringstream in(out);
-  for (std::string line; std::getline(in, line);)
-    if (line.starts_with("[{"))
-      for (auto& r : nlohmann::json::parse(line)) records.push_back(r);
+  int number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (!line.starts_with("[{")) continue;
+    nlohmann::json chunk;
+    try {
+      chunk = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      // A sink's line that is not one JSON list means another write landed inside it: show what landed where.
+      size_t from = e.byte > 200 ? e.byte - 200 : 0;
+      throw std::runtime_error("output line " + std::to_string(number) + " (" + std::to_string(line.size()) +
+                               " bytes) is not one JSON list: " + e.what() + "; around it: " + line.substr(from, 400));
+    }
+    for (auto& r : chunk) records.push_back(r);
+  }
   return records;
 }
 

@@ -191,12 +191,6 @@ TEST(JobstatsHtml, ChromiumDrawsOneLanePerGpuWithItsColours) {
 
 // --- the testbed and a backfilled Prometheus ---
 
-std::string sacct_field(const std::string& job, const std::string& field) {
-  std::string out = run_ok({"sacct", "-X", "-n", "-P", "-j", job, "--format=" + field});
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
-
 int64_t unix_of(const std::string& sacct_time) {  // the testbed prints UTC (TZ=UTC below)
   std::tm tm{};
   if (!strptime(sacct_time.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) throw std::runtime_error("time " + sacct_time);

@@ -291,11 +291,6 @@ std::string submit(std::vector<std::string> args) {
   return out.substr(0, out.find_first_of(";\n"));
 }
 
-std::string sacct_field(const std::string& id, const std::string& field) {
-  std::string out = run_ok({"sacct", "-n", "-X", "-P", "--noconvert", "-j", id, "-o", field});
-  return out.substr(0, out.find('\n'));
-}
-
 TEST(SacctTestbed, RunningJobsThenABackfillOfTheWindowMatchSacct) {
   REQUIRE_TESTBED();
   ::setenv("TZ", "UTC", 1);  // sacct here prints the same wall clock as gcm's sacct (TZ=UTC below)

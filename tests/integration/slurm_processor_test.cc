@@ -204,7 +204,7 @@ TEST(SlurmProcessor, ADownstreamOutageLosesNothingAndDuplicatesNothing) {
   collect(*rx, 10s);
   rx->kill();
   rx.reset();
-  HeldPorts outage({port});
+  RefusedPorts outage({port});
   send(kRequests / 3);
   // The queue (10 KiB) is far smaller than what the outage gathers: it must have spooled.
   ASSERT_TRUE(eventually(
@@ -270,7 +270,7 @@ TEST(SlurmProcessor, AKill9DuringAnOutageLosesNoAcceptedPoint) {
   auto dir = temp_dir("slurm-processor-kill9");
   std::string spool = dir + "/spool";
   int away = free_port();
-  HeldPorts downstream_down({away});  // connects refused for the whole first run
+  RefusedPorts downstream_down({away});  // connects refused for the whole first run
   std::vector<std::string> common = {"--attribution", "slurmd-local", "--scontrol", "/bin/false", "--batch-size",
                                      "50", "--batch-timeout", "0.05", "--spool-dir", spool,
                                      "--retry-initial-backoff", "0.05", "--retry-max-backoff", "0.2"};

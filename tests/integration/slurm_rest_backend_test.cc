@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "helpers.h"
+#include "sacct/sacct_records.h"
 #include "slurm/rest_client.h"
 #include "slurm/rest_render_sacct.h"
 #include "slurm_fakes.h"
@@ -393,8 +395,10 @@ TEST(SlurmRestBackendTestbed, SacctRunningRecordsAgreeWithTheCli) {
     // testbed's release. derived_cluster is the collector's own field, not a column.
     std::set<std::string> rest_columns;
     for (std::string_view column : gcm::slurm::rest_sacct_columns(release)) rest_columns.emplace(column);
+    // The record keeps GCM's field names where sacct of 24.11 on prints new ones (Reserved for Planned).
     auto not_in_v0038 = [&](const std::string& field) {
-      return field != "derived_cluster" && !rest_columns.count(field);
+      return field != "derived_cluster" && !rest_columns.count(field) &&
+             !rest_columns.count(std::string(gcm::sacct::sacct_renamed_column(field)));
     };
     // Computed by slurmdbd at the moment of each query (now - start), so they move between the two runs: compared
     // within the seconds the runs are apart.
@@ -424,14 +428,19 @@ TEST(SlurmRestBackendTestbed, SacctRunningRecordsAgreeWithTheCli) {
           EXPECT_EQ(rr[field], flags.substr(0, flags.find(",StartRecieved"))) << id;
           continue;
         }
+        const std::string step = id.find('.') == std::string::npos ? "" : id.substr(id.find('.') + 1);
+        if (field == "SubmitLine" && !step.empty() && std::isdigit(static_cast<unsigned char>(step[0]))) {
+          // sacct prints a numbered step's own `srun ...`, which no API version's step has (collectors.md).
+          EXPECT_EQ(rr[field], "") << id;
+          continue;
+        }
         EXPECT_EQ(rr[field], value) << id << "." << field;
         ++compared;
       }
     }
-    // 71 fields a row compared exactly on 22.05 (Flags apart); 69 from 24.11, whose sacct prints Reserved, ResvCPU and
-    // ResvCPURAW as Planned, PlannedCPU and PlannedCPURAW, which the Sacct record (GCM's columns) does not have: null
-    // from both back ends.
-    EXPECT_GE(compared, both.size() * (release >= std::make_pair(24, 11) ? 69 : 71)) << "most fields compared exactly";
+    // 71 fields a row compared exactly (Flags apart; 24.11's sacct prints Reserved, ResvCPU and ResvCPURAW as Planned,
+    // PlannedCPU and PlannedCPURAW, and both back ends give them GCM's names).
+    EXPECT_GE(compared, both.size() * 70) << "most fields compared exactly";
   }
   std::filesystem::remove_all(dir);
 }

@@ -73,7 +73,7 @@ class SuiteOnTestbed : public ::testing::Test {
       h << "HealthCheckProgram=" << dir << "/healthcheck.sh\nHealthCheckInterval=2\n"
         << "HealthCheckNodeState=ANY\n";
     h.close();
-    run_ok({"scontrol", "reconfigure"});
+    reconfigure_testbed();
     ASSERT_TRUE(eventually(
         [&] {
           std::string c = run_ok({"scontrol", "show", "config"});
@@ -134,7 +134,7 @@ timeout = 2
     if (!up) return;
     std::ofstream(hooks) << saved_hooks;
     try {
-      run_ok({"scontrol", "reconfigure"});
+      reconfigure_testbed();
       run_ok({"scancel", "--name=gcm-suite-tb"});
       for (const char* n : {"node3", "node4", "node5"}) {
         if (node_field(n, "State").find("DRAIN") != std::string::npos)

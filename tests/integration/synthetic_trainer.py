@@ -8,7 +8,13 @@ so every rank's step wall time is the slowest compute plus the collective, as in
 
 Scenarios: --stall-rank R --stall-from T --stall S adds S seconds to rank R's compute from T seconds of scenario time
 (a data-loader stall: no hardware cause); --eval-every N --eval S pauses every rank for S seconds every N steps
-(evaluation: the job's own phase); --jitter J is the relative noise of each compute.
+(evaluation: the job's own phase); --jitter J is the relative noise of each compute. Each rank reports the model's
+step and compute times (StepReporter.record); --measured reports what StepReporter.step() times around the sleeps.
+
+Under srun (--collective-dir, one task per rank on several nodes, GCM_TRAINER_RANK set by the task's wrapper) a rank
+reads only its own GPU (CUDA_VISIBLE_DEVICES at its local rank, mapped through Slurm's SLURM_STEP_GPUS as the agent
+does), and the collective is an all-gather through files in that directory, shared by the nodes: each step every
+rank publishes its compute and waits for the others' before it takes the slowest.
 """
 
 import argparse
@@ -46,32 +52,88 @@ class Nvml:
         return cur.value / top.value
 
 
+def own_gpu():
+    """The NVML index of this rank's GPU: CUDA_VISIBLE_DEVICES at the local rank (or its only entry), counted within
+    Slurm's list of the step's physical GPUs when that list differs (cgroup-constrained devices are renumbered)."""
+    visible = [v for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v]
+    physical = [v for v in os.environ.get("SLURM_STEP_GPUS", os.environ.get("SLURM_JOB_GPUS", "")).split(",") if v]
+    local = int(os.environ.get("SLURM_LOCALID", "0"))
+    if not visible:
+        return local
+    entry = int(visible[0] if len(visible) == 1 else visible[local])
+    return int(physical[entry]) if physical != visible and entry < len(physical) else entry
+
+
+class FileCollective:
+    """An all-gather of one number per rank and step through files in a directory every rank can reach."""
+
+    def __init__(self, directory, rank, ranks, timeout=20):
+        self.dir, self.rank, self.ranks, self.timeout = directory, rank, ranks, timeout
+        os.makedirs(directory, exist_ok=True)
+
+    def gather(self, step, value):
+        mine = os.path.join(self.dir, f"{step}.{self.rank}")
+        with open(mine + ".tmp", "w") as f:
+            f.write(repr(value))
+        os.rename(mine + ".tmp", mine)  # the others never read half a number
+        old = os.path.join(self.dir, f"{step - 3}.{self.rank}")
+        if os.path.exists(old):
+            os.unlink(old)  # this rank read every step - 1: every rank has finished reading step - 2 and older
+        values = []
+        deadline = time.time() + self.timeout
+        for r in range(self.ranks):
+            path = os.path.join(self.dir, f"{step}.{r}")
+            while True:
+                try:
+                    with open(path) as f:
+                        values.append(float(f.read()))
+                    break
+                except FileNotFoundError:
+                    if time.time() > deadline:
+                        raise RuntimeError(f"rank {self.rank}: rank {r} never reached step {step} ({path})")
+                    time.sleep(0.002)
+        return values
+
+
 def rank_main(a):
     rank = int(os.environ["SLURM_PROCID"])
-    gpu = int(os.environ["CUDA_VISIBLE_DEVICES"])
+    gpu = own_gpu()
+    ranks = int(os.environ.get("SLURM_NTASKS", a.ranks)) if a.collective_dir else a.ranks
+    collective = FileCollective(a.collective_dir, rank, ranks) if a.collective_dir else None
     nvml = Nvml(a.nvml)
     rng = random.Random(a.seed * 1000 + rank)
     reporter = StepReporter(endpoint=a.endpoint, flush_interval=a.flush, encoding=a.encoding)
     t0 = time.time()
     step = 0
-    while time.time() - t0 < a.seconds:
+    while time.time() - t0 < a.seconds and (a.until is None or time.time() - a.epoch < a.until):
         step += 1
         now = time.time() - a.epoch
-        # Every rank reads every GPU: it knows how long the slowest rank's compute takes, which is when the
-        # collective ends for all.
-        computes = []
-        for r in range(a.ranks):
-            c = a.compute / max(nvml.sm_ratio(r), 0.05) * (1 + rng.gauss(0, a.jitter))
-            if r == a.stall_rank and now >= a.stall_from:
-                c += a.stall
-            computes.append(c)
-        own = computes[rank]
-        with reporter.step(tokens=a.tokens) as s:
-            time.sleep(own)
-            s.compute_done()
-            time.sleep(max(computes) - own + a.collective)
-            if a.eval_every and step % a.eval_every == 0:
-                time.sleep(a.eval)
+
+        def compute_of(r, index):
+            c = a.compute / max(nvml.sm_ratio(index), 0.05) * (1 + rng.gauss(0, a.jitter))
+            return c + a.stall if r == a.stall_rank and now >= a.stall_from else c
+
+        if collective:
+            own = compute_of(rank, gpu)
+            computes = collective.gather(step, own)
+        else:
+            # Every rank reads every GPU of the node: it knows how long the slowest rank's compute takes, which is
+            # when the collective ends for all.
+            computes = [compute_of(r, r) for r in range(a.ranks)]
+            own = computes[rank]
+        pause = a.eval if a.eval_every and step % a.eval_every == 0 else 0
+        if a.measured:
+            with reporter.step(tokens=a.tokens) as s:
+                time.sleep(own)
+                s.compute_done()
+                time.sleep(max(computes) - own + a.collective + pause)
+        else:
+            # The model's times are reported, and the sleep only paces the job in real time: on a loaded test
+            # machine a sleeping rank wakes milliseconds late, which on a 50 ms compute is a 5 % straggler made by
+            # the host's scheduler, not by the GPU the scenario slowed.
+            wall = max(computes) + a.collective + pause
+            time.sleep(wall)
+            reporter.record(wall, compute_duration=own, tokens=a.tokens)
     reporter.close()
     if reporter.failures:
         print(f"rank {rank} (GPU {gpu}): {reporter.failures} failed sends: {reporter.last_error}", file=sys.stderr)
@@ -114,7 +176,17 @@ def main():
     p.add_argument("--eval", type=float, default=0)
     p.add_argument("--flush", type=float, default=0.5)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--measured",
+        action="store_true",
+        help="report the times StepReporter.step() measures around the sleeps instead of the model's",
+    )
     p.add_argument("--encoding", default="protobuf", choices=["protobuf", "json"])
+    p.add_argument(
+        "--collective-dir",
+        help="under srun: the directory (shared by the nodes) of the file all-gather; the ranks are SLURM_NTASKS",
+    )
+    p.add_argument("--until", type=float, help="stop at this second of scenario time (since --epoch) as well")
     p.add_argument("--epoch", type=float, default=float(os.environ.get("GCM_FAKE_NVML_EPOCH", time.time())))
     a = p.parse_args()
     return rank_main(a) if os.environ.get("GCM_TRAINER_RANK") else launch(a)

@@ -1,7 +1,7 @@
 // One `gcm agent` per testbed node, as the agent and zombie testbed tests start them: the node's fake-NVML scenario
 // in DIR/nvml-NODE.json (the caller writes it), the mapping files the prolog writes in DIR/gpu-jobs/NODE, its own run
 // directory DIR/run/NODE, no kernel log, a 0.2 s sample and a 1 s window, listening on 127.0.0.1:PORT, logging into
-// DIR/LOGS/NODE; `extra` follows (the suite, --drain, ...).
+// DIR/LOGS/NODE; `extra` follows (the suite, --drain, ...), and `env` adds to its environment.
 #pragma once
 
 #include <memory>
@@ -15,7 +15,8 @@ namespace gcm::testing {
 
 inline std::unique_ptr<BackgroundProcess> start_testbed_agent(const std::string& dir, const std::string& node, int port,
                                                               const std::vector<std::string>& extra,
-                                                              const std::string& logs = "agent-logs") {
+                                                              const std::string& logs = "agent-logs",
+                                                              const std::vector<std::string>& env = {}) {
   std::vector<std::string> argv = {gcm_binary(),
                                    "--config",
                                    "/dev/null",
@@ -39,10 +40,10 @@ inline std::unique_ptr<BackgroundProcess> start_testbed_agent(const std::string&
                                    "--log-folder",
                                    dir + "/" + logs + "/" + node};
   argv.insert(argv.end(), extra.begin(), extra.end());
-  return std::make_unique<BackgroundProcess>(
-      argv, dir + "/agent-" + node + ".stderr",
-      std::vector<std::string>{"GCM_FAKE_NVML_SCENARIO=" + dir + "/nvml-" + node + ".json",
-                               std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML});
+  std::vector<std::string> environment = {"GCM_FAKE_NVML_SCENARIO=" + dir + "/nvml-" + node + ".json",
+                                          std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML};
+  environment.insert(environment.end(), env.begin(), env.end());
+  return std::make_unique<BackgroundProcess>(argv, dir + "/agent-" + node + ".stderr", environment);
 }
 
 }  // namespace gcm::testing

@@ -82,22 +82,7 @@ TEST(ZombieOnTestbed, ASlowNodeIsDrainedByTheCrossNodeRuleThenResumedAfterItsCon
       << "prometheus-alertmanager is not installed (scripts/install-deps.sh)";
   std::string dir = temp_dir("zombie-tb");
   ::chmod(dir.c_str(), 0755);
-  std::string hooks = std::filesystem::path(std::getenv("SLURM_CONF")).parent_path().string() + "/hooks.conf";
-  std::string saved_hooks = read_text(hooks);
-  // Whatever happens below, the testbed is left as it was found for the tests that follow.
-  struct Restore {
-    std::string hooks, saved;
-    ~Restore() try {
-      std::ofstream(hooks) << saved;
-      run_command({{"scontrol", "reconfigure"}});
-      run_command({{"scancel", "--name=gcm-zombie-tb"}});
-      for (const char* n : {"node3", "node7"})
-        if (slurm_node_field(n, "State").find("DRAIN") != std::string::npos)
-          run_command({{"scontrol", "update", std::string("NodeName=") + n, "State=RESUME"}});
-    } catch (const std::exception&) {
-      // Slurm down: nothing more to restore.
-    }
-  } restore{hooks, saved_hooks};
+  TestbedHooks hooks("gcm-zombie-tb", {"node3", "node7"});
   run_ok({"scontrol", "update", "NodeName=node7", "State=DRAIN", "Reason=operator: maintenance"});
 
   // The confirmation: DCGM's level-2 diagnostic on a stand-in dcgmi that fails until the test says it passes.
@@ -165,13 +150,7 @@ TEST(ZombieOnTestbed, ASlowNodeIsDrainedByTheCrossNodeRuleThenResumedAfterItsCon
     ASSERT_TRUE(eventually(
         [&] { return std::filesystem::exists(dir + "/run/node" + std::to_string(n) + "/agent-state.json"); }, 30s))
         << "agent of node" << n << ": " << read_text(dir + "/agent-node" + std::to_string(n) + ".stderr");
-  std::ofstream(hooks) << "Prolog=" << dir << "/prolog.sh\nEpilog=" << dir << "/epilog.sh\n";
-  run_ok({"scontrol", "reconfigure"});
-  ASSERT_TRUE(eventually(
-      [&] {
-        return run_ok({"scontrol", "show", "config"}).find(dir + "/prolog.sh") != std::string::npos;
-      },
-      20s));
+  hooks.install(dir + "/prolog.sh", dir + "/epilog.sh");
   auto first_line = [](std::string s) { return s.substr(0, s.find_first_of(";\n")); };
   std::string job =
       first_line(run_ok({"sbatch", "--parsable", "-N", "4", "-w", "node[1-4]", "-p", "gpu", "--gres=gpu:2", "-J",

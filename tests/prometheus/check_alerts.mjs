@@ -29,12 +29,19 @@ for (const f of readdirSync(rulesDir).filter((f) => f.endsWith('.yml'))) {
 }
 if (alerts.size === 0) problems.push(`no alert found in ${rulesDir}`);
 
+// A label is one of its values, or a template that chooses between two of them by the alert's own labels
+// ('{{ if eq $labels.hardware "agrees" }}drain{{ else }}notify{{ end }}').
+function labelOf(name, values) {
+  const v = `(?:${values})`;
+  return new RegExp(`^\\s+${name}: (?:${v}|'\\{\\{ if eq \\$labels\\.[a-z_]+ "[a-z_]+" \\}\\}${v}\\{\\{ else \\}\\}${v}\\{\\{ end \\}\\}')$`, 'm');
+}
+
 const runbook = readFileSync(join(root, 'docs/alerts.md'), 'utf8');
 for (const [name, { file, lines }] of alerts) {
   const text = lines.join('\n');
   const want = [
-    [/^\s+severity: (critical|warning|info)$/m, 'label severity (critical, warning or info)'],
-    [/^\s+gcm_action: (drain|notify)$/m, 'label gcm_action (drain or notify)'],
+    [labelOf('severity', 'critical|warning|info'), 'label severity (critical, warning or info)'],
+    [labelOf('gcm_action', 'drain|notify'), 'label gcm_action (drain or notify)'],
     [/^\s+gcm_remedy: [a-z_]+$/m, 'label gcm_remedy'],
     [/^\s+summary: /m, 'annotation summary'],
     [/^\s+description: /m, 'annotation description'],

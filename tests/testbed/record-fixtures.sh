@@ -81,6 +81,14 @@ rec squeue-O.txt "slurm_job_monitor, jobs: 34 fields each followed by |#" squeue
 rec squeue.json "JSON form" squeue --json
 rec sdiag.txt "slurm_monitor, Slurm older than 23.02" sdiag --all
 rec sdiag-json.txt "slurm_monitor, Slurm 23.02 and newer (22.05 has no --json)" sdiag --all --json
+# slurmctld's own OpenMetrics (MetricsType=metrics/openmetrics, 25.11), served on its port, right after the commands
+# slurm_monitor runs, so its numbers can be compared with theirs (tests SlurmMonitorOpenMetrics.*).
+if grep -q '^MetricsType=metrics/openmetrics' "$SLURM_CONF"; then
+  for m in nodes jobs partitions scheduler; do
+    rec "openmetrics-$m.txt" "compared with slurm_monitor's round" \
+      curl -sS --fail --max-time 10 "http://127.0.0.1:$PORT_CTLD/metrics/$m"
+  done
+fi
 rec sacct-slurm-monitor.txt "slurm_monitor, jobs: GCM's exact argv, offsets included" \
   sacct -a -D -X -P --noconvert "-S $(pacific $((now - interval)))" "-E $(pacific "$now")" \
   --format=jobid,user,alloccpus,alloctres,reqnodes,reqtres,submit,start,end,state,allocnodes,elapsed,suspended,account

@@ -406,16 +406,23 @@ wait_until "$TIMEOUT" sacctmgr -n show user alice || die "sacctmgr does not list
 # registered: slurmdbd knows the TRES gres/gpu only from slurmctld's AccountingStorageTRES, so on a fresh database
 # an earlier `add qos` fails with "no TRES known by type gres/gpu".
 gpu_tres_known() { sacctmgr -nP show tres format=type,name | grep -qx 'gres|gpu'; }
-if ! grep -qx capped <<<"$(sacctmgr -nP show qos format=name)"; then
-  wait_until "$TIMEOUT" gpu_tres_known || die "slurmdbd does not know the TRES gres/gpu" "$TB_LOG/slurmdbd.log"
-  acct add qos capped Priority=10 GraceTime=120 Preempt=normal,limited PreemptMode=requeue PreemptExemptTime=00:05:00 \
-      Flags=DenyOnLimit,NoReserve UsageFactor=2 UsageThreshold=0.5 GrpTRES=cpu=64,mem=64G,gres/gpu=16 \
-      GrpTRESMins=cpu=100000 GrpTRESRunMins=cpu=50000 GrpJobs=20 GrpSubmitJobs=40 GrpWall=7-00:00:00 \
-      MaxTRESPerJob=cpu=16,mem=1536M,gres/gpu=4 MaxTRESPerNode=gres/gpu=4 MaxTRESMinsPerJob=cpu=6000 \
-      MaxWallDurationPerJob=1-00:00:00 MaxTRESPerUser=gres/gpu=8 MaxJobsPerUser=4 MaxSubmitJobsPerUser=8 \
-      MaxTRESPerAccount=gres/gpu=12 MaxTRESRunMinsPA=cpu=40000 MaxTRESRunMinsPU=cpu=30000 MaxJobsPerAccount=6 MaxSubmitJobsPerAccount=12 MinTRESPerJob=cpu=1 \
-      Description="every limit set"
-fi
+# The limits are set on every start, so a testbed whose database was made by an older start.sh (or another Slurm
+# version sharing nothing but the recipe) gets the same QOS: `add` only creates it, `modify` sets every limit.
+# MaxTRESRunMinsPA/PU are sacctmgr options from Slurm 23.02 on (22.05's sacctmgr refuses them).
+capped_limits=(Priority=10 GraceTime=120 Preempt=normal,limited PreemptMode=requeue PreemptExemptTime=00:05:00
+  Flags=DenyOnLimit,NoReserve UsageFactor=2 UsageThreshold=0.5 GrpTRES=cpu=64,mem=64G,gres/gpu=16
+  GrpTRESMins=cpu=100000 GrpTRESRunMins=cpu=50000 GrpJobs=20 GrpSubmitJobs=40 GrpWall=7-00:00:00
+  MaxTRESPerJob=cpu=16,mem=1536M,gres/gpu=4 MaxTRESPerNode=gres/gpu=4 MaxTRESMinsPerJob=cpu=6000
+  MaxWallDurationPerJob=1-00:00:00 MaxTRESPerUser=gres/gpu=8 MaxJobsPerUser=4 MaxSubmitJobsPerUser=8
+  MaxTRESPerAccount=gres/gpu=12 MaxJobsPerAccount=6 MaxSubmitJobsPerAccount=12 MinTRESPerJob=cpu=1
+  Description="every limit set")
+version_at_least 23.02.0 "$SLURM_VERSION" && capped_limits+=(MaxTRESRunMinsPA=cpu=40000 MaxTRESRunMinsPU=cpu=30000)
+wait_until "$TIMEOUT" gpu_tres_known || die "slurmdbd does not know the TRES gres/gpu" "$TB_LOG/slurmdbd.log"
+grep -qx capped <<<"$(sacctmgr -nP show qos format=name)" || acct add qos capped "${capped_limits[@]}"
+# sacctmgr modify exits 1 with "Nothing modified" when every limit already has its value: that is success here.
+sacctmgr -i modify qos where name=capped set "${capped_limits[@]}" >>"$TB_LOG/sacctmgr.log" 2>&1 ||
+  grep -q "Nothing modified" <(tail -n 3 "$TB_LOG/sacctmgr.log") ||
+  die "sacctmgr modify qos capped failed" "$TB_LOG/sacctmgr.log"
 wait_until 5 test -S "$GCM_TESTBED_REST_SOCKET" || die "slurmrestd did not create its socket" "$TB_LOG/slurmrestd.log"
 daemon_pid "$TB_RUN/slurmrestd.pid" slurmrestd >/dev/null || die "slurmrestd exited" "$TB_LOG/slurmrestd.log"
 if ((HAVE_JWT)); then

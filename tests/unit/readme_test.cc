@@ -33,7 +33,7 @@ std::string records_block() {
   return out;
 }
 
-// Sinks a test registers for itself are named test_* (tests/unit/sinks/sinks_test.cc) and are not part of gcm.
+// Sinks a test registers for itself are named test_* (tests/unit/sinks/registry_test.cc) and are not part of gcm.
 bool is_test_sink(const std::string& name) { return name.rfind("test_", 0) == 0; }
 
 // sink_registry() is a std::map, so the names come sorted.

@@ -41,6 +41,20 @@ inline std::shared_ptr<const NodeJobs> node1_jobs() {
       node_jobs_from({{0, {job(11, "prep", "alice")}}, {1, {a, job(13, "eval", "carol")}}, {2, {}}}));
 }
 
+// A Kubernetes node (the kubelet source): GPU 0 runs job 11 in SUNK's slurmd pod, GPU 1 job 12 in no pod, GPU 2
+// a plain pod (no Slurm job; the kubelet named no container), GPU 3 idle.
+inline std::shared_ptr<const NodeJobs> k8s_node_jobs() {
+  JobInfo in_pod = job(11, "prep", "alice");
+  in_pod.pod = "slurm-gpu-node-0";
+  in_pod.pod_namespace = "slurm";
+  in_pod.container = "slurmd";
+  JobInfo pod_only;
+  pod_only.pod = "notebook-7";
+  pod_only.pod_namespace = "dev";
+  return std::make_shared<const NodeJobs>(
+      node_jobs_from({{0, {in_pod}}, {1, {job(12, "train", "bob")}}, {2, {pod_only}}, {3, {}}}));
+}
+
 inline void set_str(Attrs* a, const std::string& k, const std::string& v) {
   auto* kv = a->Add();
   kv->set_key(k);

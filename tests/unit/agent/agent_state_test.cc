@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "agent/agent_options.h"
+#include "agent/job_signal_ranks.h"
 #include "agent/status_text.h"
 #include "core/subprocess.h"
 #include "temp_dir.h"
@@ -167,6 +168,50 @@ TEST(AgentStatus, TextShowsEachGpuItsJobHealthAndEvidence) {
   EXPECT_NE(t.find("1234"), std::string::npos) << t;
   EXPECT_NE(t.find("fallen off the bus"), std::string::npos) << t;
   EXPECT_NE(t.find("Active problems:"), std::string::npos) << t;
+}
+
+TEST(AgentStatus, TheJobSignalRanksRoundTripAndAreShownByJobAndRank) {
+  auto s = two_gpus(Health::Ok, 1000);
+  EXPECT_EQ(status_text(s, 2000).find("Job-signal ranks"), std::string::npos) << "no ranks, no section";
+  jobsignal::RankJudgement slow;
+  slow.job_id = "4242";
+  slow.rank = 19;
+  slow.gpu = 3;
+  slow.judgement = jobsignal::Judgement::Slow;
+  slow.signal = "compute";
+  slow.value = 0.412;
+  jobsignal::RankJudgement clean = slow, warm = slow;
+  clean.rank = 18;
+  clean.gpu = 2;
+  clean.judgement = jobsignal::Judgement::Clean;
+  clean.value = 0.388;
+  warm.job_id = "77";
+  warm.rank = -1;  // not numbered by Slurm or the launcher
+  warm.gpu = -1;
+  warm.judgement = jobsignal::Judgement::Held;
+  warm.signal = "";
+  s.ranks = rank_state_entries({slow, warm, clean});
+  ASSERT_EQ(s.ranks.size(), 3u);
+  EXPECT_EQ(s.ranks[0].rank, 18);  // by job, then rank
+  EXPECT_EQ(s.ranks[2].job_id, "77");
+  EXPECT_EQ(s.ranks[2].seconds, 0) << "nothing compared, no time";
+  AgentState back = parse_agent_state(to_json(s), "f");
+  ASSERT_EQ(back.ranks.size(), 3u);
+  EXPECT_EQ(back.ranks[1].rank, 19);
+  EXPECT_EQ(back.ranks[1].gpu, 3);
+  EXPECT_EQ(back.ranks[1].signal, "compute");
+  EXPECT_DOUBLE_EQ(back.ranks[1].seconds, 0.412);
+  EXPECT_EQ(back.ranks[1].judgement, "slow");
+  std::string t = status_text(back, 2000);
+  EXPECT_NE(t.find("Job-signal ranks (last window):\n"
+                   "  JOB          RANK   GPU  TIME                   RANK_SLOW\n"
+                   "  4242         18     2    0.388 s compute        clean\n"
+                   "  4242         19     3    0.412 s compute        slow\n"
+                   "  77           -      -    -                      held\n"),
+            std::string::npos)
+      << t;
+  // A state file of before the ranks has none.
+  EXPECT_TRUE(parse_agent_state(to_json(two_gpus(Health::Ok, 1000)), "f").ranks.empty());
 }
 
 TEST(AgentOptions, ByteSizesWithSuffixes) {

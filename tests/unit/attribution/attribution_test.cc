@@ -47,6 +47,25 @@ TEST(JobInfo, FromSlurmEnvironmentAsTheReference) {
   EXPECT_EQ(j->array_task_id, 34);
 }
 
+TEST(JobInfo, AnAmdJobsGpusComeFromRocrOrHipVisibleDevicesWithoutGpuDeviceOrdinal) {
+  auto rocr = job_info_from_environ(parse_environ(
+      environ_of({"SLURM_JOB_ID=7", "SLURM_JOB_GPUS=2,3", "ROCR_VISIBLE_DEVICES=2,3", "SLURM_CPUS_ON_NODE=96"})));
+  ASSERT_TRUE(rocr);
+  EXPECT_EQ(rocr->job_gpus, "2,3");
+  EXPECT_EQ(rocr->job_cpus_per_gpu, 48.0);
+  auto hip =
+      job_info_from_environ(parse_environ(environ_of({"SLURM_JOB_ID=8", "SLURM_JOB_GPUS=5", "HIP_VISIBLE_DEVICES=5"})));
+  ASSERT_TRUE(hip);
+  EXPECT_EQ(hip->job_gpus, "5");
+  // GPU_DEVICE_ORDINAL, the reference's, wins where Slurm set it.
+  auto both = job_info_from_environ(parse_environ(
+      environ_of({"SLURM_JOB_ID=9", "SLURM_JOB_GPUS=1", "GPU_DEVICE_ORDINAL=1", "ROCR_VISIBLE_DEVICES=0"})));
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->job_gpus, "1");
+  EXPECT_FALSE(job_info_from_environ(
+      parse_environ(environ_of({"SLURM_JOB_ID=10", "SLURM_JOB_GPUS=0,1", "ROCR_VISIBLE_DEVICES=0"}))));
+}
+
 TEST(JobInfo, InconsistentGpuListsOrBadNumbersGiveNoResult) {
   EXPECT_FALSE(job_info_from_environ(
       parse_environ(environ_of({"SLURM_JOB_ID=1", "SLURM_JOB_GPUS=0,1", "GPU_DEVICE_ORDINAL=0"}))));

@@ -42,8 +42,9 @@ TEST(ChunkedBodyDecoder, EachFramingErrorHasItsStatus) {
     int status;
     std::string message;
   };
-  for (const Case& c : {Case{"zz\r\n", 400, "bad chunk size"}, Case{"3\r\nabcX\r\n", 400, "a chunk does not end with CRLF"},
-                        Case{std::string(5000, '1'), 400, "a chunk-size line is too long"},
+  for (const Case& c : {Case{"zz\r\n", 400, "unreadable chunk size 'zz'"},
+                        Case{"3\r\nabcX\r\n", 400, "a chunk is longer than its size (no CRLF after its bytes)"},
+                        Case{std::string(5000, '1'), 400, "a chunk-size line is longer than 4096 bytes"},
                         Case{"0\r\n" + std::string(40, 'T') + "\r\n", 431, "the trailer fields are too large"},
                         Case{"0\r\n" + std::string(40, 'T'), 431, "the trailer fields are too large"}}) {
     ChunkedBodyDecoder d(32);

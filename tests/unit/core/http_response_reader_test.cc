@@ -112,11 +112,11 @@ TEST(HttpResponseReader, MalformedAnswersSayWhatIsWrong) {
   EXPECT_EQ(error_of("HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n"),
             "the answer's Content-Length is not a number: '-1'");
   EXPECT_EQ(error_of("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
-            "the answer has an unreadable chunk size: 'zz'");
+            "the answer's chunked body: unreadable chunk size 'zz'");
   EXPECT_EQ(error_of("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n"),
-            "a chunk of the answer is longer than its size");
-  EXPECT_EQ(error_of("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + std::string(2000, '0')),
-            "a chunk-size line of the answer is longer than 1024 bytes");
+            "the answer's chunked body: a chunk is longer than its size (no CRLF after its bytes)");
+  EXPECT_EQ(error_of("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + std::string(5000, '0')),
+            "the answer's chunked body: a chunk-size line is longer than 4096 bytes");
   EXPECT_EQ(error_of("HTTP/1.1 101 Switching Protocols\r\n\r\n"),
             "the server switched protocols (HTTP 101), which was not asked for");
   EXPECT_EQ(error_of("HTTP/1.1 200 OK\r\nX: " + std::string(70000, 'x')),

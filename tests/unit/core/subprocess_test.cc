@@ -229,3 +229,22 @@ TEST(Subprocess, AStopEndsTheCommandWhetherItsOutputIsPipedOrNot) {
 
 }  // namespace
 }  // namespace gcm
+
+namespace gcm {
+namespace {
+
+TEST(SubprocessLines, ALongLineOfOutputIsSkippedAndReported) {
+  CommandSpec spec;
+  spec.argv = {"/bin/sh", "-c", "echo a; head -c 3000000 /dev/zero | tr '\\0' x; echo; echo b"};
+  spec.max_line = 1u << 20;
+  std::vector<std::pair<size_t, size_t>> longs;
+  spec.on_long_line = [&](size_t n, size_t bytes) { longs.emplace_back(n, bytes); };
+  std::vector<std::string> got;
+  size_t n = stream_command_lines(spec, [&](std::string_view l) { got.emplace_back(l); });
+  EXPECT_EQ(n, 3u);
+  EXPECT_EQ(got, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(longs, (std::vector<std::pair<size_t, size_t>>{{2, 3000000}}));
+}
+
+}  // namespace
+}  // namespace gcm

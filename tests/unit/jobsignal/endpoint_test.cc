@@ -99,6 +99,7 @@ TEST(JobSignalEndpoint, JsonStepsAreTakenForTheSendersJobRankAndGpu) {
   EXPECT_EQ(field(s, "steps"), 6);
   EXPECT_DOUBLE_EQ(s.at("step_duration").as_double(), 1.0);  // median over ranks of their medians (1.0, 1.0)
   EXPECT_DOUBLE_EQ(s.at("slowest_compute_duration").as_double(), 0.61);
+  EXPECT_DOUBLE_EQ(s.at("compute_duration").as_double(), (0.51 + 0.61) / 2);  // the node's median of 2 ranks
   EXPECT_EQ(field(s, "slowest_rank"), 1);
   EXPECT_EQ(field(s, "slowest_gpu"), 1);
   EXPECT_DOUBLE_EQ(s.at("tokens_per_second").as_double(), 2 * 4096 / 30.0);
@@ -383,6 +384,27 @@ TEST(JobSignalEndpoint, TheTcpPeerIsFoundThroughTheRealSocketTable) {
   EXPECT_NE(answer.find(fmt::format("the sending process {} belongs to no Slurm job", ::getpid())),
               std::string::npos)
         << answer;
+}
+
+TEST(JobSignalEndpoint, TheTcpPeerOnIpv6LoopbackIsFoundThroughTheRealTcp6Table) {
+  // As above on [::1]: the connection is in /proc/net/tcp6 only.
+  if (::access("/proc/net/tcp6", R_OK) != 0) GTEST_SKIP() << "this kernel has no IPv6";
+  JobSignalOptions o;
+  o.listen = "[::1]:0";
+  JobSignals js(o, nullptr);
+  js.start();
+  int fd = ::socket(AF_INET6, SOCK_STREAM, 0);
+  sockaddr_in6 a{};
+  a.sin6_family = AF_INET6;
+  a.sin6_port = htons(static_cast<uint16_t>(js.tcp_port()));
+  a.sin6_addr = in6addr_loopback;
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  std::string answer = round_trip(fd, raw_post(steps_json({1.0}, {0.5})));
+  if (std::getenv("SLURM_JOB_ID")) GTEST_SKIP() << "this test process runs inside a Slurm job: it is no stranger";
+  EXPECT_EQ(answer.rfind("HTTP/1.1 403", 0), 0u) << answer;
+  EXPECT_NE(answer.find(fmt::format("the sending process {} belongs to no Slurm job", ::getpid())),
+            std::string::npos)
+      << answer;
 }
 
 }  // namespace

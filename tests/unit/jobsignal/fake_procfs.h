@@ -42,9 +42,10 @@ class FakeProcfs {
                                     dir_.file(std::to_string(pid) + "/fd/" + std::to_string(fd)));
   }
   // /proc/net/tcp as the kernel writes it: addresses as the 32-bit word in host order, ports in hex.
-  void net_tcp(const std::string& lines) {
+  // net/tcp6: each address as four such words.
+  void net_tcp(const std::string& lines, const std::string& table = "tcp") {
     std::filesystem::create_directories(dir_.file("net"));
-    std::ofstream(dir_.file("net/tcp"))
+    std::ofstream(dir_.file("net/" + table))
         << "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
         << lines;
   }

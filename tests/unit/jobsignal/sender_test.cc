@@ -106,5 +106,45 @@ TEST(JobSignalSender, TheTcpPeerIsTheProcessHoldingItsSocket) {
   EXPECT_FALSE(tcp_peer_process(p.root(), "127.0.0.1", 50002, "127.0.0.1", 4318));  // no such connection
 }
 
+TEST(JobSignalSender, AnIpv6PeerIsFoundInTcp6) {
+  FakeProcfs p;
+  p.add_rank(300, "4242", 0, 0, "0");
+  p.add_rank(301, "4242", 1, 1, "1");
+  p.hold_socket(300, 5, 44444);
+  p.hold_socket(301, 6, 55555);
+  p.net_tcp("   0: 0100007F:10DE 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 999 1\n");
+  // [::1]:50000 -> [::1]:4318, and ::ffff:127.0.0.1:50001 -> ::ffff:127.0.0.1:4318 (a v4 client of a v6 socket).
+  p.net_tcp(
+      "   0: 00000000000000000000000001000000:10DE 00000000000000000000000000000000:0000 0A 00000000:00000000 "
+      "00:00000000 00000000     0        0 998 1\n"
+      "   1: 00000000000000000000000001000000:C350 00000000000000000000000001000000:10DE 01 00000000:00000000 "
+      "00:00000000 00000000     0        0 44444 1\n"
+      "   2: 0000000000000000FFFF00000100007F:C351 0000000000000000FFFF00000100007F:10DE 01 00000000:00000000 "
+      "00:00000000 00000000     0        0 55555 1\n",
+      "tcp6");
+  auto a = tcp_peer_process(p.root(), "::1", 50000, "::1", 4318);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->pid, 300);
+  EXPECT_EQ(a->uid, 0);
+  // The listener's text may be bracketed or uncompressed: the same address.
+  EXPECT_EQ(tcp_peer_process(p.root(), "[0:0:0:0:0:0:0:1]", 50000, "[::1]", 4318)->pid, 300);
+  auto mapped = tcp_peer_process(p.root(), "::ffff:127.0.0.1", 50001, "::ffff:127.0.0.1", 4318);
+  ASSERT_TRUE(mapped);
+  EXPECT_EQ(mapped->pid, 301);
+  EXPECT_FALSE(tcp_peer_process(p.root(), "::1", 50001, "::1", 4318));       // no such connection
+  EXPECT_FALSE(tcp_peer_process(p.root(), "127.0.0.1", 50000, "::1", 4318));  // another family's address
+}
+
+TEST(JobSignalSender, AMalformedSocketTableLineIsSkipped) {
+  FakeProcfs p;
+  p.add_rank(300, "4242", 0, 0, "0");
+  p.hold_socket(300, 5, 44444);
+  p.net_tcp(
+      "   0: 000000000000000000000000010000:C350 00000000000000000000000001000000:10DE 01 0:0 0:0 0 1000 0 44444 1\n"
+      "   1: 0000000000000000000000000100000G:C350 00000000000000000000000001000000:10DE 01 0:0 0:0 0 1000 0 44444 1\n",
+      "tcp6");
+  EXPECT_FALSE(tcp_peer_process(p.root(), "::1", 50000, "::1", 4318));
+}
+
 }  // namespace
 }  // namespace gcm::jobsignal

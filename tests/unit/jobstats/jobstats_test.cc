@@ -355,6 +355,141 @@ TEST(JobstatsReport, ShortSlowStretchesAreNoise) {
   EXPECT_EQ(r.gpus[1].marked.size(), 40u + 2u);  // 40 throttled instants (from minute 20), 2 slow ones
 }
 
+// --- the step-time lane ---
+
+// The series of one node of the job's own signal (no gpu label).
+Series node_series(const std::string& node, const std::function<double(int)>& value, Labels extra = {}) {
+  Series s;
+  s.labels = {{"cluster", "tb"}, {"node", node}};
+  for (auto& [k, v] : extra) s.labels[k] = v;
+  for (int i = 0; i < kSamples; ++i) s.points.push_back({kT0 + i * kStep, value(i)});
+  return s;
+}
+
+// four_gpu_job() whose ranks report their steps: 0.5 s a step, 10 % slower from minute 20 on both nodes (a
+// synchronous job), confirmed at minute 23. node1's agent found HW slowdown on GPU 1 (its rank 1); node2's found
+// nothing on its GPUs. Back to its pace at minute 50.
+JobSeries stepping_job() {
+  JobSeries js = four_gpu_job();
+  auto slowed = [](int i) { return i >= 23 && i < 50; };
+  for (const std::string node : {"node1", "node2"}) {
+    bool cause = node == "node1";
+    js.steps.step_duration.push_back(node_series(node, [](int i) { return i >= 20 && i < 50 ? 0.55 : 0.5; }));
+    js.steps.step_ratio.push_back(node_series(node, [](int i) { return i >= 20 && i < 50 ? 1.1 : 1.0; }));
+    js.steps.slowed.push_back(node_series(node, [&](int i) { return slowed(i) ? 1 : 0; }));
+    auto from_23 = [](Series s) {
+      s.points.erase(s.points.begin(), s.points.begin() + 23);  // the series exist from the first slowdown on
+      return s;
+    };
+    js.steps.change_time.push_back(from_23(node_series(node, [](int) { return kT0 + 20 * kStep; })));
+    js.steps.rise.push_back(from_23(node_series(node, [](int) { return 0.1; })));
+    js.steps.rank.push_back(from_23(node_series(node, [cause](int) { return cause ? 1 : 2; })));
+    js.steps.gpu.push_back(from_23(node_series(node, [cause](int) { return cause ? 1 : 0; })));
+    js.steps.cause_gpu.push_back(from_23(node_series(node, [cause](int) { return cause ? 1 : -1; })));
+    js.steps.info.push_back(
+        from_23(node_series(node, [](int) { return 1; }, {{"hardware_cause", cause ? "hw_slowdown" : "none"}})));
+  }
+  return js;
+}
+
+JobReport stepping_report() {
+  return build_job_report(four_gpu_allocation(), kT0, kT0 + kSamples * kStep, kStep, stepping_job());
+}
+
+TEST(JobstatsSteps, TheNodesReportsOfOneSlowdownAreOneToldByTheNodeThatFoundTheCause) {
+  JobReport r = stepping_report();
+  ASSERT_EQ(r.steps.nodes.size(), 2u);
+  EXPECT_NEAR(r.steps.nodes[0].mean_step_seconds, (30 * 0.5 + 30 * 0.55) / 60, 1e-9);
+  ASSERT_EQ(r.steps.slowdowns.size(), 1u);
+  const JobSlowdown& d = r.steps.slowdowns[0];
+  EXPECT_EQ(d.node, "node1");
+  EXPECT_EQ(d.nodes, (std::vector<std::string>{"node1", "node2"}));
+  EXPECT_EQ(d.change_time, kT0 + 20 * kStep);
+  EXPECT_EQ(d.recovered_time, kT0 + 50 * kStep);
+  EXPECT_EQ(d.cause, "hw_slowdown");
+  EXPECT_TRUE(has_note(r, "Step time of job 42 rose 10 % at 10:20 UTC (seen on node1 and node2): rank 1 (GPU 1 on "
+                          "node1) was its node's slowest; the node agent found on GPU 1 of node1: HW slowdown; back "
+                          "to its old pace at 10:50 UTC."))
+      << all_notes(r);
+}
+
+TEST(JobstatsSteps, ASlowdownWithNoCauseOnAnyNodeSaysSo) {
+  JobSeries js = stepping_job();
+  for (auto& s : js.steps.info) s.labels["hardware_cause"] = "none";
+  for (auto& s : js.steps.cause_gpu)
+    for (auto& p : s.points) p.v = -1;
+  JobReport r = build_job_report(four_gpu_allocation(), kT0, kT0 + kSamples * kStep, kStep, js);
+  ASSERT_EQ(r.steps.slowdowns.size(), 1u);
+  EXPECT_NE(r.steps.slowdowns[0].sentence.find("; no hardware cause found on the job's GPUs (software or data)"),
+            std::string::npos)
+      << r.steps.slowdowns[0].sentence;
+}
+
+// A stalled rank on node2 and no hardware cause anywhere: node1's report comes first, but node2's slowest rank
+// computed longest, so node2 tells it and names its rank.
+TEST(JobstatsSteps, WithNoCauseTheNodeOfTheSlowestRankTellsTheSlowdown) {
+  JobSeries js = stepping_job();
+  for (auto& s : js.steps.info) s.labels["hardware_cause"] = "none";
+  for (auto& s : js.steps.cause_gpu)
+    for (auto& p : s.points) p.v = -1;
+  for (const std::string node : {"node1", "node2"})
+    js.steps.slowest_compute.push_back(
+        node_series(node, [&](int i) { return node == "node2" && i >= 20 && i < 50 ? 0.44 : 0.4; }));
+  JobReport r = build_job_report(four_gpu_allocation(), kT0, kT0 + kSamples * kStep, kStep, js);
+  ASSERT_EQ(r.steps.slowdowns.size(), 1u);
+  const JobSlowdown& d = r.steps.slowdowns[0];
+  EXPECT_EQ(d.node, "node2");
+  EXPECT_EQ(d.nodes, (std::vector<std::string>{"node1", "node2"}));
+  EXPECT_EQ(d.rank, 2);
+  EXPECT_NE(d.sentence.find("(seen on node1 and node2): rank 2 (GPU 0 on node2) was its node's slowest; no hardware "
+                            "cause found"),
+            std::string::npos)
+      << d.sentence;
+  // Without the slowest ranks' series, the first node's report tells it, as before.
+  js.steps.slowest_compute.clear();
+  r = build_job_report(four_gpu_allocation(), kT0, kT0 + kSamples * kStep, kStep, js);
+  ASSERT_EQ(r.steps.slowdowns.size(), 1u);
+  EXPECT_EQ(r.steps.slowdowns[0].node, "node1");
+}
+
+TEST(JobstatsSteps, AJobThatReportsNoStepsHasNoLane) {
+  JobReport r = four_gpu_report();
+  EXPECT_TRUE(r.steps.empty());
+  EXPECT_EQ(render_text(r).find("Step time"), std::string::npos);
+  EXPECT_EQ(render_html(r).find("steptime"), std::string::npos);
+  EXPECT_TRUE(render_json(r)["step_time"]["slowdowns"].empty());
+}
+
+TEST(JobstatsSteps, TheLaneInTextJsonAndHtml) {
+  JobReport r = stepping_report();
+  std::string t = render_text(r);
+  EXPECT_NE(t.find("Step time (the job's own signal, per node):\n  node1          mean 0.525 s, at most 10 % over its "
+                   "usual pace, 1 slowdown\n  node2          mean 0.525 s, at most 10 % over its usual pace, 0 "
+                   "slowdowns\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("  * Step time of job 42 rose 10 %"), std::string::npos) << t;
+  json j = render_json(r);
+  ASSERT_EQ(j["step_time"]["nodes"].size(), 2u);
+  EXPECT_EQ(j["step_time"]["nodes"][0]["step_seconds"].size(), static_cast<size_t>(kSamples));
+  ASSERT_EQ(j["step_time"]["slowdowns"].size(), 1u);
+  EXPECT_EQ(j["step_time"]["slowdowns"][0]["hardware_cause"], "hw_slowdown");
+  EXPECT_EQ(j["step_time"]["slowdowns"][0]["cause_gpu"], 1);
+  EXPECT_NEAR(j["step_time"]["slowdowns"][0]["rise_ratio"].get<double>(), 0.1, 1e-9);
+  std::string h = render_html(r);
+  size_t lane = h.find("<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"steptime\"");
+  ASSERT_NE(lane, std::string::npos);
+  std::string svg = h.substr(lane, h.find("</svg>", lane) - lane);
+  size_t lines = 0, marks = 0;
+  for (size_t p = svg.find("<polyline"); p != std::string::npos; p = svg.find("<polyline", p + 1)) ++lines;
+  for (size_t p = svg.find("<title>Step time of job 42"); p != std::string::npos;
+       p = svg.find("<title>Step time of job 42", p + 1))
+    ++marks;
+  EXPECT_EQ(lines, 2u);  // one per node
+  EXPECT_EQ(marks, 1u);  // the slowdown, on the node that told it
+  EXPECT_EQ(h.find("<script"), std::string::npos);
+}
+
 // --- rendering ---
 
 TEST(JobstatsRender, TextHasTheHeaderTableAndNotes) {
@@ -511,6 +646,7 @@ std::string answer_for(const std::string& q) {
   if (has("gcm_gpu_health_state")) return matrix(js.health_state);
   if (has("gcm_gpu_health_reason")) return matrix(js.health_reason);
   if (has("gcm_gpu_xid_errors_total")) return matrix(js.xid_errors);
+  if (has("gcm_job_")) return matrix({});  // the job's own signal: this job reports no steps
   if (q.rfind("max by (cluster, node, gpu, uuid) (gcm_gpu_job_info", 0) == 0) return matrix(js.job_info);
   return "";
 }
@@ -551,9 +687,13 @@ TEST_F(JobstatsCommand, JsonAndHtmlFromSacctAndPrometheus) {
   EXPECT_NEAR(j["totals"]["gpu_hours_used"].get<double>(), 2, 1e-9);
   EXPECT_EQ(j["gpus"][1]["slow"]["cause"], "hw_slowdown");
   EXPECT_NE(std::ifstream(dir.file("42.html")).peek(), EOF);
-  // Every device series came through the job_info join.
-  for (const auto& q : prom.queries) EXPECT_NE(q.find("gcm_gpu_job_info{job_id=\"42\"}"), std::string::npos) << q;
-  EXPECT_EQ(prom.queries.size(), 11u);
+  // Every device series came through the job_info join; the job's own signal is asked once (it reports no steps).
+  for (const auto& q : prom.queries) {
+    if (q.find("gcm_job_") != std::string::npos) continue;
+    EXPECT_NE(q.find("gcm_gpu_job_info{job_id=\"42\"}"), std::string::npos) << q;
+  }
+  EXPECT_EQ(prom.queries.size(), 12u);
+  EXPECT_NE(prom.queries.back().find("gcm_job_step_duration_seconds{job_id=\"42\"}"), std::string::npos);
 }
 
 TEST_F(JobstatsCommand, UnknownJobAndSilentPrometheusAreClearErrors) {

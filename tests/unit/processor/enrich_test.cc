@@ -130,6 +130,34 @@ TEST(SlurmProcessorEnrich, NoJobsOnTheHostGivesEmptyLists) {
   EXPECT_EQ(pts[1].attributes().size(), 1);
 }
 
+// The kubelet source: a GPU given to a pod gets pod, namespace and container (the labels of gcm_gpu_job_info)
+// beside its job's keys, or alone on a plain Kubernetes pod; a GPU without a pod, and a point without `gpu`, get
+// none of them.
+TEST(SlurmProcessorEnrich, APodsGpuGetsItsPodNamespaceAndContainer) {
+  auto k8s = k8s_node_jobs();
+  MetricsReq req;
+  auto* g = req.add_resource_metrics()->add_scope_metrics()->add_metrics()->mutable_gauge();
+  for (const char* gpu : {"0", "1", "2", "3"}) set_str(g->add_data_points()->mutable_attributes(), "gpu", gpu);
+  g->add_data_points();
+  EnrichStats st = enrich(req, [&](std::string_view) { return k8s; });
+  EXPECT_EQ(st.items, 5u);
+  EXPECT_EQ(st.enriched, 4u) << "GPUs 0, 1, 2 and the point without gpu; GPU 3 is idle";
+  const auto& pts = g->data_points();
+  EXPECT_EQ(str(pts[0].attributes(), "job_id"), "11");
+  EXPECT_EQ(str(pts[0].attributes(), "pod"), "slurm-gpu-node-0");
+  EXPECT_EQ(str(pts[0].attributes(), "namespace"), "slurm");
+  EXPECT_EQ(str(pts[0].attributes(), "container"), "slurmd");
+  EXPECT_EQ(str(pts[1].attributes(), "job_id"), "12");
+  EXPECT_EQ(str(pts[1].attributes(), "pod"), "<absent>");
+  EXPECT_EQ(str(pts[2].attributes(), "job_id"), "<absent>") << "a pod without a Slurm job has no job keys";
+  EXPECT_EQ(str(pts[2].attributes(), "pod"), "notebook-7");
+  EXPECT_EQ(str(pts[2].attributes(), "namespace"), "dev");
+  EXPECT_EQ(str(pts[2].attributes(), "container"), "<absent>") << "the kubelet named no container";
+  EXPECT_EQ(pts[3].attributes().size(), 1);
+  EXPECT_EQ(find(pts[4].attributes(), "pod"), nullptr);
+  EXPECT_EQ(list(pts[4].attributes(), "job_id"), (std::vector<std::string>{"11", "12"}));
+}
+
 TEST(SlurmProcessorEnrich, ExistingKeysAreReplacedNotDuplicated) {
   MetricsReq req;
   auto* p = req.add_resource_metrics()->add_scope_metrics()->add_metrics()->mutable_gauge()->add_data_points();
@@ -302,12 +330,12 @@ TEST(SlurmProcessorRequest, AnEnrichedRequestPastItsBoundIsRefusedOnBothPaths) {
   ASSERT_LT(body.size(), 50000u);
   for (Decoder d : {Decoder::Wire, Decoder::Messages}) {
     SCOPED_TRACE(d == Decoder::Wire ? "wire" : "messages");
-    RequestResult whole = process_request(Signal::Metrics, "application/x-protobuf", "", body, 1 << 20, local_only(),
-                                          d, {}, 64u << 20);
+    RequestResult whole =
+        process_request(Signal::Metrics, "application/x-protobuf", "", body, 1 << 20, local_only(), d, {}, 64u << 20);
     ASSERT_EQ(whole.status, 200) << whole.message;
     ASSERT_GT(whole.forward.size(), 40 * body.size()) << "what the bound is for";
-    RequestResult r = process_request(Signal::Metrics, "application/x-protobuf", "", body, 1 << 20, local_only(), d,
-                                      {}, 1 << 20);
+    RequestResult r =
+        process_request(Signal::Metrics, "application/x-protobuf", "", body, 1 << 20, local_only(), d, {}, 1 << 20);
     EXPECT_EQ(r.status, 413);
     EXPECT_NE(r.message.find("at most 1048576 bytes"), std::string::npos) << r.message;
     EXPECT_NE(r.message.find("fewer items"), std::string::npos) << r.message;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "attribution/slurmctld_jobs.h"
+#include "fake_kubelet.h"
 #include "processor/job_resolver.h"
 #include "processor/node_jobs.h"
 #include "temp_dir.h"
@@ -166,12 +167,11 @@ std::string contents(const NodeJobs& n) {
 // (the same object); a node where anything changed gets a new one, and every table is what a build from scratch
 // gives.
 TEST(ClusterJobs, ARefreshKeepsTheTablesOfNodesThatDidNotChange) {
-  const std::string before = job_block(10, "train", "n[1-2]", "gpu:h100:2(IDX:0-1)") +
-                             job_block(11, "a", "n3", "gpu:h100:1(IDX:0)") +
-                             job_block(12, "b", "n3", "gpu:h100:1(IDX:1)") +
-                             job_block(13, "c", "n4", "gpu:h100:1(IDX:0)") +
-                             job_block(14, "d", "n4", "gpu:h100:1(IDX:0)") +
-                             job_block(16, "e", "n6", "gpu:h100:1(IDX:0)") + job_block(17, "f", "n6", "gpu:h100:1(IDX:1)");
+  const std::string before =
+      job_block(10, "train", "n[1-2]", "gpu:h100:2(IDX:0-1)") + job_block(11, "a", "n3", "gpu:h100:1(IDX:0)") +
+      job_block(12, "b", "n3", "gpu:h100:1(IDX:1)") + job_block(13, "c", "n4", "gpu:h100:1(IDX:0)") +
+      job_block(14, "d", "n4", "gpu:h100:1(IDX:0)") + job_block(16, "e", "n6", "gpu:h100:1(IDX:0)") +
+      job_block(17, "f", "n6", "gpu:h100:1(IDX:1)");
   const std::string after = job_block(10, "train", "n[1-2]", "gpu:h100:2(IDX:0-1)") +
                             job_block(11, "a", "n3", "gpu:h100:1(IDX:0)") +
                             job_block(12, "b-renamed", "n3", "gpu:h100:1(IDX:1)") +  // a field changed
@@ -347,6 +347,39 @@ TEST(JobResolver, WithoutTheSlurmctldSourceOtherHostsPassUnchanged) {
   JobResolver r(o, nullptr);
   EXPECT_FALSE(r.lookup("node3"));
   EXPECT_EQ(f.call_count(), 0u);
+}
+
+// The kubelet source on a Kubernetes node: the kubelet names GPUs by UUID, NVML (the fake here) turns them into
+// indices, and the table carries each given GPU's pod beside its job (none here: a plain Kubernetes pod).
+TEST(JobResolver, TheKubeletSourceGivesEachGpuItsPod) {
+  ::setenv("GCM_OTLP_GRPC_MODULE", GCM_GRPC_MODULE, 1);
+  TempDir dir;
+  std::ofstream(dir.file("scenario.json"))
+      << R"({"devices": [{"uuid": "GPU-k8s-0"}, {"uuid": "GPU-k8s-1"}, {"uuid": "GPU-k8s-2"}]})";
+  ::setenv("GCM_FAKE_NVML_SCENARIO", dir.file("scenario.json").c_str(), 1);
+  gcm::testing::FakeKubelet kubelet;
+  gcm::kubelet::podresources::ListPodResourcesResponse list;
+  gcm::testing::FakeKubelet::add_container(list, "ml", "trainer-0", "main", "nvidia.com/gpu", {"GPU-k8s-1"});
+  gcm::testing::FakeKubelet::add_container(list, "ml", "trainer-0", "sidecar", "", {});
+  kubelet.set_pods(list);
+  ResolverOptions o;
+  o.attribution.sources = {"kubelet"};
+  o.attribution.kubelet.socket = kubelet.socket();
+  o.attribution.kubelet.node_name = "k8s-node";
+  o.attribution.kubelet.dra_api = false;
+  o.nvml_library = GCM_FAKE_NVML;
+  o.host = "k8s-node";
+  JobResolver r(o, nullptr);
+  auto table = r.lookup("k8s-node");
+  ::unsetenv("GCM_FAKE_NVML_SCENARIO");
+  ASSERT_TRUE(table);
+  EXPECT_TRUE(table->by_gpu.empty()) << "no Slurm job on any GPU";
+  ASSERT_EQ(table->pods_by_gpu.size(), 1u);
+  EXPECT_EQ(table->pods_by_gpu[0].first, 1u);
+  EXPECT_EQ(table->pods_by_gpu[0].second, (PodValues{"trainer-0", "ml", "main"}));
+  EXPECT_NE(table->pod(1), nullptr);
+  EXPECT_EQ(table->pod(0), nullptr);
+  EXPECT_EQ(r.stats().errors, 0u);
 }
 
 }  // namespace

@@ -23,13 +23,15 @@ namespace {
 using namespace fixtures;  // NOLINT: shared aliases and helpers (slurm_processor_fixtures.h)
 
 // node1 (and this host, ""): GPU 0 runs job 11, GPU 1 jobs 12 and 13, GPU 2 idle; idle-node: no jobs at all
-// (empty lists); anything else: not attributable (null).
+// (empty lists); k8s-node: k8s_node_jobs(), with pods; anything else: not attributable (null).
 HostLookup lookup() {
   auto t = node1_jobs();
   auto idle = std::make_shared<const NodeJobs>(node_jobs_from({}));
-  return [t, idle](std::string_view host) -> std::shared_ptr<const NodeJobs> {
+  auto k8s = k8s_node_jobs();
+  return [t, idle, k8s](std::string_view host) -> std::shared_ptr<const NodeJobs> {
     if (host.empty() || host == "node1") return t;
     if (host == "idle-node") return idle;
+    if (host == "k8s-node") return k8s;
     return nullptr;
   };
 }
@@ -45,7 +47,8 @@ struct Signals {
 
 template <typename Req>
 Signals signals_of() {
-  if constexpr (std::is_same_v<Req, MetricsReq>) return {Signal::Metrics, wire_enrich_metrics, wire_count_metric_points};
+  if constexpr (std::is_same_v<Req, MetricsReq>)
+    return {Signal::Metrics, wire_enrich_metrics, wire_count_metric_points};
   if constexpr (std::is_same_v<Req, LogsReq>) return {Signal::Logs, wire_enrich_logs, wire_count_records};
   if constexpr (std::is_same_v<Req, TracesReq>) return {Signal::Traces, wire_enrich_traces, wire_count_records};
 }
@@ -234,6 +237,32 @@ TEST(SlurmProcessorWire, ExistingKeysAreReplacedInPlace) {
   expect_same<MetricsReq>(once.SerializeAsString());
 }
 
+// The kubelet source's pod keys: after the job keys where the GPU has both, alone where it has only a pod, a key the
+// kubelet left empty not put, one already there replaced; a point without `gpu` gets the job lists only.
+TEST(SlurmProcessorWire, PodKeysOfTheKubeletSourceMatchTheMessagePath) {
+  MetricsReq req;
+  auto* rm = req.add_resource_metrics();
+  set_str(rm->mutable_resource()->mutable_attributes(), "host.name", "k8s-node");
+  auto* g = rm->add_scope_metrics()->add_metrics()->mutable_gauge();
+  for (const char* gpu : {"0", "1", "2", "3", "7"}) set_str(g->add_data_points()->mutable_attributes(), "gpu", gpu);
+  set_int(g->add_data_points()->mutable_attributes(), "gpu", 2);
+  auto* p = g->add_data_points();
+  set_str(p->mutable_attributes(), "namespace", "stale");
+  set_str(p->mutable_attributes(), "gpu", "2");
+  g->add_data_points();  // no gpu
+  for (int i = 0, n = g->data_points_size(); i < n; ++i) *g->add_data_points() = g->data_points(i);
+  expect_same<MetricsReq>(req.SerializeAsString());
+  MetricsReq once = req;
+  enrich(once, lookup());
+  expect_same<MetricsReq>(once.SerializeAsString());
+  LogsReq logs;
+  auto* rl = logs.add_resource_logs();
+  set_str(rl->mutable_resource()->mutable_attributes(), "host.name", "k8s-node");
+  auto* sl = rl->add_scope_logs();
+  for (const char* gpu : {"0", "2", "3"}) set_str(sl->add_log_records()->mutable_attributes(), "gpu", gpu);
+  expect_same<LogsReq>(logs.SerializeAsString());
+}
+
 // Our agent's points name their GPU's "uuid" themselves and have no "UUID": the job keys go after it (appended,
 // nothing replaced), and a "uuid" is replaced only where a "UUID" is copied into it; a job key already there is.
 TEST(SlurmProcessorWire, AnAgentsOwnUuidStaysAndTheJobKeysFollowIt) {
@@ -386,7 +415,8 @@ TEST(SlurmProcessorWire, ItemsCountedFromTheFramingAlone) {
   EXPECT_EQ(wire_count_metric_points(len(1, len(2, len(2, len(5, point) + len(7, point))))), std::nullopt);
   std::string body = len(1, len(2, len(2, len(5, point))));
   EXPECT_EQ(wire_count_metric_points(body.substr(0, body.size() - 1)), std::nullopt);  // truncated
-  EXPECT_EQ(wire_count_records(len(1, len(2, len(2, "a") + len(2, "b") + len(1, "scope")))), std::optional<uint64_t>(2));
+  EXPECT_EQ(wire_count_records(len(1, len(2, len(2, "a") + len(2, "b") + len(1, "scope")))),
+            std::optional<uint64_t>(2));
   EXPECT_EQ(wire_count_records("\xff"), std::nullopt);
 }
 

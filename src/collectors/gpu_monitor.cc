@@ -1,6 +1,8 @@
-// gcm nvml_monitor: samples every GPU through NVML each --collect-interval for --push-interval seconds, then writes
-// per GPU the window's maximum with the GPU's Slurm job (LOG, DevicePlusJobMetrics) and the metric records
-// (IndexedDeviceMetrics with every extended field, HostMetrics, and the GpuJobInfo join series).
+// gcm nvml_monitor and gcm rocm_monitor: sample every GPU each --collect-interval for --push-interval seconds, then
+// write per GPU the window's maximum with the GPU's Slurm job (LOG, DevicePlusJobMetrics) and the metric records
+// (IndexedDeviceMetrics with every extended field, HostMetrics, and the GpuJobInfo join series). One command with two
+// names, as GCM's rocm_monitor is nvml_monitor with another telemetry client: the GPU library is nvml_monitor's
+// NVML and rocm_monitor's amdsmi unless `gcm --backend` says otherwise (gpu_backend_choice.h).
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +19,7 @@
 #include "core/host_roots.h"
 #include "core/json.h"
 #include "core/shutdown.h"
+#include "gpu/gpu_backend_choice.h"
 #include "gpu/gpu_records.h"
 #include "gpu/gpu_sampler.h"
 
@@ -31,9 +34,19 @@ std::string short_hostname_without_maas() {
   return h;
 }
 
-class NvmlMonitor : public Collector {
+// What differs between the two names of the command.
+struct GpuMonitorFlavour {
+  const char* command;          // "nvml_monitor": its log lines start with it
+  const char* default_backend;  // without gcm --backend
+  const char* timeout_option;   // "--nvml-timeout"
+  const char* timeout_key;
+};
+constexpr GpuMonitorFlavour kNvmlMonitor{"nvml_monitor", "nvml", "--nvml-timeout", "nvml_timeout"};
+constexpr GpuMonitorFlavour kRocmMonitor{"rocm_monitor", "amdsmi", "--amdsmi-timeout", "amdsmi_timeout"};
+
+class GpuMonitor : public Collector {
  public:
-  explicit NvmlMonitor(OptionBinder& b) {
+  GpuMonitor(OptionBinder& b, const GpuMonitorFlavour& flavour) : flavour_(flavour) {
     b.option("--push-interval", "push_interval", push_interval_,
              "Seconds of sampling whose maximum is written as one record per GPU (the reference takes whole "
              "seconds; fractions are accepted).")
@@ -44,11 +57,14 @@ class NvmlMonitor : public Collector {
         ->capture_default_str()
         ->check(CLI::PositiveNumber)
         ->check(sampling_seconds());
-    b.option("--nvml-library", "nvml_library", nvml_library_,
+    b.option("--nvml-library", "nvml_library", backend_.nvml_library,
              "Path of libnvidia-ml.so.1 (default: $GCM_NVML_LIBRARY, else the dynamic loader's search).");
-    b.option("--nvml-timeout", "nvml_timeout", nvml_timeout_s_,
-             "Seconds one NVML call may take (a whole sample of a GPU: three times that) before the GPU is reported "
-             "not responding (lost after 3 rounds).")
+    b.option("--amdsmi-library", "amdsmi_library", backend_.amdsmi_library,
+             "Path of AMD's libamd_smi.so, used when the GPU library is amdsmi (default: $GCM_AMDSMI_LIBRARY, else the "
+             "dynamic loader's search).");
+    b.option(flavour.timeout_option, flavour.timeout_key, timeout_s_,
+             "Seconds one GPU library call (NVML or amdsmi, whichever gcm --backend chose) may take (a whole sample "
+             "of a GPU: three times that) before the GPU is reported not responding (lost after 3 rounds).")
         ->capture_default_str()
         ->check(CLI::PositiveNumber)
         ->check(timeout_seconds());
@@ -97,16 +113,18 @@ class NvmlMonitor : public Collector {
     attribution_.slurmctld_cache_duration = std::chrono::seconds(slurmctld_cache_s_);
     if (attribution_.slurm_node.empty())
       if (const char* n = std::getenv("SLURMD_NODENAME")) attribution_.slurm_node = n;
-    auto timeout = std::chrono::milliseconds(static_cast<int64_t>(nvml_timeout_s_ * 1000));
-    auto lib = NvmlLibrary::open(nvml_library_path(nvml_library_), timeout);
+    backend_.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s_ * 1000));
+    backend_.backend = ctx.gpu_backend.value_or(flavour_.default_backend);
     GpuSamplerOptions so;
-    so.call_timeout = timeout;
+    so.call_timeout = backend_.call_timeout;
     so.extended = !no_extended_;
-    sampler_ = std::make_unique<GpuSampler>(lib, so);
+    sampler_ = open_gpu_sampler(backend_, so);
     hostname_ = short_hostname_without_maas();
-    ctx.log->info("nvml_monitor: {} GPU(s), driver {}, library {}", sampler_->device_count(),
-                  sampler_->driver_version().empty() ? "unknown" : sampler_->driver_version(), lib->path());
-    for (const auto& m : lib->missing_symbols()) ctx.log->debug("nvml_monitor: the library has no {}", m);
+    const GpuBackend& lib = sampler_->backend();
+    ctx.log->info("{}: {} GPU(s), driver {}, {} library {}", flavour_.command, sampler_->device_count(),
+                  sampler_->driver_version().empty() ? "unknown" : sampler_->driver_version(), lib.library_name(),
+                  lib.library_path());
+    for (const auto& m : lib.missing_symbols()) ctx.log->debug("{}: the library has no {}", flavour_.command, m);
     return {
         {"device_plus_job", &kDevicePlusJobMetrics.get(),
          [this](const CollectorContext& c, RecordOut& out) { sample_window(c, out); }},
@@ -158,7 +176,7 @@ class NvmlMonitor : public Collector {
       std::vector<std::string> attribution_errors;
       auto attributed = attribute_gpus(results, attribution_, &attribution_errors);
       for (const auto& e : attribution_errors)
-        if (reported_errors_.insert(e).second) ctx.log->warn("nvml_monitor: attribution source {}", e);
+        if (reported_errors_.insert(e).second) ctx.log->warn("{}: attribution source {}", flavour_.command, e);
       for (auto& r : results) {
         if (r.sample.uuid) known_uuid_[r.index] = *r.sample.uuid;
         auto known = known_uuid_.count(r.index) ? std::optional(known_uuid_[r.index]) : std::nullopt;
@@ -170,16 +188,16 @@ class NvmlMonitor : public Collector {
           else
             acc[r.index] = rec;
         } else {
-          ctx.log->warn("nvml_monitor: [GPU# {}] {}: {}", r.index, to_string(r.state), r.detail);
+          ctx.log->warn("{}: [GPU# {}] {}: {}", flavour_.command, r.index, to_string(r.state), r.detail);
           last_state[r.index] = rec;
         }
-        for (const auto& e : r.sample.errors) ctx.log->debug("nvml_monitor: [GPU# {}] {}", r.index, e);
+        for (const auto& e : r.sample.errors) ctx.log->debug("{}: [GPU# {}] {}", flavour_.command, r.index, e);
         if (auto it = attributed.find(r.index); it != attributed.end()) jobs[r.index] = it->second;
       }
       if (elapsed() >= push_interval_) break;
       if (!sleep_unless_shutdown(std::chrono::duration<double>(collect_interval_))) break;
     } while (elapsed() < push_interval_);
-    ctx.log->debug("nvml_monitor: {} sample(s) of {} GPU(s) in {:.3f} s", samples, n, elapsed());
+    ctx.log->debug("{}: {} sample(s) of {} GPU(s) in {:.3f} s", flavour_.command, samples, n, elapsed());
 
     for (unsigned i = 0; i < n; ++i) {
       WindowResult w;
@@ -189,17 +207,19 @@ class NvmlMonitor : public Collector {
       w.jobs = jobs[i];
       JobInfo job = w.jobs.empty() ? JobInfo{} : w.jobs.front();
       Record log_rec = device_plus_job_record(w.metrics, job, i, hostname_);
-      if (ctx.log->should_log(spdlog::level::debug)) ctx.log->debug("nvml_monitor: [GPU# {}] {}", i, to_json(log_rec));
+      if (ctx.log->should_log(spdlog::level::debug))
+        ctx.log->debug("{}: [GPU# {}] {}", flavour_.command, i, to_json(log_rec));
       out.emit(log_rec);
       window_.push_back(std::move(w));
     }
     window_valid_ = true;
   }
 
+  const GpuMonitorFlavour& flavour_;
   double push_interval_ = 60;
   double collect_interval_ = 10;
-  std::optional<std::string> nvml_library_;
-  double nvml_timeout_s_ = 5;
+  GpuBackendChoice backend_;
+  double timeout_s_ = 5;
   bool no_extended_ = false;
   AttributionOptions attribution_;
   std::unique_ptr<GpuSampler> sampler_;
@@ -221,7 +241,21 @@ const bool kNvmlMonitorRegistered = register_collector({
     "unavailable.",
     90,
     "nvml_monitor",
-    [](OptionBinder& b) -> std::unique_ptr<Collector> { return std::make_unique<NvmlMonitor>(b); },
+    [](OptionBinder& b) -> std::unique_ptr<Collector> { return std::make_unique<GpuMonitor>(b, kNvmlMonitor); },
+    /*log_file_per_host=*/true,
+});
+
+const bool kRocmMonitorRegistered = register_collector({
+    "rocm_monitor",
+    "Sample every AMD GPU through amdsmi and attribute it to its Slurm job",
+    "Sample every AMD GPU through amdsmi, libamd_smi.so (activity, VRAM, temperature, power, energy, clocks, "
+    "throttling, PCIe, ECC, bad pages, XGMI errors, partition modes, processes) and attribute each GPU to its Slurm "
+    "job; the records are nvml_monitor's, with vendor amd, and a value AMD does not report is null. Each amdsmi call "
+    "has a timeout; a hung GPU is reported with gpu_up 0, never with stale values. Exit code 69 when amdsmi is "
+    "unavailable.",
+    90,
+    "rocm_monitor",
+    [](OptionBinder& b) -> std::unique_ptr<Collector> { return std::make_unique<GpuMonitor>(b, kRocmMonitor); },
     /*log_file_per_host=*/true,
 });
 
