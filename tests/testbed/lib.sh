@@ -65,10 +65,14 @@ alive() {
 
 # daemon_pid PIDFILE COMM: print the pid recorded in PIDFILE when that process is alive and is the expected
 # program (its /proc comm is COMM), so a pid reused by an unrelated process is never taken for the daemon.
+# Only the first line is the pid: a slurmctld that restarted itself on `scontrol reconfigure` (Slurm 23.11 and
+# later) writes its new pid over the old one from offset 0 without truncating (update_pidfile, src/common/
+# daemonize.c), so when the new pid is shorter, once pids have wrapped at pid_max (32768 here), the old pid's tail
+# stays on a second line: "873\n6\n" after 29476.
 daemon_pid() {
   local file=$1 comm=$2 pid
   [ -s "$file" ] || return 1
-  pid=$(tr -dc '0-9' <"$file")
+  pid=$(head -n 1 "$file" | tr -dc '0-9')
   [ -n "$pid" ] && alive "$pid" || return 1
   [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$comm" ] || return 1
   printf '%s\n' "$pid"

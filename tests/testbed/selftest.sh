@@ -36,6 +36,14 @@ recorded_pids() {
 }
 trap '"$TESTBED_SRC/stop.sh" >/dev/null 2>&1 || true' EXIT
 
+# A pid file that a restarted slurmctld rewrote in place with a shorter pid (see daemon_pid): this shell's own pid,
+# followed by the remains of a longer one.
+rewritten="$(mktemp)"
+printf '%s\n7\n' "$$" >"$rewritten"
+check "daemon_pid reads the first line of a pid file rewritten in place" \
+  test "$(daemon_pid "$rewritten" "$(cat /proc/$$/comm)")" = "$$"
+rm -f "$rewritten"
+
 "$TESTBED_SRC/start.sh"
 check "start.sh again is a no-op success" "$TESTBED_SRC/start.sh"
 "$TESTBED_SRC/workload.sh" >/dev/null
