@@ -20,7 +20,7 @@
 #include "agent/hardware_events.h"
 #include "agent/job_attribution.h"
 #include "agent/metrics_endpoint.h"
-#include "agent/nvml_session.h"
+#include "agent/gpu_session.h"
 #include "agent/window_export.h"
 #include "agent/window_state.h"
 #include "core/clock.h"
@@ -77,7 +77,7 @@ struct Agent::Impl {
   WindowExport out{counters, log};
   std::unique_ptr<HttpListener> listener;
   HardwareEvents hardware{opts.xid_clear_after_s, log};
-  NvmlSession nvml{hardware.xids(), counters, log, [this] { hardware.stop_nvml_events(); }};
+  GpuSession gpus{hardware.xids(), counters, log, [this] { hardware.stop_nvml_events(); }};
   JobAttribution attribution{log};
   FabricManagerWatch fabric_manager;
   // The zombie-GPU detector: judges each window's summaries against the GPU's own job peers.
@@ -88,7 +88,7 @@ struct Agent::Impl {
   Clock::time_point window_started = Clock::now();
 
   Impl(AgentOptions o, std::shared_ptr<spdlog::logger> l) : opts(std::move(o)), log(std::move(l)) {}
-  // The NVML event watcher reads the library's table: it stops before `nvml` lets the library go.
+  // The NVML event watcher reads the library's table: it stops before `gpus` lets the library go.
   ~Impl() { hardware.stop(); }
 
   std::chrono::milliseconds nvml_timeout() const {
@@ -98,7 +98,7 @@ struct Agent::Impl {
   void start_listener() { listener = start_metrics_endpoint(opts, out, *log); }
 
   void sample_once() {
-    std::vector<DeviceResult> results = nvml.sample(hostname);
+    std::vector<DeviceResult> results = gpus.sample(hostname);
     attribution.maybe_attribute(results, opts, counters.source("attribution"));
   }
 
@@ -110,8 +110,8 @@ struct Agent::Impl {
 
     std::vector<Record> device_records, job_records, idle_records;
     std::vector<detector::GpuWindow> summaries;
-    const GpuAddressMap& addresses = nvml.addresses();
-    auto& acc = nvml.accumulators();
+    const GpuAddressMap& addresses = gpus.addresses();
+    auto& acc = gpus.accumulators();
     for (auto& a : acc) {
       unsigned gpu = static_cast<unsigned>(&a - acc.data());
       std::string uuid = addresses.uuid_of(gpu);
@@ -149,7 +149,7 @@ struct Agent::Impl {
       log->warn("agent: Fabric Manager: {}", *said);
     std::vector<NodeStateEntry> node = hardware.node().active(now_s);
     hardware.publish_node_health(node, hostname, now_s, out);
-    WindowFacts facts{end_ms, opts.window_s, hostname, nvml.driver_version(), nvml.error()};
+    WindowFacts facts{end_ms, opts.window_s, hostname, gpus.driver_version(), gpus.error(), gpus.library_name()};
     AgentState state = window_state(facts, checks.last(), summaries, verdicts, hardware.xids(), node);
     state.ranks = job_signals.ranks();
     out.publish(kIndexedDeviceMetrics, device_records);
@@ -181,7 +181,7 @@ struct Agent::Impl {
   }
 
   void publish_self() {
-    SelfFacts facts{hostname, nvml.loaded(), nvml.gpu_count(), out.page_size()};
+    SelfFacts facts{hostname, gpus.loaded(), gpus.gpu_count(), out.page_size()};
     out.publish(kAgentSelf, {counters.self_record(facts)});
     out.publish(kAgentSource, counters.source_records());
   }
@@ -207,8 +207,9 @@ struct Agent::Impl {
     }
     if (!next) return;
     bool listener_changed = next->listen != opts.listen || next->web_config_file != opts.web_config_file;
-    bool nvml_changed = next->nvml_library != opts.nvml_library || next->nvml_timeout_s != opts.nvml_timeout_s ||
-                        next->no_extended != opts.no_extended;
+    bool library_changed = next->backend != opts.backend || next->nvml_library != opts.nvml_library ||
+                           next->amdsmi_library != opts.amdsmi_library || next->nvml_timeout_s != opts.nvml_timeout_s ||
+                           next->no_extended != opts.no_extended;
     opts = std::move(*next);
     log->set_level(parse_log_level(opts.log_level));
     attribution.reset(opts.gpu_job_mapping_dir);
@@ -221,7 +222,7 @@ struct Agent::Impl {
         log->error("agent: reload: {}; /metrics is not served until the next reload", e.what());
       }
     }
-    if (nvml_changed && nvml.loaded()) nvml.unload("the NVML options changed");
+    if (library_changed && gpus.loaded()) gpus.unload("the GPU library options changed");
     drain.load(opts);
     log->info("agent: configuration reloaded (collect-interval {} s, window {} s)", opts.collect_interval_s,
               opts.window_s);
@@ -247,7 +248,7 @@ void Agent::set_reload_source(std::function<std::optional<AgentOptions>()> sourc
 int Agent::run() {
   Impl& m = *impl_;
   m.attribution.reset(m.opts.gpu_job_mapping_dir);
-  m.nvml.load_host_gpus(m.opts);
+  m.gpus.load_host_gpus(m.opts);
   m.checks.load(m.opts.suite, m.opts.check_interval_s);
   m.drain.load(m.opts);
   m.out.start_otlp(m.opts);
@@ -262,8 +263,8 @@ int Agent::run() {
     }
     m.apply_pending();
     m.checks.maybe_start(g_run_checks.exchange(false), m.opts.check_interval_s);
-    if (m.nvml.ensure_loaded(m.opts)) {
-      m.hardware.start_nvml_events(m.nvml.library()->api(), m.nvml_timeout());
+    if (m.gpus.ensure_loaded(m.opts)) {
+      if (const NvmlLibrary* nvml = m.gpus.nvml_library()) m.hardware.start_nvml_events(nvml->api(), m.nvml_timeout());
       m.sample_once();
       // The first window is --window away: until then /metrics says at least that the agent runs and sees GPUs.
       if (m.counters.samples() == 1) {
@@ -284,7 +285,7 @@ int Agent::run() {
   }
   m.log->info("agent: stopping");
   // The window in progress is closed and sent too, so a restart (a package upgrade) loses no samples.
-  if (m.nvml.window_has_samples()) m.close_window();
+  if (m.gpus.window_has_samples()) m.close_window();
   if (m.listener) m.listener->stop();
   m.job_signals.stop();
   m.hardware.stop();

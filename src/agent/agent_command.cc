@@ -132,9 +132,15 @@ int run_agent(AgentCommand& c, const Invocation& inv) {
   return run_command(inv, startup, [&](const std::shared_ptr<spdlog::logger>& log) {
     install_shutdown_handlers();
     install_reload_handler();
+    // gcm --backend (or [gcm] backend) is the root's: a SIGHUP rereads [gcm.agent] only, so the library stays.
+    c.opts.backend = inv.gpu_backend.value_or(c.opts.backend);
     Agent agent(c.opts, log);
     std::string config_path = inv.config.path();
-    agent.set_reload_source([&c, config_path, log] { return reread_options(c.command_line, config_path, *log); });
+    agent.set_reload_source([&c, config_path, log] {
+      auto o = reread_options(c.command_line, config_path, *log);
+      if (o) o->backend = c.opts.backend;
+      return o;
+    });
     return agent.run();
   });
 }

@@ -25,9 +25,12 @@ void add_agent_options(OptionBinder& b, AgentOptions& o) {
       ->check(sampling_seconds());
   b.option("--nvml-library", "nvml_library", o.nvml_library,
            "Path of libnvidia-ml.so.1 (default: $GCM_NVML_LIBRARY, else the dynamic loader's search).");
+  b.option("--amdsmi-library", "amdsmi_library", o.amdsmi_library,
+           "Path of AMD's libamd_smi.so, used on AMD nodes (gcm --backend amdsmi or auto; default: "
+           "$GCM_AMDSMI_LIBRARY, else the dynamic loader's search).");
   b.option("--nvml-timeout", "nvml_timeout", o.nvml_timeout_s,
-           "Seconds one NVML call may take before its GPU is reported not responding (lost after 3 samples); the "
-           "other GPUs are sampled meanwhile.")
+           "Seconds one call of the GPU library (NVML, or amdsmi under gcm --backend amdsmi) may take before its GPU "
+           "is reported not responding (lost after 3 samples); the other GPUs are sampled meanwhile.")
       ->capture_default_str()
       ->check(CLI::PositiveNumber)
       ->check(timeout_seconds());

@@ -20,8 +20,10 @@ struct AgentOptions {
   // Sampling.
   double collect_interval_s = 1;
   double window_s = 30;
+  std::string backend = "nvml";  // gcm --backend: nvml, amdsmi or auto (gpu/gpu_backend_choice.h)
   std::optional<std::string> nvml_library;
-  double nvml_timeout_s = 5;
+  std::optional<std::string> amdsmi_library;
+  double nvml_timeout_s = 5;  // every call of the GPU library in use, NVML or amdsmi
   bool no_extended = false;
   // Host roots.
   std::string path_kmsg = "/dev/kmsg";

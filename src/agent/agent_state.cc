@@ -46,6 +46,7 @@ std::string to_json(const AgentState& s) {
   j["hostname"] = s.hostname;
   j["driver_version"] = s.driver_version;
   j["nvml_error"] = s.nvml_error;
+  j["gpu_library"] = s.gpu_library;
   j["gpus"] = nlohmann::json::array();
   for (const auto& g : s.gpus)
     j["gpus"].push_back({{"gpu", g.gpu},
@@ -91,6 +92,7 @@ AgentState parse_agent_state(const std::string& text, const std::string& source)
     s.hostname = j.value("hostname", "");
     s.driver_version = j.value("driver_version", "");
     s.nvml_error = j.value("nvml_error", "");
+    s.gpu_library = j.value("gpu_library", "NVML");
     for (const auto& g : j.value("gpus", nlohmann::json::array())) {
       GpuStateEntry e;
       e.gpu = g.at("gpu").get<unsigned>();

@@ -57,7 +57,8 @@ struct AgentState {
   double window_seconds = 30;
   std::string hostname;
   std::string driver_version;
-  std::string nvml_error;  // why NVML is not in use ("" when it is)
+  std::string nvml_error;            // why the GPU library is not in use ("" when it is); the key predates amdsmi
+  std::string gpu_library = "NVML";  // the library the agent samples through (or failed to load): NVML, amdsmi
   std::vector<GpuStateEntry> gpus;
   std::vector<NodeStateEntry> node;  // the node's own problems that hold (none: empty)
   std::vector<CheckStateEntry> checks;

@@ -32,7 +32,7 @@ std::string status_text(const AgentState& s, int64_t now_unix_ms) {
   std::string out = fmt::format("gcm agent on {}: state {:.0f} s old (window {:g} s){}{}\n", s.hostname, age,
                                 s.window_seconds, s.driver_version.empty() ? "" : ", driver ", s.driver_version);
   if (age > 3 * s.window_seconds) out += fmt::format("WARNING: older than 3 windows: is the agent running?\n");
-  if (!s.nvml_error.empty()) out += fmt::format("NVML: {}\n", s.nvml_error);
+  if (!s.nvml_error.empty()) out += fmt::format("{}: {}\n", s.gpu_library, s.nvml_error);
   size_t uuid_w = 4;
   for (const auto& g : s.gpus) uuid_w = std::max(uuid_w, g.uuid.size());
   out += fmt::format("{:<4} {:<{}} {:<9} {:<15} {:<10} {:<12} {}\n", "GPU", "UUID", uuid_w, "HEALTH", "PRESENCE", "JOB",

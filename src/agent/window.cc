@@ -86,8 +86,12 @@ void GpuWindowAccumulator::add(const DeviceResult& r, const Record& metrics) {
       fields_[i].add(metrics.values[i].as_number());
 
   const GpuSample& s = r.sample;
-  add_opt(sm_clock_, s.clock_sm_mhz);
-  add_opt(max_sm_clock_, s.max_clock_sm_mhz);
+  // The clock the compute units run at: NVML's SM clock; AMD has none by that name, and its graphics (gfx) clock is
+  // the one its compute units run at, so the detector judges an AMD GPU by that.
+  const std::optional<int64_t>& compute_clock = s.clock_sm_mhz ? s.clock_sm_mhz : s.clock_graphics_mhz;
+  const std::optional<int64_t>& max_compute_clock = s.max_clock_sm_mhz ? s.max_clock_sm_mhz : s.max_clock_graphics_mhz;
+  add_opt(sm_clock_, compute_clock);
+  add_opt(max_sm_clock_, max_compute_clock);
   add_opt(power_, s.power_draw_mw, 1e-3);
   add_opt(power_limit_, s.power_limit_mw, 1e-3);
   add_opt(gpu_util_, s.gpu_util);
@@ -99,7 +103,7 @@ void GpuWindowAccumulator::add(const DeviceResult& r, const Record& metrics) {
   add_opt(gpm_dram_activity_, s.gpm_dram_activity);
   // The detector judges a window with a HW throttle by its other samples (detector/clock_signal.h).
   constexpr uint64_t kHwThrottle = kHwSlowdown | kHwThermal | kHwPowerBrake;
-  if (!s.clock_event_reasons || (*s.clock_event_reasons & kHwThrottle) == 0) add_opt(sm_clock_unthrottled_, s.clock_sm_mhz);
+  if (!s.clock_event_reasons || (*s.clock_event_reasons & kHwThrottle) == 0) add_opt(sm_clock_unthrottled_, compute_clock);
   if (s.clock_event_reasons) {
     uint64_t m = *s.clock_event_reasons;
     ++reasons_seen_;

@@ -40,7 +40,8 @@ AgentState window_state(const WindowFacts& facts, const std::map<std::string, Ch
   st.hostname = facts.hostname;
   st.driver_version = facts.driver_version;
   st.nvml_error = facts.nvml_error;
-  if (!facts.nvml_error.empty()) st.problems.push_back("NVML unavailable: " + facts.nvml_error);
+  st.gpu_library = facts.gpu_library;
+  if (!facts.nvml_error.empty()) st.problems.push_back(facts.gpu_library + " unavailable: " + facts.nvml_error);
   for (const auto& [name, r] : checks) {
     st.checks.push_back({name, r.code, r.message, static_cast<int64_t>(r.end * 1000)});
     if (r.code == 2) st.problems.push_back(fmt::format("check '{}': {}", name, r.message));

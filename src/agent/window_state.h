@@ -20,7 +20,8 @@ struct WindowFacts {
   double window_s = 30;
   std::string hostname;
   std::string driver_version;
-  std::string nvml_error;  // "" while NVML works
+  std::string nvml_error;            // "" while the GPU library works
+  std::string gpu_library = "NVML";  // which library nvml_error is about: "NVML" or "amdsmi"
 };
 
 // `verdicts[i]` judges `summaries[i]`; the XIDs active at the window's end come from `xids`.

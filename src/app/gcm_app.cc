@@ -57,9 +57,9 @@ void add_gcm_root_options(CLI::App& app, OptionBinder& root, GcmRootOptions& o) 
             "Run in the background, detached from the terminal (collectors, slurm_processor; not the prolog, epilog "
             "or healthcheck suites, whose exit status Slurm reads).");
   root.option("--backend", "backend", o.backend,
-              "GPU library of the GPU commands (nvml_monitor, rocm_monitor): nvml (NVIDIA), amdsmi (AMD, "
-              "libamd_smi.so) or auto (the first that finds GPUs, NVML first). Default: nvml for nvml_monitor, amdsmi "
-              "for rocm_monitor.")
+              "GPU library of the GPU commands (nvml_monitor, rocm_monitor, agent): nvml (NVIDIA), amdsmi (AMD, "
+              "libamd_smi.so) or auto (the first that finds GPUs, NVML first). Default: nvml for nvml_monitor and the "
+              "agent, amdsmi for rocm_monitor.")
       ->check(CLI::IsMember(gpu_backend_names()));
   app.set_version_flag("--version", fmt::format("gcm, version {}", GCM_VERSION));
 }

@@ -1,9 +1,10 @@
-#include "agent/nvml_session.h"
+#include "agent/gpu_session.h"
 
 #include <spdlog/spdlog.h>
 
 #include "core/host_roots.h"
 #include "gpu/gpu_records.h"
+#include "gpu/nvml_backend.h"
 #include "health/check.h"
 
 namespace gcm::agent {
@@ -16,17 +17,22 @@ double nvml_seconds_since(NvmlClock::time_point t) {
   return std::chrono::duration<double>(NvmlClock::now() - t).count();
 }
 
-std::chrono::milliseconds nvml_call_timeout(const AgentOptions& opts) {
-  return std::chrono::milliseconds(static_cast<int64_t>(opts.nvml_timeout_s * 1000));
+GpuBackendChoice backend_choice(const AgentOptions& opts) {
+  GpuBackendChoice c;
+  c.backend = opts.backend;
+  c.nvml_library = opts.nvml_library;
+  c.amdsmi_library = opts.amdsmi_library;
+  c.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(opts.nvml_timeout_s * 1000));
+  return c;
 }
 
 }  // namespace
 
-NvmlSession::NvmlSession(XidTracker& xids, AgentCounters& counters, std::shared_ptr<spdlog::logger> log,
-                         std::function<void()> before_unload)
+GpuSession::GpuSession(XidTracker& xids, AgentCounters& counters, std::shared_ptr<spdlog::logger> log,
+                       std::function<void()> before_unload)
     : xids_(xids), counters_(counters), log_(std::move(log)), before_unload_(std::move(before_unload)) {}
 
-void NvmlSession::load_host_gpus(const AgentOptions& opts) {
+void GpuSession::load_host_gpus(const AgentOptions& opts) {
   HostRoots roots;
   roots.procfs = opts.path_procfs;
   roots.sysfs = opts.path_sysfs;
@@ -36,52 +42,61 @@ void NvmlSession::load_host_gpus(const AgentOptions& opts) {
   xids_.set_gpus(addresses_.identities());
 }
 
-bool NvmlSession::ensure_loaded(const AgentOptions& opts) {
+bool GpuSession::ensure_loaded(const AgentOptions& opts) {
   if (sampler_) return true;
   if (NvmlClock::now() < next_try_) return false;
-  auto timeout = nvml_call_timeout(opts);
+  GpuBackendChoice choice = backend_choice(opts);
   auto t0 = NvmlClock::now();
   try {
-    lib_ = NvmlLibrary::open(nvml_library_path(opts.nvml_library), timeout);
     GpuSamplerOptions so;
-    so.call_timeout = timeout;
+    so.call_timeout = choice.call_timeout;
     so.extended = !opts.no_extended;
-    sampler_ = std::make_unique<GpuSampler>(lib_, so);
-  } catch (const NvmlUnavailable& e) {
+    sampler_ = open_gpu_sampler(choice, so);
+  } catch (const UnavailableError& e) {
     sampler_.reset();
-    lib_.reset();
+    library_name_ = e.missing;
     bool new_error = error_ != e.what();
     error_ = e.what();
     double wait_s = retry_later();
-    auto& s = counters_.source("nvml");
+    auto& s = counters_.source(source_name());
     s.up = false;
     s.failed(error_);
     s.last_duration_s = nvml_seconds_since(t0);
-    if (new_error) log_->warn("agent: NVML unavailable ({}); retrying with backoff, next in {:.0f} s", error_, wait_s);
+    if (new_error)
+      log_->warn("agent: {} unavailable ({}); retrying with backoff, next in {:.0f} s", library_name_, error_, wait_s);
     return false;
   }
+  library_name_ = sampler_->backend().library_name();
   backoff_.succeeded();
-  if (!error_.empty()) log_->info("agent: NVML is back");
+  if (!error_.empty()) log_->info("agent: {} is back", library_name_);
   error_.clear();
   addresses_.set_gpu_count(sampler_->device_count());
   load_host_gpus(opts);
   acc_.clear();
   for (unsigned i = 0; i < sampler_->device_count(); ++i) acc_.emplace_back(i);
-  log_->info("agent: {} GPU(s), driver {}, library {}", sampler_->device_count(),
-             sampler_->driver_version().empty() ? "unknown" : sampler_->driver_version(), lib_->path());
+  log_->info("agent: {} {} GPU(s), driver {}, library {}", sampler_->device_count(), sampler_->backend().vendor(),
+             sampler_->driver_version().empty() ? "unknown" : sampler_->driver_version(),
+             sampler_->backend().library_path());
   return true;
 }
 
-void NvmlSession::unload(const std::string& why) {
-  log_->warn("agent: {}; loading NVML again", why);
+const NvmlLibrary* GpuSession::nvml_library() const {
+  if (!sampler_) return nullptr;
+  const auto* nvml = dynamic_cast<const NvmlBackend*>(&sampler_->backend());
+  return nvml ? nvml->library().get() : nullptr;
+}
+
+const char* GpuSession::source_name() const { return library_name_ == "amdsmi" ? "amdsmi" : "nvml"; }
+
+void GpuSession::unload(const std::string& why) {
+  log_->warn("agent: {}; loading {} again", why, library_name_);
   if (before_unload_) before_unload_();
   error_ = why;
   sampler_.reset();
-  lib_.reset();
   retry_later();
 }
 
-double NvmlSession::retry_later() {
+double GpuSession::retry_later() {
   double wait_s = backoff_.failed();
   next_try_ = NvmlClock::now() + std::chrono::duration_cast<NvmlClock::duration>(std::chrono::duration<double>(wait_s));
   return wait_s;
@@ -89,7 +104,7 @@ double NvmlSession::retry_later() {
 
 // A GPU that was reset (it answers again after being lost, or the driver's recovery action went back to none)
 // clears the XIDs whose catalogue action a reset resolves.
-void NvmlSession::note_resets(const DeviceResult& r, GpuState before, bool first) {
+void GpuSession::note_resets(const DeviceResult& r, GpuState before, bool first) {
   double now = health::CheckRun::now();
   if (r.state != GpuState::Ok) return;
   if (!first && (before == GpuState::Lost || before == GpuState::Error))
@@ -102,12 +117,12 @@ void NvmlSession::note_resets(const DeviceResult& r, GpuState before, bool first
   recovery_[r.index] = action;
 }
 
-std::vector<DeviceResult> NvmlSession::sample(const std::string& hostname) {
+std::vector<DeviceResult> GpuSession::sample(const std::string& hostname) {
   auto t0 = NvmlClock::now();
   std::vector<DeviceResult> results = sampler_->sample();
   double took = nvml_seconds_since(t0);
   counters_.sampled(took);
-  auto& s = counters_.source("nvml");
+  auto& s = counters_.source(source_name());
   s.up = true;
   s.last_duration_s = took;
   bool any_answer = results.empty();
@@ -141,7 +156,7 @@ std::vector<DeviceResult> NvmlSession::sample(const std::string& hostname) {
   return results;
 }
 
-bool NvmlSession::window_has_samples() const {
+bool GpuSession::window_has_samples() const {
   for (const auto& a : acc_)
     if (a.samples() > 0) return true;
   return false;

@@ -1,7 +1,7 @@
 // The agent's hold on NVML against the project's fake libnvidia-ml.so.1: a host without a driver is asked again
 // only after the backoff, a host with GPUs is sampled into the window, and unloading stops what uses the library
 // first.
-#include "agent/nvml_session.h"
+#include "agent/gpu_session.h"
 
 #include <stdlib.h>
 
@@ -41,11 +41,11 @@ class FakeScenario {
   ~FakeScenario() { ::unsetenv("GCM_FAKE_NVML_SCENARIO"); }
 };
 
-TEST(NvmlSession, AHostWithoutADriverIsAskedAgainOnlyAfterTheBackoff) {
+TEST(GpuSession, AHostWithoutADriverIsAskedAgainOnlyAfterTheBackoff) {
   FakeScenario none(nullptr);
   XidTracker xids;
   AgentCounters counters;
-  NvmlSession nvml(xids, counters, stderr_logger("nvml-session-test"), nullptr);
+  GpuSession nvml(xids, counters, stderr_logger("nvml-session-test"), nullptr);
   AgentOptions opts = fake_options();
   EXPECT_FALSE(nvml.ensure_loaded(opts));
   EXPECT_FALSE(nvml.loaded());
@@ -57,11 +57,11 @@ TEST(NvmlSession, AHostWithoutADriverIsAskedAgainOnlyAfterTheBackoff) {
   EXPECT_EQ(counters.source("nvml").errors, 1u);
 }
 
-TEST(NvmlSession, EachSampleGoesIntoTheWindowOfItsGpu) {
+TEST(GpuSession, EachSampleGoesIntoTheWindowOfItsGpu) {
   FakeScenario h100x8("h100x8.json");
   XidTracker xids;
   AgentCounters counters;
-  NvmlSession nvml(xids, counters, stderr_logger("nvml-session-test"), nullptr);
+  GpuSession nvml(xids, counters, stderr_logger("nvml-session-test"), nullptr);
   ASSERT_TRUE(nvml.ensure_loaded(fake_options())) << nvml.error();
   EXPECT_EQ(nvml.gpu_count(), 8u);
   EXPECT_FALSE(nvml.window_has_samples());
@@ -76,14 +76,14 @@ TEST(NvmlSession, EachSampleGoesIntoTheWindowOfItsGpu) {
   EXPECT_FALSE(nvml.addresses().uuid_of(3).empty());
 }
 
-TEST(NvmlSession, UnloadingStopsWhatUsesTheLibraryFirstAndWaitsForTheBackoff) {
+TEST(GpuSession, UnloadingStopsWhatUsesTheLibraryFirstAndWaitsForTheBackoff) {
   FakeScenario h100x8("h100x8.json");
   XidTracker xids;
   AgentCounters counters;
   bool loaded_at_unload = false;
   int unloads = 0;
-  NvmlSession* self = nullptr;
-  NvmlSession nvml(xids, counters, stderr_logger("nvml-session-test"), [&] {
+  GpuSession* self = nullptr;
+  GpuSession nvml(xids, counters, stderr_logger("nvml-session-test"), [&] {
     ++unloads;
     loaded_at_unload = self->loaded();
   });

@@ -1,7 +1,8 @@
-// The agent's hold on NVML and its GPUs: the library, loaded again with backoff while it is missing (1 s doubling
-// to 5 min: no crash loop and no log line per second) or after a driver reload; each sample of every GPU through
-// the per-GPU workers (gpu/gpu_sampler.h: a hung GPU stalls only itself) into the window's accumulators; the GPUs'
-// PCI addresses, indexes and UUIDs; the resets that clear a GPU's XIDs.
+// The agent's hold on its GPU library and its GPUs: NVML or AMD's amdsmi (gcm --backend, gpu_backend_choice.h), loaded
+// again with backoff while it is missing (1 s doubling to 5 min: no crash loop and no log line per second) or after
+// a driver reload; each sample of every GPU through the per-GPU workers (gpu/gpu_sampler.h: a hung GPU stalls only
+// itself) into the window's accumulators; the GPUs' PCI addresses, indexes and UUIDs; the resets that clear a GPU's
+// XIDs.
 // Owned by the sampling thread (Agent::run): nothing here is shared with another thread (the sampler's workers are
 // its own).
 #pragma once
@@ -19,6 +20,7 @@
 #include "agent/window.h"
 #include "agent/xid_tracker.h"
 #include "core/retry.h"
+#include "gpu/gpu_backend_choice.h"
 #include "gpu/gpu_sampler.h"
 #include "gpu/nvml_library.h"
 
@@ -28,16 +30,16 @@ class logger;
 
 namespace gcm::agent {
 
-class NvmlSession {
+class GpuSession {
  public:
   // `before_unload` runs before the library is let go (what uses its table, the NVML event watcher, stops there).
-  NvmlSession(XidTracker& xids, AgentCounters& counters, std::shared_ptr<spdlog::logger> log,
-              std::function<void()> before_unload);
+  GpuSession(XidTracker& xids, AgentCounters& counters, std::shared_ptr<spdlog::logger> log,
+             std::function<void()> before_unload);
 
   // The driver's own list of the GPUs (under --path.procfs and --path.sysfs), for the GPUs NVML never identified:
   // read at start, before any sample, and again whenever NVML is loaded.
   void load_host_gpus(const AgentOptions& opts);
-  // Loads NVML when it is not loaded and the backoff allows; true when GPUs can be sampled.
+  // Loads the GPU library when it is not loaded and the backoff allows; true when GPUs can be sampled.
   bool ensure_loaded(const AgentOptions& opts);
   // Lets the library go and loads it again after the backoff's next wait.
   void unload(const std::string& why);
@@ -48,10 +50,15 @@ class NvmlSession {
   std::vector<DeviceResult> sample(const std::string& hostname);
 
   bool loaded() const { return sampler_ != nullptr; }
-  const NvmlLibrary* library() const { return lib_.get(); }
+  // NVML's table when the library in use is NVML (its XID event watcher reads it); null for amdsmi or none.
+  const NvmlLibrary* nvml_library() const;
+  // "NVML", "amdsmi", or "a GPU library" while gcm --backend auto has none: for messages and the state file.
+  const std::string& library_name() const { return library_name_; }
+  // The counters' source name of the sampling: "nvml" or "amdsmi".
+  const char* source_name() const;
   unsigned gpu_count() const { return sampler_ ? sampler_->device_count() : 0; }
   std::string driver_version() const { return sampler_ ? sampler_->driver_version() : ""; }
-  const std::string& error() const { return error_; }  // "" while NVML works
+  const std::string& error() const { return error_; }  // "" while the library works
   const GpuAddressMap& addresses() const { return addresses_; }
   std::vector<GpuWindowAccumulator>& accumulators() { return acc_; }
   bool window_has_samples() const;  // any GPU sampled since the last window closed
@@ -65,8 +72,8 @@ class NvmlSession {
   std::shared_ptr<spdlog::logger> log_;
   std::function<void()> before_unload_;
 
-  std::shared_ptr<NvmlLibrary> lib_;
   std::unique_ptr<GpuSampler> sampler_;
+  std::string library_name_ = "NVML";
   std::string error_;
   Backoff backoff_{1, 300};
   std::chrono::steady_clock::time_point next_try_ = std::chrono::steady_clock::now();
