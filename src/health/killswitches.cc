@@ -34,10 +34,12 @@ const std::vector<std::string>& known_killswitch_flags() {
       "disable_mce_errors", "disable_pcie_aer_errors", "disable_nvidia_smi_clock_policy", "disable_ib_port_counters",
       "disable_check_ib_port_errors", "disable_check_ib_module_health", "disable_check_ib_cable_ddm",
       "disable_check_ib_sm_status", "disable_ib_ufm_health",
-      // Flags of GCM checks this build does not have (AMD GPUs, RCCL, MORI, Pantheon): known, so that a features
-      // file written for a mixed GCM fleet loads without an "unknown flag" warning for each of them.
+      // check-amd-smi: GCM's flags (upstream PR #80), then this build's sub-checks on AMD's memory and links.
       "disable_amd_smi", "disable_amd_smi_gpu_num", "disable_amd_smi_clock_freq", "disable_amd_smi_running_procs",
       "disable_amd_smi_running_procs_and_kill", "disable_amd_smi_gpu_temp", "disable_amd_smi_mem_usage",
+      "disable_amd_smi_ecc_uncorrected", "disable_amd_smi_bad_pages", "disable_amd_smi_xgmi",
+      // Flags of GCM checks this build does not have (RCCL, MORI, Pantheon): known, so that a features file written
+      // for a mixed GCM fleet loads without an "unknown flag" warning for each of them.
       "disable_rccl_tests", "disable_mori_tests", "disable_check_pantheon"};
   return flags;
 }

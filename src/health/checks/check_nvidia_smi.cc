@@ -3,9 +3,6 @@
 // killswitch, help line and rule; they run in its order, each with its own telemetry record, under one overall
 // stdout line ("nvidia smi"). NVML calls run on a worker thread under --nvml-timeout (gpu/nvml_caller.h
 // TimedCaller), so a hung GPU makes the check CRITICAL instead of hanging the prolog.
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -13,7 +10,6 @@
 #include <optional>
 #include <fstream>
 #include <set>
-#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -26,7 +22,9 @@
 #include "gpu/nvml_library.h"
 #include "health/check.h"
 #include "health/clock_policy.h"
+#include "health/checks/gpu_processes.h"
 #include "health/checks/nvml_error_code.h"
+#include "health/checks/sub_check_table.h"
 
 namespace gcm::health {
 namespace {
@@ -36,17 +34,6 @@ namespace {
 ExitCode exit_code_of(const NvmlCallFailed& e) { return e.rc ? exit_code_of_nvml_error(*e.rc) : ExitCode::CRITICAL; }
 
 using Nvml = TimedCaller;
-
-// A process that exists and is not a zombie (a killed process whose parent has not reaped it yet holds no GPU).
-bool pid_alive(const std::string& procfs, unsigned pid) {
-  std::ifstream in(procfs + "/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!in || !std::getline(in, stat)) return false;
-  size_t paren = stat.rfind(')');  // the command name may contain spaces and parentheses
-  return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'Z';
-}
-
-std::string check_option_help();  // -c's help: every sub-check and its line
 
 class CheckNvidiaSmi : public HealthCheck {
  public:
@@ -269,9 +256,7 @@ class CheckNvidiaSmi : public HealthCheck {
   unsigned retired_threshold_ = 10;
   std::string vbios_;
   uint64_t ecc_unc_threshold_ = 0, ecc_corr_threshold_ = 50000000;
-  int retry_count_ = 3;
-  double retry_interval_s_ = 3;
-  bool force_kill_ = false;
+  ProcsAndKillOptions procs_;
   std::optional<std::string> nvml_library_;
   double nvml_timeout_s_ = 10;
   std::string procfs_ = "/proc";
@@ -287,8 +272,7 @@ int CheckNvidiaSmi::run(CheckRun& r) {
     } catch (const NvmlUnavailable& e) {
       // A driver wedged in nvmlInit is as broken as a GPU hanging later: CRITICAL, not the TIMEOUT code's WARNING.
       return CheckOutcome{
-          e.nvml_return == nvml::ERROR_TIMEOUT ? ExitCode::CRITICAL : exit_code_of_nvml_error(e.nvml_return),
-          e.what()};
+          e.nvml_return == nvml::ERROR_TIMEOUT ? ExitCode::CRITICAL : exit_code_of_nvml_error(e.nvml_return), e.what()};
     }
     Nvml nv(lib, timeout, "gcm-hc-nvml");
     remember_gpu_node_id(nv, r);
@@ -307,8 +291,7 @@ void CheckNvidiaSmi::remember_gpu_node_id(Nvml& nv, CheckRun& r) {
     for (unsigned g : all_gpus(nv)) {
       auto buf = nv.get<std::array<char, nvml::kUuidBuffer>>(
           "nvmlDeviceGetUUID", g, [](const nvml::Api& a, nvml::Device h, std::array<char, nvml::kUuidBuffer>* b) {
-            return a.DeviceGetUUID ? a.DeviceGetUUID(h, b->data(), nvml::kUuidBuffer)
-                                   : nvml::ERROR_FUNCTION_NOT_FOUND;
+            return a.DeviceGetUUID ? a.DeviceGetUUID(h, b->data(), nvml::kUuidBuffer) : nvml::ERROR_FUNCTION_NOT_FOUND;
           });
       uuids.emplace_back(buf.data());
     }
@@ -368,7 +351,7 @@ CheckOutcome CheckNvidiaSmi::gpu_retired_pages(Nvml& nv, const CheckRun&) {
 CheckNvidiaSmi::CheckNvidiaSmi(OptionBinder& b) {
   std::vector<std::string> names;
   for (const auto& s : sub_checks()) names.push_back(s.option);
-  b.option("-c,--check", "check", checks_, check_option_help())->check(CLI::IsMember(names));
+  b.option("-c,--check", "check", checks_, sub_check_option_help(sub_checks()))->check(CLI::IsMember(names));
   b.option("--gpu_num", "gpu_num", gpu_num_, "Expected number of GPUs.")->capture_default_str();
   b.option("--gpu_app_freq", "gpu_app_freq", app_freq_, "Minimum applications graphics clock, MHz.")
       ->capture_default_str();
@@ -406,14 +389,7 @@ CheckNvidiaSmi::CheckNvidiaSmi(OptionBinder& b) {
   b.option("--ecc_corrected_volatile_threshold", "ecc_corrected_volatile_threshold", ecc_corr_threshold_,
            "Most volatile corrected ECC errors.")
       ->capture_default_str();
-  b.option("--running_procs_retry_count", "running_procs_retry_count", retry_count_,
-           "Attempts of running_procs_and_kill.")
-      ->capture_default_str();
-  b.option("--running_procs_interval", "running_procs_interval", retry_interval_s_, "Seconds between those attempts.")
-      ->capture_default_str();
-  b.option("--running_procs_force_kill", "running_procs_force_kill", force_kill_,
-           "True: SIGKILL the processes still on the GPUs after the last attempt.")
-      ->capture_default_str();
+  add_running_procs_options(b, procs_);
   b.option("--nvml-library", "nvml_library", nvml_library_,
            "libnvidia-ml.so.1 to load (default: "
            "$GCM_NVML_LIBRARY, else the loader's search).");
@@ -442,59 +418,15 @@ std::vector<unsigned> CheckNvidiaSmi::live_pids(Nvml& nv, unsigned gpu) {
       if (attempt >= 3 || *n < infos->size()) throw;  // not a size problem, or still growing after 4 tries
     }
   }
-  // The suite runner gives its checks a session of their own (suite/supervisor.h), shared by the checks of one
-  // group: a process of that session on a GPU is another check's tool (the epilog's cudaMemTest next to
-  // running_procs_and_kill), never a job's leftover, and must not be reported or killed. Run from a shell, this
-  // process leads no session, and nothing is skipped.
-  pid_t self = ::getpid();
-  bool own_session = ::getsid(0) == self;
-  std::vector<unsigned> pids;
-  for (unsigned i = 0; i < *n && i < infos->size(); ++i) {
-    unsigned pid = (*infos)[i].pid;
-    if (own_session && ::getsid(static_cast<pid_t>(pid)) == self) continue;
-    if (pid_alive(procfs_, pid)) pids.push_back(pid);
-  }
-  return pids;
+  std::vector<unsigned> listed;
+  for (unsigned i = 0; i < *n && i < infos->size(); ++i) listed.push_back((*infos)[i].pid);
+  return live_gpu_pids(listed, procfs_);
 }
 
 CheckOutcome CheckNvidiaSmi::running_procs_and_kill(Nvml& nv, const CheckRun& r) {
   const char* label = "running_procs_and_kill";
-  std::vector<unsigned> seen;
-  for (int attempt = 1; attempt <= std::max(1, retry_count_); ++attempt) {
-    seen.clear();
-    CheckOutcome o = running_procs(nv, r, label, &seen);
-    if (o.code == ExitCode::OK) {
-      if (attempt == 1) return o;
-      return {ExitCode::WARN, fmt::format("{} check: the GPUs were free only after {} attempts", label, attempt)};
-    }
-    if (attempt < retry_count_) std::this_thread::sleep_for(std::chrono::duration<double>(retry_interval_s_));
-  }
-  std::string still = fmt::format("{} check: processes still on the GPUs: {}", label, fmt::join(seen, ", "));
-  if (!force_kill_) return {ExitCode::CRITICAL, still};
-  // Only processes seen on the selected GPUs; never init or this process.
-  std::vector<unsigned> killed, failed;
-  for (unsigned pid : seen) {
-    if (pid <= 1 || pid == static_cast<unsigned>(::getpid())) continue;
-    if (::kill(static_cast<pid_t>(pid), SIGKILL) == 0 || errno == ESRCH)
-      killed.push_back(pid);
-    else
-      failed.push_back(pid);
-  }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  std::vector<unsigned> remaining;
-  do {
-    remaining.clear();
-    seen.clear();
-    running_procs(nv, r, label, &seen);
-    remaining = seen;
-    if (remaining.empty()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  } while (std::chrono::steady_clock::now() < deadline);
-  if (remaining.empty() && failed.empty())
-    return {ExitCode::OK, fmt::format("{} check: pids are successfully killed: {}", label, fmt::join(killed, ", "))};
-  return {ExitCode::CRITICAL,
-          fmt::format("{} check: killed {}; could not kill {}; still running {}", label, fmt::join(killed, ", "),
-                      fmt::join(failed, ", "), fmt::join(remaining, ", "))};
+  return health::running_procs_and_kill(label, procs_,
+                                        [&](std::vector<unsigned>* seen) { return running_procs(nv, r, label, seen); });
 }
 
 CheckOutcome CheckNvidiaSmi::clock_policy(Nvml& nv, const std::vector<unsigned>& gpus) {
@@ -565,22 +497,9 @@ const std::vector<CheckNvidiaSmi::SubCheck>& CheckNvidiaSmi::sub_checks() {
   return table;
 }
 
-// --help lists the sub-checks from the table, so that adding one to the table cannot leave it out of --help.
-std::string check_help() {
-  std::string names;
-  for (const auto& s : CheckNvidiaSmi::sub_checks()) names += (names.empty() ? "" : ", ") + std::string(s.option);
-  return "GPU checks through NVML: -c " + names + ".";
-}
-
-std::string check_option_help() {
-  std::string help = "Sub-check to run (required); repeat for several (run in a fixed order):";
-  for (const auto& s : CheckNvidiaSmi::sub_checks()) help += fmt::format("\n  {}: {}", s.option, s.help);
-  return help;
-}
-
 const bool kCheckNvidiaSmiRegistered = register_health_check({
     {"check-nvidia-smi"},
-    check_help(),
+    "GPU checks through NVML: -c " + sub_check_names(CheckNvidiaSmi::sub_checks()) + ".",
     false,
     [](OptionBinder& b) -> std::unique_ptr<HealthCheck> { return std::make_unique<CheckNvidiaSmi>(b); },
 });
