@@ -77,7 +77,7 @@ struct Agent::Impl {
   WindowExport out{counters, log};
   std::unique_ptr<HttpListener> listener;
   HardwareEvents hardware{opts.xid_clear_after_s, log};
-  GpuSession gpus{hardware.xids(), counters, log, [this] { hardware.stop_nvml_events(); }};
+  GpuSession gpus{hardware.xids(), counters, log, [this] { hardware.stop_gpu_events(); }};
   JobAttribution attribution{log};
   FabricManagerWatch fabric_manager;
   // The zombie-GPU detector: judges each window's summaries against the GPU's own job peers.
@@ -265,6 +265,7 @@ int Agent::run() {
     m.checks.maybe_start(g_run_checks.exchange(false), m.opts.check_interval_s);
     if (m.gpus.ensure_loaded(m.opts)) {
       if (const NvmlLibrary* nvml = m.gpus.nvml_library()) m.hardware.start_nvml_events(nvml->api(), m.nvml_timeout());
+      if (auto amd = m.gpus.amdsmi_library()) m.hardware.start_amdsmi_events(std::move(amd), m.nvml_timeout());
       m.sample_once();
       // The first window is --window away: until then /metrics says at least that the agent runs and sees GPUs.
       if (m.counters.samples() == 1) {

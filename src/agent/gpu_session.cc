@@ -4,6 +4,7 @@
 
 #include "core/host_roots.h"
 #include "gpu/gpu_records.h"
+#include "gpu/amdsmi_backend.h"
 #include "gpu/nvml_backend.h"
 #include "health/check.h"
 
@@ -84,6 +85,12 @@ const NvmlLibrary* GpuSession::nvml_library() const {
   if (!sampler_) return nullptr;
   const auto* nvml = dynamic_cast<const NvmlBackend*>(&sampler_->backend());
   return nvml ? nvml->library().get() : nullptr;
+}
+
+std::shared_ptr<AmdsmiLibrary> GpuSession::amdsmi_library() const {
+  if (!sampler_) return nullptr;
+  const auto* amd = dynamic_cast<const AmdsmiBackend*>(&sampler_->backend());
+  return amd ? amd->library() : nullptr;
 }
 
 const char* GpuSession::source_name() const { return library_name_ == "amdsmi" ? "amdsmi" : "nvml"; }

@@ -20,6 +20,7 @@
 #include "agent/window.h"
 #include "agent/xid_tracker.h"
 #include "core/retry.h"
+#include "gpu/amdsmi_library.h"
 #include "gpu/gpu_backend_choice.h"
 #include "gpu/gpu_sampler.h"
 #include "gpu/nvml_library.h"
@@ -32,7 +33,7 @@ namespace gcm::agent {
 
 class GpuSession {
  public:
-  // `before_unload` runs before the library is let go (what uses its table, the NVML event watcher, stops there).
+  // `before_unload` runs before the library is let go (what uses it, the NVML or amdsmi event watcher, stops there).
   GpuSession(XidTracker& xids, AgentCounters& counters, std::shared_ptr<spdlog::logger> log,
              std::function<void()> before_unload);
 
@@ -52,6 +53,8 @@ class GpuSession {
   bool loaded() const { return sampler_ != nullptr; }
   // NVML's table when the library in use is NVML (its XID event watcher reads it); null for amdsmi or none.
   const NvmlLibrary* nvml_library() const;
+  // amdsmi, when it is the library in use (its event watcher shares it); null otherwise.
+  std::shared_ptr<AmdsmiLibrary> amdsmi_library() const;
   // "NVML", "amdsmi", or "a GPU library" while gcm --backend auto has none: for messages and the state file.
   const std::string& library_name() const { return library_name_; }
   // The counters' source name of the sampling: "nvml" or "amdsmi".

@@ -59,11 +59,25 @@ void HardwareEvents::start_nvml_events(const nvml::Api& api, std::chrono::millis
   nvml_events_->start();
 }
 
-void HardwareEvents::stop_nvml_events() { nvml_events_.reset(); }
+void HardwareEvents::start_amdsmi_events(std::shared_ptr<AmdsmiLibrary> lib, std::chrono::milliseconds call_timeout) {
+  if (amdsmi_events_) return;
+  AmdsmiEventWatcherOptions eo;
+  eo.log = log_;
+  eo.call_timeout = call_timeout;
+  amdsmi_events_ = std::make_unique<AmdsmiEventWatcher>(
+      std::move(lib),
+      [this](const AmdsmiEvent& e) { amd_events_.add(static_cast<int>(e.gpu), e.type, e.message, e.unix_s); }, eo);
+  amdsmi_events_->start();
+}
+
+void HardwareEvents::stop_gpu_events() {
+  nvml_events_.reset();
+  amdsmi_events_.reset();
+}
 
 void HardwareEvents::stop() {
   kmsg_.reset();
-  nvml_events_.reset();
+  stop_gpu_events();
 }
 
 void HardwareEvents::add_window_xids(std::vector<detector::GpuWindow>& summaries) {
@@ -72,7 +86,18 @@ void HardwareEvents::add_window_xids(std::vector<detector::GpuWindow>& summaries
     log_->warn("agent: [GPU {}] XID {} ({}) from {}", e.gpu, e.xid, e.action,
                e.source == XidSource::Kmsg ? "the kernel log" : "NVML events");
     for (auto& w : summaries)
-      if (static_cast<int>(w.gpu) == e.gpu) w.xids.push_back({e.xid, e.action, e.critical});
+      if (static_cast<int>(w.gpu) == e.gpu) w.xids.push_back({e.xid, e.action, e.critical, ""});
+  }
+  auto uuid_of = [&summaries](int gpu) {
+    for (const auto& w : summaries)
+      if (static_cast<int>(w.gpu) == gpu) return w.uuid;
+    return std::string();
+  };
+  for (AmdWindowEvent& e : amd_events_.take_window_events(uuid_of)) {
+    log_->warn("agent: [GPU {}] amdsmi event {} ({}): {}", e.gpu, e.xid.name, e.xid.action, e.message);
+    if (e.xid.code == static_cast<int>(amdsmi::kEvtGpuPostReset)) xids_.gpu_reset(e.gpu, e.unix_s);
+    for (auto& w : summaries)
+      if (static_cast<int>(w.gpu) == e.gpu) w.xids.push_back(e.xid);
   }
 }
 
@@ -90,13 +115,16 @@ void HardwareEvents::publish(double now, WindowExport& out, AgentCounters& count
     s.errors = ks.open_errors + ks.bad_records + ks.overflows;
     s.last_error = ks.last_error;
   }
-  if (nvml_events_) {
-    NvmlEventWatcherStats es = nvml_events_->stats();
-    auto& s = counters.source("nvml_events");
+  // Either event watcher as a source: up while it waits for events, its failed waits, its last problem.
+  auto watcher_source = [&counters](const char* name, const auto& es) {
+    auto& s = counters.source(name);
     s.up = es.running && es.supported;
     s.errors = es.wait_errors;
     s.last_error = es.problems.empty() ? "" : es.problems.back();
-  }
+  };
+  if (nvml_events_) watcher_source("nvml_events", nvml_events_->stats());
+  out.publish(kGpuAmdEvents, amd_events_.records());
+  if (amdsmi_events_) watcher_source("amdsmi_events", amdsmi_events_->stats());
 }
 
 // Each event is a log line too, as an XID is; a boot's worth of corrected errors replayed at start is not hundreds

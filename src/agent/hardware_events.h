@@ -1,10 +1,11 @@
 // The node's hardware events as they happen, between two windows: XIDs from the kernel log and from NVML events
-// (one tracker de-duplicates and counts them), the kernel log's other events (SXids, link flaps, machine checks,
+// (one tracker de-duplicates and counts them), AMD's GPU events from amdsmi (amd_events.h), the kernel log's other events (SXids, link flaps, machine checks,
 // PCIe AER) and the node's own reasons they raise (node_health.h). Each window takes what arrived: XIDs into their
 // GPU's summary for the detector, counters and log records for the export.
 //
 // Threads: the kernel-log follower's thread calls on_kmsg(), the NVML event watcher's thread adds to the XID
-// tracker; XidTracker, KernelEventTracker and NodeHealth lock for themselves. Everything else here (the followers'
+// tracker, the amdsmi event watcher's to the AMD event tracker; XidTracker, AmdEventTracker, KernelEventTracker and
+// NodeHealth lock for themselves. Everything else here (the followers'
 // lifetimes, the window's cursor into the tracker, the node reasons last said) is the sampling thread's.
 #pragma once
 
@@ -16,6 +17,8 @@
 #include <vector>
 
 #include "agent/agent_counters.h"
+#include "agent/amd_events.h"
+#include "agent/amdsmi_events.h"
 #include "agent/kernel_events.h"
 #include "agent/kmsg_follower.h"
 #include "agent/node_health.h"
@@ -40,16 +43,18 @@ class HardwareEvents {
   void start_kmsg(const std::string& path);
   // One kernel-log record, with the XID or SXid the follower read from it; the follower's thread.
   void on_kmsg(const KmsgRecord& record, const std::optional<health::XidLine>& xid);
-  // Watches NVML's XID events (once, until stop_nvml_events()); the library must outlive the watch.
+  // Watches NVML's XID events (once, until stop_gpu_events()); the library must outlive the watch.
   void start_nvml_events(const nvml::Api& api, std::chrono::milliseconds call_timeout);
-  void stop_nvml_events();  // before the library it uses is unloaded
+  // Watches amdsmi's GPU events (once, until stop_gpu_events()).
+  void start_amdsmi_events(std::shared_ptr<AmdsmiLibrary> lib, std::chrono::milliseconds call_timeout);
+  void stop_gpu_events();  // NVML's and amdsmi's watchers, before the library they use is unloaded
   void stop();
 
   XidTracker& xids() { return xids_; }
   NodeHealth& node() { return node_health_; }
 
-  // The XIDs since the last window, into the summary of their GPU (the detector's `xid` reason), each said in the
-  // log.
+  // The XIDs and AMD GPU events since the last window, into the summary of their GPU (the detector's `xid` reason),
+  // each said in the log. A GPU_POST_RESET event clears that GPU's reset-cleared XIDs.
   void add_window_xids(std::vector<detector::GpuWindow>& summaries);
   // The XID and kernel-event series and log records as of `now`, and the followers' state as sources.
   void publish(double now, WindowExport& out, AgentCounters& counters);
@@ -69,6 +74,8 @@ class HardwareEvents {
   // The sampling thread's.
   std::unique_ptr<KmsgFollower> kmsg_;
   std::unique_ptr<NvmlEventWatcher> nvml_events_;
+  AmdEventTracker amd_events_;
+  std::unique_ptr<AmdsmiEventWatcher> amdsmi_events_;
   uint64_t xid_seq_ = 0;                            // the last tracker event put into a window
   std::map<std::string, Health> last_node_health_;  // node reason -> its state in the last window
 };

@@ -87,7 +87,9 @@ void describe_absolute(const GpuWindow& w, ReasonSet f, const ThrottleSpan& span
   if (f.has(Reason::RowRemapFailure)) out += "row_remap_failure: a row remap failed; ";
   if (f.has(Reason::Xid)) {
     out += "xid:";
-    for (const auto& x : w.xids) out += fmt::format(" {}({}{})", x.code, x.action, x.critical ? ",critical" : "");
+    for (const auto& x : w.xids)
+      out += fmt::format(" {}({}{})", x.name.empty() ? std::to_string(x.code) : x.name, x.action,
+                         x.critical ? ",critical" : "");
     out += "; ";
   }
   if (f.has(Reason::NvlinkDown))

@@ -29,6 +29,7 @@ struct WindowXid {
   int code = 0;
   std::string action;     // the catalogue's immediate action ("RESET_GPU", "RESTART_APP", "IGNORE", ...)
   bool critical = false;  // the catalogue's severity is critical
+  std::string name;       // an AMD event's name ("RING_HANG", agent/amd_events.h); "" for an NVIDIA XID
 };
 
 struct GpuWindow {

@@ -1,6 +1,7 @@
 // gcm agent on an AMD node: the fake libamd_smi.so as an 8 x MI300X node (gcm --backend amdsmi), with a GPU whose
-// graphics clock falls 10 % under load, uncorrected ECC errors that grow, a GPU whose amdsmi calls hang, and a host
-// without amdsmi; the prolog's agent-verdict check reading what the agent judged, as on an NVIDIA node.
+// graphics clock falls 10 % under load, uncorrected ECC errors that grow, a GPU whose amdsmi calls hang, amdsmi's
+// event notifications (a ring hang, a thermal throttle), and a host without amdsmi; the prolog's agent-verdict check
+// reading what the agent judged, as on an NVIDIA node.
 #include <signal.h>
 
 #include <fstream>
@@ -99,6 +100,34 @@ TEST(AgentOnAmd, GrowingUncorrectedEccFailsItsGpuAndAHungGpuIsNotRespondingWhile
   auto r = n.run_prolog();
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("GPU 2 failed (ecc_dbe"), std::string::npos) << r.out;
+  EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
+}
+
+TEST(AgentOnAmd, ARingHangEventFailsItsGpuAndAThermalThrottleEventIsOnlyCounted) {
+  AmdAgentNode n;
+  n.scenario["devices"][2]["events"] = {{{"type", "RING_HANG"}, {"at_ms", 800}, {"message", "ring gfx_0.0.0 timeout"}}};
+  n.scenario["devices"][4]["events"] = {{{"type", "THERMAL_THROTTLE"}, {"at_ms", 800}, {"message", "hotspot"}}};
+  n.start_amd();
+  std::string hang = "gcm_gpu_amd_events_total" + n.gpu_labels(2) + ",event=\"RING_HANG\"}";
+  ASSERT_TRUE(eventually([&] { return n.value(hang) == 1.0; }, 20s)) << n.metrics().substr(0, 3000) << n.diagnosis();
+  EXPECT_EQ(n.value("gcm_gpu_amd_events_total" + n.gpu_labels(4) + ",event=\"THERMAL_THROTTLE\"}"), 1.0);
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto j = json::parse(read_text(n.dir + "/run/agent-state.json"));
+        return j["gpus"][2]["health"] == "failed";
+      },
+      20s))
+      << read_text(n.dir + "/run/agent-state.json");
+  auto j = json::parse(read_text(n.dir + "/run/agent-state.json"));
+  EXPECT_EQ(j["gpus"][4]["health"], "ok") << j.dump(1);
+  EXPECT_NE(j["gpus"][2]["evidence"].get<std::string>().find("xid: RING_HANG(RESET_GPU,critical)"), std::string::npos)
+      << j.dump(1);
+  EXPECT_NE(n.log().find("[GPU 2] amdsmi event RING_HANG (RESET_GPU): ring gfx_0.0.0 timeout"), std::string::npos)
+      << n.log().substr(0, 3000);
+  EXPECT_EQ(n.value("gcm_agent_source_up{source=\"amdsmi_events\""), 1.0) << n.metrics().substr(0, 3000);
+  auto r = n.run_prolog();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("GPU 2 failed (xid"), std::string::npos) << r.out;
   EXPECT_EQ(n.proc->stop(SIGTERM, 10s), 0);
 }
 
