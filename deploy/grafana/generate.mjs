@@ -15,6 +15,11 @@ import { fileURLToPath } from 'node:url';
 const DS = { type: 'prometheus', uid: '${datasource}' };
 const C = 'cluster=~"$cluster"';
 const CN = `${C}, node=~"$node"`;
+// The clock a GPU's compute units run at, `kind` 'clock' or 'max_clock': NVIDIA's SM clock, and where a GPU has none
+// (AMD) its graphics clock, so that a mixed cluster shows every GPU in the same panel.
+function computeClock(sel, kind) {
+  return `(gcm_gpu_${kind}_sm_hertz{${sel}} or on(cluster, node, gpu) gcm_gpu_${kind}_graphics_hertz{${sel}})`;
+}
 
 // ---- variables ----
 const dsVar = { name: 'datasource', label: 'Data source', type: 'datasource', query: 'prometheus', hide: 0 };
@@ -226,14 +231,15 @@ const fleet = dashboard('gcm-gpu-fleet', 'gcm / GPU fleet health',
       [instant(`(gcm_gpu_health_reason{${CN}} == 1) and on(cluster, node, gpu) (gcm_gpu_health_state{${CN}} > 0)`)],
       { hide: ['Time', '__name__', 'job', 'instance', 'Value'] }),
     row('XIDs'),
-    timeseries('XIDs by code', 'New XIDs per code over each interval.',
-      [target(`sum by (xid) (increase(gcm_gpu_xid_errors_total{${CN}}[$__rate_interval]))`, 'XID {{xid}}')],
+    timeseries('XIDs by code', 'New XIDs per code over each interval, and AMD GPU events (amdsmi) by type.',
+      [target(`sum by (xid) (increase(gcm_gpu_xid_errors_total{${CN}}[$__rate_interval]))`, 'XID {{xid}}'),
+        target(`sum by (event) (increase(gcm_gpu_amd_events_total{${CN}}[$__rate_interval]))`, 'AMD {{event}}')],
       { stack: true }),
     timeseries('Active XIDs by catalogue action', 'RESET_GPU, RESTART_BM, CONTACT_SUPPORT, ... (GcmGpuXid* alerts).',
       [target(`sum by (action) (gcm_gpu_xid_active{${CN}})`, '{{action}}')], { stack: true }),
     row('Throttling and clocks'),
-    timeseries('SM clock against its maximum', 'Below 1 while busy: throttled or slow.',
-      [target(`gcm_gpu_clock_sm_hertz{${CN}} / gcm_gpu_max_clock_sm_hertz{${CN}}`, '{{node}} GPU {{gpu}}')],
+    timeseries('SM clock against its maximum', 'Below 1 while busy: throttled or slow. AMD GPUs: the graphics clock.',
+      [target(`${computeClock(CN, 'clock')} / ${computeClock(CN, 'max_clock')}`, '{{node}} GPU {{gpu}}')],
       { unit: 'percentunit' }),
     timeseries('Throttle reasons held by the detector', 'GPUs with hw_slowdown, hw_thermal or power_brake.',
       [target(`sum by (reason) (gcm_gpu_health_reason{${CN}, reason=~"hw_slowdown|hw_thermal|power_brake"})`,
@@ -371,13 +377,16 @@ const node = dashboard('gcm-node', 'gcm / Node',
       { min: 0, max: 1, w: 8 }),
     timeseries('Health state', '0 ok, 1 suspect, 2 degraded, 3 failed.',
       [target(`gcm_gpu_health_state{${N}}`, 'GPU {{gpu}}')], { min: 0, max: 3, w: 8 }),
-    timeseries('XIDs', 'New XIDs per interval.',
-      [target(`increase(gcm_gpu_xid_errors_total{${N}}[$__rate_interval])`, 'GPU {{gpu}} XID {{xid}}')], { w: 8 }),
+    timeseries('XIDs', 'New XIDs per interval, and AMD GPU events (amdsmi).', [
+      target(`increase(gcm_gpu_xid_errors_total{${N}}[$__rate_interval])`, 'GPU {{gpu}} XID {{xid}}'),
+      target(`increase(gcm_gpu_amd_events_total{${N}}[$__rate_interval])`, 'GPU {{gpu}} {{event}}'),
+    ], { w: 8 }),
     timeseries('Utilisation', '', [target(`gcm_gpu_utilization_percent{${N}}`, 'GPU {{gpu}}')],
       { unit: 'percent', min: 0, max: 100 }),
     timeseries('SM activity (GPM)', 'Hopper and later.', [target(`gcm_gpu_gpm_sm_activity_ratio{${N}}`, 'GPU {{gpu}}')],
       { unit: 'percentunit', min: 0, max: 1 }),
-    timeseries('SM clock', '', [target(`gcm_gpu_clock_sm_hertz{${N}}`, 'GPU {{gpu}}')], { unit: 'hertz' }),
+    timeseries('SM clock', 'AMD GPUs: the graphics clock, the one their compute units run at.',
+      [target(computeClock(N, 'clock'), 'GPU {{gpu}}')], { unit: 'hertz' }),
     timeseries('Power', '', [target(`gcm_gpu_power_watts{${N}}`, 'GPU {{gpu}}')], { unit: 'watt' }),
     timeseries('Temperature', '', [target(`gcm_gpu_temperature_celsius{${N}}`, 'GPU {{gpu}}')], { unit: 'celsius' }),
     timeseries('Memory used', '', [target(`gcm_gpu_memory_used_bytes{${N}}`, 'GPU {{gpu}}')], { unit: 'bytes' }),

@@ -1,8 +1,9 @@
 // The shipped dashboards and rules against the real thing: Debian's Prometheus with deploy/prometheus/prometheus.yml
 // (its relabelling included) and rules/, scraping a real `gcm agent` on the fake NVML (8 H100s: two jobs attributed
-// from their processes' environments, a lost GPU, XID 79 and XID 13, an allocated idle GPU), `gcm slurm_monitor` and
-// `gcm slurm_job_monitor` on fake Slurm commands that print the recorded Slurm 22.05 outputs, and `gcm
-// slurm_processor` receiving the agent's OTLP. Every PromQL expression of the dashboards and rules must parse and
+// from their processes' environments, a lost GPU, XID 79 and XID 13, an allocated idle GPU), a second on the fake
+// amdsmi (node2, 8 MI300X with one job: the mixed cluster, each dashboard asked again for the AMD node), `gcm
+// slurm_monitor` and `gcm slurm_job_monitor` on fake Slurm commands that print the recorded Slurm 22.05 outputs, and
+// `gcm slurm_processor` receiving the agent's OTLP. Every PromQL expression of the dashboards and rules must parse and
 // evaluate, and return data unless it is listed below with the reason this situation has nothing for it. Then
 // Alertmanager with deploy/prometheus/alertmanager.yml receives the GPU-lost alert with its what-to-do text, and its
 // drain route delivers it to a webhook.
@@ -126,11 +127,57 @@ std::unique_ptr<BackgroundProcess> start_agent(const std::string& dir, int port,
                                std::string("GCM_NVML_LIBRARY=") + GCM_FAKE_NVML});
 }
 
+// The AMD node, node2: tests/fake_amdsmi/scenarios/mi300x8.json under `gcm --backend amdsmi agent`, all 8 GPUs in
+// job 79 (carol, amd, partition amd) from their process's environment; GPU 5 reports a thermal-throttle event.
+std::unique_ptr<BackgroundProcess> start_amd_agent(const std::string& dir, int port) {
+  std::string amd = dir + "/amd", procfs = amd + "/proc";
+  fs::create_directories(amd);
+  json sc = json::parse(read_text(kSource + "/tests/fake_amdsmi/scenarios/mi300x8.json"));
+  for (auto& d : sc["devices"]) d["processes"] = json::array({{{"pid", 4300}, {"vram_mem", 1 << 30}}});
+  sc["devices"][5]["events"] = json::array({{{"type", "THERMAL_THROTTLE"}, {"at_ms", 300}, {"message", "hotspot"}}});
+  write_environ(procfs, 4300,
+                {"SLURM_JOB_ID=79", "SLURM_JOB_USER=carol", "SLURM_JOB_ACCOUNT=amd", "SLURM_JOB_PARTITION=amd",
+                 "SLURM_JOB_GPUS=0,1,2,3,4,5,6,7", "ROCR_VISIBLE_DEVICES=0,1,2,3,4,5,6,7"});
+  std::ofstream(amd + "/scenario.json") << sc.dump();
+  std::ofstream(amd + "/kmsg");
+  std::ofstream(amd + "/config.toml") << "[gcm]\nbackend = \"amdsmi\"\n[gcm.agent]\n";
+  return std::make_unique<BackgroundProcess>(
+      std::vector<std::string>{gcm_binary(),
+                               "--config",
+                               amd + "/config.toml",
+                               "agent",
+                               "--collect-interval",
+                               "0.1",
+                               "--window",
+                               "0.5",
+                               "--listen",
+                               "127.0.0.1:" + std::to_string(port),
+                               "--path.run",
+                               amd + "/run",
+                               "--path.kmsg",
+                               amd + "/kmsg",
+                               "--path.procfs",
+                               procfs,
+                               "--attribution",
+                               "nvml-processes",
+                               "--suite",
+                               amd + "/no-suite.toml",
+                               "--spool-dir",
+                               amd + "/spool",
+                               "--log-folder",
+                               amd + "/logs"},
+      amd + "/agent.stderr",
+      std::vector<std::string>{"GCM_FAKE_AMDSMI_SCENARIO=" + amd + "/scenario.json",
+                               std::string("GCM_AMDSMI_LIBRARY=") + GCM_FAKE_AMDSMI,
+                               "GCM_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+}
+
 // deploy/prometheus/ copied into `dir` (prometheus.yml and rules/; targets/ written by the test), with the example's
 // 15 s intervals at 1 s and its Alertmanager on `alertmanager_port`. Each change must apply exactly once, so a
 // reshaped example fails here rather than testing something else.
 void prepare_prometheus(const std::string& dir, int alertmanager_port, const std::vector<std::string>& agents,
-                        const std::vector<std::string>& collectors, const std::vector<std::string>& processors) {
+                        const std::vector<std::string>& collectors, const std::vector<std::string>& processors,
+                        const std::vector<std::string>& amd_agents = {}) {
   fs::copy(kSource + "/deploy/prometheus/rules", dir + "/rules", fs::copy_options::recursive);
   std::string cfg = read_text(kSource + "/deploy/prometheus/prometheus.yml");
   auto replace_once = [&](const std::string& from, const std::string& to) {
@@ -154,8 +201,13 @@ void prepare_prometheus(const std::string& dir, int alertmanager_port, const std
   };
   // The agent's address is 127.0.0.1, not a Slurm node name: the targets file names the node, as the example's
   // comment says to.
-  std::ofstream(dir + "/targets/gcm-agent.yml") << "- targets: " << list(agents) << "\n  labels:\n"
-                                                << "    cluster: demo\n    node: node1\n";
+  std::ofstream agent_targets(dir + "/targets/gcm-agent.yml");
+  agent_targets << "- targets: " << list(agents) << "\n  labels:\n"
+                << "    cluster: demo\n    node: node1\n";
+  if (!amd_agents.empty())
+    agent_targets << "- targets: " << list(amd_agents) << "\n  labels:\n"
+                  << "    cluster: demo\n    node: node2\n";
+  agent_targets.close();
   std::ofstream(dir + "/targets/gcm-collectors.yml") << group(collectors);
   std::ofstream(dir + "/targets/gcm-processor.yml") << group(processors);
 }
@@ -211,10 +263,15 @@ struct Prometheus {
 
 // Grafana's template variables with values this situation has; Grafana's own interval variables as it sets them
 // for a 5-minute range.
-std::string substitute(std::string q) {
-  static const std::vector<std::pair<std::string, std::string>> values = {
-      {"cluster", "demo"},  {"node", "node1"},         {"job", "77"},         {"user", "alice"},
-      {"partition", "gpu"}, {"__rate_interval", "1m"}, {"__interval", "15s"}, {"__range", "5m"}};
+using Variables = std::vector<std::pair<std::string, std::string>>;
+// The dashboards' variables for the NVIDIA node (node1, job 77) and for the AMD node (node2, job 79).
+const Variables kNvidiaNode = {{"cluster", "demo"},   {"node", "node1"},    {"job", "77"},
+                               {"user", "alice"},     {"partition", "gpu"}, {"__rate_interval", "1m"},
+                               {"__interval", "15s"}, {"__range", "5m"}};
+const Variables kAmdNode = {{"cluster", "demo"},  {"node", "node2"},         {"job", "79"},         {"user", "carol"},
+                            {"partition", "amd"}, {"__rate_interval", "1m"}, {"__interval", "15s"}, {"__range", "5m"}};
+
+std::string substitute(std::string q, const Variables& values = kNvidiaNode) {
   for (const auto& [name, value] : values)
     for (const std::string& ref : {"${" + name + "}", "$" + name}) {
       // "$node" must not eat the start of a longer name; variables are followed by a non-word character here.
@@ -278,6 +335,10 @@ const std::map<std::string, std::string> kNoDataHere = {
      "on(cluster, node, gpu) gcm_gpu_job_info{cluster=~\"demo\", job_id=\"77\"}",
      "no GPU of job 77 throttles or runs slow"},
     {"gcm_agent_source_up{cluster=~\"demo\", node=~\"node1\"} == 0", "every source of the agent is up"},
+    {"increase(gcm_gpu_amd_events_total{cluster=~\"demo\", node=\"node1\"}[1m])",
+     "node1's GPUs are NVIDIA's: they report XIDs, not amdsmi events"},
+    {"sum by (event) (increase(gcm_gpu_amd_events_total{cluster=~\"demo\", node=~\"node1\"}[1m]))",
+     "node1's GPUs are NVIDIA's: they report XIDs, not amdsmi events"},
     {"count by (namespace) (gcm_gpu_job_info{cluster=~\"demo\", pod!=\"\"})",
      "no GPU of the demo is given to a Kubernetes pod (tests/unit/processor and attribution test the kubelet's)"},
     {"max by (node) (gcm_job_step_duration_seconds{cluster=~\"demo\", job_id=\"77\"})", kNoJobSignal},
@@ -291,6 +352,77 @@ const std::map<std::string, std::string> kNoDataHere = {
      "gcm_gpu_job_info{cluster=~\"demo\", job_id=\"77\"}) or ALERTS{cluster=~\"demo\", job_id=\"77\", "
      "alertname=\"GcmStragglerNode\", alertstate=\"firing\"}",
      kNoJobSignal},
+};
+
+// The same for the AMD node (node2, job 79): what an MI300X has no series for, or what only node1's situation has.
+constexpr const char* kAmdNodeIsHealthy = "every GPU and source of the AMD node is healthy: nothing to flag or drain";
+constexpr const char* kNoXidsOnAmd = "AMD GPUs have no XIDs: their events are gcm_gpu_amd_events_total";
+constexpr const char* kGpmIsNvidias = "GPM is NVIDIA's (Hopper and later)";
+constexpr const char* kNvlinkIsNvidias = "NVLink is NVIDIA's; amdsmi gives XGMI an error status only";
+constexpr const char* kNoPcieThroughputOnAmd = "amdsmi reports no PCIe throughput by direction";
+constexpr const char* kRowRemapIsNvidias = "row remapping is NVIDIA's; AMD retires bad pages (gcm_gpu_bad_pages)";
+constexpr const char* kAmdAgentPushesNoOtlp = "the AMD node's agent pushes no OTLP here: it has no spool";
+constexpr const char* kNoAmdPartition = "the recorded Slurm has no partition amd";
+const std::map<std::string, std::string> kNoDataOnAmdNode = {
+    {"count by (REASON) (gcm_slurm_job_info{cluster=~\"demo\", STATE=\"PENDING\", PARTITION=~\"amd\"})",
+     kNoAmdPartition},
+    {"gcm_gpu_health_reason{cluster=~\"demo\", node=\"node2\"} == 1", kAmdNodeIsHealthy},
+    {"gcm_gpu_xid_active{cluster=~\"demo\", node=\"node2\"} == 1", kNoXidsOnAmd},
+    {"increase(gcm_gpu_xid_errors_total{cluster=~\"demo\", node=\"node2\"}[1m])", kNoXidsOnAmd},
+    {"gcm_gpu_gpm_sm_activity_ratio{cluster=~\"demo\", node=\"node2\"}", kGpmIsNvidias},
+    {"gcm_gpu_pcie_tx_bytes_per_second{cluster=~\"demo\", node=\"node2\"}", kNoPcieThroughputOnAmd},
+    {"gcm_gpu_pcie_rx_bytes_per_second{cluster=~\"demo\", node=\"node2\"}", kNoPcieThroughputOnAmd},
+    {"gcm_gpu_gpm_nvlink_tx_bytes_per_second{cluster=~\"demo\", node=\"node2\"}", kNvlinkIsNvidias},
+    {"gcm_gpu_gpm_nvlink_rx_bytes_per_second{cluster=~\"demo\", node=\"node2\"}", kNvlinkIsNvidias},
+    {"ALERTS{alertstate=\"firing\", gcm_action=\"drain\", cluster=~\"demo\", node=~\"node2\"}", kAmdNodeIsHealthy},
+    {"max by (NODE_NAME, STATE, REASON, USER, TIMESTAMP) (gcm_slurm_node_info{cluster=~\"demo\", NODE_NAME=~\"node2\", "
+     "REASON=~\"gcm: .*\"})",
+     kAmdNodeIsHealthy},
+    {"(gcm_gpu_health_reason{cluster=~\"demo\", node=~\"node2\"} == 1) and on(cluster, node, gpu) "
+     "(gcm_gpu_health_state{cluster=~\"demo\", node=~\"node2\"} > 0)",
+     kAmdNodeIsHealthy},
+    {"sum by (xid) (increase(gcm_gpu_xid_errors_total{cluster=~\"demo\", node=~\"node2\"}[1m]))", kNoXidsOnAmd},
+    {"sum by (action) (gcm_gpu_xid_active{cluster=~\"demo\", node=~\"node2\"})", kNoXidsOnAmd},
+    {"gcm_gpu_remapped_rows_pending{cluster=~\"demo\", node=~\"node2\"}", kRowRemapIsNvidias},
+    {"gcm_gpu_remapped_rows_failure{cluster=~\"demo\", node=~\"node2\"}", kRowRemapIsNvidias},
+    {"gcm_gpu_remapped_rows_correctable{cluster=~\"demo\", node=~\"node2\"}", kRowRemapIsNvidias},
+    {"gcm_gpu_remapped_rows_uncorrectable{cluster=~\"demo\", node=~\"node2\"}", kRowRemapIsNvidias},
+    {"gcm_gpu_pcie_link_width{cluster=~\"demo\", node=~\"node2\"} < gcm_gpu_pcie_link_width_max{cluster=~\"demo\", "
+     "node=~\"node2\"}",
+     kAmdNodeIsHealthy},
+    {"gcm_gpu_nvlink_links{cluster=~\"demo\", node=~\"node2\"} - gcm_gpu_nvlink_links_active{cluster=~\"demo\", "
+     "node=~\"node2\"}",
+     kNvlinkIsNvidias},
+    {"sum by (cluster, node, gpu) (rate(gcm_gpu_nvlink_crc_flit_errors_total{cluster=~\"demo\", node=~\"node2\"}[1m]))",
+     kNvlinkIsNvidias},
+    {"sum by (cluster, node, gpu) (rate(gcm_gpu_nvlink_replay_errors_total{cluster=~\"demo\", node=~\"node2\"}[1m]) + "
+     "rate(gcm_gpu_nvlink_recovery_errors_total{cluster=~\"demo\", node=~\"node2\"}[1m]))",
+     kNvlinkIsNvidias},
+    {"max by (node) (gcm_job_step_duration_seconds{cluster=~\"demo\", job_id=\"79\"})", kNoJobSignal},
+    {"max by (node) (gcm_job_slowest_compute_duration_seconds{cluster=~\"demo\", job_id=\"79\"})", kNoJobSignal},
+    {"max by (node) (gcm_job_compute_duration_seconds{cluster=~\"demo\", job_id=\"79\"})", kNoJobSignal},
+    {"max by (node) (gcm_job_step_time_ratio{cluster=~\"demo\", job_id=\"79\"})", kNoJobSignal},
+    {"(time() - gcm_gpu_xid_last_timestamp_seconds{cluster=~\"demo\"} < 120) and on(cluster, node, gpu) "
+     "gcm_gpu_job_info{cluster=~\"demo\", job_id=\"79\"}",
+     kNoXidsOnAmd},
+    {"(gcm_gpu_health_reason{cluster=~\"demo\", reason=~\"hw_slowdown|hw_thermal|power_brake|peer_slow\"} == 1) and "
+     "on(cluster, node, gpu) gcm_gpu_job_info{cluster=~\"demo\", job_id=\"79\"}",
+     kAmdNodeIsHealthy},
+    {"((gcm_gpu_health_reason{cluster=~\"demo\", reason=\"rank_slow\"} == 1) and on(cluster, node, gpu) "
+     "gcm_gpu_job_info{cluster=~\"demo\", job_id=\"79\"}) or ALERTS{cluster=~\"demo\", job_id=\"79\", "
+     "alertname=\"GcmStragglerNode\", alertstate=\"firing\"}",
+     kNoJobSignal},
+    {"(gcm_job_slowed{cluster=~\"demo\", job_id=\"79\"} == 1) * on(cluster, node, job_id) group_left(hardware_cause) "
+     "gcm_job_slowdown_info{cluster=~\"demo\", job_id=\"79\"}",
+     kNoJobSignal},
+    {"gcm_agent_source_up{cluster=~\"demo\", node=~\"node2\"} == 0", kAmdNodeIsHealthy},
+    {"gcm_agent_spool_bytes{cluster=~\"demo\", node=~\"node2\"} / gcm_agent_spool_limit_bytes{cluster=~\"demo\", "
+     "node=~\"node2\"}",
+     kAmdAgentPushesNoOtlp},
+    {"gcm_agent_spool_oldest_age_seconds{cluster=~\"demo\", node=~\"node2\"}", kAmdAgentPushesNoOtlp},
+    {"sum(rate(gcm_agent_sent_points_total{cluster=~\"demo\", node=~\"node2\"}[1m]))", kAmdAgentPushesNoOtlp},
+    {"sum(rate(gcm_agent_dropped_points_total{cluster=~\"demo\", node=~\"node2\"}[1m]))", kAmdAgentPushesNoOtlp},
+    {"sum(rate(gcm_agent_export_failures_total{cluster=~\"demo\", node=~\"node2\"}[1m]))", kAmdAgentPushesNoOtlp},
 };
 
 // Recording rules this situation has no data for (the same kind of list): every rule of the group.
@@ -310,8 +442,9 @@ TEST_F(DashboardsAndRules, EveryExpressionParsesAndReturnsDataFromARealAgentAndC
   // The processor receives the agent's OTLP; its downstream is a port where nothing listens (it spools).
   ProcessorProcess processor(dir, {"--downstream", "http://127.0.0.1:" + std::to_string(free_port()), "--attribution",
                                    "mapping-files", "--gpu-job-mapping-dir", dir});
-  int agent_port = free_port(), monitor_port = free_port(), job_monitor_port = free_port();
+  int agent_port = free_port(), monitor_port = free_port(), job_monitor_port = free_port(), amd_port = free_port();
   auto agent = start_agent(dir, agent_port, processor.url);
+  auto amd_agent = start_amd_agent(dir, amd_port);
   BackgroundProcess monitor(
       {gcm_binary(), "slurm_monitor", "--cluster", "demo", "--interval", "2", "--sink", "prometheus", "-o",
        "listen=127.0.0.1:" + std::to_string(monitor_port), "--log-folder", dir},
@@ -322,7 +455,7 @@ TEST_F(DashboardsAndRules, EveryExpressionParsesAndReturnsDataFromARealAgentAndC
       dir + "/slurm_job_monitor.stderr", path_env);
   prepare_prometheus(dir, free_port(), {"127.0.0.1:" + std::to_string(agent_port)},
                      {"127.0.0.1:" + std::to_string(monitor_port), "127.0.0.1:" + std::to_string(job_monitor_port)},
-                     {processor.url.substr(std::string("http://").size())});
+                     {processor.url.substr(std::string("http://").size())}, {"127.0.0.1:" + std::to_string(amd_port)});
   Prometheus prom(dir);
 
   // Ready when every source has been scraped, the detector compared the job's GPUs, the lost GPU's alert fires, the
@@ -331,6 +464,8 @@ TEST_F(DashboardsAndRules, EveryExpressionParsesAndReturnsDataFromARealAgentAndC
   // before it feeds within the same evaluation. Without that, the usage group could run first and the peer rules be
   // checked before their first evaluation with data (CI saw it once).
   std::vector<std::string> ready = {"gcm_gpu_job_info{node=\"node1\",user=\"alice\"}",
+                                    "gcm_gpu_job_info{node=\"node2\",user=\"carol\"}",
+                                    "gcm_gpu_peer_deviation_ratio{node=\"node2\"}",
                                     "gcm_gpu_peer_deviation_ratio",
                                     "gcm_slurm_nodes_total",
                                     "gcm_slurm_job_nodes",
@@ -369,8 +504,8 @@ TEST_F(DashboardsAndRules, EveryExpressionParsesAndReturnsDataFromARealAgentAndC
         bool listed = kNoDataGroups.count(g["name"].get<std::string>()) > 0;
         if (listed) groups_seen.insert(g["name"]);
         EXPECT_EQ(prom.count(name) > 0, !listed)
-            << "recording rule " << name << (listed ? " is listed as having no data here but has some: "
-                                                    : " has no data: ") << r["query"];
+            << "recording rule " << name
+            << (listed ? " is listed as having no data here but has some: " : " has no data: ") << r["query"];
       } else {
         for (const auto& a : r["alerts"])
           if (a["state"] == "firing") firing.insert(name);
@@ -419,12 +554,40 @@ TEST_F(DashboardsAndRules, EveryExpressionParsesAndReturnsDataFromARealAgentAndC
     }
   }
   for (const auto& [q, why] : kNoDataHere) EXPECT_TRUE(listed_and_empty.count(q)) << "no dashboard asks " << q;
+
+  // The mixed cluster: every expression that names the node, job, user or partition, asked again for the AMD node.
+  size_t amd_asked = 0, amd_with_data = 0;
+  std::set<std::string> amd_listed_and_empty;
+  for (const auto& e : exprs) {
+    std::string q = substitute(e.expr, kAmdNode);
+    if (q == substitute(e.expr)) continue;  // cluster-wide: asked above
+    ++amd_asked;
+    json r = e.range ? prom.query_range(q, 300, 15) : prom.query(q);
+    if (r.value("status", "") != "success") {
+      ADD_FAILURE() << e.where << " does not evaluate for the AMD node: " << q << "\n" << r.dump();
+      continue;
+    }
+    bool has_data = !r["data"]["result"].empty();
+    auto listed = kNoDataOnAmdNode.find(q);
+    if (listed != kNoDataOnAmdNode.end()) {
+      EXPECT_FALSE(has_data) << e.where << " is listed as having no data on the AMD node (" << listed->second
+                             << ") but returns " << r["data"]["result"].dump().substr(0, 500);
+      amd_listed_and_empty.insert(q);
+    } else {
+      EXPECT_TRUE(has_data) << e.where << " returns no data for the AMD node: " << q;
+      amd_with_data += has_data;
+    }
+  }
+  for (const auto& [q, why] : kNoDataOnAmdNode) EXPECT_TRUE(amd_listed_and_empty.count(q)) << "no dashboard asks " << q;
+  std::printf("%zu expressions asked for the AMD node: %zu returned data, %zu have none there (listed)\n", amd_asked,
+              amd_with_data, amd_listed_and_empty.size());
   std::printf(
       "%zu dashboard expressions: %zu returned data, %zu have none in this situation (listed); %zu rules "
       "(%zu recording) evaluated without error; firing: %s\n",
       exprs.size(), with_data, listed_and_empty.size(), rule_count, recording, json(firing).dump().c_str());
 
   EXPECT_EQ(agent->stop(SIGTERM, 10s), 0);
+  EXPECT_EQ(amd_agent->stop(SIGTERM, 10s), 0);
   EXPECT_EQ(monitor.stop(SIGTERM, 10s), 0);
   EXPECT_EQ(job_monitor.stop(SIGTERM, 10s), 0);
 }
