@@ -222,6 +222,36 @@ SLURM_JOB_ID=4245 run_shown "$GCM" prolog --suite "$WORK/agent-suite.toml" --nod
 kill "$AGENT_PID" 2>/dev/null || true
 wait "$AGENT_PID" 2>/dev/null || true
 
+section "an AMD node: 8 fake MI300X through amdsmi (the fake libamd_smi.so): its health check and the agent"
+# tests/fake_amdsmi/scenarios/mi300x8.json; GPU 5's driver reports a ring hang 1 s after the agent registers for
+# events, AMD's analogue of an XID: the agent counts it and fails that GPU, and the prolog's agent-verdict says so.
+node -e '
+  const fs=require("fs"); const s=JSON.parse(fs.readFileSync(process.argv[1],"utf8"));
+  s.devices[5].events=[{type:"RING_HANG", at_ms:1000, message:"ring gfx_0.0.0 timeout"}];
+  fs.writeFileSync(process.argv[2], JSON.stringify(s));' \
+  "$ROOT/tests/fake_amdsmi/scenarios/mi300x8.json" "$WORK/amd-gpus.json"
+AMD_ENV=(GCM_FAKE_AMDSMI_SCENARIO="$WORK/amd-gpus.json" GCM_AMDSMI_LIBRARY="$(cd "$BUILD" && pwd)/fake_amdsmi/libamd_smi.so")
+run_shown env "${AMD_ENV[@]}" "$HC" check-amd-smi demo app -c gpu_num -c ecc_uncorrected -c bad_pages -c xgmi \
+  --log-folder "$WORK/logs"
+AMD_PORT=$(free_port)
+mkdir -p "$WORK/amd-jobs"
+for i in 0 1 2 3 4 5 6 7; do echo 4246 > "$WORK/amd-jobs/$i"; done
+env "${AMD_ENV[@]}" "$GCM" --config /dev/null --backend amdsmi agent --collect-interval 0.1 --window 0.5 \
+  --listen "127.0.0.1:$AMD_PORT" --path.run "$WORK/amd-run" --path.kmsg /dev/null --attribution mapping-files \
+  --gpu-job-mapping-dir "$WORK/amd-jobs" --suite "" --log-folder "$WORK/amd-logs" &
+AMD_PID=$!
+PIDS+=("$AMD_PID")
+for _ in $(seq 1 50); do
+  grep -q '"failed"' "$WORK/amd-run/agent-state.json" 2>/dev/null && break
+  sleep 0.2
+done
+echo "/metrics of the AMD node's agent (its events and health):"
+curl -fsS "http://127.0.0.1:$AMD_PORT/metrics" | grep -E '^gcm_gpu_(amd_events_total|health_state\{gpu="5")' | sed 's/^/  /'
+sed "s|$WORK/agent-run|$WORK/amd-run|" "$WORK/agent-suite.toml" >"$WORK/amd-suite.toml"
+SLURM_JOB_ID=4247 run_shown "$GCM" prolog --suite "$WORK/amd-suite.toml" --node demo-amd-node
+kill "$AMD_PID" 2>/dev/null || true
+wait "$AMD_PID" 2>/dev/null || true
+
 section "a local Slurm cluster (tests/testbed): 8 nodes x 2 fake GPUs, accounting, a varied workload"
 # Its own state directory and ports, so a testbed a developer runs on the defaults is left alone (not under
 # $WORK: munge and slurm run as their own users and need a directory they may enter).
