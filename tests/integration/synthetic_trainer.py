@@ -65,16 +65,19 @@ def own_gpu():
 
 
 class FileCollective:
-    """An all-gather of one number per rank and step through files in a directory every rank can reach."""
+    """An all-gather of one (compute time, stop) pair per rank and step through files in a directory every rank can
+    reach. The stop votes travel with the values so that every rank ends after the same step: ranks started by srun
+    a few milliseconds apart each see the time run out at a different step, and a rank that left on its own clock
+    would leave the others waiting for its next step."""
 
     def __init__(self, directory, rank, ranks, timeout=20):
         self.dir, self.rank, self.ranks, self.timeout = directory, rank, ranks, timeout
         os.makedirs(directory, exist_ok=True)
 
-    def gather(self, step, value):
+    def gather(self, step, value, stop):
         mine = os.path.join(self.dir, f"{step}.{self.rank}")
         with open(mine + ".tmp", "w") as f:
-            f.write(repr(value))
+            f.write(f"{value!r} {int(stop)}")
         os.rename(mine + ".tmp", mine)  # the others never read half a number
         old = os.path.join(self.dir, f"{step - 3}.{self.rank}")
         if os.path.exists(old):
@@ -86,7 +89,8 @@ class FileCollective:
             while True:
                 try:
                     with open(path) as f:
-                        values.append(float(f.read()))
+                        v, vote = f.read().split()
+                    values.append((float(v), vote == "1"))
                     break
                 except FileNotFoundError:
                     if time.time() > deadline:
@@ -105,9 +109,12 @@ def rank_main(a):
     reporter = StepReporter(endpoint=a.endpoint, flush_interval=a.flush, encoding=a.encoding)
     t0 = time.time()
     step = 0
-    while time.time() - t0 < a.seconds and (a.until is None or time.time() - a.epoch < a.until):
+    while True:
         step += 1
         now = time.time() - a.epoch
+        time_up = time.time() - t0 >= a.seconds or (a.until is not None and now >= a.until)
+        if time_up and not collective:
+            break
 
         def compute_of(r, index):
             c = a.compute / max(nvml.sm_ratio(index), 0.05) * (1 + rng.gauss(0, a.jitter))
@@ -115,7 +122,10 @@ def rank_main(a):
 
         if collective:
             own = compute_of(rank, gpu)
-            computes = collective.gather(step, own)
+            gathered = collective.gather(step, own, time_up)
+            if any(stop for _, stop in gathered):
+                break  # every rank read the same votes: all end here
+            computes = [c for c, _ in gathered]
         else:
             # Every rank reads every GPU of the node: it knows how long the slowest rank's compute takes, which is
             # when the collective ends for all.
