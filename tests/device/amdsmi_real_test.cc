@@ -4,7 +4,6 @@
 // plausible), that the event notification API registers every GPU, record what the library answers for every GPU
 // into $GCM_AMDSMI_DUMP (JSON), and time a sample.
 #include <gtest/gtest.h>
-#include <time.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -16,21 +15,16 @@
 #include "agent/amdsmi_events.h"
 #include "gpu/amdsmi_backend.h"
 #include "gpu/gpu_sampler.h"
+#include "real_library.h"
 
 namespace gcm {
 namespace {
 
 using nlohmann::json;
 
-const char* real_amdsmi() {
-  const char* p = std::getenv("GCM_REAL_AMDSMI");
-  return p && *p ? p : nullptr;
-}
+const char* real_amdsmi() { return device_test::library_from_env("GCM_REAL_AMDSMI"); }
 
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
+using device_test::opt;
 
 json amd_to_json(const DeviceResult& r) {
   const GpuSample& s = r.sample;
@@ -74,11 +68,6 @@ json amd_to_json(const DeviceResult& r) {
           {"calls", s.nvml_calls}};
 }
 
-double process_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 TEST(RealAmdsmi, DeclarationsMatchTheLibraryValuesArePlausibleAndEveryGpuRegistersForEvents) {
   if (!real_amdsmi()) GTEST_SKIP() << "GCM_REAL_AMDSMI is not set (no AMD GPU to test against)";
@@ -122,16 +111,11 @@ TEST(RealAmdsmi, DeclarationsMatchTheLibraryValuesArePlausibleAndEveryGpuRegiste
     }
     EXPECT_TRUE(s.processes.has_value());
   }
-  const int kSamples = 50;
-  double c0 = process_cpu_seconds();
-  auto w0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < kSamples; ++i) sampler.sample();
-  double cpu = (process_cpu_seconds() - c0) / kSamples;
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() / kSamples;
-  dump["cpu_ms_per_sample"] = cpu * 1e3;
-  dump["wall_ms_per_sample"] = wall * 1e3;
+  device_test::SampleCost cost = device_test::time_samples(sampler, 50);
+  dump["cpu_ms_per_sample"] = cost.cpu_ms;
+  dump["wall_ms_per_sample"] = cost.wall_ms;
   std::printf("real amdsmi: %u GPU(s), %.3f ms CPU and %.3f ms wall per sample of all fields\n", sampler.device_count(),
-              cpu * 1e3, wall * 1e3);
+              cost.cpu_ms, cost.wall_ms);
 
   // The event API: every GPU registers; a healthy GPU sends nothing in 2 s, and whatever it sends is recorded.
   std::mutex mu;

@@ -3,7 +3,6 @@
 // declarations match the driver's ABI (values land in the right fields and are plausible), record what the driver
 // returns for every call into $GCM_NVML_DUMP (JSON), and time a sample.
 #include <gtest/gtest.h>
-#include <time.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -13,6 +12,7 @@
 
 #include "attribution/gpu_jobs.h"
 #include "gpu/gpu_sampler.h"
+#include "real_library.h"
 #include "gpu/nvml_library.h"
 
 namespace gcm {
@@ -20,15 +20,9 @@ namespace {
 
 using nlohmann::json;
 
-const char* real_library() {
-  const char* p = std::getenv("GCM_REAL_NVML");
-  return p && *p ? p : nullptr;
-}
+const char* real_library() { return device_test::library_from_env("GCM_REAL_NVML"); }
 
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
+using device_test::opt;
 
 json to_json(const DeviceResult& r) {
   const GpuSample& s = r.sample;
@@ -113,11 +107,6 @@ json to_json(const DeviceResult& r) {
           {"gpm_nvlink_rx_bytes_per_second", opt(s.gpm_nvlink_rx_bytes_per_second)}};
 }
 
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 TEST(RealNvml, DeclarationsMatchTheDriverAndValuesArePlausible) {
   if (!real_library()) GTEST_SKIP() << "GCM_REAL_NVML is not set (no NVIDIA driver to test against)";
@@ -160,16 +149,11 @@ TEST(RealNvml, DeclarationsMatchTheDriverAndValuesArePlausible) {
     }
   }
   // CPU time per sample of every GPU with all fields (the benchmark figure on real hardware).
-  const int kSamples = 50;
-  double c0 = cpu_seconds();
-  auto w0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < kSamples; ++i) sampler.sample();
-  double cpu = (cpu_seconds() - c0) / kSamples;
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() / kSamples;
-  dump["cpu_ms_per_sample"] = cpu * 1e3;
-  dump["wall_ms_per_sample"] = wall * 1e3;
+  device_test::SampleCost cost = device_test::time_samples(sampler, 50);
+  dump["cpu_ms_per_sample"] = cost.cpu_ms;
+  dump["wall_ms_per_sample"] = cost.wall_ms;
   std::printf("real NVML: %u GPU(s), %.3f ms CPU and %.3f ms wall per sample of all fields\n", sampler.device_count(),
-              cpu * 1e3, wall * 1e3);
+              cost.cpu_ms, cost.wall_ms);
 
   // The event API: register for XIDs and wait briefly; a healthy GPU has none (TIMEOUT), and the return codes are
   // recorded either way.
